@@ -1,0 +1,4 @@
+#include "daemon/cli.h"
+namespace pgwaitprof::daemon {
+int main_cli(int, char**) { return 0; }
+}

@@ -1,0 +1,65 @@
+// Profiles: counts per wait key over a window plus the number of snapshots taken, and the
+// statistics derived from them (share, average active sessions, sampling error).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "daemon/model/sample.h"
+#include "daemon/model/wait_key.h"
+
+namespace pgwaitprof::model {
+
+struct WaitStat {
+  WaitKey key;
+  uint64_t count = 0;
+  double share = 0;         // of the non-idle samples (or of all, with idle included), 0..1
+  double share_stderr = 0;  // binomial: sqrt(p(1-p)/n)
+  double aas = 0;           // average active sessions: count / snapshots
+  double aas_stderr = 0;    // share_stderr in AAS units
+};
+
+class Profile {
+ public:
+  // Counts every visible backend of the snapshot under its wait key.
+  void add_snapshot(const Snapshot& snapshot);
+  // For sources that deliver counts rather than snapshots (pg_wait_sampling).
+  void add(const WaitKey& key, uint64_t count);
+  void add_snapshots(uint64_t snapshots) { snapshots_ += snapshots; }
+  void merge(const Profile& other);
+
+  uint64_t snapshots() const { return snapshots_; }
+  const std::map<WaitKey, uint64_t>& counts() const { return counts_; }
+  uint64_t total(bool include_idle) const;
+
+  // Statistics per key, sorted by count ascending (the hackers' table order).
+  std::vector<WaitStat> stats(bool include_idle) const;
+  // Counts summed per wait_event_type (CPU, LWLock, Lock, IO, IPC, Client, ...), non-idle only.
+  std::map<std::string, uint64_t> by_wait_class() const;
+
+ private:
+  uint64_t snapshots_ = 0;
+  std::map<WaitKey, uint64_t> counts_;
+};
+
+// Share, AAS and binomial standard errors of `count` among `total` samples in `snapshots`.
+WaitStat make_stat(const WaitKey& key, uint64_t count, uint64_t total, uint64_t snapshots);
+
+// Cumulative-bucket histogram with fixed upper bounds, in seconds (Prometheus semantics).
+struct Histogram {
+  std::vector<double> upper_bounds;
+  std::vector<uint64_t> bucket_counts;  // non-cumulative, one per bound plus +Inf
+  double sum = 0;
+  uint64_t count = 0;
+
+  explicit Histogram(std::vector<double> bounds = {});
+  void observe(double value);
+};
+
+// Bucket bounds used for the exported histograms.
+std::vector<double> wait_duration_buckets();
+std::vector<double> snapshot_duration_buckets();
+
+}  // namespace pgwaitprof::model

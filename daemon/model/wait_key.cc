@@ -1,0 +1,34 @@
+// Classification of backends into wait keys.
+#include "daemon/model/wait_key.h"
+
+namespace pgwaitprof::model {
+
+std::string state_class(const std::string& state) {
+  if (state.empty()) return "background";
+  if (state == "fastpath function call") return "active";
+  if (state.starts_with("idle in transaction")) return "idle in transaction";
+  return state;  // active, idle, disabled
+}
+
+std::optional<WaitKey> classify(const BackendSample& backend) {
+  if (backend.hidden) return std::nullopt;
+  WaitKey key{backend.backend_type, state_class(backend.state), backend.wait_event_type,
+              backend.wait_event};
+  if (key.wait_event_type.empty()) {
+    // A backend with no wait event is running on a CPU (or about to be scheduled on one).
+    key.wait_event_type = kCpu;
+    key.wait_event = kCpu;
+  }
+  return key;
+}
+
+bool is_idle(const WaitKey& key) {
+  return key.state == "idle" || (key.state == "background" && key.wait_event_type == "Activity");
+}
+
+std::string display_name(const WaitKey& key) {
+  if (key.wait_event_type == kCpu) return kCpu;
+  return key.wait_event_type + " | " + key.wait_event;
+}
+
+}  // namespace pgwaitprof::model

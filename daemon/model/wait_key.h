@@ -1,0 +1,35 @@
+// The wait key: how one backend in one snapshot is counted. See DESIGN.md "Data model".
+#pragma once
+
+#include <compare>
+#include <optional>
+#include <string>
+
+#include "daemon/model/sample.h"
+
+namespace pgwaitprof::model {
+
+struct WaitKey {
+  std::string backend_type;
+  std::string state;            // state class: active, idle, idle in transaction, background
+  std::string wait_event_type;  // "CPU" for a backend that runs without waiting
+  std::string wait_event;
+  auto operator<=>(const WaitKey&) const = default;
+};
+
+inline constexpr const char* kCpu = "CPU";
+
+// The state class of pg_stat_activity.state; background processes have a NULL state.
+std::string state_class(const std::string& state);
+
+// Hidden backends are not classified: nothing is known about what they do.
+std::optional<WaitKey> classify(const BackendSample& backend);
+
+// Idle sessions and background processes sleeping in their main loop (wait type Activity):
+// listed apart in reports and left out of shares, as they are not load.
+bool is_idle(const WaitKey& key);
+
+// "type | event" as in the tables posted to pgsql-hackers; "CPU" for CPU.
+std::string display_name(const WaitKey& key);
+
+}  // namespace pgwaitprof::model

@@ -1,0 +1,27 @@
+// Report renderers: text (the hackers' table), Markdown, CSV (profile and timeline), folded
+// stacks, and one self-contained HTML page with SVG charts. Each reads only a model::Run.
+#pragma once
+
+#include <string>
+
+#include "daemon/model/run.h"
+
+namespace pgwaitprof::exporters {
+
+enum class GroupBy { kWaitEvent, kBackendType, kState, kWaitEventType, kQueryId };
+
+struct RenderOptions {
+  GroupBy by = GroupBy::kWaitEvent;
+  int top = 20;               // rows of the profile table (and query ids); the rest is "other"
+  bool include_idle = false;  // idle sessions counted in shares
+};
+
+std::string render_text(const model::Run& run, const RenderOptions& options = {});
+std::string render_markdown(const model::Run& run, const RenderOptions& options = {});
+std::string render_json(const model::Run& run);  // report.json itself, pretty-printed
+std::string render_profile_csv(const model::Run& run, const RenderOptions& options = {});
+std::string render_timeline_csv(const model::Run& run);
+std::string render_folded(const model::Run& run, const RenderOptions& options = {});
+std::string render_html(const model::Run& run, const RenderOptions& options = {});
+
+}  // namespace pgwaitprof::exporters

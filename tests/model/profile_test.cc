@@ -1,0 +1,137 @@
+// Profile arithmetic, classification and wait duration estimation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "daemon/model/profile.h"
+#include "daemon/model/wait_tracker.h"
+
+namespace pgwaitprof::model {
+namespace {
+
+BackendSample backend(int pid, std::string state, std::string type, std::string event,
+                      std::string backend_type = "client backend") {
+  BackendSample sample;
+  sample.pid = pid;
+  sample.backend_type = std::move(backend_type);
+  sample.state = std::move(state);
+  sample.wait_event_type = std::move(type);
+  sample.wait_event = std::move(event);
+  sample.backend_start = std::chrono::microseconds(1000 + pid);
+  return sample;
+}
+
+TEST(Classify, ActiveWithoutWaitIsCpu) {
+  auto key = classify(backend(1, "active", "", ""));
+  ASSERT_TRUE(key);
+  EXPECT_EQ(key->wait_event_type, "CPU");
+  EXPECT_EQ(key->wait_event, "CPU");
+  EXPECT_EQ(key->state, "active");
+  EXPECT_FALSE(is_idle(*key));
+}
+
+TEST(Classify, IdleClientReadStaysClientReadAndIdle) {
+  auto key = classify(backend(1, "idle", "Client", "ClientRead"));
+  ASSERT_TRUE(key);
+  EXPECT_EQ(display_name(*key), "Client | ClientRead");
+  EXPECT_TRUE(is_idle(*key));
+}
+
+TEST(Classify, IdleInTransactionIsLoadNotIdle) {
+  auto key = classify(backend(1, "idle in transaction (aborted)", "Client", "ClientRead"));
+  ASSERT_TRUE(key);
+  EXPECT_EQ(key->state, "idle in transaction");
+  EXPECT_FALSE(is_idle(*key));
+}
+
+TEST(Classify, BackgroundMainLoopIsIdleButItsIoIsNot) {
+  auto sleeping = classify(backend(2, "", "Activity", "CheckpointerMain", "checkpointer"));
+  auto writing = classify(backend(2, "", "IO", "DataFileSync", "checkpointer"));
+  ASSERT_TRUE(sleeping && writing);
+  EXPECT_EQ(sleeping->state, "background");
+  EXPECT_TRUE(is_idle(*sleeping));
+  EXPECT_FALSE(is_idle(*writing));
+}
+
+TEST(Classify, HiddenBackendsAreNotCounted) {
+  auto sample = backend(3, "", "", "");
+  sample.hidden = true;
+  EXPECT_FALSE(classify(sample));
+}
+
+TEST(Profile, SharesAasAndErrors) {
+  Profile profile;
+  for (int snapshot = 0; snapshot < 100; ++snapshot) {
+    Snapshot taken;
+    taken.backends.push_back(backend(1, "active", snapshot < 25 ? "LWLock" : "", snapshot < 25 ? "WALWrite" : ""));
+    taken.backends.push_back(backend(2, "idle", "Client", "ClientRead"));
+    profile.add_snapshot(taken);
+  }
+  EXPECT_EQ(profile.snapshots(), 100u);
+  EXPECT_EQ(profile.total(false), 100u);
+  EXPECT_EQ(profile.total(true), 200u);
+  auto stats = profile.stats(false);
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(display_name(stats[0].key), "LWLock | WALWrite");  // ascending by count
+  EXPECT_DOUBLE_EQ(stats[0].share, 0.25);
+  EXPECT_DOUBLE_EQ(stats[0].aas, 0.25);
+  EXPECT_NEAR(stats[0].share_stderr, std::sqrt(0.25 * 0.75 / 100), 1e-12);
+  EXPECT_EQ(stats[1].key.wait_event_type, "CPU");
+  EXPECT_DOUBLE_EQ(stats[1].aas, 0.75);
+  EXPECT_EQ(profile.by_wait_class().at("LWLock"), 25u);
+  EXPECT_EQ(profile.by_wait_class().count("Client"), 0u);  // idle is not load
+  EXPECT_EQ(profile.stats(true).size(), 3u);
+}
+
+TEST(Histogram, BucketsAreUpperInclusive) {
+  Histogram histogram({0.1, 1});
+  histogram.observe(0.1);
+  histogram.observe(0.5);
+  histogram.observe(7);
+  EXPECT_EQ(histogram.bucket_counts, (std::vector<uint64_t>{1, 1, 1}));
+  EXPECT_EQ(histogram.count, 3u);
+  EXPECT_DOUBLE_EQ(histogram.sum, 7.6);
+}
+
+TEST(WaitTracker, ContiguousWaitIsMiddleOfItsBounds) {
+  using namespace std::chrono_literals;
+  WaitTracker tracker;
+  const auto start = SteadyClock::time_point{} + 1h;
+  auto at = [&](std::chrono::milliseconds offset, std::vector<BackendSample> backends) {
+    Snapshot snapshot;
+    snapshot.taken_at_steady = start + offset;
+    snapshot.backends = std::move(backends);
+    return tracker.observe(snapshot);
+  };
+  EXPECT_TRUE(at(0ms, {backend(7, "active", "", "")}).empty());
+  EXPECT_TRUE(at(10ms, {backend(7, "active", "Lock", "tuple")}).empty());
+  EXPECT_TRUE(at(20ms, {backend(7, "active", "Lock", "tuple")}).empty());
+  EXPECT_TRUE(at(30ms, {backend(7, "active", "Lock", "tuple")}).empty());
+  auto done = at(40ms, {backend(7, "active", "IO", "WALSync")});
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].wait_event, "tuple");
+  // Seen at 10..30 ms: at least 20 ms, at most 40 ms (0..40): estimate 30 ms.
+  EXPECT_NEAR(done[0].estimated_length.count(), 0.030, 1e-9);
+  EXPECT_EQ(tracker.open_waits(), 1u);
+  // The backend goes away: its open wait ends with it.
+  auto gone = at(50ms, {});
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].wait_event, "WALSync");
+  EXPECT_EQ(tracker.open_waits(), 0u);
+}
+
+TEST(WaitTracker, PidReuseIsANewBackend) {
+  using namespace std::chrono_literals;
+  WaitTracker tracker;
+  Snapshot first;
+  first.taken_at_steady = SteadyClock::time_point{} + 1s;
+  first.backends = {backend(9, "active", "Lock", "tuple")};
+  tracker.observe(first);
+  Snapshot second = first;
+  second.taken_at_steady += 10ms;
+  second.backends[0].backend_start += 1s;  // same pid, new backend
+  EXPECT_EQ(tracker.observe(second).size(), 1u);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::model
