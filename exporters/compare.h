@@ -17,9 +17,13 @@ struct CompareCell {
   std::vector<double> tps_a, tps_b;
   double median_a = 0, median_b = 0;
   double change_pct = 0;           // (median_b - median_a) / median_a * 100
-  double noise_pct = 0;            // the repeats' spread, relative to median_a, in percent
+  double noise_pct = 0;            // the larger side's (max - min) / median, in percent
   std::optional<double> p_value;   // Mann-Whitney U, two-sided, when both sides have >= 3
-  std::string verdict;             // "faster", "slower", "no significant change"
+  // "faster", "slower", "no significant change"; "only in <label>" or "no completed runs in
+  // <label>" when one side has no tps for the cell. With both sides >= 3 repeats and enough of
+  // them for the exact test to reach p < 0.05 (not 3+3 or 3+4), p < 0.05 alone decides; else
+  // |change_pct| must exceed noise_pct (5% with a single run per side).
+  std::string verdict;
   double latency_a_ms = 0, latency_b_ms = 0;
   double latency_change_pct = 0;
 };
@@ -29,7 +33,7 @@ struct WaitMove {
   double aas_a = 0, aas_b = 0;
   double stderr_a = 0, stderr_b = 0;
   double delta = 0;           // aas_b - aas_a
-  double relative_pct = 0;    // delta / aas_a * 100 (inf-safe: 0 when aas_a is 0 and aas_b is 0)
+  double relative_pct = 0;    // delta / aas_a * 100; 0 when both are 0, +inf when new on B
   bool significant = false;   // |delta| > 2 * combined standard error
 };
 

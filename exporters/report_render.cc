@@ -1,0 +1,583 @@
+// The plain renderers of a run: the text report (the hackers' table and the pgbench-style
+// timeline), Markdown, report.json, profile.csv, timeline.csv and folded stacks for flame graphs.
+// render_html lives in report_html.cc.
+#include "exporters/report_render.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "exporters/report_common.h"
+
+namespace pgwaitprof::exporters {
+
+using namespace report_detail;
+
+namespace {
+
+// Column widths count code points, not bytes: "±" is two bytes of UTF-8 but one column.
+size_t display_width(std::string_view text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+std::string pad_right(std::string_view text, size_t width) {
+  const size_t used = display_width(text);
+  return std::string(text) + std::string(used < width ? width - used : 0, ' ');
+}
+
+std::string pad_left(std::string_view text, size_t width) {
+  const size_t used = display_width(text);
+  return std::string(used < width ? width - used : 0, ' ') + std::string(text);
+}
+
+std::string rstrip(std::string text) {
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+// Fixed decimals, or "-" for a value pgbench printed as -nan.
+std::string number_or_dash(double value, int decimals) {
+  return std::isfinite(value) ? fmt::format("{:.{}f}", value, decimals) : "-";
+}
+
+// Width of the name column of the profile table: the hackers' 32 columns unless a name is longer.
+size_t label_width(const ProfileTable& table, std::string_view title) {
+  size_t width = std::max<size_t>(32, display_width(title));
+  for (const auto& row : table.rows) width = std::max(width, display_width(row.label));
+  return width;
+}
+
+std::string profile_title(const ProfileTable& table, const RenderOptions& options) {
+  return options.by == GroupBy::kWaitEvent ? std::string("wait events")
+                                           : fmt::format("wait events by {}", table.dimension);
+}
+
+std::string profile_heading(const model::Run& run, const ProfileTable& table,
+                            const RenderOptions& options) {
+  std::string heading = fmt::format("{} samples in {} snapshots", table.total, table.snapshots);
+  if (run.sampler.achieved_hz > 0) heading += fmt::format(" at {:.1f} Hz", run.sampler.achieved_hz);
+  if (options.by != GroupBy::kQueryId) {
+    heading += options.include_idle ? ", idle sessions included" : ", idle sessions not counted";
+  }
+  return heading;
+}
+
+std::string workload_line(const model::Run& run) {
+  std::string line = run.workload.empty() ? "-" : run.workload;
+  if (run.clients > 0) line += fmt::format(", {} clients", run.clients);
+  if (!run.variant.empty()) line += fmt::format(", variant {}", run.variant);
+  if (run.repeat > 0) line += fmt::format(", repeat {}", run.repeat);
+  return line;
+}
+
+std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& run) {
+  std::vector<std::pair<std::string, std::string>> facts = {
+      {"status", run.status},
+      {"target", run.target},
+      {"workload", workload_line(run)},
+      {"command", shell_join(run.loadgen_argv)},
+  };
+  if (run.loadgen_exit_code != 0) {
+    facts.emplace_back("exit code", fmt::format("{}", run.loadgen_exit_code));
+  }
+  facts.emplace_back("started", run.started_at);
+  facts.emplace_back("ended", run.ended_at);
+  facts.emplace_back("duration", fmt::format("{:.1f} s", run.duration_s));
+  facts.emplace_back("sampler", sampler_line(run.sampler));
+  return facts;
+}
+
+std::vector<std::pair<std::string, std::string>> environment_facts(const model::Environment& env) {
+  std::vector<std::pair<std::string, std::string>> facts;
+  if (!env.server_version.empty()) facts.emplace_back("server", env.server_version);
+  if (env.data_checksums) facts.emplace_back("checksums", *env.data_checksums ? "on" : "off");
+  if (!env.hostname.empty()) facts.emplace_back("host", env.hostname);
+  if (!env.kernel.empty()) facts.emplace_back("kernel", env.kernel);
+  if (env.cpu_count > 0 || !env.cpu_model.empty()) {
+    facts.emplace_back("cpu", fmt::format("{} x {}", env.cpu_count, env.cpu_model));
+  }
+  if (env.memory_bytes > 0) facts.emplace_back("memory", format_bytes(env.memory_bytes));
+  return facts;
+}
+
+std::string timeline_legend(const model::Run& run) {
+  return fmt::format(
+      "{} s intervals; AAS per wait class, idle sessions not counted; host CPU %; "
+      "lg = load generator cores",
+      format_seconds(run.interval_s));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+class TextWriter {
+ public:
+  void line(const std::string& text = "") { out_ += rstrip(text) + '\n'; }
+  void section(const std::string& title) {
+    line();
+    line(title);
+  }
+  void facts(const std::vector<std::pair<std::string, std::string>>& facts, size_t indent) {
+    size_t width = 0;
+    for (const auto& [key, value] : facts) width = std::max(width, key.size());
+    for (const auto& [key, value] : facts) {
+      line(std::string(indent, ' ') + pad_right(key, width + 2) + value);
+    }
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& table,
+                  const RenderOptions& options) {
+  out.section(profile_title(table, options) + ": " + profile_heading(run, table, options));
+  if (!table.note.empty()) out.line("(" + table.note + ")");
+  const size_t width = label_width(table, table.dimension);
+  out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7}  {}", "count", pad_right(table.dimension, width),
+                       "share", "AAS", pad_left("± err", 6)));
+  for (const auto& row : table.rows) {
+    out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}  {:>6.2f}", row.stat.count,
+                         pad_right(row.label, width), percent(row.stat.share), row.stat.aas,
+                         row.stat.aas_stderr));
+  }
+  out.line(fmt::format("  {:>9}  {}", "---------", std::string(width + 26, '-')));
+  const double total_aas =
+      table.snapshots > 0 ? static_cast<double>(table.total) / static_cast<double>(table.snapshots)
+                          : 0.0;
+  out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", table.total, pad_right("total", width),
+                       table.total > 0 ? "100.0%" : "-", total_aas));
+
+  if (table.idle.empty()) return;
+  out.section(
+      fmt::format("idle (not in shares): {} samples, {:.2f} sessions on average", table.idle_total,
+                  table.snapshots > 0
+                      ? static_cast<double>(table.idle_total) / static_cast<double>(table.snapshots)
+                      : 0.0));
+  size_t idle_width = display_width("idle wait (backend type)");
+  for (const auto& row : table.idle) idle_width = std::max(idle_width, display_width(row.label));
+  out.line(fmt::format("  {:>9}  {}  {:>7}", "count",
+                       pad_right("idle wait (backend type)", idle_width), "AAS"));
+  for (const auto& row : table.idle) {
+    out.line(fmt::format("  {:>9}  {}  {:>7.2f}", row.stat.count, pad_right(row.label, idle_width),
+                         row.stat.aas));
+  }
+}
+
+void text_stderr(TextWriter& out, const model::Run& run) {
+  if (run.loadgen_stderr.empty()) return;
+  out.section("load generator stderr");
+  size_t begin = 0;
+  while (begin < run.loadgen_stderr.size()) {
+    size_t end = run.loadgen_stderr.find('\n', begin);
+    if (end == std::string::npos) end = run.loadgen_stderr.size();
+    out.line("  " + run.loadgen_stderr.substr(begin, end - begin));
+    begin = end + 1;
+  }
+}
+
+void text_loadgen(TextWriter& out, const model::Run& run) {
+  if (run.loadgen) {
+    out.section("load generator summary");
+    for (const auto& summary_line : loadgen_summary_lines(*run.loadgen)) {
+      out.line("  " + summary_line);
+    }
+  } else {
+    out.section(fmt::format("load generator summary: none (exit code {})", run.loadgen_exit_code));
+  }
+  if (run.status == "completed") text_stderr(out, run);
+}
+
+void text_timeline(TextWriter& out, const model::Run& run) {
+  const auto rows = timeline_rows(run);
+  if (rows.empty()) return;
+  out.section("timeline (" + timeline_legend(run) + ")");
+  size_t dominant_width = display_width("dominant wait");
+  for (const auto& row : rows) {
+    dominant_width = std::max(dominant_width, display_width(row.dominant_wait));
+  }
+  std::string header =
+      fmt::format("  {:>6} {:>9} {:>8} {:>8} {:>5} ", "t s", "tps", "lat ms", "stddev", "fail");
+  for (const auto& wait_class : kTimelineClasses) header += fmt::format(" {:>6}", wait_class);
+  header += fmt::format("  {}  {:>5} {:>5} {:>5} {:>5} {:>5}  {}",
+                        pad_right("dominant wait", dominant_width), "usr%", "sys%", "iow%", "idle%",
+                        "lg", "bg");
+  out.line(header);
+  for (const auto& row : rows) {
+    std::string text = fmt::format("  {:>6}", format_seconds(row.start_s));
+    if (row.loadgen) {
+      text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
+                          number_or_dash(row.loadgen->latency_avg_ms, 3),
+                          number_or_dash(row.loadgen->latency_stddev_ms, 3), row.loadgen->failed);
+    } else {
+      text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", "-", "-", "-", "-");
+    }
+    for (double aas : row.aas) text += fmt::format(" {:>6.2f}", aas);
+    text += "  " + pad_right(row.dominant_wait.empty() ? "-" : row.dominant_wait, dominant_width);
+    if (row.cpu) {
+      text += fmt::format("  {:>5.1f} {:>5.1f} {:>5.1f} {:>5.1f} {:>5.2f}", row.cpu->user_pct,
+                          row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct,
+                          row.cpu->loadgen_cores);
+    } else {
+      text += fmt::format("  {:>5} {:>5} {:>5} {:>5} {:>5}", "-", "-", "-", "-", "-");
+    }
+    text += "  " + row.background;
+    if (row.stalled) text += row.background.empty() ? "<- stall" : "  <- stall";
+    out.line(text);
+  }
+}
+
+void text_tail(TextWriter& out, const model::Run& run) {
+  if (!run.stalls.empty()) {
+    out.section(fmt::format("stalls ({})", run.stalls.size()));
+    for (const auto& stall : run.stalls) out.line("  " + stall.summary());
+  } else if (!run.timeline.empty()) {
+    out.section("stalls: none");
+  }
+  if (!run.warnings.empty()) {
+    out.section("warnings");
+    for (const auto& warning : run.warnings) out.line("  - " + warning);
+  }
+  out.section("environment");
+  out.facts(environment_facts(run.environment), 2);
+  if (!run.environment.settings.empty()) {
+    out.line("  non-default settings:");
+    for (const auto& setting : run.environment.settings) out.line("    " + setting_line(setting));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markdown
+
+// Table cells: "|" would end the cell, "<" could start HTML, and "*", "_", "`" emphasis.
+std::string md_escape(std::string_view text) {
+  std::string escaped;
+  for (char c : text) {
+    switch (c) {
+      case '|':
+      case '\\':
+      case '*':
+      case '_':
+      case '`':
+      case '[':
+      case ']':
+        escaped += '\\';
+        escaped += c;
+        break;
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '\n':
+        escaped += ' ';
+        break;
+      default:
+        escaped += c;
+    }
+  }
+  return escaped;
+}
+
+// A code span that survives inside a table cell: pipes escaped, backticks fenced around.
+std::string md_code(std::string_view text) {
+  if (text.empty()) return "";
+  std::string body;
+  for (char c : text) {
+    if (c == '|') {
+      body += "\\|";
+    } else if (c == '\n') {
+      body += ' ';
+    } else {
+      body += c;
+    }
+  }
+  const std::string fence = body.find('`') == std::string::npos ? "`" : "`` ";
+  const std::string close = fence == "`" ? "`" : " ``";
+  return fence + body + close;
+}
+
+// A fenced block long enough not to be closed by backticks inside the text.
+std::string md_fence(std::string_view text) {
+  size_t longest = 0;
+  size_t run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return std::string(std::max<size_t>(3, longest + 1), '`');
+}
+
+std::string md_stderr(const model::Run& run) {
+  if (run.loadgen_stderr.empty()) return "";
+  const std::string fence = md_fence(run.loadgen_stderr);
+  std::string stderr_text = run.loadgen_stderr;
+  if (stderr_text.back() != '\n') stderr_text += '\n';
+  return "\nLoad generator stderr:\n\n" + fence + "text\n" + stderr_text + fence + "\n";
+}
+
+std::string md_row(const std::vector<std::string>& cells) {
+  std::string row = "|";
+  for (const auto& cell : cells) row += " " + cell + " |";
+  return row + "\n";
+}
+
+}  // namespace
+
+std::string render_text(const model::Run& run, const RenderOptions& options) {
+  TextWriter out;
+  out.line(fmt::format("pgwaitprof run {}{}", run.id,
+                       run.label.empty() ? "" : fmt::format(" \"{}\"", run.label)));
+  if (const auto banner = status_banner(run); !banner.empty()) {
+    out.line();
+    out.line("*** " + banner + " ***");
+  }
+  out.line();
+  out.facts(header_facts(run), 0);
+  // A run that did not complete is read for why: the load generator's stderr comes first.
+  if (run.status != "completed") text_stderr(out, run);
+  text_profile(out, run, profile_table(run, options, false), options);
+  text_loadgen(out, run);
+  text_timeline(out, run);
+  text_tail(out, run);
+  return out.take();
+}
+
+std::string render_markdown(const model::Run& run, const RenderOptions& options) {
+  std::string out = fmt::format("# pgwaitprof run {}{}\n\n", md_code(run.id),
+                                run.label.empty() ? "" : ": " + md_escape(run.label));
+  if (const auto banner = status_banner(run); !banner.empty()) {
+    out += "> **" + md_escape(banner) + "**\n\n";
+  }
+  out += md_row({"", ""}) + "|---|---|\n";
+  for (const auto& [key, value] : header_facts(run)) {
+    const bool code = key == "target" || key == "command";
+    out += md_row({key, code ? md_code(value) : md_escape(value)});
+  }
+
+  if (run.status != "completed") out += md_stderr(run);
+
+  const ProfileTable table = profile_table(run, options, false);
+  std::string title = profile_title(table, options);
+  title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+  out += "\n## " + md_escape(title) + "\n\n" + md_escape(profile_heading(run, table, options)) +
+         ".\n\n";
+  if (!table.note.empty()) out += md_escape(table.note) + ".\n\n";
+  out += md_row({"count", md_escape(table.dimension), "share", "AAS", "± err"});
+  out += "|---:|:---|---:|---:|---:|\n";
+  for (const auto& row : table.rows) {
+    out +=
+        md_row({fmt::format("{}", row.stat.count), md_escape(row.label), percent(row.stat.share),
+                fmt::format("{:.2f}", row.stat.aas), fmt::format("{:.2f}", row.stat.aas_stderr)});
+  }
+  const double total_aas =
+      table.snapshots > 0 ? static_cast<double>(table.total) / static_cast<double>(table.snapshots)
+                          : 0.0;
+  out += md_row({fmt::format("**{}**", table.total), "**total**", table.total > 0 ? "100.0%" : "-",
+                 fmt::format("{:.2f}", total_aas), ""});
+  if (!table.idle.empty()) {
+    out += fmt::format("\n### Idle (not in shares)\n\n{} samples, {:.2f} sessions on average.\n\n",
+                       table.idle_total,
+                       table.snapshots > 0 ? static_cast<double>(table.idle_total) /
+                                                 static_cast<double>(table.snapshots)
+                                           : 0.0);
+    out += md_row({"count", "idle wait (backend type)", "AAS"}) + "|---:|:---|---:|\n";
+    for (const auto& row : table.idle) {
+      out += md_row({fmt::format("{}", row.stat.count), md_escape(row.label),
+                     fmt::format("{:.2f}", row.stat.aas)});
+    }
+  }
+
+  out += "\n## Load generator\n\n";
+  if (run.loadgen) {
+    std::string summary;
+    for (const auto& summary_line : loadgen_summary_lines(*run.loadgen)) {
+      summary += summary_line + "\n";
+    }
+    const std::string fence = md_fence(summary);
+    out += fence + "text\n" + summary + fence + "\n";
+  } else {
+    out += fmt::format("No summary (exit code {}).\n", run.loadgen_exit_code);
+  }
+  if (run.status == "completed") out += md_stderr(run);
+
+  if (const auto rows = timeline_rows(run); !rows.empty()) {
+    out += "\n## Timeline\n\n" + md_escape(timeline_legend(run)) + ".\n\n";
+    std::vector<std::string> header = {"t s", "tps", "lat ms", "stddev", "fail"};
+    for (const auto& wait_class : kTimelineClasses) header.emplace_back(wait_class);
+    for (const char* column : {"dominant wait", "usr%", "sys%", "iow%", "idle%", "lg", "bg"}) {
+      header.emplace_back(column);
+    }
+    out += md_row(header);
+    out +=
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|---:|---:|---:|---:|"
+        "---:|:---|\n";
+    for (const auto& row : rows) {
+      std::vector<std::string> cells = {format_seconds(row.start_s)};
+      if (row.loadgen) {
+        cells.push_back(number_or_dash(row.loadgen->tps, 1));
+        cells.push_back(number_or_dash(row.loadgen->latency_avg_ms, 3));
+        cells.push_back(number_or_dash(row.loadgen->latency_stddev_ms, 3));
+        cells.push_back(fmt::format("{}", row.loadgen->failed));
+      } else {
+        cells.insert(cells.end(), 4, "-");
+      }
+      for (double aas : row.aas) cells.push_back(fmt::format("{:.2f}", aas));
+      cells.push_back(md_escape(row.dominant_wait.empty() ? "-" : row.dominant_wait));
+      if (row.cpu) {
+        for (double pct :
+             {row.cpu->user_pct, row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct}) {
+          cells.push_back(fmt::format("{:.1f}", pct));
+        }
+        cells.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
+      } else {
+        cells.insert(cells.end(), 5, "-");
+      }
+      cells.push_back(md_escape(row.background) + (row.stalled ? " **stall**" : ""));
+      out += md_row(cells);
+    }
+  }
+
+  out += "\n## Stalls\n\n";
+  if (run.stalls.empty()) out += "None.\n";
+  for (const auto& stall : run.stalls) out += "- " + md_escape(stall.summary()) + "\n";
+  if (!run.warnings.empty()) {
+    out += "\n## Warnings\n\n";
+    for (const auto& warning : run.warnings) out += "- " + md_escape(warning) + "\n";
+  }
+
+  out += "\n## Environment\n\n" + md_row({"", ""}) + "|---|---|\n";
+  for (const auto& [key, value] : environment_facts(run.environment)) {
+    out += md_row({key, md_escape(value)});
+  }
+  if (!run.environment.settings.empty()) {
+    out += "\nNon-default settings:\n\n";
+    out += md_row({"name", "value", "unit", "as SHOW prints it", "source"});
+    out += "|:---|---:|:---|---:|:---|\n";
+    for (const auto& setting : run.environment.settings) {
+      out += md_row({md_code(setting.name), md_code(setting.value), md_escape(setting.unit),
+                     md_escape(setting_show_value(setting)), md_escape(setting.source)});
+    }
+  }
+  return out;
+}
+
+std::string render_json(const model::Run& run) { return model::to_json(run).dump(2) + "\n"; }
+
+namespace {
+
+// RFC 4180: a field with a comma, a quote or a line break is quoted, quotes doubled.
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string csv_row(const std::vector<std::string>& fields) {
+  std::string row;
+  for (size_t index = 0; index < fields.size(); ++index) {
+    if (index > 0) row += ',';
+    row += csv_field(fields[index]);
+  }
+  return row + "\n";
+}
+
+// flamegraph.pl and speedscope split frames on ';' and the count off at the last space.
+std::string folded_frame(std::string_view name) {
+  std::string frame(name.empty() ? "-" : name);
+  std::replace_if(
+      frame.begin(), frame.end(), [](char c) { return c == ';' || c == '\n' || c == '\r'; }, '_');
+  return frame;
+}
+
+}  // namespace
+
+std::string render_profile_csv(const model::Run& run, const RenderOptions& options) {
+  // profile.csv is data for a spreadsheet or pandas: every wait key is kept, whatever --top
+  // says for the tables. Only query ids, which are unbounded, keep top-N with an "other" row.
+  RenderOptions csv_options = options;
+  if (options.by != GroupBy::kQueryId) csv_options.top = 0;
+  const ProfileTable table = profile_table(run, csv_options, true);
+  std::vector<std::string> header = table.columns;
+  for (const char* column : {"count", "share", "aas", "aas_stderr"}) header.emplace_back(column);
+  std::string out = csv_row(header);
+  for (const auto& row : table.rows) {
+    std::vector<std::string> fields = row.fields;
+    fields.push_back(fmt::format("{}", row.stat.count));
+    fields.push_back(fmt::format("{:.6f}", row.stat.share));
+    fields.push_back(fmt::format("{:.4f}", row.stat.aas));
+    fields.push_back(fmt::format("{:.4f}", row.stat.aas_stderr));
+    out += csv_row(fields);
+  }
+  return out;
+}
+
+std::string render_timeline_csv(const model::Run& run) {
+  std::string out =
+      csv_row({"start_s",           "duration_s",     "tps",           "latency_avg_ms",
+               "latency_stddev_ms", "failed",         "snapshots",     "aas_cpu",
+               "aas_lwlock",        "aas_lock",       "aas_io",        "aas_ipc",
+               "aas_client",        "aas_other",      "dominant_wait", "cpu_user_pct",
+               "cpu_system_pct",    "cpu_iowait_pct", "cpu_idle_pct",  "loadgen_cores",
+               "background"});
+  for (const auto& row : timeline_rows(run)) {
+    std::vector<std::string> fields = {format_seconds(row.start_s), format_seconds(row.duration_s)};
+    if (row.loadgen) {
+      fields.push_back(format_optional(row.loadgen->tps, 1));
+      fields.push_back(format_optional(row.loadgen->latency_avg_ms, 3));
+      fields.push_back(format_optional(row.loadgen->latency_stddev_ms, 3));
+      fields.push_back(fmt::format("{}", row.loadgen->failed));
+    } else {
+      fields.insert(fields.end(), 4, "");
+    }
+    fields.push_back(fmt::format("{}", row.snapshots));
+    for (double aas : row.aas) fields.push_back(fmt::format("{:.3f}", aas));
+    fields.push_back(row.dominant_wait);
+    if (row.cpu) {
+      fields.push_back(fmt::format("{:.1f}", row.cpu->user_pct));
+      fields.push_back(fmt::format("{:.1f}", row.cpu->system_pct));
+      fields.push_back(fmt::format("{:.1f}", row.cpu->iowait_pct));
+      fields.push_back(fmt::format("{:.1f}", row.cpu->idle_pct));
+      fields.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
+    } else {
+      fields.insert(fields.end(), 5, "");
+    }
+    fields.push_back(row.background);
+    out += csv_row(fields);
+  }
+  return out;
+}
+
+std::string render_folded(const model::Run& run, const RenderOptions& options) {
+  // States merge: a flame graph of waits is read per process type, and CPU is one frame.
+  std::map<std::string, uint64_t> stacks;
+  for (const auto& [key, count] : run.profile.counts()) {
+    if (!options.include_idle && model::is_idle(key)) continue;
+    std::string stack = folded_frame(key.backend_type) + ";" + folded_frame(key.wait_event_type);
+    if (key.wait_event_type != model::kCpu) stack += ";" + folded_frame(key.wait_event);
+    stacks[stack] += count;
+  }
+  std::string out;
+  for (const auto& [stack, count] : stacks) {
+    if (count > 0) out += fmt::format("{} {}\n", stack, count);
+  }
+  return out;
+}
+
+}  // namespace pgwaitprof::exporters

@@ -23,7 +23,11 @@ std::optional<WaitKey> classify(const BackendSample& backend) {
 }
 
 bool is_idle(const WaitKey& key) {
-  return key.state == "idle" || (key.state == "background" && key.wait_event_type == "Activity");
+  // A background process (no session state) waiting on Activity, or an extension's worker
+  // waiting on Extension, sleeps in its main loop.
+  return key.state == "idle" ||
+         (key.state == "background" &&
+          (key.wait_event_type == "Activity" || key.wait_event_type == "Extension"));
 }
 
 std::string display_name(const WaitKey& key) {

@@ -1,0 +1,207 @@
+// libpq on Asio (after ozo and taopq): the socket is registered with the io_context and every
+// libpq call is made only when the socket is ready, so nothing blocks the I/O thread.
+#include "collectors/pg_session.h"
+
+#include <regex>
+
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+namespace pgwaitprof::collectors {
+namespace {
+
+constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+
+std::string one_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  for (auto& character : text) {
+    if (character == '\n') character = ' ';
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string mask_password(const std::string& conninfo) {
+  static const std::regex keyword(R"((password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*))",
+                                  std::regex::icase);
+  static const std::regex uri_userinfo(R"(^(postgres(?:ql)?://[^:/@?]*:)([^@/?]*)(@))",
+                                       std::regex::icase);
+  static const std::regex uri_param(R"(([?&]password=)([^&]*))", std::regex::icase);
+  std::string masked = std::regex_replace(conninfo, keyword, "$1********");
+  masked = std::regex_replace(masked, uri_userinfo, "$1********$3");
+  return std::regex_replace(masked, uri_param, "$1********");
+}
+
+PgSession::PgSession(asio::any_io_executor executor)
+    : executor_(std::move(executor)), socket_(executor_) {}
+
+PgSession::~PgSession() { close(); }
+
+void PgSession::release_socket() {
+  if (assigned_fd_ >= 0) {
+    socket_.cancel();
+    socket_.release();
+    assigned_fd_ = -1;
+  }
+}
+
+void PgSession::assign_socket() {
+  const int fd = PQsocket(connection_.get());
+  if (fd == assigned_fd_) return;
+  release_socket();
+  if (fd >= 0) {
+    socket_.assign(fd);
+    assigned_fd_ = fd;
+  }
+}
+
+void PgSession::close() {
+  release_socket();
+  connection_.reset();
+}
+
+bool PgSession::connected() const {
+  return connection_ && PQstatus(connection_.get()) == CONNECTION_OK;
+}
+
+int PgSession::server_version() const {
+  return connection_ ? PQserverVersion(connection_.get()) : 0;
+}
+
+int PgSession::backend_pid() const { return connection_ ? PQbackendPID(connection_.get()) : 0; }
+
+PgError PgSession::connection_error(const char* what) const {
+  std::string text = connection_ ? PQerrorMessage(connection_.get()) : "";
+  text = one_line(text);
+  if (text.empty()) text = what;
+  return {text, ""};
+}
+
+asio::awaitable<std::optional<PgError>> PgSession::wait_socket(bool for_write) {
+  if (assigned_fd_ < 0) co_return PgError{"connection has no socket", ""};
+  auto [error] = co_await socket_.async_wait(
+      for_write ? asio::posix::stream_descriptor::wait_write
+                : asio::posix::stream_descriptor::wait_read,
+      kAsTuple);
+  if (error) co_return PgError{error.message(), ""};
+  co_return std::nullopt;
+}
+
+asio::awaitable<std::optional<PgError>> PgSession::connect(const std::string& conninfo,
+                                                           std::chrono::milliseconds timeout) {
+  using namespace asio::experimental::awaitable_operators;
+  close();
+  // The connection string is expanded like psql's; the application name marks our sessions in
+  // pg_stat_activity unless the user chose one.
+  const char* keywords[] = {"dbname", "fallback_application_name", nullptr};
+  const char* values[] = {conninfo.c_str(), "pgwaitprof", nullptr};
+  connection_.reset(PQconnectStartParams(keywords, values, 1));
+  if (!connection_) co_return PgError{"out of memory allocating a connection", ""};
+  if (PQstatus(connection_.get()) == CONNECTION_BAD) {
+    auto error = connection_error("invalid connection string");
+    close();
+    co_return error;
+  }
+  asio::steady_timer deadline(executor_, timeout);
+  auto poll = [&]() -> asio::awaitable<std::optional<PgError>> {
+    PostgresPollingStatusType status = PGRES_POLLING_WRITING;
+    while (status != PGRES_POLLING_OK) {
+      if (status == PGRES_POLLING_FAILED) co_return connection_error("connection failed");
+      // libpq may open a new socket while it tries hosts or SSL modes: re-read it every time.
+      assign_socket();
+      if (auto error = co_await wait_socket(status == PGRES_POLLING_WRITING)) co_return error;
+      status = PQconnectPoll(connection_.get());
+    }
+    co_return std::nullopt;
+  };
+  auto expire = [&]() -> asio::awaitable<void> { co_await deadline.async_wait(kAsTuple); };
+  auto outcome = co_await (poll() || expire());
+  std::optional<PgError> error;
+  if (outcome.index() == 1) {
+    error = PgError{fmt::format("timeout expired after {} ms", timeout.count()), ""};
+  } else {
+    error = std::get<0>(outcome);
+  }
+  if (!error && PQsetnonblocking(connection_.get(), 1) != 0) error = connection_error("setnonblocking");
+  if (error) close();
+  co_return error;
+}
+
+asio::awaitable<PgOutcome> PgSession::finish_query() {
+  // Flush the query: with a full send buffer PQflush returns 1 and we wait for writability
+  // (reading what the server sent meanwhile, so neither side deadlocks).
+  for (;;) {
+    const int flushed = PQflush(connection_.get());
+    if (flushed == 0) break;
+    if (flushed < 0) co_return PgOutcome{nullptr, connection_error("could not send query")};
+    if (auto error = co_await wait_socket(true)) co_return PgOutcome{nullptr, error};
+    if (PQconsumeInput(connection_.get()) == 0) {
+      co_return PgOutcome{nullptr, connection_error("could not receive data")};
+    }
+  }
+  PgOutcome outcome;
+  for (;;) {
+    while (PQisBusy(connection_.get())) {
+      if (auto error = co_await wait_socket(false)) co_return PgOutcome{nullptr, error};
+      if (PQconsumeInput(connection_.get()) == 0) {
+        co_return PgOutcome{nullptr, connection_error("could not receive data")};
+      }
+    }
+    PgResult result(PQgetResult(connection_.get()));
+    if (!result) break;  // drained: the connection is ready for the next query
+    const auto status = PQresultStatus(result.get());
+    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK && !outcome.error) {
+      const char* sqlstate = PQresultErrorField(result.get(), PG_DIAG_SQLSTATE);
+      outcome.error = PgError{one_line(PQresultErrorMessage(result.get())), sqlstate ? sqlstate : ""};
+    }
+    if (!outcome.result) outcome.result = std::move(result);
+  }
+  co_return outcome;
+}
+
+asio::awaitable<std::optional<PgError>> PgSession::prepare(const std::string& name,
+                                                           const std::string& sql) {
+  if (!connected()) co_return PgError{"not connected", ""};
+  if (PQsendPrepare(connection_.get(), name.c_str(), sql.c_str(), 0, nullptr) == 0) {
+    co_return connection_error("could not send prepare");
+  }
+  auto outcome = co_await finish_query();
+  co_return outcome.error;
+}
+
+asio::awaitable<PgOutcome> PgSession::execute_prepared(const std::string& name,
+                                                       const std::vector<std::string>& params) {
+  if (!connected()) co_return PgOutcome{nullptr, PgError{"not connected", ""}};
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& param : params) values.push_back(param.c_str());
+  if (PQsendQueryPrepared(connection_.get(), name.c_str(), static_cast<int>(values.size()),
+                          values.data(), nullptr, nullptr, 0) == 0) {
+    co_return PgOutcome{nullptr, connection_error("could not send query")};
+  }
+  co_return co_await finish_query();
+}
+
+asio::awaitable<PgOutcome> PgSession::execute(const std::string& sql) {
+  if (!connected()) co_return PgOutcome{nullptr, PgError{"not connected", ""}};
+  if (PQsendQueryParams(connection_.get(), sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) ==
+      0) {
+    co_return PgOutcome{nullptr, connection_error("could not send query")};
+  }
+  co_return co_await finish_query();
+}
+
+asio::awaitable<PgOutcome> PgSession::execute_script(const std::string& sql) {
+  if (!connected()) co_return PgOutcome{nullptr, PgError{"not connected", ""}};
+  if (PQsendQuery(connection_.get(), sql.c_str()) == 0) {
+    co_return PgOutcome{nullptr, connection_error("could not send query")};
+  }
+  co_return co_await finish_query();
+}
+
+}  // namespace pgwaitprof::collectors

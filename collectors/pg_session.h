@@ -1,0 +1,84 @@
+// One libpq connection driven by Asio: non-blocking connect, prepared queries, results as
+// RAII handles. No libpq call here ever blocks the I/O thread; failures are returned as
+// values (PgError with the SQLSTATE when the server sent one), not thrown.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <asio/awaitable.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <libpq-fe.h>
+
+namespace pgwaitprof::collectors {
+
+struct PgConnDeleter {
+  void operator()(PGconn* connection) const { PQfinish(connection); }
+};
+struct PgResultDeleter {
+  void operator()(PGresult* result) const { PQclear(result); }
+};
+using PgConnection = std::unique_ptr<PGconn, PgConnDeleter>;
+using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
+
+struct PgError {
+  std::string message;  // libpq's or the server's text, one line
+  std::string sqlstate;  // empty for client-side errors (connection refused, timeout)
+};
+
+// A query result or the error that replaced it.
+struct PgOutcome {
+  PgResult result;
+  std::optional<PgError> error;
+  bool ok() const { return !error.has_value(); }
+};
+
+// "host=db1 password=secret" -> "host=db1 password=********"; URIs too. For logs and reports.
+std::string mask_password(const std::string& conninfo);
+
+// Text of a result cell; "" for NULL.
+inline std::string cell(const PGresult* result, int row, int column) {
+  return PQgetisnull(result, row, column) ? std::string() : std::string(PQgetvalue(result, row, column));
+}
+
+class PgSession {
+ public:
+  explicit PgSession(asio::any_io_executor executor);
+  PgSession(const PgSession&) = delete;
+  PgSession& operator=(const PgSession&) = delete;
+  ~PgSession();
+
+  // Connects with PQconnectStart/PQconnectPoll; PG* variables and .pgpass apply as in psql.
+  asio::awaitable<std::optional<PgError>> connect(const std::string& conninfo,
+                                                  std::chrono::milliseconds timeout);
+  asio::awaitable<std::optional<PgError>> prepare(const std::string& name, const std::string& sql);
+  asio::awaitable<PgOutcome> execute_prepared(const std::string& name,
+                                              const std::vector<std::string>& params = {});
+  // A statement without parameters, through the extended protocol (one statement only).
+  asio::awaitable<PgOutcome> execute(const std::string& sql);
+  // Several statements in one string (simple protocol), e.g. a workload's setup file.
+  asio::awaitable<PgOutcome> execute_script(const std::string& sql);
+
+  void close();
+  bool connected() const;
+  int server_version() const;  // PQserverVersion, e.g. 150004
+  int backend_pid() const;
+
+ private:
+  asio::awaitable<std::optional<PgError>> wait_socket(bool for_write);
+  asio::awaitable<PgOutcome> finish_query();
+  void assign_socket();
+  void release_socket();
+  PgError connection_error(const char* what) const;
+
+  asio::any_io_executor executor_;
+  PgConnection connection_;
+  // libpq owns the socket: the descriptor is always release()d, never closed.
+  asio::posix::stream_descriptor socket_;
+  int assigned_fd_ = -1;
+};
+
+}  // namespace pgwaitprof::collectors

@@ -1,0 +1,60 @@
+// Continuous profile bookkeeping.
+#include "daemon/model/continuous_profile.h"
+
+namespace pgwaitprof::model {
+namespace {
+// Scrapes see data at most this old; publishing on every 1 kHz snapshot would be wasted copies.
+constexpr auto kPublishEvery = std::chrono::milliseconds(100);
+}  // namespace
+
+ContinuousProfile::ContinuousProfile(std::string target) {
+  current_.target = std::move(target);
+  publish();
+}
+
+void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
+  ++current_.snapshots;
+  for (const auto& backend : snapshot.backends) {
+    if (auto key = classify(backend)) ++current_.wait_samples[*key];
+  }
+  current_.snapshot_durations.observe(std::chrono::duration<double>(snapshot.query_duration).count());
+  for (const auto& wait : tracker_.observe(snapshot)) {
+    auto [entry, inserted] = current_.wait_durations.try_emplace(
+        std::pair{wait.wait_event_type, wait.wait_event}, wait_duration_buckets());
+    entry->second.observe(wait.estimated_length.count());
+  }
+  if (snapshot.taken_at_steady - last_publish_ >= kPublishEvery) publish();
+}
+
+void ContinuousProfile::on_profile_delta(const Profile& delta, SystemClock::time_point) {
+  current_.snapshots += delta.snapshots();
+  for (const auto& [key, count] : delta.counts()) current_.wait_samples[key] += count;
+  publish();
+}
+
+void ContinuousProfile::on_missed_tick() { ++current_.missed_ticks; }
+
+void ContinuousProfile::on_connection_state(bool up) {
+  current_.up = up;
+  // The next snapshot after a gap is not consecutive with the last one before it.
+  if (!up) tracker_.reset();
+  publish();
+}
+
+void ContinuousProfile::set_source(const std::string& source) { current_.source = source; }
+void ContinuousProfile::on_hidden_backends(int hidden) { current_.hidden_backends = hidden; }
+void ContinuousProfile::on_collector_status(const std::string& collector, double duration_s,
+                                            bool success) {
+  current_.collectors[collector] = {duration_s, success};
+}
+void ContinuousProfile::set_run(std::optional<ActiveRun> run) {
+  current_.run = std::move(run);
+  publish();
+}
+
+void ContinuousProfile::publish() {
+  published_.store(std::make_shared<const TargetMetrics>(current_));
+  last_publish_ = SteadyClock::now();
+}
+
+}  // namespace pgwaitprof::model

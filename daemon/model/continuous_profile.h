@@ -1,0 +1,71 @@
+// The daemon's continuous profile of one target: counters since start-up with memory bounded
+// by the number of distinct wait keys, never by uptime. The I/O thread updates it; scrapes
+// read an immutable TargetMetrics published from it.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "daemon/model/profile.h"
+#include "daemon/model/sample_sink.h"
+#include "daemon/model/wait_tracker.h"
+
+namespace pgwaitprof::model {
+
+struct CollectorStatus {
+  double duration_s = 0;
+  bool success = false;
+};
+
+struct ActiveRun {
+  std::string run_id;
+  std::string workload;
+  std::optional<double> tps;
+  std::optional<double> latency_s;
+};
+
+// What one scrape sees of one target. Immutable once published.
+struct TargetMetrics {
+  std::string target;
+  std::string source = "activity";
+  bool up = false;
+  int hidden_backends = 0;
+  uint64_t snapshots = 0;
+  uint64_t missed_ticks = 0;
+  std::map<WaitKey, uint64_t> wait_samples;
+  std::map<std::pair<std::string, std::string>, Histogram> wait_durations;
+  Histogram snapshot_durations{snapshot_duration_buckets()};
+  std::map<std::string, CollectorStatus> collectors;
+  std::optional<ActiveRun> run;
+};
+
+class ContinuousProfile : public SampleSink {
+ public:
+  explicit ContinuousProfile(std::string target);
+
+  void on_snapshot(const Snapshot& snapshot) override;
+  void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) override;
+  void on_missed_tick() override;
+  void on_connection_state(bool up) override;
+
+  void on_hidden_backends(int hidden) override;
+  void on_collector_status(const std::string& collector, double duration_s, bool success) override;
+  void set_source(const std::string& source);
+  void set_run(std::optional<ActiveRun> run);
+
+  // Makes the current state visible to scrapes (cheap: a copy of small maps).
+  void publish();
+  std::shared_ptr<const TargetMetrics> published() const { return published_.load(); }
+  const TargetMetrics& current() const { return current_; }
+
+ private:
+  TargetMetrics current_;
+  WaitTracker tracker_;
+  std::atomic<std::shared_ptr<const TargetMetrics>> published_;
+  SteadyClock::time_point last_publish_{};
+};
+
+}  // namespace pgwaitprof::model

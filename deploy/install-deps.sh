@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian bookworm package pgwaitprof needs to build, test and run. Idempotent:
+# apt-get runs only when a package is missing. Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake pkg-config git
+  libpq-dev libasio-dev libspdlog-dev libfmt-dev prometheus-cpp-dev libyaml-cpp-dev
+  nlohmann-json3-dev libcli11-dev googletest libgtest-dev libgmock-dev
+  # run: the scratch cluster, pgbench, and pg_wait_sampling to cross-check the sampler
+  postgresql-15 postgresql-client-15 postgresql-15-pg-wait-sampling
+  # tests and deploy checks: real Prometheus and promtool, systemd-analyze, JSON/YAML/HTTP tools
+  prometheus systemd curl jq python3 python3-yaml shellcheck procps
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: must run as root to install: ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# The Debian postgresql package starts a "main" cluster; pgwaitprof never uses it.
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,49 @@
+// The Prometheus side of the daemon: a Collectable that turns the published, immutable
+// TargetMetrics of every target into metric families, and the HTTP exposer that serves them
+// with the program's own metrics (build info). A scrape never queries PostgreSQL.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+
+#include "daemon/model/continuous_profile.h"
+
+namespace pgwaitprof::exporters {
+
+using TargetMetricsList = std::vector<std::shared_ptr<const model::TargetMetrics>>;
+
+// Pure: the families for these targets, with DESIGN.md's names and labels.
+std::vector<prometheus::MetricFamily> build_metric_families(const TargetMetricsList& targets);
+
+class TargetCollectable : public prometheus::Collectable {
+ public:
+  using Provider = std::function<TargetMetricsList()>;
+  explicit TargetCollectable(Provider provider) : provider_(std::move(provider)) {}
+  // Never throws: prometheus-cpp does not catch, and a failed scrape must not kill the daemon.
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  Provider provider_;
+};
+
+class MetricsServer {
+ public:
+  // Binds `listen` ("host:port"); throws std::runtime_error with a one-line message on failure.
+  MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
+                const std::string& version, const std::string& revision);
+  const std::string& listen() const { return listen_; }
+
+ private:
+  std::string listen_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<TargetCollectable> targets_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+};
+
+}  // namespace pgwaitprof::exporters

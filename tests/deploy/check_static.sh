@@ -1,0 +1,606 @@
+#!/usr/bin/env bash
+# Static checks of the deployment files, runnable from any directory without a daemon:
+#   - deploy/prometheus: `promtool check config`, `promtool check rules`, and `promtool test rules`
+#     on synthetic series (AAS leaves idle out, the alerts fire when they should, not before);
+#   - deploy/grafana/pgwaitprof.json: valid JSON and importable shape; every PromQL expression in
+#     it parses (promtool, after substituting Grafana's variables); every metric it or the rules
+#     use is one the daemon exports (DESIGN.md "Prometheus metrics") or a recording rule, and
+#     every exported metric is shown somewhere;
+#   - deploy/systemd/pgwaitprof.service: `systemd-analyze verify` (skipped, saying why, only where
+#     systemd-analyze is not installed: Debian package "systemd");
+#   - deploy/install.sh: installs into a temporary prefix twice, keeping an edited config.
+# Prints one line per check and a closing "N passed, N failed, N skipped" line; exits 1 if any
+# check failed.
+#
+# The same PromQL helper serves tests/deploy/prometheus_e2e.sh:
+#   check_static.sh --exprs DASHBOARD [--set NAME=VALUE]...   JSON lines {kind, where, expr[, label]}
+#   check_static.sh --metric-names FILE...                    metric names used by dashboards/rules
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_dir=$(cd "$script_dir/../.." && pwd)
+deploy_dir=$source_dir/deploy
+dashboard=$deploy_dir/grafana/pgwaitprof.json
+prometheus_config=$deploy_dir/prometheus/prometheus.yml
+rules=$deploy_dir/prometheus/rules.yml
+unit=$deploy_dir/systemd/pgwaitprof.service
+install_script=$deploy_dir/install.sh
+
+# The PromQL helper: extracts expressions from a dashboard, substitutes Grafana variables, lists
+# the metric and label names an expression uses, and checks them against the metric contract.
+promql_helper() {
+  python3 - "$@" <<'PYTHON'
+import json
+import re
+import sys
+
+# DESIGN.md "Prometheus metrics", plus the collector wrapper's gauges (STYLE.md, node_exporter
+# pattern). Keep in step with the daemon's exposition; prometheus_e2e.sh checks the real one.
+COUNTERS = ["pgwaitprof_snapshots_total", "pgwaitprof_wait_samples_total",
+            "pgwaitprof_missed_ticks_total"]
+HISTOGRAMS = ["pgwaitprof_wait_duration_seconds", "pgwaitprof_snapshot_duration_seconds"]
+GAUGES = ["pgwaitprof_up", "pgwaitprof_hidden_backends", "pgwaitprof_run_active",
+          "pgwaitprof_loadgen_tps", "pgwaitprof_loadgen_latency_seconds",
+          "pgwaitprof_build_info", "pgwaitprof_collector_duration_seconds",
+          "pgwaitprof_collector_success"]
+EXPORTED = set(COUNTERS) | set(GAUGES) | {
+    h + suffix for h in HISTOGRAMS for suffix in ("_bucket", "_sum", "_count")}
+# Series Prometheus itself adds for every scrape target.
+PROMETHEUS_SERIES = {"up"}
+LABELS = {"target", "backend_type", "state", "wait_event_type", "wait_event", "run_id",
+          "workload", "version", "revision", "collector", "le", "instance", "job"}
+STATES = {"active", "idle", "idle in transaction", "background"}
+
+KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or",
+            "unless", "bool", "offset", "inf", "nan"}
+GRAFANA_BUILTINS = {"__range": "1h", "__rate_interval": "1m", "__interval": "15s"}
+
+
+def substitute(expr, values):
+    """Replaces $name, ${name} and ${name:format} with values[name]; unknown names are errors."""
+    unknown = []
+
+    def replace(match):
+        name = match.group(1) or match.group(2)
+        if name not in values:
+            unknown.append(name)
+            return match.group(0)
+        return values[name]
+
+    result = re.sub(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)", replace, expr)
+    if unknown:
+        raise ValueError("unknown variable(s) " + ", ".join("$" + n for n in sorted(set(unknown))))
+    return result
+
+
+def label_values_query(query):
+    """label_values(SELECTOR, LABEL) -> (SELECTOR, LABEL); label_values(LABEL) -> (None, LABEL)."""
+    match = re.fullmatch(r"\s*label_values\(\s*(.*?)\s*,\s*(\w+)\s*\)\s*", query, re.S)
+    if match:
+        return match.group(1), match.group(2)
+    match = re.fullmatch(r"\s*label_values\(\s*(\w+)\s*\)\s*", query)
+    if match:
+        return None, match.group(1)
+    raise ValueError(f"variable query {query!r} is not label_values(...)")
+
+
+def dashboard_exprs(dashboard):
+    """Every PromQL expression of the dashboard: panel targets, annotations, variable queries."""
+    found = []
+
+    def walk_panels(panels):
+        for panel in panels:
+            for target in panel.get("targets", []):
+                if target.get("expr"):
+                    found.append({"kind": "panel",
+                                  "where": f'panel "{panel.get("title", "")}" {target.get("refId", "")}',
+                                  "expr": target["expr"]})
+            walk_panels(panel.get("panels", []))
+
+    walk_panels(dashboard.get("panels", []))
+    for annotation in dashboard.get("annotations", {}).get("list", []):
+        if annotation.get("expr"):
+            found.append({"kind": "annotation", "where": f'annotation "{annotation.get("name")}"',
+                          "expr": annotation["expr"]})
+    for variable in dashboard.get("templating", {}).get("list", []):
+        if variable.get("type") != "query":
+            continue
+        query = variable.get("query")
+        if isinstance(query, dict):
+            query = query.get("query", "")
+        selector, label = label_values_query(query)
+        found.append({"kind": "variable", "where": f'variable "{variable["name"]}"',
+                      "expr": selector or "", "label": label})
+    return found
+
+
+def names_in(expr):
+    """(metric names, label names) an expression uses. Not a full parser: strings are removed
+    first, then label matchers, ranges and grouping lists; what is left that is not a function
+    call or keyword is a metric name."""
+    expr = re.sub(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`', '""', expr)
+    labels = set()
+    for matchers in re.findall(r"\{([^}]*)\}", expr):
+        labels.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)", matchers))
+    expr = re.sub(r"\{[^}]*\}", " ", expr)
+    expr = re.sub(r"\[[^\]]*\]", " ", expr)
+    for words in re.findall(
+            r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)", expr):
+        labels.update(w for w in re.split(r"[\s,]+", words) if w)
+    expr = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", expr)
+    metrics = set()
+    for match in re.finditer(r"(?<![\w.])([A-Za-z_:][A-Za-z0-9_:]*)(\s*\()?", expr):
+        word, call = match.group(1), match.group(2)
+        if call or word.lower() in KEYWORDS or re.fullmatch(r"\d", word[0]):
+            continue
+        metrics.add(word)
+    return metrics, labels
+
+
+def state_values(expr):
+    return set(re.findall(r'\bstate\s*=\s*"([^"]*)"', expr)) | set(
+        re.findall(r'\bstate\s*!=\s*"([^"]*)"', expr))
+
+
+def load_rules(path):
+    import yaml  # Debian: python3-yaml
+    with open(path) as f:
+        document = yaml.safe_load(f)
+    return [rule for group in document["groups"] for rule in group["rules"]]
+
+
+def mode_exprs(argv):
+    path, values = argv[0], dict(GRAFANA_BUILTINS)
+    rest = argv[1:]
+    while rest:
+        if rest[0] != "--set" or len(rest) < 2 or "=" not in rest[1]:
+            sys.exit("usage: --exprs DASHBOARD [--set NAME=VALUE]...")
+        name, value = rest[1].split("=", 1)
+        values[name] = value
+        rest = rest[2:]
+    with open(path) as f:
+        dashboard = json.load(f)
+    for item in dashboard_exprs(dashboard):
+        item["expr"] = substitute(item["expr"], values)
+        print(json.dumps(item))
+
+
+def mode_metric_names(argv):
+    used = set()
+    for path in argv:
+        if path.endswith(".json"):
+            with open(path) as f:
+                exprs = [i["expr"] for i in dashboard_exprs(json.load(f))]
+        else:
+            exprs = [rule["expr"] for rule in load_rules(path)]
+        for expr in exprs:
+            used |= names_in(expr)[0]
+    print("\n".join(sorted(used)))
+
+
+def mode_check(argv):
+    """Prints "ok|FAIL<TAB>check<TAB>detail" lines; writes OUTDIR/dashboard_rules.yml."""
+    dashboard_path, rules_path, out_dir = argv
+    results = []
+
+    def report(ok, check, detail=""):
+        results.append(ok)
+        print(f"{'ok' if ok else 'FAIL'}\t{check}\t{detail}")
+
+    with open(dashboard_path) as f:
+        dashboard = json.load(f)
+    rules = load_rules(rules_path)
+    recorded = {rule["record"] for rule in rules if "record" in rule}
+
+    # Importable shape: schema, datasource input and variable, the variables the panels need.
+    problems = []
+    if not 36 <= dashboard.get("schemaVersion", 0) <= 41:
+        problems.append(f"schemaVersion {dashboard.get('schemaVersion')} is not 36..41")
+    if not any(i.get("type") == "datasource" and i.get("pluginId") == "prometheus"
+               for i in dashboard.get("__inputs", [])):
+        problems.append("no prometheus datasource in __inputs")
+    variables = {v.get("name"): v for v in dashboard.get("templating", {}).get("list", [])}
+    datasource = variables.get("datasource", {})
+    if datasource.get("type") != "datasource" or datasource.get("query") != "prometheus":
+        problems.append('no variable "datasource" of type datasource/prometheus')
+    target_query = variables.get("target", {}).get("query", {})
+    if isinstance(target_query, dict):
+        target_query = target_query.get("query", "")
+    if not re.fullmatch(r"label_values\(pgwaitprof_up(\{.*\})?,\s*target\)", target_query or ""):
+        problems.append(f'variable "target" is not label_values(pgwaitprof_up, target): {target_query!r}')
+    ids = []
+
+    def walk(panels):
+        for panel in panels:
+            ids.append(panel.get("id"))
+            sources = [panel.get("datasource")] + [t.get("datasource") for t in panel.get("targets", [])]
+            for source in sources:
+                if panel.get("type") != "row" and (not isinstance(source, dict) or
+                                                   source.get("uid") != "${datasource}"):
+                    problems.append(f'panel "{panel.get("title")}" datasource is not ${{datasource}}: {source}')
+            walk(panel.get("panels", []))
+
+    walk(dashboard.get("panels", []))
+    if len(ids) != len(set(ids)) or None in ids:
+        problems.append(f"panel ids are missing or repeated: {ids}")
+    if not any("pgwaitprof_run_active" in (a.get("expr") or "")
+               for a in dashboard.get("annotations", {}).get("list", [])):
+        problems.append("no annotation query on pgwaitprof_run_active")
+    report(not problems, "dashboard is importable", "; ".join(problems))
+
+    # Every expression, with variables substituted, as a recording rule promtool can parse.
+    values = dict(GRAFANA_BUILTINS)
+    values.update({name: "x" for name in variables})
+    values["instance"] = "127.0.0.1:9816"
+    exprs = dashboard_exprs(dashboard)
+    with open(f"{out_dir}/dashboard_rules.yml", "w") as f:
+        f.write("groups:\n  - name: dashboard\n    rules:\n")
+        for number, item in enumerate(exprs):
+            try:
+                expr = substitute(item["expr"], values) if item["expr"] else "vector(0)"
+            except ValueError as error:
+                report(False, f"dashboard {item['where']}", str(error))
+                continue
+            f.write(f"      # {item['where']}\n      - record: dashboard_expr_{number}\n"
+                    f"        expr: {json.dumps(expr)}\n")
+    print(f"info\tdashboard expressions\t{len(exprs)}")
+
+    # Metric names, label names and state values against the contract.
+    allowed = EXPORTED | recorded | PROMETHEUS_SERIES
+    used_anywhere = set()
+    sources = [(item["where"], item["expr"], "dashboard") for item in exprs]
+    sources += [(f'rule "{r.get("record") or r.get("alert")}"', r["expr"], "rules") for r in rules]
+    unknown_metrics, unknown_labels, bad_states = [], [], []
+    for where, expr, origin in sources:
+        metrics, labels = names_in(expr)
+        used_anywhere |= metrics
+        unknown_metrics += [f"{origin} {where}: {m}" for m in sorted(metrics - allowed)]
+        unknown_labels += [f"{origin} {where}: {l}" for l in sorted(labels - LABELS)]
+        bad_states += [f"{origin} {where}: {s!r}" for s in sorted(state_values(expr) - STATES)]
+        if not metrics and origin == "dashboard" and expr:
+            unknown_metrics.append(f"{origin} {where}: uses no metric at all")
+    report(not unknown_metrics, "only exported metrics and recording rules are used",
+           "; ".join(unknown_metrics))
+    report(not unknown_labels, "only exported label names are used", "; ".join(unknown_labels))
+    report(not bad_states, "state matchers use the daemon's state values", "; ".join(bad_states))
+    unused = sorted(m for m in set(COUNTERS) | set(GAUGES) if m not in used_anywhere)
+    unused += sorted(h for h in HISTOGRAMS if h + "_bucket" not in used_anywhere)
+    report(not unused, "every exported metric is on the dashboard or in the rules",
+           "unused: " + ", ".join(unused))
+    unused_rules = sorted(r for r in recorded if r not in used_anywhere)
+    report(not unused_rules, "every recording rule is used by the dashboard or an alert",
+           "unused: " + ", ".join(unused_rules))
+    sys.exit(0 if all(results) else 1)
+
+
+modes = {"--exprs": mode_exprs, "--metric-names": mode_metric_names, "--check": mode_check}
+if len(sys.argv) < 2 or sys.argv[1] not in modes:
+    sys.exit("usage: --exprs | --metric-names | --check")
+modes[sys.argv[1]](sys.argv[2:])
+PYTHON
+}
+
+case "${1:-}" in
+  --exprs) shift; promql_helper --exprs "$@"; exit ;;
+  --metric-names) shift; promql_helper --metric-names "$@"; exit ;;
+  "") ;;
+  *) echo "usage: $0 [--exprs DASHBOARD [--set NAME=VALUE]... | --metric-names FILE...]" >&2; exit 2 ;;
+esac
+
+passed=0
+failed=0
+skipped=0
+failures=()
+pass() { printf 'ok    %s\n' "$1"; passed=$((passed + 1)); }
+fail() {
+  printf 'FAIL  %s\n' "$1"
+  if [[ -n "${2:-}" ]]; then printf '%s\n' "$2" | sed 's/^/      /'; fi
+  failed=$((failed + 1))
+  failures+=("$1")
+}
+skip() { printf 'skip  %s: %s\n' "$1" "$2"; skipped=$((skipped + 1)); }
+
+# Runs a command; passes if it exits 0, else fails showing its output.
+check() {
+  local name=$1 output
+  shift
+  if output=$("$@" 2>&1); then pass "$name"; else fail "$name" "$output"; fi
+}
+
+work_dir=$(mktemp -d "${TMPDIR:-/tmp}/pgwaitprof-check-static.XXXXXX")
+trap 'rm -rf "$work_dir"' EXIT
+
+missing_tools=()
+for tool in promtool python3 jq; do
+  command -v "$tool" >/dev/null || missing_tools+=("$tool")
+done
+if ((${#missing_tools[@]})); then
+  fail "required tools are installed" "missing: ${missing_tools[*]} (Debian packages: prometheus, python3 python3-yaml, jq)"
+  echo "check_static: $passed passed, $failed failed, $skipped skipped"
+  exit 1
+fi
+if ! python3 -c 'import yaml' 2>/dev/null; then
+  fail "python3 can read YAML" "python3 has no yaml module (Debian package python3-yaml)"
+fi
+
+# --- Prometheus --------------------------------------------------------------------------------
+check "promtool check config deploy/prometheus/prometheus.yml" promtool check config "$prometheus_config"
+check "promtool check rules deploy/prometheus/rules.yml" promtool check rules "$rules"
+
+# Synthetic series at 100 Hz: AAS must leave out state "idle" and background/Activity but keep
+# "idle in transaction", background waits other than Activity, and same-named events of two
+# wait types apart; alerts must hold for their whole "for" before firing.
+cat >"$work_dir/rules_test.yml" <<EOF
+rule_files:
+  - $rules
+evaluation_interval: 15s
+tests:
+  - interval: 15s
+    input_series:
+      - series: 'pgwaitprof_snapshots_total{instance="h:9816",job="pgwaitprof",target="t"}'
+        values: '0+1500x40'
+      - series: 'pgwaitprof_missed_ticks_total{instance="h:9816",job="pgwaitprof",target="t"}'
+        values: '0+375x40'
+      - series: 'pgwaitprof_snapshot_duration_seconds_bucket{instance="h:9816",job="pgwaitprof",target="t",le="0.001"}'
+        values: '0+0x40'
+      - series: 'pgwaitprof_snapshot_duration_seconds_bucket{instance="h:9816",job="pgwaitprof",target="t",le="0.002"}'
+        values: '0+1500x40'
+      - series: 'pgwaitprof_snapshot_duration_seconds_bucket{instance="h:9816",job="pgwaitprof",target="t",le="+Inf"}'
+        values: '0+1500x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="client backend",state="active",wait_event_type="CPU",wait_event="CPU"}'
+        values: '0+3000x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="client backend",state="idle in transaction",wait_event_type="Client",wait_event="ClientRead"}'
+        values: '0+1500x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="client backend",state="idle",wait_event_type="Client",wait_event="ClientRead"}'
+        values: '0+15000x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="checkpointer",state="background",wait_event_type="Activity",wait_event="CheckpointerMain"}'
+        values: '0+1500x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="checkpointer",state="background",wait_event_type="IO",wait_event="DataFileSync"}'
+        values: '0+750x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="client backend",state="active",wait_event_type="IO",wait_event="DataFileSync"}'
+        values: '0+750x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="walwriter",state="background",wait_event_type="LWLock",wait_event="WALWrite"}'
+        values: '0+750x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="client backend",state="active",wait_event_type="IO",wait_event="WALWrite"}'
+        values: '0+1500x40'
+    promql_expr_test:
+      - expr: pgwaitprof:aas:by_wait_event
+        eval_time: 5m
+        exp_samples:
+          - labels: 'pgwaitprof:aas:by_wait_event{instance="h:9816",target="t",wait_event_type="CPU",wait_event="CPU"}'
+            value: 2
+          - labels: 'pgwaitprof:aas:by_wait_event{instance="h:9816",target="t",wait_event_type="Client",wait_event="ClientRead"}'
+            value: 1
+          - labels: 'pgwaitprof:aas:by_wait_event{instance="h:9816",target="t",wait_event_type="IO",wait_event="DataFileSync"}'
+            value: 1
+          - labels: 'pgwaitprof:aas:by_wait_event{instance="h:9816",target="t",wait_event_type="LWLock",wait_event="WALWrite"}'
+            value: 0.5
+          - labels: 'pgwaitprof:aas:by_wait_event{instance="h:9816",target="t",wait_event_type="IO",wait_event="WALWrite"}'
+            value: 1
+      - expr: pgwaitprof:aas:by_wait_class
+        eval_time: 5m
+        exp_samples:
+          - labels: 'pgwaitprof:aas:by_wait_class{instance="h:9816",target="t",wait_event_type="CPU"}'
+            value: 2
+          - labels: 'pgwaitprof:aas:by_wait_class{instance="h:9816",target="t",wait_event_type="Client"}'
+            value: 1
+          - labels: 'pgwaitprof:aas:by_wait_class{instance="h:9816",target="t",wait_event_type="IO"}'
+            value: 2
+          - labels: 'pgwaitprof:aas:by_wait_class{instance="h:9816",target="t",wait_event_type="LWLock"}'
+            value: 0.5
+      - expr: pgwaitprof:aas
+        eval_time: 5m
+        exp_samples:
+          - labels: 'pgwaitprof:aas{instance="h:9816",target="t"}'
+            value: 5.5
+      - expr: pgwaitprof:sampler_achieved_hz
+        eval_time: 5m
+        exp_samples:
+          - labels: 'pgwaitprof:sampler_achieved_hz{instance="h:9816",target="t"}'
+            value: 100
+      - expr: pgwaitprof:missed_tick_ratio
+        eval_time: 5m
+        exp_samples:
+          - labels: 'pgwaitprof:missed_tick_ratio{instance="h:9816",target="t"}'
+            value: 0.2
+      - expr: pgwaitprof:snapshot_duration_seconds:p99
+        eval_time: 5m
+        exp_samples:
+          - labels: 'pgwaitprof:snapshot_duration_seconds:p99{instance="h:9816",target="t"}'
+            value: 0.00199
+    alert_rule_test:
+      - eval_time: 4m
+        alertname: PgwaitprofMissedTicks
+        exp_alerts: []
+      - eval_time: 9m
+        alertname: PgwaitprofMissedTicks
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9816", target: t}
+            exp_annotations:
+              summary: pgwaitprof misses 20% of ticks for t
+              description: >-
+                More than 5% of sampling ticks for target t on h:9816 found the previous
+                snapshot query still running, for 5 minutes. The achieved rate is below the
+                configured hz, so AAS has a wider error band. Lower hz for this target, or look
+                at pgwaitprof_snapshot_duration_seconds: the server or the host may be saturated.
+  - interval: 1m
+    input_series:
+      - series: 'pgwaitprof_up{instance="h:9816",job="pgwaitprof",target="t"}'
+        values: '1x5 0x20'
+      - series: 'pgwaitprof_hidden_backends{instance="h:9816",job="pgwaitprof",target="t"}'
+        values: '0x5 2x20'
+      - series: 'up{instance="h:9816",job="pgwaitprof"}'
+        values: '1x5 0x20'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: PgwaitprofDown
+        exp_alerts: []
+      - eval_time: 8m
+        alertname: PgwaitprofDown
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9816", job: pgwaitprof, target: t}
+            exp_annotations:
+              summary: pgwaitprof cannot sample target t on h:9816
+              description: >-
+                The daemon has not been able to take snapshots of target t for 1 minute: the
+                server is down or refuses the sampling connection. Wait-event profiles and run
+                reports for this target have a gap. The daemon's log has the libpq error.
+      - eval_time: 14m
+        alertname: PgwaitprofHiddenBackends
+        exp_alerts: []
+      - eval_time: 16m
+        alertname: PgwaitprofHiddenBackends
+        exp_alerts:
+          - exp_labels: {severity: info, instance: "h:9816", job: pgwaitprof, target: t}
+            exp_annotations:
+              summary: pgwaitprof cannot see the wait events of 2 backends of t
+              description: >-
+                The sampling role of target t on h:9816 may not read the wait events of some
+                backends (other roles' sessions), so profiles leave them out. Grant it
+                pg_read_all_stats (or pg_monitor): GRANT pg_read_all_stats TO <sampling role>;
+      - eval_time: 6m
+        alertname: PgwaitprofScrapeFailed
+        exp_alerts: []
+      - eval_time: 8m
+        alertname: PgwaitprofScrapeFailed
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9816", job: pgwaitprof}
+            exp_annotations:
+              summary: pgwaitprof on h:9816 cannot be scraped
+              description: >-
+                Prometheus has failed to scrape the pgwaitprof daemon at h:9816 for 1 minute:
+                the daemon is stopped or its listen address changed. Check
+                \`systemctl status pgwaitprof\` and \`journalctl -u pgwaitprof\`.
+  # A target that is down misses every tick: PgwaitprofDown fires, PgwaitprofMissedTicks does not.
+  - interval: 15s
+    input_series:
+      - series: 'pgwaitprof_up{instance="h:9816",job="pgwaitprof",target="t"}'
+        values: '1x4 0x40'
+      - series: 'pgwaitprof_snapshots_total{instance="h:9816",job="pgwaitprof",target="t"}'
+        values: '0+1500x4 6000x40'
+      - series: 'pgwaitprof_missed_ticks_total{instance="h:9816",job="pgwaitprof",target="t"}'
+        values: '0x4 0+1500x40'
+    alert_rule_test:
+      - eval_time: 10m
+        alertname: PgwaitprofMissedTicks
+        exp_alerts: []
+EOF
+check "promtool test rules (AAS excludes idle, alerts fire after their 'for')" \
+  promtool test rules "$work_dir/rules_test.yml"
+
+# --- Grafana dashboard -------------------------------------------------------------------------
+if output=$(jq empty "$dashboard" 2>&1); then
+  pass "dashboard is valid JSON (jq)"
+  helper_output=$(promql_helper --check "$dashboard" "$rules" "$work_dir" 2>&1) || true
+  while IFS=$'\t' read -r status name detail; do
+    case "$status" in
+      ok) pass "$name" ;;
+      FAIL) fail "$name" "$detail" ;;
+      info) printf 'info  %s: %s\n' "$name" "$detail" ;;
+      *) fail "PromQL helper" "$status $name $detail" ;;
+    esac
+  done <<<"$helper_output"
+  if [[ -f "$work_dir/dashboard_rules.yml" ]]; then
+    check "every dashboard PromQL expression parses (promtool, variables substituted)" \
+      promtool check rules "$work_dir/dashboard_rules.yml"
+  else
+    fail "every dashboard PromQL expression parses" "the helper wrote no expressions"
+  fi
+else
+  fail "dashboard is valid JSON (jq)" "$output"
+fi
+
+# --- systemd unit ------------------------------------------------------------------------------
+# verify needs the unit's executables to exist: check against a scratch root holding the host's
+# unit library, /bin/kill, and a stand-in for /usr/local/bin/pgwaitprof.
+if command -v systemd-analyze >/dev/null; then
+  unit_root=$work_dir/unit-root
+  unit_library=
+  for candidate in /usr/lib/systemd/system /lib/systemd/system; do
+    if [[ -f $candidate/multi-user.target ]]; then unit_library=$candidate; break; fi
+  done
+  if [[ -z $unit_library ]]; then
+    fail "systemd-analyze verify pgwaitprof.service" "no multi-user.target in /usr/lib/systemd/system or /lib/systemd/system"
+  else
+    mkdir -p "$unit_root/usr/lib/systemd" "$unit_root/usr/local/bin" "$unit_root/usr/bin" \
+      "$unit_root/etc/systemd/system"
+    cp -a "$unit_library" "$unit_root/usr/lib/systemd/system"
+    cp "$(command -v kill)" "$unit_root/usr/bin/kill" 2>/dev/null || cp /bin/kill "$unit_root/usr/bin/kill"
+    ln -s usr/bin "$unit_root/bin"
+    printf '#!/bin/sh\nexit 0\n' >"$unit_root/usr/local/bin/pgwaitprof"
+    chmod 755 "$unit_root/usr/local/bin/pgwaitprof"
+    cp "$unit" "$unit_root/etc/systemd/system/pgwaitprof.service"
+    # It only warns (exit 0) about values it ignores, such as "Restart=sometimes": any output fails.
+    if output=$(systemd-analyze verify --man=no --root="$unit_root" pgwaitprof.service 2>&1) &&
+      [[ -z $output ]]; then
+      pass "systemd-analyze verify pgwaitprof.service"
+    else
+      fail "systemd-analyze verify pgwaitprof.service" "$output"
+    fi
+  fi
+else
+  skip "systemd-analyze verify pgwaitprof.service" \
+    "systemd-analyze is not installed (Debian package systemd; it need not be running)"
+fi
+unit_problems=()
+# shellcheck disable=SC2016  # $MAINPID is for systemd, not the shell
+for setting in "User=pgwaitprof" "Restart=on-failure" 'ExecReload=/bin/kill -HUP $MAINPID' \
+  "NoNewPrivileges=yes" "ProtectSystem=strict" "ReadWritePaths=/var/lib/pgwaitprof" \
+  "StateDirectory=pgwaitprof" "PrivateTmp=yes" "ProtectHome=yes" "CapabilityBoundingSet=" \
+  "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" \
+  "ExecStart=/usr/local/bin/pgwaitprof daemon -c /etc/pgwaitprof/pgwaitprof.yaml"; do
+  grep -qxF -- "$setting" "$unit" || unit_problems+=("missing line: $setting")
+done
+# /proc/stat must stay readable for the environment section of run reports.
+grep -qE '^(ProcSubset=pid|ProtectProc=(invisible|noaccess|ptraceable))' "$unit" &&
+  unit_problems+=("ProcSubset/ProtectProc hide /proc files the daemon reads")
+if ((${#unit_problems[@]})); then
+  fail "unit has the required settings" "$(printf '%s\n' "${unit_problems[@]}")"
+else
+  pass "unit has the required settings"
+fi
+
+# --- install.sh --------------------------------------------------------------------------------
+# Into a scratch prefix with a stand-in binary: twice (idempotent), and an edited config survives.
+install_test() {
+  local build=$work_dir/build prefix=$work_dir/prefix problems=()
+  mkdir -p "$build/daemon"
+  printf '#!/bin/sh\necho stand-in\n' >"$build/daemon/pgwaitprof"
+  chmod 755 "$build/daemon/pgwaitprof"
+  bash "$install_script" --prefix "$prefix" "$build" || return 1
+  echo "# edited by the administrator" >>"$prefix/etc/pgwaitprof/pgwaitprof.yaml"
+  bash "$install_script" --prefix "$prefix" "$build" || return 1
+  [[ -x $prefix/usr/local/bin/pgwaitprof ]] || problems+=("no executable usr/local/bin/pgwaitprof")
+  grep -q "edited by the administrator" "$prefix/etc/pgwaitprof/pgwaitprof.yaml" ||
+    problems+=("a second install overwrote etc/pgwaitprof/pgwaitprof.yaml")
+  cmp -s "$unit" "$prefix/etc/systemd/system/pgwaitprof.service" ||
+    problems+=("etc/systemd/system/pgwaitprof.service differs from deploy/systemd")
+  [[ -d $prefix/var/lib/pgwaitprof ]] || problems+=("no var/lib/pgwaitprof")
+  if [[ -d $deploy_dir/workloads ]]; then
+    diff -r "$deploy_dir/workloads" "$prefix/usr/local/share/pgwaitprof/workloads" >/dev/null ||
+      problems+=("usr/local/share/pgwaitprof/workloads differs from deploy/workloads")
+  fi
+  if ((${#problems[@]})); then printf '%s\n' "${problems[@]}"; return 1; fi
+}
+check "install.sh --prefix installs, twice, keeping an edited config" install_test
+if bash "$install_script" --prefix "$work_dir/prefix2" "$work_dir/no-such-build" >/dev/null 2>&1; then
+  fail "install.sh fails without a built binary"
+else
+  pass "install.sh fails without a built binary"
+fi
+
+# --- the scripts themselves ----------------------------------------------------------------------
+scripts=("$install_script" "$script_dir/check_static.sh" "$script_dir/prometheus_e2e.sh")
+# shellcheck disable=SC2016  # expanded by the inner shell
+check "bash -n on the deploy scripts" bash -c 'for f; do bash -n "$f" || exit 1; done' _ "${scripts[@]}"
+if command -v shellcheck >/dev/null; then
+  check "shellcheck on the deploy scripts" shellcheck "${scripts[@]}"
+else
+  skip "shellcheck on the deploy scripts" "shellcheck is not installed (Debian package shellcheck)"
+fi
+
+echo "check_static: $passed passed, $failed failed, $skipped skipped"
+if ((failed)); then
+  printf 'failed: %s\n' "${failures[@]}"
+  exit 1
+fi
