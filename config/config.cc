@@ -85,30 +85,34 @@ std::string join_quoted(std::span<const std::string_view> words) {
 // A YAML plain integer (decimal, optional sign). Values too large for long long saturate, so
 // that the caller's range check reports them as out of range rather than as not a number.
 std::optional<long long> parse_integer(std::string_view text) {
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty()) return std::nullopt;
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const bool negative = text.starts_with('-');
+  if (negative || text.starts_with('+')) text.remove_prefix(1);
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
+  long long magnitude = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), magnitude);
   if (end != text.data() + text.size()) return std::nullopt;
   if (error == std::errc::result_out_of_range) {
-    return text.front() == '-' ? std::numeric_limits<long long>::min()
-                               : std::numeric_limits<long long>::max();
+    magnitude = std::numeric_limits<long long>::max();
+  } else if (error != std::errc{}) {
+    return std::nullopt;
   }
-  if (error != std::errc{}) return std::nullopt;
-  return value;
+  return negative ? -magnitude : magnitude;
 }
 
 // A finite decimal number; "inf" and "nan" are not valid rates or intervals.
 std::optional<double> parse_number(std::string_view text) {
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty()) return std::nullopt;
-  double value = 0;
-  const auto [end, error] =
-      std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::general);
-  if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) {
+  const bool negative = text.starts_with('-');
+  if (negative || text.starts_with('+')) text.remove_prefix(1);
+  if (text.empty() || !(text.front() == '.' || (text.front() >= '0' && text.front() <= '9'))) {
     return std::nullopt;
   }
-  return value;
+  double magnitude = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), magnitude,
+                                            std::chars_format::general);
+  if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(magnitude)) {
+    return std::nullopt;
+  }
+  return negative ? -magnitude : magnitude;
 }
 
 std::string_view kind_name(const YAML::Node& node) {
@@ -188,8 +192,9 @@ std::vector<Value> map_entries(const Document& doc, const YAML::Node& map) {
   std::vector<Value> entries;
   if (map.IsNull()) return entries;
   std::set<std::string, std::less<>> seen;
-  for (auto entry = map.begin(); entry != map.end(); ++entry) {
-    const YAML::Node& key = entry->first;
+  for (const auto& entry : map) {
+    // A copy: the iterator's pair is a temporary, and a reference into it would dangle.
+    const YAML::Node key = entry.first;
     if (!key.IsScalar()) {
       doc.fail(key.Mark(),
                fmt::format("invalid configuration key (must be a string, not {})", kind_name(key)));
@@ -197,7 +202,7 @@ std::vector<Value> map_entries(const Document& doc, const YAML::Node& map) {
     if (!seen.insert(key.Scalar()).second) {
       doc.fail(key.Mark(), fmt::format("duplicate configuration key {}", quote(key.Scalar())));
     }
-    entries.push_back(Value{key.Scalar(), entry->second, key.Mark()});
+    entries.push_back(Value{key.Scalar(), entry.second, key.Mark()});
   }
   return entries;
 }
@@ -341,8 +346,9 @@ std::chrono::seconds read_duration(const Document& doc, const Value& value, long
     while (position < text.size()) {
       const std::size_t digits_begin = position;
       while (position < text.size() && text[position] >= '0' && text[position] <= '9') ++position;
-      if (position == digits_begin || position == text.size())
+      if (position == digits_begin || position == text.size()) {
         fail_invalid(doc, value, format_rule);
+      }
       const auto count = parse_integer(text.substr(digits_begin, position - digits_begin));
       while (next_unit < kUnits.size() && kUnits[next_unit].first != text[position]) ++next_unit;
       if (next_unit == kUnits.size() || !count) fail_invalid(doc, value, format_rule);
@@ -370,7 +376,7 @@ std::vector<Value> read_list(const Document& doc, const Value& value) {
     doc.fail(value.node.Mark(),
              fmt::format("{} must be a list, not {}", quote(value.name), kind_name(value.node)));
   }
-  for (const YAML::Node& item : value.node) {
+  for (const auto& item : value.node) {
     items.push_back(Value{value.name, item, item.Mark()});
   }
   return items;

@@ -2,6 +2,7 @@
 #include "daemon/app.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <asio/co_spawn.hpp>
 #include <asio/steady_timer.hpp>
@@ -126,6 +127,77 @@ void DaemonApp::apply(const config::ValidatedConfig& config) {
   publish_targets();
 }
 
+namespace {
+
+// Publishes a daemon run as its target's active run and forwards its events.
+class DaemonRunObserver : public RunObserver {
+ public:
+  DaemonRunObserver(model::ContinuousProfile& profile, std::string workload,
+                    std::function<void(nlohmann::json)> forward)
+      : profile_(profile), workload_(std::move(workload)), forward_(std::move(forward)) {}
+  ~DaemonRunObserver() override { profile_.set_run(std::nullopt); }
+  void on_started(const std::string& run_id, const std::filesystem::path& dir) override {
+    run_ = model::ActiveRun{run_id, workload_, std::nullopt, std::nullopt};
+    profile_.set_run(run_);
+    forward_({{"event", "started"}, {"run_id", run_id}, {"dir", dir.string()}});
+  }
+  void on_loadgen_line(std::string_view line) override {
+    forward_({{"event", "line"}, {"text", std::string(line)}});
+  }
+  void on_progress(const model::LoadgenProgress& progress) override {
+    run_.tps = progress.tps;
+    run_.latency_s = std::isfinite(progress.latency_avg_ms)
+                         ? std::optional(progress.latency_avg_ms / 1000)
+                         : std::nullopt;
+    profile_.set_run(run_);
+  }
+
+ private:
+  model::ContinuousProfile& profile_;
+  std::string workload_;
+  std::function<void(nlohmann::json)> forward_;
+  model::ActiveRun run_;
+};
+
+}  // namespace
+
+asio::awaitable<RunOutcome> DaemonApp::execute(Target& target, RunRequest request, RunControl& control,
+                                               std::function<void(nlohmann::json)> forward) {
+  // Kept alive for the run even if a reload drops the target meanwhile.
+  auto sampler = target.sampler;
+  auto profile = target.profile;
+  request.target_name = target.config.name;
+  request.conninfo = target.config.dsn;
+  request.data_dir = config_.data_dir;
+  DaemonRunObserver observer(*profile, request.workload, std::move(forward));
+  active_runs_.insert(&control);
+  if (stopping_) control.interrupt();
+  try {
+    auto outcome = co_await execute_run(*sampler, std::move(request), observer, control);
+    active_runs_.erase(&control);
+    co_return outcome;
+  } catch (...) {
+    active_runs_.erase(&control);
+    throw;
+  }
+}
+
+asio::awaitable<void> DaemonApp::run_configured() {
+  for (const auto& configured : config_.runs) {
+    if (stopping_) break;
+    Target* target = find_target(configured.target.empty() ? targets_.begin()->first : configured.target);
+    if (target == nullptr) continue;
+    RunRequest request;
+    request.workload = configured.workload;
+    request.label = configured.label;
+    request.pgbench_args = configured.pgbench_args;
+    request.interval = std::chrono::seconds(static_cast<int>(configured.interval.count()));
+    RunControl control;
+    auto outcome = co_await execute(*target, request, control, [](nlohmann::json) {});
+    log()->info("configured run done status={} dir={}", outcome.run.status, outcome.dir.string());
+  }
+}
+
 DaemonApp::Target* DaemonApp::find_target(const std::string& name_or_dsn) {
   for (auto& [name, target] : targets_) {
     if (name == name_or_dsn || target.config.dsn == name_or_dsn) return &target;
@@ -161,28 +233,44 @@ void DaemonApp::wait_signals() {
 void DaemonApp::shutdown() {
   stopping_ = true;
   signals_.cancel();
-  for (auto& [name, target] : targets_) target.sampler->stop();
-  // Samplers end within a tick once their sessions are closed; never wait long for them.
-  auto grace = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(500));
-  auto poll = std::make_shared<std::function<void()>>();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-  *poll = [this, grace, poll, deadline] {
-    if (running_samplers_ == 0 || std::chrono::steady_clock::now() >= deadline) {
+  if (control_) control_->stop();
+  // Runs in progress are interrupted and write their reports before the samplers stop.
+  for (auto* run : active_runs_) run->interrupt();
+  auto timer = std::make_shared<asio::steady_timer>(io_);
+  auto step = std::make_shared<std::function<void()>>();
+  const auto started = std::chrono::steady_clock::now();
+  bool samplers_stopped = false;
+  *step = [this, timer, step, started, samplers_stopped]() mutable {
+    const auto waited = std::chrono::steady_clock::now() - started;
+    if (!samplers_stopped && (active_runs_.empty() || waited > std::chrono::seconds(10))) {
+      for (auto& [name, target] : targets_) target.sampler->stop();
+      samplers_stopped = true;
+    }
+    // Samplers end within a tick once their sessions are closed; never wait long for them.
+    if (samplers_stopped && (running_samplers_ == 0 || waited > std::chrono::seconds(11))) {
       io_.stop();
       return;
     }
-    grace->expires_after(std::chrono::milliseconds(5));
-    grace->async_wait([poll](const std::error_code&) { (*poll)(); });
+    timer->expires_after(std::chrono::milliseconds(5));
+    timer->async_wait([step](const std::error_code&) { (*step)(); });
   };
-  (*poll)();
+  (*step)();
 }
 
 int DaemonApp::run() {
   apply(config_);
+  control_ = std::make_unique<ControlServer>(*this, config_.data_dir);
+  control_->start();
   wait_signals();
+  if (!config_.runs.empty()) {
+    asio::co_spawn(io_, run_configured(), [](std::exception_ptr failure) {
+      if (failure) log()->error("configured runs stopped early");
+    });
+  }
   log()->info("listening listen={} data_dir={} targets={}", config_.listen, config_.data_dir.string(),
               targets_.size());
   io_.run();
+  log()->info("stopped");
   return 0;
 }
 

@@ -6,16 +6,23 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <asio/io_context.hpp>
+#include <asio/awaitable.hpp>
 #include <asio/signal_set.hpp>
+#include <functional>
 
 #include "collectors/target_sampler.h"
+#include <nlohmann/json.hpp>
+
 #include "config/config.h"
+#include "daemon/control.h"
+#include "daemon/run_orchestrator.h"
 #include "daemon/model/continuous_profile.h"
 #include "exporters/prometheus_exporter.h"
 
@@ -45,6 +52,10 @@ class DaemonApp {
   };
   // For the control server: the sampler of a target given by name or connection string.
   Target* find_target(const std::string& name_or_dsn);
+  // A run on one of our targets, published as its active run (pgwaitprof_run_active and the
+  // load generator gauges) while it lasts; `forward` gets the started/line events.
+  asio::awaitable<RunOutcome> execute(Target& target, RunRequest request, RunControl& control,
+                                      std::function<void(nlohmann::json)> forward);
   const config::ValidatedConfig& config() const { return config_; }
   asio::io_context& io_context() { return io_; }
 
@@ -55,6 +66,7 @@ class DaemonApp {
   void stop_target(const std::string& name);
   void publish_targets();
   void wait_signals();
+  asio::awaitable<void> run_configured();
   void shutdown();
 
   std::optional<std::filesystem::path> config_path_;
@@ -67,6 +79,8 @@ class DaemonApp {
   std::atomic<std::shared_ptr<const std::vector<std::shared_ptr<model::ContinuousProfile>>>>
       published_;
   std::unique_ptr<exporters::MetricsServer> metrics_;
+  std::unique_ptr<ControlServer> control_;
+  std::set<RunControl*> active_runs_;  // interrupted by SIGTERM, then awaited for their reports
   bool stopping_ = false;
 };
 

@@ -3,6 +3,7 @@
 #include "daemon/cli.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -157,7 +158,12 @@ int main_cli(int argc, char** argv) {
       std::optional<std::filesystem::path> path;
       if (config_file) path = *config_file;
       DaemonApp daemon_app(path, overrides);
-      return daemon_app.run();
+      const int code = daemon_app.run();
+      // Everything is stopped and written. Destroying the HTTP server would wait up to 2 s for
+      // civetweb's worker threads' socket timeouts, beyond the 1 s a stop may take.
+      spdlog::shutdown();
+      std::cout.flush();
+      std::_Exit(code);
     }
     if (run->parsed()) {
       run_command.source = kSources.at(source);

@@ -2,15 +2,18 @@
 #include "daemon/foreground_run.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include <asio/co_spawn.hpp>
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "collectors/target_sampler.h"
 #include "config/logging.h"
+#include "daemon/control.h"
 #include "daemon/process.h"
 #include "daemon/run_orchestrator.h"
 #include "daemon/scratch_cluster.h"
@@ -65,7 +68,47 @@ std::filesystem::path default_data_dir() {
   return std::filesystem::path(home ? home : ".") / ".local" / "share" / "pgwaitprof";
 }
 
+std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command) {
+  std::vector<std::filesystem::path> sockets;
+  if (const char* socket = std::getenv("PGWAITPROF_SOCKET"); socket && *socket) sockets.emplace_back(socket);
+  sockets.push_back(control_socket_path(command.data_dir.empty() ? default_data_dir() : command.data_dir));
+  sockets.push_back(control_socket_path("/var/lib/pgwaitprof"));
+  return sockets;
+}
+
+namespace {
+
+int print_report(const model::Run& run, const std::filesystem::path& dir, int exit_code) {
+  std::cout << exporters::render_text(run);
+  std::cout << fmt::format("\nreport: {}\n", (dir / "report.html").string());
+  if (run.status != "completed") {
+    std::cerr << fmt::format("pgwaitprof: run {}: {}\n", run.status, run.error);
+  }
+  return exit_code;
+}
+
+}  // namespace
+
 int run_foreground(const RunCommand& command) {
+  RunRequest request;
+  request.workload = command.workload;
+  request.label = command.label;
+  request.pgbench_args = command.pgbench_args;
+  request.interval = std::chrono::seconds(command.interval_s);
+  request.data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
+
+  // A daemon that already samples the target runs it, so the target is not sampled twice.
+  const bool scratch_target = !command.target && !pg_environment_set();
+  if (!scratch_target && !command.no_daemon) {
+    request.conninfo = command.target.value_or("");
+    for (const auto& socket : daemon_sockets(command)) {
+      auto remote = run_through_daemon(socket, request, [](const std::string& line) { std::cerr << line << '\n'; });
+      if (!remote) continue;
+      std::ifstream file(remote->dir / "report.json");
+      return print_report(model::run_from_json(nlohmann::json::parse(file)), remote->dir, remote->exit_code);
+    }
+  }
+
   std::unique_ptr<ScratchCluster> scratch;
   std::string conninfo;
   if (command.target) {
@@ -99,13 +142,7 @@ int run_foreground(const RunCommand& command) {
   };
   wait_signal();
 
-  RunRequest request;
   request.conninfo = conninfo;
-  request.workload = command.workload;
-  request.label = command.label;
-  request.pgbench_args = command.pgbench_args;
-  request.interval = std::chrono::seconds(command.interval_s);
-  request.data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
   TerminalObserver observer;
   std::optional<RunOutcome> outcome;
   std::exception_ptr failure;
@@ -119,12 +156,7 @@ int run_foreground(const RunCommand& command) {
   io.run();
   if (failure) std::rethrow_exception(failure);
 
-  std::cout << exporters::render_text(outcome->run);
-  std::cout << fmt::format("\nreport: {}\n", (outcome->dir / "report.html").string());
-  if (outcome->run.status != "completed") {
-    std::cerr << fmt::format("pgwaitprof: run {}: {}\n", outcome->run.status, outcome->run.error);
-  }
-  return outcome->exit_code;
+  return print_report(outcome->run, outcome->dir, outcome->exit_code);
 }
 
 }  // namespace pgwaitprof::daemon

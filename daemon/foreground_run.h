@@ -32,6 +32,10 @@ bool pg_environment_set();
 // else ~/.local/share/pgwaitprof.
 std::filesystem::path default_data_dir();
 
+// Where `run` looks for a daemon's control socket: $PGWAITPROF_SOCKET, the data directory's,
+// and the system service's.
+std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command);
+
 int run_foreground(const RunCommand& command);
 
 }  // namespace pgwaitprof::daemon

@@ -69,7 +69,7 @@ double exact_p(size_t n_a, size_t n_b, double u_a) {
       for (size_t sum = max_sum; sum >= rank; --sum) ways[k][sum] += ways[k - 1][sum - rank];
     }
   }
-  const double offset = static_cast<double>(n_a * (n_a + 1) / 2);
+  const auto offset = static_cast<double>(n_a * (n_a + 1)) / 2;
   double all = 0, at_most = 0, at_least = 0;
   for (size_t sum = 0; sum <= max_sum; ++sum) {
     const double count = ways[n_a][sum];
@@ -269,6 +269,10 @@ bool single_runs(const CompareCell& cell) {
 
 std::string verdict_text(const CompareCell& cell) {
   if (single_runs(cell)) return cell.verdict + " (single runs: no noise estimate)";
+  if (cell.p_value && !rank_test_can_reach(cell.tps_a.size(), cell.tps_b.size(), kAlpha)) {
+    return fmt::format("{} (by noise band: {}+{} repeats cannot reach p < {})", cell.verdict,
+                       cell.tps_a.size(), cell.tps_b.size(), kAlpha);
+  }
   return cell.verdict;
 }
 
@@ -365,7 +369,7 @@ double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b
   for (size_t first = 0; first < total;) {
     size_t last = first;
     while (last + 1 < total && pooled[last + 1].first == pooled[first].first) ++last;
-    const double group = static_cast<double>(last - first + 1);
+    const auto group = static_cast<double>(last - first + 1);
     const double mid_rank = (static_cast<double>(first + last) / 2) + 1;
     for (size_t index = first; index <= last; ++index) {
       if (pooled[index].second) rank_sum_a += mid_rank;
@@ -380,7 +384,8 @@ double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b
 
   if (n_a <= 10 && n_b <= 10 && !ties) return exact_p(n_a, n_b, u_a);
 
-  const double n1 = static_cast<double>(n_a), n2 = static_cast<double>(n_b);
+  const auto n1 = static_cast<double>(n_a);
+  const auto n2 = static_cast<double>(n_b);
   const double n = n1 + n2;
   const double mean = n1 * n2 / 2;
   const double variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));

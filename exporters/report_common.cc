@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <map>
-#include <numeric>
+#include <stdexcept>
 
 namespace pgwaitprof::exporters::report_detail {
 
@@ -80,17 +82,17 @@ struct Group {
 
 // Sorts ascending (the hackers' order: the big ones at the bottom, next to the total), keeps
 // the `top` largest and sums the rest into one "other" row placed first.
-std::vector<ProfileRow> top_rows(std::map<std::vector<std::string>, Group> groups, int top,
+std::vector<ProfileRow> top_rows(const std::map<std::vector<std::string>, Group>& groups, int top,
                                  const GroupSpec& spec, uint64_t total, uint64_t snapshots) {
   const std::string& singular = spec.dimension;
   const std::string& plural = spec.plural;
   const size_t column_count = spec.columns.size();
   std::vector<ProfileRow> rows;
-  for (auto& [fields, group] : groups) {
+  for (const auto& [fields, group] : groups) {
     ProfileRow row;
     row.fields = fields;
-    row.label = std::move(group.label);
-    row.wait_class = std::move(group.wait_class);
+    row.label = group.label;
+    row.wait_class = group.wait_class;
     row.stat = model::make_stat({}, group.count, total, snapshots);
     rows.push_back(std::move(row));
   }
@@ -142,7 +144,7 @@ ProfileTable profile_table(const model::Run& run, const RenderOptions& options, 
           "or compute_query_id off",
           non_idle - table.total);
     }
-    table.rows = top_rows(std::move(groups), options.top, spec, table.total, table.snapshots);
+    table.rows = top_rows(groups, options.top, spec, table.total, table.snapshots);
     return table;
   }
 
@@ -162,7 +164,7 @@ ProfileTable profile_table(const model::Run& run, const RenderOptions& options, 
     }
     group.count += count;
   }
-  table.rows = top_rows(std::move(groups), options.top, spec, table.total, table.snapshots);
+  table.rows = top_rows(groups, options.top, spec, table.total, table.snapshots);
 
   for (const auto& [key, count] : idle) {
     ProfileRow row;
@@ -189,7 +191,7 @@ std::vector<TimelineRow> timeline_rows(const model::Run& run) {
     row.loadgen = slice.loadgen ? &*slice.loadgen : nullptr;
     row.cpu = slice.cpu ? &*slice.cpu : nullptr;
     row.background = slice.background.flags();
-    const double snapshots = static_cast<double>(row.snapshots);
+    const auto snapshots = static_cast<double>(row.snapshots);
     for (const auto& [wait_class, count] : slice.profile.by_wait_class()) {
       const double aas = snapshots > 0 ? static_cast<double>(count) / snapshots : 0;
       const auto* column =
@@ -302,10 +304,10 @@ std::string setting_line(const model::Setting& setting) {
 }
 
 std::string format_bytes(uint64_t bytes) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
+  static constexpr std::array<const char*, 5> units = {"B", "KiB", "MiB", "GiB", "TiB"};
+  auto value = static_cast<double>(bytes);
   size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
+  while (value >= 1024 && unit + 1 < units.size()) {
     value /= 1024;
     ++unit;
   }

@@ -77,8 +77,7 @@ std::string_view class_colour(std::string_view wait_class) {
 
 std::string swatch(std::string_view wait_class) {
   if (wait_class.empty()) return "";
-  return fmt::format("<span class=\"sw\" style=\"background:{}\"></span>",
-                     class_colour(wait_class));
+  return fmt::format(R"(<span class="sw" style="background:{}"></span>)", class_colour(wait_class));
 }
 
 // Round axis steps (1, 2, 5 x 10^n) and the axis top they give for `max`.
@@ -105,10 +104,10 @@ Axis nice_axis(double max, int target_ticks) {
 
 // Seconds go in steps people count in: 1, 2, 5, 10, 15, 30 s, then minutes.
 Axis time_axis(double span) {
-  static const double steps[] = {0.1, 0.2, 0.5, 1,   2,   5,    10,   15,   30,
-                                 60,  120, 300, 600, 900, 1800, 3600, 7200, 14400};
+  static constexpr std::array<double, 18> steps = {
+      0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400};
   Axis axis;
-  axis.step = steps[std::size(steps) - 1];
+  axis.step = steps.back();
   for (double step : steps) {
     if (span / step <= 10) {
       axis.step = step;
@@ -274,7 +273,7 @@ std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& 
       path += fmt::format("{}{:.1f} {:.1f} ", drawing ? "L" : "M", x, y);
       drawing = true;
       if (rows.size() <= 120) {
-        dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\"/>", x, y);
+        dots += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="2.5"/>)", x, y);
       }
     }
     svg +=
@@ -379,7 +378,7 @@ std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& 
     const char* meaning = lane.name == "av"   ? "autovacuum"
                           : lane.name == "ch" ? "checkpoint"
                                               : "manual VACUUM";
-    legend += fmt::format("<span><span class=\"sw\" style=\"background:{}\"></span>{} = {}</span>",
+    legend += fmt::format(R"(<span><span class="sw" style="background:{}"></span>{} = {}</span>)",
                           lane.colour, lane.name, meaning);
   }
   legend += "</div>\n";
@@ -573,7 +572,7 @@ std::string fact_rows(const std::vector<std::pair<std::string, std::string>>& fa
 }
 
 std::string card(const std::string& key, const std::string& value, const std::string& detail) {
-  return "<div class=\"card\"><div class=\"k\">" + html_escape(key) + "</div><div class=\"v\">" +
+  return R"(<div class="card"><div class="k">)" + html_escape(key) + R"(</div><div class="v">)" +
          html_escape(value) + "</div><div class=\"d\">" + html_escape(detail) + "</div></div>\n";
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -317,7 +318,8 @@ std::string md_fence(std::string_view text) {
     run = c == '`' ? run + 1 : 0;
     longest = std::max(longest, run);
   }
-  return std::string(std::max<size_t>(3, longest + 1), '`');
+  std::string fence(std::max<size_t>(3, longest + 1), '`');
+  return fence;
 }
 
 std::string md_stderr(const model::Run& run) {

@@ -242,12 +242,13 @@ done
 run_status=0
 wait "$run_pid" || run_status=$?
 run_pid=
-# It prints the run directory; take the line that names one with a report.
+# It ends with "report: RUN_DIR/report.html"; the run directory holds report.json.
 run_dir=
 while IFS= read -r line; do
-  line=${line#"${line%%[![:space:]]*}"}
-  line=${line%"${line##*[![:space:]]}"}
-  if [[ -n $line && -f $line/report.json ]]; then run_dir=$line; fi
+  if [[ $line == "report: "* ]]; then
+    candidate=$(dirname "${line#report: }")
+    if [[ -f $candidate/report.json ]]; then run_dir=$candidate; fi
+  fi
 done <"$tmp/run.out"
 if ((run_status == 0)) && [[ -n $run_dir && -f $run_dir/report.json ]]; then
   pass "pgwaitprof run exits 0 and prints its run directory ($run_dir)"

@@ -300,6 +300,8 @@ TEST(CompareRender, TextShowsTheTablesAndSingleRunCaveat) {
   EXPECT_NE(text.find("0.008"), std::string::npos);
   EXPECT_NE(text.find("no significant change (single runs: no noise estimate)"), std::string::npos);
   EXPECT_NE(text.find("faster (single runs: no noise estimate)"), std::string::npos);
+  EXPECT_NE(text.find("0.100  faster (by noise band: 3+3 repeats cannot reach p < 0.05)"),
+            std::string::npos);
   EXPECT_NE(text.find("wait events that moved"), std::string::npos);
   EXPECT_NE(text.find("21.200 ± "), std::string::npos);
   // The six cell rows under the throughput header start their verdict where "verdict" does.

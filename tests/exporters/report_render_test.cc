@@ -596,6 +596,24 @@ TEST_F(RenderHtml, EscapesEveryText) {
   EXPECT_EQ(markdown.find("<script>"), std::string::npos);
 }
 
+TEST(RenderEmpty, EveryFormatCopesWithARunThatSampledNothing) {
+  model::Run run;
+  run.id = "empty";
+  run.status = "interrupted";
+  run.error = "interrupted by SIGTERM before the first snapshot";
+  const std::string text = render_text(run);
+  EXPECT_TRUE(
+      has_line(text, "*** INTERRUPTED: interrupted by SIGTERM before the first snapshot ***"));
+  EXPECT_NE(text.find("wait events: 0 samples in 0 snapshots"), std::string::npos);
+  EXPECT_EQ(parse_csv(render_profile_csv(run)).size(), 1u);
+  EXPECT_EQ(parse_csv(render_timeline_csv(run)).size(), 1u);
+  EXPECT_EQ(render_folded(run), "");
+  const std::string html = render_html(run);
+  EXPECT_NE(html.find("<div class=\"banner interrupted\">INTERRUPTED: "), std::string::npos);
+  EXPECT_NE(html.find("No samples."), std::string::npos);
+  EXPECT_NE(render_markdown(run).find("> **INTERRUPTED: "), std::string::npos);
+}
+
 TEST(RenderJson, RoundTripsThroughTheModel) {
   const json fixture = load_json("report_v1.json");
   const model::Run run = model::run_from_json(fixture);
