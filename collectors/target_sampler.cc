@@ -64,13 +64,16 @@ void TargetSampler::count_missed(uint64_t ticks) {
 }
 
 asio::awaitable<bool> TargetSampler::wait_until_sampling(std::chrono::milliseconds timeout) {
+  // A fresh sample, not an old one: after a restart of the server the sampler may still be
+  // reconnecting.
   const auto deadline = model::SteadyClock::now() + timeout;
+  const uint64_t before = samples_delivered_;
   asio::steady_timer poll(executor_);
-  while (samples_delivered_ == 0 && !stopping_ && model::SteadyClock::now() < deadline) {
+  while (samples_delivered_ == before && !stopping_ && model::SteadyClock::now() < deadline) {
     poll.expires_after(10ms);
     co_await poll.async_wait(kAsTuple);
   }
-  co_return samples_delivered_ > 0;
+  co_return samples_delivered_ > before;
 }
 
 asio::awaitable<void> TargetSampler::run() {

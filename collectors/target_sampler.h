@@ -40,7 +40,7 @@ class TargetSampler {
   asio::awaitable<void> run();
   void stop();
 
-  // Waits until the first sample has been delivered; false when `timeout` passed first.
+  // Waits until a new sample has been delivered; false when `timeout` passed first.
   asio::awaitable<bool> wait_until_sampling(std::chrono::milliseconds timeout);
 
   const SamplerOptions& options() const { return options_; }

@@ -4,6 +4,7 @@
 #include "config/config.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <memory>
 #include <set>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -149,6 +151,40 @@ struct Value {
   YAML::Mark key_mark;  // where "missing value" points: a null value's own mark is the next token
 };
 
+// Records where each document's root node starts; the parse itself builds nothing.
+class RootMarks : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+
+  void OnDocumentStart(const YAML::Mark& /*mark*/) override { depth_ = 0; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t /*anchor*/) override { on_node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t /*anchor*/) override { on_node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                const std::string& /*value*/) override {
+    on_node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/,
+                       YAML::anchor_t /*anchor*/, YAML::EmitterStyle::value /*style*/) override {
+    on_node(mark);
+    ++depth_;
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                  YAML::EmitterStyle::value /*style*/) override {
+    on_node(mark);
+    ++depth_;
+  }
+  void OnMapEnd() override { --depth_; }
+
+ private:
+  void on_node(const YAML::Mark& mark) {
+    if (depth_ == 0) marks.push_back(mark);
+  }
+
+  int depth_ = 0;
+};
+
 // One configuration file: turns positions into the "FILE:LINE:COLUMN: " prefix of every error.
 class Document {
  public:
@@ -164,18 +200,35 @@ class Document {
 
   // The root node; Null for an empty file. Syntax errors and extra documents are errors.
   YAML::Node load(std::string_view yaml_text) const {
-    std::vector<YAML::Node> documents;
+    const std::string text(yaml_text);
+    RootMarks roots;
     try {
-      documents = YAML::LoadAll(std::string(yaml_text));
+      // Not YAML::LoadAll: in yaml-cpp 0.7 it never returns on a stray "," (yaml-cpp issue
+      // #1040), appending empty documents until memory runs out. Two documents are enough to
+      // know the file is wrong, and this loop stops there.
+      std::istringstream stream(text);
+      YAML::Parser parser(stream);
+      while (roots.marks.size() < 2 && parser.HandleNextDocument(roots)) {
+      }
     } catch (const YAML::Exception& error) {
       fail(error.mark, fmt::format("invalid YAML: {}", error.msg));
     }
-    if (documents.size() > 1) {
-      fail(documents[1].Mark(),
-           fmt::format("{} must be a single YAML document, found {}", what_, documents.size()));
+    if (roots.marks.size() > 1) {
+      const YAML::Mark& second = roots.marks[1];
+      if (second.pos == roots.marks[0].pos) {
+        // The parser produced a second document without consuming anything: the stuck case.
+        const std::size_t pos = static_cast<std::size_t>(std::max(second.pos, 0));
+        fail(second, fmt::format("invalid YAML: unexpected {}",
+                                 pos < text.size() ? quote(text.substr(pos, 1)) : "end of file"));
+      }
+      fail(second, fmt::format("{} must be a single YAML document", what_));
     }
-    if (documents.empty()) return YAML::Node(YAML::NodeType::Null);
-    const YAML::Node& root = documents.front();
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception& error) {
+      fail(error.mark, fmt::format("invalid YAML: {}", error.msg));
+    }
     if (!root.IsNull() && !root.IsMap()) {
       fail(root.Mark(), fmt::format("{} must be a map, not {}", what_, kind_name(root)));
     }

@@ -16,6 +16,8 @@
 #include "config/logging.h"
 #include "daemon/app.h"
 #include "daemon/foreground_run.h"
+#include "daemon/matrix.h"
+#include "exporters/compare.h"
 #include "exporters/report_render.h"
 
 namespace pgwaitprof::daemon {
@@ -56,6 +58,45 @@ int report_command(const std::filesystem::path& run_dir, const std::string& form
   else if (format == "timeline-csv") std::cout << exporters::render_timeline_csv(run);
   else if (format == "folded") std::cout << exporters::render_folded(run, options);
   else if (format == "html") std::cout << exporters::render_html(run, options);
+  return 0;
+}
+
+// A side of a comparison: a run directory, a matrix directory (its runs/), a directory of run
+// directories, or a comma-separated list of those.
+std::vector<model::Run> load_side(const std::string& side) {
+  std::vector<model::Run> runs;
+  std::stringstream list(side);
+  for (std::string item; std::getline(list, item, ',');) {
+    const std::filesystem::path path(item);
+    if (std::filesystem::exists(path / "report.json")) {
+      runs.push_back(load_run(path));
+    } else if (std::filesystem::is_directory(path)) {
+      const auto parent = std::filesystem::is_directory(path / "runs") ? path / "runs" : path;
+      std::vector<std::filesystem::path> dirs;
+      for (const auto& entry : std::filesystem::directory_iterator(parent)) dirs.push_back(entry.path());
+      std::sort(dirs.begin(), dirs.end());
+      for (const auto& dir : dirs) {
+        if (std::filesystem::exists(dir / "report.json")) runs.push_back(load_run(dir));
+      }
+    } else {
+      throw std::runtime_error(fmt::format("\"{}\" is neither a run directory nor a matrix directory", item));
+    }
+  }
+  if (runs.empty()) throw std::runtime_error(fmt::format("no runs found in \"{}\"", side));
+  return runs;
+}
+
+std::string side_label(const std::string& side) {
+  const auto path = std::filesystem::path(side.substr(0, side.find(','))).lexically_normal();
+  const auto name = (path.has_filename() ? path : path.parent_path()).filename().string();
+  return side.find(',') == std::string::npos ? name : name + ",...";
+}
+
+int compare_command(const std::string& side_a, const std::string& side_b, const std::string& format) {
+  const auto comparison = exporters::compare_runs(load_side(side_a), load_side(side_b), side_label(side_a), side_label(side_b));
+  if (format == "md") std::cout << exporters::render_comparison_markdown(comparison);
+  else if (format == "json") std::cout << exporters::render_comparison_json(comparison);
+  else std::cout << exporters::render_comparison_text(comparison);
   return 0;
 }
 
@@ -137,6 +178,21 @@ int main_cli(int argc, char** argv) {
   report->add_option("--top", top, "rows before the rest is summed as \"other\"")->check(CLI::PositiveNumber);
   report->add_flag("--include-idle", include_idle, "count idle sessions in shares");
 
+  // matrix
+  auto* matrix = app.add_subcommand("matrix", "a sweep of runs: variants x clients x repeats");
+  MatrixCommand matrix_command;
+  matrix->add_option("plan", matrix_command.plan_path, "the plan (YAML)");
+  matrix->add_option("--resume", matrix_command.resume_dir, "finish an interrupted matrix directory");
+  matrix->add_option("--data-dir", matrix_command.data_dir, "where the matrix directory is written");
+
+  // compare
+  auto* compare = app.add_subcommand("compare", "A/B: throughput change with its noise band, and the waits that moved");
+  std::string side_a, side_b;
+  std::string compare_format = "text";
+  compare->add_option("a", side_a, "run directory, matrix directory, or comma-separated run directories")->required();
+  compare->add_option("b", side_b, "the same for the other side")->required();
+  compare->add_option("--format", compare_format, "text, md or json")->check(CLI::IsMember({"text", "md", "json"}));
+
   try {
     app.parse(ours);
   } catch (const CLI::CallForHelp& help) {
@@ -171,6 +227,14 @@ int main_cli(int argc, char** argv) {
       return run_foreground(run_command);
     }
     if (report->parsed()) return report_command(run_dir, format, by, top, include_idle);
+    if (matrix->parsed()) {
+      if (!matrix_command.plan_path && !matrix_command.resume_dir) {
+        std::cerr << "pgwaitprof: matrix needs a plan file or --resume DIR\n";
+        return kExitUsage;
+      }
+      return run_matrix_command(matrix_command);
+    }
+    if (compare->parsed()) return compare_command(side_a, side_b, compare_format);
   } catch (const config::ConfigError& error) {
     std::cerr << "pgwaitprof: " << error.what() << '\n';
     return kExitUsage;

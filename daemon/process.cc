@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/this_coro.hpp>
 #include <asio/posix/stream_descriptor.hpp>
 #include <asio/read.hpp>
 #include <asio/steady_timer.hpp>
@@ -173,6 +175,21 @@ asio::awaitable<void> read_lines(asio::any_io_executor executor, int fd,
     if (error) break;
   }
   if (!pending.empty()) on_line(pending);
+}
+
+asio::awaitable<CommandResult> run_command_async(const std::vector<std::string>& argv) {
+  auto executor = co_await asio::this_coro::executor;
+  Child child = spawn(argv);
+  CommandResult result;
+  auto append = [&](std::string_view line) {
+    result.output.append(line);
+    result.output.push_back('\n');
+  };
+  using namespace asio::experimental::awaitable_operators;
+  co_await (read_lines(executor, child.stdout_fd, append) &&
+            read_lines(executor, child.stderr_fd, append));
+  result.exit_code = co_await wait_exit(executor, child.pid);
+  co_return result;
 }
 
 asio::awaitable<int> wait_exit(asio::any_io_executor executor, pid_t pid) {

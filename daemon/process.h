@@ -44,6 +44,9 @@ struct CommandResult {
 CommandResult run_command(const std::vector<std::string>& argv,
                           const std::optional<RunAs>& run_as = std::nullopt);
 
+// Runs a command to completion on the I/O thread without blocking it (pgbench -i, a warm-up).
+asio::awaitable<CommandResult> run_command_async(const std::vector<std::string>& argv);
+
 // Reads lines from `fd` (taking ownership) until end of file.
 asio::awaitable<void> read_lines(asio::any_io_executor executor, int fd,
                                  std::function<void(std::string_view)> on_line);

@@ -90,20 +90,6 @@ std::string first_error_line(const std::string& text) {
   return fallback;
 }
 
-// Runs a set-up command of the run (pgbench -i) without blocking the I/O thread.
-asio::awaitable<int> run_setup_command(const std::vector<std::string>& argv, std::string& log_text) {
-  auto executor = co_await asio::this_coro::executor;
-  Child child = spawn(argv);
-  using namespace asio::experimental::awaitable_operators;
-  auto append = [&](std::string_view line) {
-    log_text.append(line);
-    log_text.push_back('\n');
-  };
-  co_await (read_lines(executor, child.stdout_fd, append) &&
-            read_lines(executor, child.stderr_fd, append));
-  co_return co_await wait_exit(executor, child.pid);
-}
-
 }  // namespace
 
 void RunControl::interrupt() {
@@ -231,11 +217,13 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
     auto tables = co_await session.execute("SELECT to_regclass('pgbench_branches') IS NOT NULL");
     if (!tables.ok()) throw std::runtime_error(tables.error->message);
     if (collectors::cell(tables.result.get(), 0, 0) != "t") {
-      log()->info("initialising pgbench tables scale=10 target={}", request.target_name);
-      std::vector<std::string> init{loadgen, "-i", "-s", "10", "-q"};
+      log()->info("initialising pgbench tables scale={} target={}", request.init_scale, request.target_name);
+      std::vector<std::string> init{loadgen, "-i", "-s", std::to_string(request.init_scale), "-q"};
       if (!request.conninfo.empty()) init.push_back(request.conninfo);
-      if (co_await run_setup_command(init, pgbench_log) != 0) {
-        throw std::runtime_error("pgbench -i failed: " + first_error_line(pgbench_log));
+      auto initialised = co_await run_command_async(init);
+      pgbench_log += initialised.output;
+      if (initialised.exit_code != 0) {
+        throw std::runtime_error("pgbench -i failed: " + first_error_line(initialised.output));
       }
     }
     auto scale = co_await session.execute("SELECT count(*) FROM pgbench_branches");

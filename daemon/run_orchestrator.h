@@ -28,6 +28,7 @@ struct RunRequest {
   std::chrono::seconds interval{1};
   std::filesystem::path data_dir;
   std::string loadgen = "pgbench";  // executable, looked up on PATH and PostgreSQL's bin dirs
+  int init_scale = 10;  // pgbench -i scale when the target has no pgbench tables yet
   std::string variant;
   int repeat = 0;
   std::filesystem::path run_dir;  // where to write; default <data_dir>/runs/<run_id>

@@ -24,10 +24,12 @@ std::optional<WaitKey> classify(const BackendSample& backend) {
 
 bool is_idle(const WaitKey& key) {
   // A background process (no session state) waiting on Activity, or an extension's worker
-  // waiting on Extension, sleeps in its main loop.
+  // waiting on Extension, sleeps in its main loop; on Timeout it sleeps on purpose (the
+  // checkpointer's CheckpointWriteDelay spreading a checkpoint): no load either way.
   return key.state == "idle" ||
          (key.state == "background" &&
-          (key.wait_event_type == "Activity" || key.wait_event_type == "Extension"));
+          (key.wait_event_type == "Activity" || key.wait_event_type == "Extension" ||
+           key.wait_event_type == "Timeout"));
 }
 
 std::string display_name(const WaitKey& key) {

@@ -25,8 +25,9 @@ std::string state_class(const std::string& state);
 // Hidden backends are not classified: nothing is known about what they do.
 std::optional<WaitKey> classify(const BackendSample& backend);
 
-// Idle sessions and background processes sleeping in their main loop (wait type Activity, or
-// Extension for extensions' workers such as pg_wait_sampling's collector):
+// Idle sessions, and background processes sleeping in their main loop (wait type Activity, or
+// Extension for extensions' workers such as pg_wait_sampling's collector) or on a deliberate
+// delay (Timeout, e.g. CheckpointWriteDelay):
 // listed apart in reports and left out of shares, as they are not load.
 bool is_idle(const WaitKey& key);
 

@@ -327,7 +327,8 @@ fi
 check "promtool check config deploy/prometheus/prometheus.yml" promtool check config "$prometheus_config"
 check "promtool check rules deploy/prometheus/rules.yml" promtool check rules "$rules"
 
-# Synthetic series at 100 Hz: AAS must leave out state "idle" and background/Activity but keep
+# Synthetic series at 100 Hz: AAS must leave out state "idle" and background processes asleep
+# (Activity, Extension, Timeout) but keep
 # "idle in transaction", background waits other than Activity, and same-named events of two
 # wait types apart; alerts must hold for their whole "for" before firing.
 cat >"$work_dir/rules_test.yml" <<EOF
@@ -354,6 +355,10 @@ tests:
       - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="client backend",state="idle",wait_event_type="Client",wait_event="ClientRead"}'
         values: '0+15000x40'
       - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="checkpointer",state="background",wait_event_type="Activity",wait_event="CheckpointerMain"}'
+        values: '0+1500x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="checkpointer",state="background",wait_event_type="Timeout",wait_event="CheckpointWriteDelay"}'
+        values: '0+1500x40'
+      - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="pg_wait_sampling collector",state="background",wait_event_type="Extension",wait_event="Extension"}'
         values: '0+1500x40'
       - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="checkpointer",state="background",wait_event_type="IO",wait_event="DataFileSync"}'
         values: '0+750x40'

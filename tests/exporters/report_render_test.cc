@@ -34,7 +34,9 @@ model::Run load_run(const std::string& name) { return model::run_from_json(load_
 bool raw_is_idle(const json& entry) {
   const auto state = entry.at("state").get<std::string>();
   return state == "idle" ||
-         (state == "background" && entry.at("wait_event_type").get<std::string>() == "Activity");
+         (state == "background" && (entry.at("wait_event_type").get<std::string>() == "Activity" ||
+                                    entry.at("wait_event_type").get<std::string>() == "Extension" ||
+                                    entry.at("wait_event_type").get<std::string>() == "Timeout"));
 }
 
 std::string raw_name(const json& entry) {

@@ -53,6 +53,17 @@ TEST(Classify, BackgroundMainLoopIsIdleButItsIoIsNot) {
   EXPECT_FALSE(is_idle(*writing));
 }
 
+TEST(Classify, BackgroundSleepsAreIdle) {
+  auto delay = classify(backend(2, "", "Timeout", "CheckpointWriteDelay", "checkpointer"));
+  auto collector = classify(backend(3, "", "Extension", "Extension", "pg_wait_sampling collector"));
+  auto vacuum_delay = classify(backend(4, "active", "Timeout", "VacuumDelay", "autovacuum worker"));
+  ASSERT_TRUE(delay && collector && vacuum_delay);
+  EXPECT_TRUE(is_idle(*delay));
+  EXPECT_TRUE(is_idle(*collector));
+  // A session that sleeps is still load: its sleep is part of what it does.
+  EXPECT_FALSE(is_idle(*vacuum_delay));
+}
+
 TEST(Classify, HiddenBackendsAreNotCounted) {
   auto sample = backend(3, "", "", "");
   sample.hidden = true;
