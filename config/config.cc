@@ -204,24 +204,26 @@ class Document {
     RootMarks roots;
     try {
       // Not YAML::LoadAll: in yaml-cpp 0.7 it never returns on a stray "," (yaml-cpp issue
-      // #1040), appending empty documents until memory runs out. Two documents are enough to
-      // know the file is wrong, and this loop stops there.
+      // #1040), appending empty documents at the same position until memory runs out. Three
+      // documents are enough to tell that case from a genuine second document.
       std::istringstream stream(text);
       YAML::Parser parser(stream);
-      while (roots.marks.size() < 2 && parser.HandleNextDocument(roots)) {
+      while (roots.marks.size() < 3 && parser.HandleNextDocument(roots)) {
       }
     } catch (const YAML::Exception& error) {
       fail(error.mark, fmt::format("invalid YAML: {}", error.msg));
     }
-    if (roots.marks.size() > 1) {
-      const YAML::Mark& second = roots.marks[1];
-      if (second.pos == roots.marks[0].pos) {
-        // The parser produced a second document without consuming anything: the stuck case.
-        const std::size_t pos = static_cast<std::size_t>(std::max(second.pos, 0));
-        fail(second, fmt::format("invalid YAML: unexpected {}",
-                                 pos < text.size() ? quote(text.substr(pos, 1)) : "end of file"));
+    for (std::size_t index = 1; index < roots.marks.size(); ++index) {
+      const YAML::Mark& mark = roots.marks[index];
+      if (mark.pos == roots.marks[index - 1].pos) {
+        // A document that consumed nothing: the parser is stuck on a token it cannot place.
+        const auto pos = static_cast<std::size_t>(std::max(mark.pos, 0));
+        fail(mark, fmt::format("invalid YAML: unexpected {}",
+                               pos < text.size() ? quote(text.substr(pos, 1)) : "end of file"));
       }
-      fail(second, fmt::format("{} must be a single YAML document", what_));
+    }
+    if (roots.marks.size() > 1) {
+      fail(roots.marks[1], fmt::format("{} must be a single YAML document", what_));
     }
     YAML::Node root;
     try {

@@ -20,7 +20,7 @@ auto log() {
 
 bool same_sampling(const config::TargetConfig& a, const config::TargetConfig& b) {
   return a.dsn == b.dsn && a.hz == b.hz && a.source == b.source &&
-         a.pg_wait_sampling_poll == b.pg_wait_sampling_poll;
+         a.pg_wait_sampling_poll == b.pg_wait_sampling_poll && a.labels == b.labels;
 }
 
 }  // namespace
@@ -77,7 +77,7 @@ void DaemonApp::start_target(const config::TargetConfig& target) {
   options.source = target.source;
   options.wait_sampling_poll = target.pg_wait_sampling_poll;
   auto sampler = std::make_shared<collectors::TargetSampler>(io_.get_executor(), options);
-  auto profile = std::make_shared<model::ContinuousProfile>(target.name);
+  auto profile = std::make_shared<model::ContinuousProfile>(target.name, target.labels);
   sampler->add_sink(profile.get());
   targets_[target.name] = Target{target, sampler, profile};
   ++running_samplers_;

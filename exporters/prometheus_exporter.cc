@@ -88,38 +88,42 @@ std::vector<MetricFamily> build_metric_families(const TargetMetricsList& targets
                                   MetricType::Gauge);
 
   for (const auto& target : targets) {
-    const std::string& name = target->target;
-    snapshots.metric.push_back(counter({{"target", name}}, static_cast<double>(target->snapshots)));
+    // Every series of a target: its name, the series' own labels, the config's constant labels.
+    auto labels = [&](std::vector<ClientMetric::Label> own = {}) {
+      own.insert(own.begin(), {"target", target->target});
+      for (const auto& [name, value] : target->labels) own.push_back({name, value});
+      return own;
+    };
+    snapshots.metric.push_back(counter(labels(), static_cast<double>(target->snapshots)));
     for (const auto& [key, count] : target->wait_samples) {
-      samples.metric.push_back(counter({{"target", name},
-                                        {"backend_type", key.backend_type},
+      samples.metric.push_back(counter(labels({{"backend_type", key.backend_type},
                                         {"state", key.state},
                                         {"wait_event_type", key.wait_event_type},
-                                        {"wait_event", key.wait_event}},
+                                        {"wait_event", key.wait_event}}),
                                        static_cast<double>(count)));
     }
     for (const auto& [wait, values] : target->wait_durations) {
       durations.metric.push_back(histogram(
-          {{"target", name}, {"wait_event_type", wait.first}, {"wait_event", wait.second}}, values));
+          labels({{"wait_event_type", wait.first}, {"wait_event", wait.second}}), values));
     }
-    snapshot_durations.metric.push_back(histogram({{"target", name}}, target->snapshot_durations));
-    missed.metric.push_back(counter({{"target", name}}, static_cast<double>(target->missed_ticks)));
-    up.metric.push_back(gauge({{"target", name}}, target->up ? 1 : 0));
-    hidden.metric.push_back(gauge({{"target", name}}, target->hidden_backends));
+    snapshot_durations.metric.push_back(histogram(labels(), target->snapshot_durations));
+    missed.metric.push_back(counter(labels(), static_cast<double>(target->missed_ticks)));
+    up.metric.push_back(gauge(labels(), target->up ? 1 : 0));
+    hidden.metric.push_back(gauge(labels(), target->hidden_backends));
     if (target->run) {
       run_active.metric.push_back(gauge(
-          {{"target", name}, {"run_id", target->run->run_id}, {"workload", target->run->workload}},
+          labels({{"run_id", target->run->run_id}, {"workload", target->run->workload}}),
           1));
-      if (target->run->tps) tps.metric.push_back(gauge({{"target", name}}, *target->run->tps));
+      if (target->run->tps) tps.metric.push_back(gauge(labels(), *target->run->tps));
       if (target->run->latency_s) {
-        latency.metric.push_back(gauge({{"target", name}}, *target->run->latency_s));
+        latency.metric.push_back(gauge(labels(), *target->run->latency_s));
       }
     }
     for (const auto& [collector, status] : target->collectors) {
       collector_duration.metric.push_back(
-          gauge({{"target", name}, {"collector", collector}}, status.duration_s));
+          gauge(labels({{"collector", collector}}), status.duration_s));
       collector_success.metric.push_back(
-          gauge({{"target", name}, {"collector", collector}}, status.success ? 1 : 0));
+          gauge(labels({{"collector", collector}}), status.success ? 1 : 0));
     }
   }
   std::vector<MetricFamily> families;

@@ -7,8 +7,9 @@ namespace {
 constexpr auto kPublishEvery = std::chrono::milliseconds(100);
 }  // namespace
 
-ContinuousProfile::ContinuousProfile(std::string target) {
+ContinuousProfile::ContinuousProfile(std::string target, std::map<std::string, std::string> labels) {
   current_.target = std::move(target);
+  current_.labels = std::move(labels);
   publish();
 }
 

@@ -30,6 +30,7 @@ struct ActiveRun {
 // What one scrape sees of one target. Immutable once published.
 struct TargetMetrics {
   std::string target;
+  std::map<std::string, std::string> labels;  // the target's constant labels from the config
   std::string source = "activity";
   bool up = false;
   int hidden_backends = 0;
@@ -44,7 +45,7 @@ struct TargetMetrics {
 
 class ContinuousProfile : public SampleSink {
  public:
-  explicit ContinuousProfile(std::string target);
+  explicit ContinuousProfile(std::string target, std::map<std::string, std::string> labels = {});
 
   void on_snapshot(const Snapshot& snapshot) override;
   void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) override;
