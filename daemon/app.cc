@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "config/logging.h"
+#include "daemon/matrix.h"
 
 namespace pgwaitprof::daemon {
 namespace {
@@ -66,6 +67,8 @@ config::ValidatedConfig DaemonApp::load() const {
   } else if (!overrides_.target) {
     throw config::ConfigError("no configuration file and no --target given");
   }
+  // A broken matrix plan stops the start, not the daemon hours later.
+  for (const auto& plan : loaded.matrix_plans) config::load_matrix_plan(plan);
   return apply_overrides(std::move(loaded), overrides_);
 }
 
@@ -196,6 +199,37 @@ asio::awaitable<void> DaemonApp::run_configured() {
     auto outcome = co_await execute(*target, request, control, [](nlohmann::json) {});
     log()->info("configured run done status={} dir={}", outcome.run.status, outcome.dir.string());
   }
+  for (const auto& path : config_.matrix_plans) {
+    if (stopping_) break;
+    const auto plan = config::load_matrix_plan(path);
+    // The plan's target names one of ours (by name or connection string); none: the first.
+    Target* target = find_target(plan.target.empty() ? targets_.begin()->first : plan.target);
+    if (target == nullptr) {
+      log()->error("matrix plan names a target this daemon does not sample plan={} target=\"{}\"",
+                   path.string(), collectors::mask_password(plan.target));
+      continue;
+    }
+    RunControl control;
+    MatrixContext context{plan,
+                          config_.data_dir / "matrix" / make_run_id(plan.name),
+                          target->config.dsn,
+                          [this, name = target->config.name, &control](RunRequest request) {
+                            // Looked up per run: a reload may have replaced the target.
+                            Target* current = find_target(name);
+                            if (current == nullptr) {
+                              throw std::runtime_error("target \"" + name + "\" was removed by a reload");
+                            }
+                            return execute(*current, std::move(request), control, [](nlohmann::json) {});
+                          },
+                          nullptr,
+                          control,
+                          [](const std::string& line) { log()->info("{}", line); }};
+    std::filesystem::create_directories(context.dir);
+    std::filesystem::copy_file(path, context.dir / "plan.yaml");
+    auto outcome = co_await execute_matrix(context);
+    log()->info("matrix done plan={} runs={}/{} dir={}", path.string(), outcome.runs_done, outcome.runs_total,
+                context.dir.string());
+  }
 }
 
 DaemonApp::Target* DaemonApp::find_target(const std::string& name_or_dsn) {
@@ -262,7 +296,7 @@ int DaemonApp::run() {
   control_ = std::make_unique<ControlServer>(*this, config_.data_dir);
   control_->start();
   wait_signals();
-  if (!config_.runs.empty()) {
+  if (!config_.runs.empty() || !config_.matrix_plans.empty()) {
     asio::co_spawn(io_, run_configured(), [](std::exception_ptr failure) {
       if (failure) log()->error("configured runs stopped early");
     });

@@ -177,5 +177,26 @@ TEST_F(DaemonRunTest, RequestForAnExecutableNotConfiguredIsRefused) {
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
+TEST_F(MatrixTest, DaemonRunsConfiguredRunsAndMatrixPlansAtStartUp) {
+  const auto dir = temp_dir("daemon-startup");
+  write_text(dir / "plan.yaml", "name: startup\nclients: [1]\nduration: 2\nrepeats: 1\n");
+  const int port = daemon::free_port();
+  write_text(dir / "pgwaitprof.yaml",
+             "listen: 127.0.0.1:" + std::to_string(port) + "\ndata_dir: " + (dir / "data").string() +
+                 "\ntargets:\n  - name: local\n    dsn: \"" + test_conninfo() +
+                 "\"\n    source: activity\nruns:\n  - workload: select-only\n    label: boot\n"
+                 "    pgbench_args: [\"-c\", \"1\", \"-T\", \"2\"]\nmatrix_plans: [plan.yaml]\n");
+  ChildProcess daemon({pgwaitprof_binary(), "daemon", "-c", (dir / "pgwaitprof.yaml").string()}, dir / "daemon.log");
+  ASSERT_TRUE(eventually(60s, [&] { return daemon.log().find("matrix done") != std::string::npos; })) << daemon.log();
+  const auto run = only_subdirectory(dir / "data" / "runs");
+  EXPECT_EQ(nlohmann::json::parse(read_text(run / "report.json"))["workload"], "select-only");
+  const auto matrix = only_subdirectory(dir / "data" / "matrix");
+  const auto table = nlohmann::json::parse(read_text(matrix / "table.json"));
+  ASSERT_EQ(table["cells"].size(), 1u);
+  EXPECT_GT(table["cells"][0]["tps_median"].get<double>(), 0);
+  daemon.signal(SIGTERM);
+  EXPECT_EQ(daemon.wait(5s), 0);
+}
+
 }  // namespace
 }  // namespace pgwaitprof::testing
