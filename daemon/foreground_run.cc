@@ -5,27 +5,18 @@
 #include <fstream>
 #include <iostream>
 
-#include <asio/co_spawn.hpp>
-#include <asio/io_context.hpp>
-#include <asio/signal_set.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "collectors/target_sampler.h"
-#include "config/logging.h"
 #include "daemon/control.h"
 #include "daemon/process.h"
+#include "daemon/local_target.h"
 #include "daemon/run_orchestrator.h"
-#include "daemon/scratch_cluster.h"
 #include "exporters/report_render.h"
 
 namespace pgwaitprof::daemon {
 namespace {
-
-auto log() {
-  static auto logger = config::component_logger("run");
-  return logger;
-}
 
 // Echoes the load generator's output to the terminal as pgbench itself would.
 class TerminalObserver : public RunObserver {
@@ -35,20 +26,6 @@ class TerminalObserver : public RunObserver {
   }
   void on_loadgen_line(std::string_view line) override { std::cerr << line << '\n'; }
 };
-
-void initialise_scratch(const ScratchCluster& cluster, const RunCommand& command) {
-  const std::string pgbench = (cluster.bin_dir() / "pgbench").string();
-  std::cerr << fmt::format("pgwaitprof: initialising pgbench data at scale {}\n", command.scale);
-  auto result = run_command({pgbench, "-i", "-q", "-s", std::to_string(command.scale), cluster.conninfo()});
-  if (result.exit_code != 0) {
-    throw std::runtime_error("pgbench -i failed on the scratch cluster: " + result.output);
-  }
-  if (command.source == config::Source::kPgWaitSampling && cluster.wait_sampling_preloaded()) {
-    auto created = run_command({(cluster.bin_dir() / "psql").string(), "-X", "-q", "-c",
-                                "CREATE EXTENSION IF NOT EXISTS pg_wait_sampling", cluster.conninfo()});
-    if (created.exit_code != 0) throw std::runtime_error("could not create extension pg_wait_sampling: " + created.output);
-  }
-}
 
 }  // namespace
 
@@ -109,54 +86,19 @@ int run_foreground(const RunCommand& command) {
     }
   }
 
-  std::unique_ptr<ScratchCluster> scratch;
-  std::string conninfo;
-  if (command.target) {
-    conninfo = *command.target;
-  } else if (!pg_environment_set()) {
-    scratch = std::make_unique<ScratchCluster>(ScratchOptions{command.keep_cluster, {}});
-    initialise_scratch(*scratch, command);
-    conninfo = scratch->conninfo();
-  }
-
-  asio::io_context io;
+  const auto target = open_local_target(command.target, command.scale, command.keep_cluster,
+                                       command.source == config::Source::kPgWaitSampling);
+  request.conninfo = target.conninfo;
   collectors::SamplerOptions sampler_options;
-  sampler_options.name = "default";
-  sampler_options.conninfo = conninfo;
+  sampler_options.conninfo = target.conninfo;
   sampler_options.hz = command.hz;
   sampler_options.source = command.source;
-  collectors::TargetSampler sampler(io.get_executor(), sampler_options);
-  asio::co_spawn(io, sampler.run(), [](std::exception_ptr failure) {
-    if (failure) log()->error("sampler stopped unexpectedly");
-  });
-
   RunControl control;
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  std::function<void()> wait_signal = [&] {
-    signals.async_wait([&](const std::error_code& error, int signal) {
-      if (error) return;
-      std::cerr << fmt::format("pgwaitprof: signal {} received: stopping the run, writing its report\n", signal);
-      control.interrupt();
-      wait_signal();
-    });
-  };
-  wait_signal();
-
-  request.conninfo = conninfo;
   TerminalObserver observer;
-  std::optional<RunOutcome> outcome;
-  std::exception_ptr failure;
-  asio::co_spawn(io, execute_run(sampler, request, observer, control),
-                 [&](std::exception_ptr error, RunOutcome result) {
-                   failure = error;
-                   if (!error) outcome = std::move(result);
-                   sampler.stop();
-                   signals.cancel();
-                 });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
-
-  return print_report(outcome->run, outcome->dir, outcome->exit_code);
+  const auto outcome = run_with_sampler<RunOutcome>(
+      sampler_options, control, "pgwaitprof: stopping the run, writing its report",
+      [&](collectors::TargetSampler& sampler) { return execute_run(sampler, request, observer, control); });
+  return print_report(outcome.run, outcome.dir, outcome.exit_code);
 }
 
 }  // namespace pgwaitprof::daemon

@@ -9,8 +9,6 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/experimental/as_tuple.hpp>
-#include <asio/io_context.hpp>
-#include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
@@ -22,6 +20,7 @@
 #include "config/logging.h"
 #include "daemon/atomic_file.h"
 #include "daemon/foreground_run.h"
+#include "daemon/local_target.h"
 #include "daemon/process.h"
 #include "daemon/scratch_cluster.h"
 #include "exporters/matrix_table.h"
@@ -226,58 +225,31 @@ int run_matrix_command(const MatrixCommand& command) {
     write_file_atomically(dir / "plan.yaml", std::string(std::istreambuf_iterator<char>(source), {}));
   }
 
-  std::unique_ptr<ScratchCluster> scratch;
-  std::string conninfo = plan.target;
-  if (conninfo.empty() && !pg_environment_set()) {
-    scratch = std::make_unique<ScratchCluster>();
-    std::cerr << fmt::format("pgwaitprof: initialising pgbench data at scale {}\n", plan.scale);
-    auto result = run_command({(scratch->bin_dir() / "pgbench").string(), "-i", "-q", "-s",
-                               std::to_string(plan.scale), scratch->conninfo()});
-    if (result.exit_code != 0) throw std::runtime_error("pgbench -i failed on the scratch cluster: " + result.output);
-    conninfo = scratch->conninfo();
-  }
-
-  asio::io_context io;
+  const auto target = open_local_target(plan.target.empty() ? std::nullopt : std::optional(plan.target),
+                                       plan.scale, false, false);
   collectors::SamplerOptions options;
-  options.conninfo = conninfo;
+  options.conninfo = target.conninfo;
   options.hz = plan.hz;
   options.source = config::Source::kActivity;
-  collectors::TargetSampler sampler(io.get_executor(), options);
-  asio::co_spawn(io, sampler.run(), [](std::exception_ptr) {});
   RunControl control;
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  std::function<void()> wait_signal = [&] {
-    signals.async_wait([&](const std::error_code& error, int) {
-      if (error) return;
-      std::cerr << "pgwaitprof: stopping the matrix after writing the current run's report\n";
-      control.interrupt();
-      wait_signal();
-    });
-  };
-  wait_signal();
-
   RunObserver quiet;
-  MatrixContext context{plan, dir, conninfo,
-                        [&](RunRequest request) { return execute_run(sampler, std::move(request), quiet, control); },
-                        scratch.get(), control, [](const std::string& line) { std::cerr << line << '\n'; }};
-  std::optional<MatrixOutcome> outcome;
-  std::exception_ptr failure;
-  asio::co_spawn(io, execute_matrix(context), [&](std::exception_ptr error, MatrixOutcome result) {
-    failure = error;
-    if (!error) outcome = std::move(result);
-    sampler.stop();
-    signals.cancel();
-  });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
-  std::cout << outcome->table_text;
-  std::cout << fmt::format("\nmatrix: {} ({} of {} runs completed{})\n", dir.string(), outcome->runs_done,
-                           outcome->runs_total,
-                           outcome->runs_skipped ? fmt::format(", {} from before", outcome->runs_skipped) : "");
-  if (outcome->interrupted || outcome->runs_done < outcome->runs_total) {
+  const auto outcome = run_with_sampler<MatrixOutcome>(
+      options, control, "pgwaitprof: stopping the matrix after writing the current run's report",
+      [&](collectors::TargetSampler& sampler) -> asio::awaitable<MatrixOutcome> {
+        MatrixContext context{plan, dir, target.conninfo,
+                              [&](RunRequest request) { return execute_run(sampler, std::move(request), quiet, control); },
+                              target.scratch.get(), control,
+                              [](const std::string& line) { std::cerr << line << '\n'; }};
+        co_return co_await execute_matrix(context);
+      });
+  std::cout << outcome.table_text;
+  std::cout << fmt::format("\nmatrix: {} ({} of {} runs completed{})\n", dir.string(), outcome.runs_done,
+                           outcome.runs_total,
+                           outcome.runs_skipped ? fmt::format(", {} from before", outcome.runs_skipped) : "");
+  if (outcome.interrupted || outcome.runs_done < outcome.runs_total) {
     std::cerr << fmt::format("pgwaitprof: matrix {} after {} of {} runs; resume with: pgwaitprof matrix --resume {}\n",
-                             outcome->interrupted ? "interrupted" : "incomplete", outcome->runs_done,
-                             outcome->runs_total, dir.string());
+                             outcome.interrupted ? "interrupted" : "incomplete", outcome.runs_done,
+                             outcome.runs_total, dir.string());
     return 1;
   }
   return 0;

@@ -12,7 +12,9 @@
 # binary. PGHOST, PGPORT, PGUSER, PGDATABASE (and PGPASSWORD if needed) name a running
 # PostgreSQL 15 cluster whose database has pgbench's tables. Optional: PROMETHEUS (default
 # "prometheus"), E2E_RUN_SECONDS (pgbench -T, default 15), E2E_RUN_TARGET (what `pgwaitprof run`
-# is given, default the connection string), E2E_KEEP_TMP=1 to keep the temporary directory.
+# is given, default the connection string), E2E_KEEP_TMP=1 to keep the temporary directory,
+# E2E_RENDER_DIR=DIR to render the main dashboard panels from the test's data into
+# DIR/dashboard.html at the end (tests/deploy/render_dashboard.py; not a check).
 # Needs curl, jq, python3 with python3-yaml, promtool and prometheus; listens on loopback only.
 # Prints one line per check and a closing "N passed, N failed" line; exits 1 if any failed.
 set -euo pipefail
@@ -380,6 +382,20 @@ if ((${#missing[@]})); then
   fail "every metric the dashboard and rules use was exported" "missing: ${missing[*]}"
 else
   pass "every metric the dashboard and rules use was exported"
+fi
+
+# Optional, not a check: E2E_RENDER_DIR=DIR renders the main panels from this test's data into
+# DIR/dashboard.html (tests/deploy/render_dashboard.py; a failure there only prints a warning).
+if [[ -n ${E2E_RENDER_DIR:-} ]]; then
+  if mkdir -p "$E2E_RENDER_DIR" && python3 "$script_dir/render_dashboard.py" \
+    --prometheus "$prometheus_url" --dashboard "$dashboard" --start "$first_scrape" --end "$(now)" \
+    --set "instance=$instance" --set "target=$target_name" \
+    --set "wait_event_type=$wait_event_type" --set "wait_event=$wait_event" \
+    --out "$E2E_RENDER_DIR/dashboard.html"; then
+    echo "rendered $E2E_RENDER_DIR/dashboard.html"
+  else
+    echo "prometheus_e2e: render_dashboard.py failed; E2E_RENDER_DIR=$E2E_RENDER_DIR has no rendering" >&2
+  fi
 fi
 
 # The summary and the exit status come from cleanup.

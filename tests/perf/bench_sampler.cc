@@ -63,15 +63,18 @@ constexpr auto kDaemonStartTimeout = 15s;
 constexpr auto kDaemonStopTimeout = 15s;
 constexpr const char* kTargetName = "bench";
 
-// Something could not be measured: one line, and an optional detail sentence.
+// Something could not be measured: one line, then optionally a detail (what we saw) and a
+// hint (what to do), each a full sentence, as PostgreSQL's programs report errors.
 class BenchError : public std::runtime_error {
  public:
-  explicit BenchError(const std::string& message, std::string detail = "")
-      : std::runtime_error(message), detail_(std::move(detail)) {}
+  explicit BenchError(const std::string& message, std::string detail = "", std::string hint = "")
+      : std::runtime_error(message), detail_(std::move(detail)), hint_(std::move(hint)) {}
   const std::string& detail() const { return detail_; }
+  const std::string& hint() const { return hint_; }
 
  private:
   std::string detail_;
+  std::string hint_;
 };
 
 std::string env(const char* name) {
@@ -222,7 +225,7 @@ SamplerRun run_sampler(double hz, Clock::duration window) {
     throw BenchError(
         fmt::format("could not sample \"{}\": {}", target_description(),
                     sampler.last_error().empty() ? "no snapshot within 10 s" : sampler.last_error()),
-        "deploy/bench.sh starts a scratch cluster and sets the PG* variables for it.");
+        "", "Run it through deploy/bench.sh, which starts a scratch cluster and sets the PG* variables.");
   }
   if (sink.taken_at().size() < 2) {
     throw BenchError(fmt::format("sampler at {} Hz delivered {} snapshots in {:.1f} s", hz,
@@ -423,7 +426,8 @@ DaemonRun run_daemon(const std::string& pgwaitprof, const std::string& pgbench, 
 
   ChildProcess daemon_process({pgwaitprof, "daemon", "-c", config.string()}, log);
   const auto daemon_failed = [&](const std::string& what) {
-    return BenchError(what, fmt::format("Last line of \"{}\": {}", log.string(), last_line(read_text(log))));
+    // The log goes with the temporary directory: its last line is all that is kept.
+    return BenchError(what, fmt::format("The daemon's last log line was: {}", last_line(read_text(log))));
   };
   const auto up_deadline = Clock::now() + kDaemonStartTimeout;
   while (metric(scrape(port), "pgwaitprof_up") != 1.0) {
@@ -550,12 +554,12 @@ int run_benchmark(int argc, char** argv) {
   const std::string pgbench = daemon::find_executable("pgbench");
   if (pgbench.empty()) {
     throw BenchError("could not find \"pgbench\" on PATH or in /usr/lib/postgresql/*/bin",
-                     "Install postgresql-15 (deploy/install-deps.sh).");
+                     "", "Install postgresql-15 (deploy/install-deps.sh).");
   }
   const std::string found_daemon = daemon::find_executable(pgwaitprof);
   if (found_daemon.empty()) {
     throw BenchError(fmt::format("could not find the pgwaitprof binary \"{}\"", pgwaitprof),
-                     "Build it with deploy/build.sh or pass --pgwaitprof PATH.");
+                     "", "Build it with deploy/build.sh or pass --pgwaitprof PATH.");
   }
   const fs::path daemon_binary = fs::absolute(found_daemon);
   const TempDir temp;
@@ -594,6 +598,8 @@ int run_benchmark(int argc, char** argv) {
     line(name("pgbench_tps"), theirs.tps);
     line(name("pgbench_latency_avg_us"), theirs.latency_avg_ms * 1000);
     line(name("ratio_ours_over_pgbench"), ratio, 3);
+    // The sampler never ticks faster than hz: when pgbench beats hz, no sampler could reach 1.
+    line(name("ratio_ceiling_at_hz_limit"), std::min(1.0, kMaxRateHz / theirs.tps), 3);
     std::fflush(stdout);
   }
   const double median_ratio = median(ratios);
@@ -675,6 +681,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     fmt::print(stderr, "pgwaitprof_bench: error: {}\n", error.what());
     if (!error.detail().empty()) fmt::print(stderr, "pgwaitprof_bench: detail: {}\n", error.detail());
+    if (!error.hint().empty()) fmt::print(stderr, "pgwaitprof_bench: hint: {}\n", error.hint());
     return 1;
   } catch (const std::exception& error) {
     std::fflush(stdout);
