@@ -22,6 +22,6 @@ done
 cluster=$(mktemp -d /tmp/pgwaitprof-bench-cluster-XXXXXX)
 trap '"$root/deploy/scratch-cluster.sh" stop "$cluster"' EXIT
 eval "$("$root/deploy/scratch-cluster.sh" start "$cluster")"
-echo "bench.sh: scratch cluster at $PGHOST port $PGPORT ($(nproc) cpus, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "bench.sh: scratch cluster at $PGHOST port $PGPORT"
 
 "$bench" --pgwaitprof "$daemon" "$@"

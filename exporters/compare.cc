@@ -12,7 +12,11 @@
 #include <set>
 #include <utility>
 
+#include "exporters/text_format.h"
+
 namespace pgwaitprof::exporters {
+
+using namespace text_format;
 
 namespace {
 
@@ -22,14 +26,6 @@ constexpr double kAlpha = 0.05;
 constexpr double kSingleRunThresholdPct = 5.0;
 constexpr size_t kTopWaits = 15;
 constexpr size_t kMinRepeatsForTest = 3;
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  if (values.size() % 2 == 1) return values[middle];
-  return (values[middle - 1] + values[middle]) / 2;
-}
 
 // (max - min) / median in percent: the range is what engineers eyeball in the posted tables.
 double relative_spread_pct(const std::vector<double>& values) {
@@ -182,69 +178,6 @@ void decide(CompareCell& cell, const std::string& label_a, const std::string& la
   }
   const double threshold = (n_a == 1 && n_b == 1) ? kSingleRunThresholdPct : cell.noise_pct;
   cell.verdict = std::abs(cell.change_pct) > threshold ? direction : "no significant change";
-}
-
-// Width on a terminal: UTF-8 continuation bytes take no column ("±" is two bytes, one column).
-size_t display_width(const std::string& text) {
-  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char ch) {
-    return (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
-  }));
-}
-
-std::string pad(const std::string& text, size_t width, bool right) {
-  const std::string fill(width - std::min(width, display_width(text)), ' ');
-  return right ? fill + text : text + fill;
-}
-
-// Plain-text table: columns padded to their widest cell, numbers right-aligned.
-std::string align(const std::vector<std::vector<std::string>>& rows,
-                  const std::vector<bool>& right_aligned) {
-  std::vector<size_t> widths(right_aligned.size(), 0);
-  for (const auto& row : rows) {
-    for (size_t column = 0; column < row.size(); ++column) {
-      widths[column] = std::max(widths[column], display_width(row[column]));
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t column = 0; column < row.size(); ++column) {
-      if (column > 0) line += "  ";
-      line += pad(row[column], widths[column], right_aligned[column]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + '\n';
-  }
-  return out;
-}
-
-std::string markdown_escape(const std::string& text) {
-  std::string out;
-  for (const char ch : text) {
-    if (ch == '|' || ch == '\\' || ch == '*' || ch == '_' || ch == '`') out += '\\';
-    out += ch;
-  }
-  return out;
-}
-
-std::string markdown_table(const std::vector<std::vector<std::string>>& rows,
-                           const std::vector<bool>& right_aligned) {
-  std::string out;
-  for (size_t index = 0; index < rows.size(); ++index) {
-    out += "|";
-    for (const auto& cell : rows[index]) out += " " + markdown_escape(cell) + " |";
-    out += "\n";
-    if (index == 0) {
-      out += "|";
-      for (const bool right : right_aligned) out += right ? " --: |" : " --- |";
-      out += "\n";
-    }
-  }
-  return out;
-}
-
-std::string format_tps(double tps) {
-  return tps >= 100 ? fmt::format("{:.0f}", tps) : fmt::format("{:.1f}", tps);
 }
 
 std::string format_tps_cell(const std::vector<double>& tps, double mid) {
@@ -461,14 +394,14 @@ std::string render_comparison_text(const Comparison& comparison) {
   const Tables tables = build_tables(comparison);
   std::string out = tables.heading + "\n\n";
   out += "throughput, tps: median [min-max] xN repeats\n";
-  out += align(tables.throughput, tables.throughput_right);
+  out += text_table(tables.throughput, tables.throughput_right);
   out += "\nlatency, ms (median of the runs' averages)\n";
-  out += align(tables.latency, tables.latency_right);
+  out += text_table(tables.latency, tables.latency_right);
   out += "\nwait events that moved (average active sessions ± standard error, pooled runs)\n";
   if (comparison.waits.empty()) {
     out += "(no wait samples)\n";
   } else {
-    out += align(tables.waits, tables.waits_right);
+    out += text_table(tables.waits, tables.waits_right);
   }
   return out;
 }

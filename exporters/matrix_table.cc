@@ -14,20 +14,16 @@
 #include <set>
 #include <utility>
 
+#include "exporters/text_format.h"
+
 namespace pgwaitprof::exporters {
+
+using namespace text_format;
 
 namespace {
 
 // Wide enough for six client counts of five-digit tps with their ranges on a mail client.
 constexpr size_t kTextWidth = 100;
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  if (values.size() % 2 == 1) return values[middle];
-  return (values[middle - 1] + values[middle]) / 2;
-}
 
 struct CellRuns {
   std::vector<double> tps;
@@ -58,10 +54,6 @@ void set_dominant(MatrixCell& cell, const model::Profile& profile) {
 }
 
 std::string variant_label(const std::string& variant) { return variant.empty() ? "-" : variant; }
-
-std::string format_tps(double tps) {
-  return tps >= 100 ? fmt::format("{:.0f}", tps) : fmt::format("{:.1f}", tps);
-}
 
 bool has_tps(const MatrixCell* cell) { return cell != nullptr && !cell->tps.empty(); }
 
@@ -122,8 +114,7 @@ std::string render_grid(const std::vector<std::string>& headers, const std::vect
         text += right_aligned ? fmt::format("  {:>{}}", cells[column], widths[column])
                               : fmt::format("  {:<{}}", cells[column], widths[column]);
       }
-      while (!text.empty() && text.back() == ' ') text.pop_back();
-      out += text + '\n';
+      out += rstrip(std::move(text)) + '\n';
     };
     line("clients", headers);
     for (const auto& row : rows) line(row.label, row.cells);
@@ -166,51 +157,6 @@ std::vector<std::string> failed_notes(const MatrixTable& table) {
                                 cell.failed_runs + static_cast<int>(cell.tps.size())));
   }
   return notes;
-}
-
-std::string markdown_escape(const std::string& text) {
-  std::string out;
-  for (const char ch : text) {
-    if (ch == '|' || ch == '\\' || ch == '*' || ch == '_' || ch == '`') out += '\\';
-    out += ch;
-  }
-  return out;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (const char ch : text) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (const char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
 }
 
 // Colours of the wait classes, the same in every pgwaitprof picture.
@@ -499,21 +445,19 @@ std::string render_matrix_text(const MatrixTable& table) {
 std::string render_matrix_markdown(const MatrixTable& table) {
   std::string out = "## " + markdown_escape(table.name.empty() ? "Matrix" : table.name) + "\n\n";
   auto grid = [&](const std::string& title, auto format, bool numbers = true) {
-    std::string text = "### " + title + "\n\n| variant |";
-    for (const int clients : table.clients) text += fmt::format(" {} |", clients);
-    text += "\n| --- |";
-    for (size_t index = 0; index < table.clients.size(); ++index) {
-      text += numbers ? " --: |" : " --- |";
-    }
-    text += "\n";
+    std::vector<std::string> header{"variant"};
+    for (const int clients : table.clients) header.push_back(std::to_string(clients));
+    std::vector<bool> right_aligned(header.size(), numbers);
+    right_aligned[0] = false;
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back(std::move(header));
     for (const auto& variant : table.variants) {
-      text += "| " + markdown_escape(variant_label(variant)) + " |";
-      for (const auto& cell : row_cells(table, variant, format)) {
-        text += " " + markdown_escape(cell) + " |";
-      }
-      text += "\n";
+      std::vector<std::string> row{variant_label(variant)};
+      const auto cells = row_cells(table, variant, format);
+      row.insert(row.end(), cells.begin(), cells.end());
+      rows.push_back(std::move(row));
     }
-    return text + "\n";
+    return "### " + title + "\n\n" + markdown_table(rows, right_aligned) + "\n";
   };
   out += grid(
       fmt::format("tps (median of {}, min-max)", repeats_text(table)), [](const MatrixCell* cell) {

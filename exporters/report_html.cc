@@ -10,39 +10,14 @@
 
 #include "exporters/report_common.h"
 #include "exporters/report_render.h"
+#include "exporters/text_format.h"
 
 namespace pgwaitprof::exporters {
 
 using namespace report_detail;
+using namespace text_format;
 
 namespace {
-
-std::string html_escape(std::string_view text) {
-  std::string escaped;
-  escaped.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        escaped += "&amp;";
-        break;
-      case '<':
-        escaped += "&lt;";
-        break;
-      case '>':
-        escaped += "&gt;";
-        break;
-      case '"':
-        escaped += "&quot;";
-        break;
-      case '\'':
-        escaped += "&#39;";
-        break;
-      default:
-        escaped += c;
-    }
-  }
-  return escaped;
-}
 
 // One colour per wait class everywhere on the page, so a class is recognised at a glance:
 // CPU green (work), locks in reds, IO blue, the client grey (not the server's doing).

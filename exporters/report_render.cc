@@ -12,34 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/report_common.h"
+#include "exporters/text_format.h"
 
 namespace pgwaitprof::exporters {
 
 using namespace report_detail;
+using namespace text_format;
 
 namespace {
-
-// Column widths count code points, not bytes: "±" is two bytes of UTF-8 but one column.
-size_t display_width(std::string_view text) {
-  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
-}
-
-std::string pad_right(std::string_view text, size_t width) {
-  const size_t used = display_width(text);
-  return std::string(text) + std::string(used < width ? width - used : 0, ' ');
-}
-
-std::string pad_left(std::string_view text, size_t width) {
-  const size_t used = display_width(text);
-  return std::string(used < width ? width - used : 0, ' ') + std::string(text);
-}
-
-std::string rstrip(std::string text) {
-  while (!text.empty() && text.back() == ' ') text.pop_back();
-  return text;
-}
 
 std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
@@ -258,38 +238,10 @@ void text_tail(TextWriter& out, const model::Run& run) {
 // ---------------------------------------------------------------------------------------------
 // Markdown
 
-// Table cells: "|" would end the cell, "<" could start HTML, and "*", "_", "`" emphasis.
+// Table cells and prose of the report: "|" would end the cell, "<" could start HTML, "*", "_",
+// "`" emphasis, "[" a link, and a line break the table row.
 std::string md_escape(std::string_view text) {
-  std::string escaped;
-  for (char c : text) {
-    switch (c) {
-      case '|':
-      case '\\':
-      case '*':
-      case '_':
-      case '`':
-      case '[':
-      case ']':
-        escaped += '\\';
-        escaped += c;
-        break;
-      case '<':
-        escaped += "&lt;";
-        break;
-      case '>':
-        escaped += "&gt;";
-        break;
-      case '&':
-        escaped += "&amp;";
-        break;
-      case '\n':
-        escaped += ' ';
-        break;
-      default:
-        escaped += c;
-    }
-  }
-  return escaped;
+  return markdown_escape(text, MarkdownEscape::kMarkupAndHtml);
 }
 
 // A code span that survives inside a table cell: pipes escaped, backticks fenced around.
@@ -330,12 +282,6 @@ std::string md_stderr(const model::Run& run) {
   return "\nLoad generator stderr:\n\n" + fence + "text\n" + stderr_text + fence + "\n";
 }
 
-std::string md_row(const std::vector<std::string>& cells) {
-  std::string row = "|";
-  for (const auto& cell : cells) row += " " + cell + " |";
-  return row + "\n";
-}
-
 }  // namespace
 
 std::string render_text(const model::Run& run, const RenderOptions& options) {
@@ -363,10 +309,10 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
   if (const auto banner = status_banner(run); !banner.empty()) {
     out += "> **" + md_escape(banner) + "**\n\n";
   }
-  out += md_row({"", ""}) + "|---|---|\n";
+  out += markdown_row({"", ""}) + "|---|---|\n";
   for (const auto& [key, value] : header_facts(run)) {
     const bool code = key == "target" || key == "command";
-    out += md_row({key, code ? md_code(value) : md_escape(value)});
+    out += markdown_row({key, code ? md_code(value) : md_escape(value)});
   }
 
   if (run.status != "completed") out += md_stderr(run);
@@ -377,28 +323,28 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
   out += "\n## " + md_escape(title) + "\n\n" + md_escape(profile_heading(run, table, options)) +
          ".\n\n";
   if (!table.note.empty()) out += md_escape(table.note) + ".\n\n";
-  out += md_row({"count", md_escape(table.dimension), "share", "AAS", "± err"});
+  out += markdown_row({"count", md_escape(table.dimension), "share", "AAS", "± err"});
   out += "|---:|:---|---:|---:|---:|\n";
   for (const auto& row : table.rows) {
-    out +=
-        md_row({fmt::format("{}", row.stat.count), md_escape(row.label), percent(row.stat.share),
-                fmt::format("{:.2f}", row.stat.aas), fmt::format("{:.2f}", row.stat.aas_stderr)});
+    out += markdown_row({fmt::format("{}", row.stat.count), md_escape(row.label),
+                         percent(row.stat.share), fmt::format("{:.2f}", row.stat.aas),
+                         fmt::format("{:.2f}", row.stat.aas_stderr)});
   }
   const double total_aas =
       table.snapshots > 0 ? static_cast<double>(table.total) / static_cast<double>(table.snapshots)
                           : 0.0;
-  out += md_row({fmt::format("**{}**", table.total), "**total**", table.total > 0 ? "100.0%" : "-",
-                 fmt::format("{:.2f}", total_aas), ""});
+  out += markdown_row({fmt::format("**{}**", table.total), "**total**",
+                       table.total > 0 ? "100.0%" : "-", fmt::format("{:.2f}", total_aas), ""});
   if (!table.idle.empty()) {
     out += fmt::format("\n### Idle (not in shares)\n\n{} samples, {:.2f} sessions on average.\n\n",
                        table.idle_total,
                        table.snapshots > 0 ? static_cast<double>(table.idle_total) /
                                                  static_cast<double>(table.snapshots)
                                            : 0.0);
-    out += md_row({"count", "idle wait (backend type)", "AAS"}) + "|---:|:---|---:|\n";
+    out += markdown_row({"count", "idle wait (backend type)", "AAS"}) + "|---:|:---|---:|\n";
     for (const auto& row : table.idle) {
-      out += md_row({fmt::format("{}", row.stat.count), md_escape(row.label),
-                     fmt::format("{:.2f}", row.stat.aas)});
+      out += markdown_row({fmt::format("{}", row.stat.count), md_escape(row.label),
+                           fmt::format("{:.2f}", row.stat.aas)});
     }
   }
 
@@ -422,7 +368,7 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
     for (const char* column : {"dominant wait", "usr%", "sys%", "iow%", "idle%", "lg", "bg"}) {
       header.emplace_back(column);
     }
-    out += md_row(header);
+    out += markdown_row(header);
     out +=
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|---:|---:|---:|---:|"
         "---:|:---|\n";
@@ -448,7 +394,7 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
         cells.insert(cells.end(), 5, "-");
       }
       cells.push_back(md_escape(row.background) + (row.stalled ? " **stall**" : ""));
-      out += md_row(cells);
+      out += markdown_row(cells);
     }
   }
 
@@ -460,17 +406,17 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
     for (const auto& warning : run.warnings) out += "- " + md_escape(warning) + "\n";
   }
 
-  out += "\n## Environment\n\n" + md_row({"", ""}) + "|---|---|\n";
+  out += "\n## Environment\n\n" + markdown_row({"", ""}) + "|---|---|\n";
   for (const auto& [key, value] : environment_facts(run.environment)) {
-    out += md_row({key, md_escape(value)});
+    out += markdown_row({key, md_escape(value)});
   }
   if (!run.environment.settings.empty()) {
     out += "\nNon-default settings:\n\n";
-    out += md_row({"name", "value", "unit", "as SHOW prints it", "source"});
+    out += markdown_row({"name", "value", "unit", "as SHOW prints it", "source"});
     out += "|:---|---:|:---|---:|:---|\n";
     for (const auto& setting : run.environment.settings) {
-      out += md_row({md_code(setting.name), md_code(setting.value), md_escape(setting.unit),
-                     md_escape(setting_show_value(setting)), md_escape(setting.source)});
+      out += markdown_row({md_code(setting.name), md_code(setting.value), md_escape(setting.unit),
+                           md_escape(setting_show_value(setting)), md_escape(setting.source)});
     }
   }
   return out;
@@ -479,26 +425,6 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
 std::string render_json(const model::Run& run) { return model::to_json(run).dump(2) + "\n"; }
 
 namespace {
-
-// RFC 4180: a field with a comma, a quote or a line break is quoted, quotes doubled.
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
-std::string csv_row(const std::vector<std::string>& fields) {
-  std::string row;
-  for (size_t index = 0; index < fields.size(); ++index) {
-    if (index > 0) row += ',';
-    row += csv_field(fields[index]);
-  }
-  return row + "\n";
-}
 
 // flamegraph.pl and speedscope split frames on ';' and the count off at the last space.
 std::string folded_frame(std::string_view name) {

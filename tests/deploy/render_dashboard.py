@@ -296,17 +296,19 @@ def segments(values):
     return result
 
 
-def axis_ticks(low, high, count):
-    """Ticks from low up to the first multiple of the step at or above high."""
+def value_axis(low, high, count):
+    """(ticks, step, top): the axis ends at the first tick at or above `high`, unless that
+    wastes more than a quarter of the height; then just above `high`."""
     step = nice_step(high - low, count)
-    first = math.ceil(low / step - 1e-9) * step
-    last = math.ceil(high / step - 1e-9) * step
+    top = math.ceil(high / step - 1e-9) * step
+    if top - high > 0.25 * (top - low):
+        top = low + (high - low) * 1.05
     ticks = []
-    value = first
-    while value <= last + step * 1e-6:
+    value = math.ceil(low / step - 1e-9) * step
+    while value <= top + step * 1e-6:
         ticks.append(round(value, 12))
         value += step
-    return ticks, step
+    return ticks, step, top
 
 
 def time_ticks(start, end, width):
@@ -393,9 +395,8 @@ def render_timeseries(panel, series, regions, times, width, height):
         if not group:
             continue
         low, high = extent(group)
-        ticks, step = axis_ticks(low, high, max(2, inner_h // 38))
-        high = max(high, ticks[-1]) if ticks else high
-        axes[side] = (low, high)
+        ticks, step, high = value_axis(low, high, max(3, inner_h // 38))
+        axes[side] = (low, high, ticks)
         unit = group[0].unit
         for tick in ticks:
             y = margin_top + inner_h - (tick - low) / (high - low) * inner_h
@@ -414,8 +415,8 @@ def render_timeseries(panel, series, regions, times, width, height):
             parts.append(f'<text x="{x}" y="{y:.1f}" text-anchor="middle" fill="{THEME["axis"]}" '
                          f'transform="rotate(-90 {x} {y:.1f})">{esc(axis_label)}</text>')
     if "left" not in axes:  # grid lines from the right axis
-        low, high = axes["right"]
-        for tick in axis_ticks(low, high, max(2, inner_h // 38))[0]:
+        low, high, ticks = axes["right"]
+        for tick in ticks:
             y = margin_top + inner_h - (tick - low) / (high - low) * inner_h
             parts.append(f'<line x1="{margin_left}" x2="{margin_left + inner_w:.1f}" '
                          f'y1="{y:.1f}" y2="{y:.1f}" stroke="{THEME["grid"]}"/>')
@@ -423,8 +424,9 @@ def render_timeseries(panel, series, regions, times, width, height):
         x = x_of(tick)
         parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{margin_top}" '
                      f'y2="{margin_top + inner_h}" stroke="{THEME["grid"]}"/>')
-        parts.append(f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle" '
-                     f'fill="{THEME["axis"]}">{clock(tick)}</text>')
+        if 24 <= x <= plot_w - 24:  # a label that would be cut at the edge is left out
+            parts.append(f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle" '
+                         f'fill="{THEME["axis"]}">{clock(tick)}</text>')
 
     # Annotation regions (the dashboard's "Runs"), under the data; the text only where it fits.
     clip = f"clip{panel.get('id')}"
@@ -446,7 +448,7 @@ def render_timeseries(panel, series, regions, times, width, height):
 
     parts.append(f'<g clip-path="url(#{clip})">')
     for s in series:
-        low, high = axes["right" if s.right else "left"]
+        low, high, _ = axes["right" if s.right else "left"]
 
         def y_of(v, low=low, high=high):
             return margin_top + inner_h - (v - low) / (high - low) * inner_h
@@ -495,7 +497,9 @@ def format_tick(value, unit, step):
     if value == 0:
         return format_value(0, unit, 0)
     divisor, _ = unit_scale(unit, abs(value))
-    decimals = min(4, max(0, -math.floor(math.log10(step / divisor) + 1e-9)))
+    scaled_step = step / divisor
+    decimals = next((d for d in range(5)
+                     if abs(round(scaled_step, d) - scaled_step) <= 1e-9 * scaled_step), 4)
     text = format_value(value, unit, decimals)
     return re.sub(r"^(-?\d+)\.0+(?!\d)", r"\1", text)
 

@@ -6,37 +6,23 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
 
+#include "tests/exporters/fixtures.h"
+
 namespace pgwaitprof::exporters {
 namespace {
 
-namespace fs = std::filesystem;
-
-// Every report.json under `dir`, in path order (run ids start with their start time).
-std::vector<model::Run> load_runs(const fs::path& dir) {
-  std::vector<fs::path> paths;
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (entry.path().filename() == "report.json") paths.push_back(entry.path());
-  }
-  std::sort(paths.begin(), paths.end());
-  std::vector<model::Run> runs;
-  for (const auto& path : paths) {
-    std::ifstream file(path);
-    runs.push_back(model::run_from_json(nlohmann::json::parse(file)));
-  }
-  return runs;
-}
-
-const fs::path kFixtures = fs::path(PGWAITPROF_FIXTURES) / "compare";
+using test_fixtures::compare_dir;
+using test_fixtures::load_runs;
+using test_fixtures::loadgen_run;
 
 const Comparison& fixture_comparison() {
-  static const Comparison comparison = compare_runs(
-      load_runs(kFixtures / "master"), load_runs(kFixtures / "patched"), "master", "patched");
+  static const Comparison comparison =
+      compare_runs(load_runs(compare_dir() / "master"), load_runs(compare_dir() / "patched"),
+                   "master", "patched");
   return comparison;
 }
 
@@ -47,25 +33,11 @@ const CompareCell& cell_at(const Comparison& comparison, int clients) {
   return *found;
 }
 
-model::Run run(const std::string& variant, int clients, double tps, int repeat = 1,
-               std::string status = "completed") {
-  model::Run result;
-  result.variant = variant;
-  result.clients = clients;
-  result.repeat = repeat;
-  result.status = std::move(status);
-  model::LoadgenSummary summary;
-  summary.tps = tps;
-  summary.latency_avg_ms = clients * 1000.0 / tps;
-  result.loadgen = summary;
-  return result;
-}
-
 std::vector<model::Run> runs(const std::string& variant, int clients,
                              const std::vector<double>& tps) {
   std::vector<model::Run> result;
   for (size_t index = 0; index < tps.size(); ++index) {
-    result.push_back(run(variant, clients, tps[index], static_cast<int>(index) + 1));
+    result.push_back(loadgen_run(variant, clients, tps[index], static_cast<int>(index) + 1));
   }
   return result;
 }
@@ -208,7 +180,7 @@ TEST(CompareFixtures, WaitMovesPooledOverCompletedRuns) {
 }
 
 TEST(CompareWaits, SignificanceFromCombinedStandardError) {
-  model::Run a = run("", 16, 1000), b = run("", 16, 1000);
+  model::Run a = loadgen_run("", 16, 1000), b = loadgen_run("", 16, 1000);
   a.profile.add_snapshots(1000);
   a.profile.add(active("CPU", "CPU"), 500);
   a.profile.add(active("LWLock", "WALWrite"), 300);
@@ -236,7 +208,7 @@ TEST(CompareWaits, SignificanceFromCombinedStandardError) {
 }
 
 TEST(CompareWaits, KeepsTheFifteenLargestMoves) {
-  model::Run a = run("", 16, 1000), b = run("", 16, 1000);
+  model::Run a = loadgen_run("", 16, 1000), b = loadgen_run("", 16, 1000);
   a.profile.add_snapshots(100);
   b.profile.add_snapshots(100);
   for (int index = 1; index <= 20; ++index) {
@@ -277,10 +249,10 @@ TEST(CompareCells, FewRepeatsCompareChangeWithNoise) {
 
 TEST(CompareCells, CellsOnOneSideOnlyAreReported) {
   auto a = runs("", 8, {100});
-  a.push_back(run("", 32, 300, 1, "failed"));
+  a.push_back(loadgen_run("", 32, 300, 1, "failed"));
   auto b = runs("", 8, {100});
-  b.push_back(run("", 16, 200));
-  b.push_back(run("", 32, 250));
+  b.push_back(loadgen_run("", 16, 200));
+  b.push_back(loadgen_run("", 32, 250));
   const auto comparison = compare_runs(a, b, "old", "new");
   ASSERT_EQ(comparison.cells.size(), 3u);
   EXPECT_EQ(comparison.cells[1].clients, 16);

@@ -5,38 +5,25 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
+#include "tests/exporters/fixtures.h"
+
 namespace pgwaitprof::exporters {
 namespace {
 
-namespace fs = std::filesystem;
-
-// Every report.json under `dir`, in path order (run ids start with their start time).
-std::vector<model::Run> load_runs(const fs::path& dir) {
-  std::vector<fs::path> paths;
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (entry.path().filename() == "report.json") paths.push_back(entry.path());
-  }
-  std::sort(paths.begin(), paths.end());
-  std::vector<model::Run> runs;
-  for (const auto& path : paths) {
-    std::ifstream file(path);
-    runs.push_back(model::run_from_json(nlohmann::json::parse(file)));
-  }
-  return runs;
-}
+using test_fixtures::compare_dir;
+using test_fixtures::load_runs;
+using test_fixtures::loadgen_run;
 
 // As a matrix directory would list them: variants interleaved within each repeat, here with
 // the patched runs listed first to show that order comes from the repeat, then the listing.
 const std::vector<model::Run>& fixture_runs() {
   static const std::vector<model::Run> runs = [] {
-    auto all = load_runs(fs::path(PGWAITPROF_FIXTURES) / "compare" / "patched");
-    auto master = load_runs(fs::path(PGWAITPROF_FIXTURES) / "compare" / "master");
+    auto all = load_runs(compare_dir() / "patched");
+    auto master = load_runs(compare_dir() / "master");
     all.insert(all.end(), master.begin(), master.end());
     return all;
   }();
@@ -46,20 +33,6 @@ const std::vector<model::Run>& fixture_runs() {
 const MatrixTable& fixture_table() {
   static const MatrixTable table = build_matrix_table(fixture_runs(), "clog-buffers");
   return table;
-}
-
-model::Run run(const std::string& variant, int clients, double tps, int repeat,
-               std::string status = "completed") {
-  model::Run result;
-  result.variant = variant;
-  result.clients = clients;
-  result.repeat = repeat;
-  result.status = std::move(status);
-  model::LoadgenSummary summary;
-  summary.tps = tps;
-  summary.latency_avg_ms = clients * 1000.0 / tps;
-  result.loadgen = summary;
-  return result;
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -85,8 +58,8 @@ TEST(MatrixTable, VariantsInRunOrderClientsAscending) {
 
 TEST(MatrixTable, FirstRepeatDecidesVariantOrder) {
   // Listed repeat 2 of "b" first, but repeat 1 of "a" ran before anything of "b".
-  const std::vector<model::Run> runs{run("b", 8, 100, 2), run("a", 8, 90, 1), run("b", 8, 110, 1),
-                                     run("a", 1, 10, 1)};
+  const std::vector<model::Run> runs{loadgen_run("b", 8, 100, 2), loadgen_run("a", 8, 90, 1),
+                                     loadgen_run("b", 8, 110, 1), loadgen_run("a", 1, 10, 1)};
   const auto table = build_matrix_table(runs);
   EXPECT_EQ(table.variants, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(table.clients, (std::vector<int>{1, 8}));
@@ -112,8 +85,8 @@ TEST(MatrixTable, MedianMinMaxLatencyPerCell) {
 }
 
 TEST(MatrixTable, EvenRepeatsTakeTheMeanOfTheMiddleTwo) {
-  const auto table = build_matrix_table(
-      {run("", 4, 100, 1), run("", 4, 140, 2), run("", 4, 120, 3), run("", 4, 90, 4)});
+  const auto table = build_matrix_table({loadgen_run("", 4, 100, 1), loadgen_run("", 4, 140, 2),
+                                         loadgen_run("", 4, 120, 3), loadgen_run("", 4, 90, 4)});
   ASSERT_EQ(table.cells.size(), 1u);
   EXPECT_DOUBLE_EQ(table.cells[0].tps_median, 110);
   EXPECT_DOUBLE_EQ(table.cells[0].tps_min, 90);
@@ -132,8 +105,8 @@ TEST(MatrixTable, FailedRunsExcludedFromTpsButCounted) {
   EXPECT_EQ(cell->dominant_wait, "Lock | transactionid");
   EXPECT_NEAR(cell->dominant_share, 0.30 / 0.80, 1e-12);
 
-  const auto table =
-      build_matrix_table({run("x", 8, 100, 1, "failed"), run("x", 8, 0, 2, "interrupted")});
+  const auto table = build_matrix_table(
+      {loadgen_run("x", 8, 100, 1, "failed"), loadgen_run("x", 8, 0, 2, "interrupted")});
   ASSERT_EQ(table.cells.size(), 1u);
   EXPECT_TRUE(table.cells[0].tps.empty());
   EXPECT_EQ(table.cells[0].failed_runs, 2);
@@ -199,8 +172,8 @@ TEST(MatrixRender, TextLikeTheHackersTablesWithin100Columns) {
 TEST(MatrixRender, WideTablesContinueInBlocks) {
   std::vector<model::Run> runs;
   for (const int clients : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048}) {
-    runs.push_back(run("a-long-variant-name", clients, 123456.0 + clients, 1));
-    runs.push_back(run("a-long-variant-name", clients, 234567.0 + clients, 2));
+    runs.push_back(loadgen_run("a-long-variant-name", clients, 123456.0 + clients, 1));
+    runs.push_back(loadgen_run("a-long-variant-name", clients, 234567.0 + clients, 2));
   }
   const std::string text = render_matrix_text(build_matrix_table(runs));
   size_t headers = 0;
@@ -238,7 +211,7 @@ TEST(MatrixRender, CsvOneRowPerCell) {
 }
 
 TEST(MatrixRender, CsvQuotesFields) {
-  const auto csv = render_matrix_csv(build_matrix_table({run("fast, \"new\"", 8, 100, 1)}));
+  const auto csv = render_matrix_csv(build_matrix_table({loadgen_run("fast, \"new\"", 8, 100, 1)}));
   EXPECT_NE(csv.find("\n\"fast, \"\"new\"\"\",8,1,100.00"), std::string::npos) << csv;
 }
 
@@ -259,7 +232,7 @@ TEST(MatrixRender, JsonCells) {
 
 TEST(MatrixRender, HtmlIsSelfContainedAndEscaped) {
   auto runs = fixture_runs();
-  runs.push_back(run("<script>alert(1)</script>", 8, 5000, 1));
+  runs.push_back(loadgen_run("<script>alert(1)</script>", 8, 5000, 1));
   const std::string html = render_matrix_html(build_matrix_table(runs, "a & b"));
   EXPECT_TRUE(html.starts_with("<!DOCTYPE html>"));
   EXPECT_NE(html.find("<svg"), std::string::npos);
