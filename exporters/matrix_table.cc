@@ -161,11 +161,7 @@ std::vector<std::string> failed_notes(const MatrixTable& table) {
 
 // Colours of the wait classes, the same in every pgwaitprof picture.
 std::string class_colour(const std::string& wait_class) {
-  static const std::map<std::string, std::string> colours{
-      {"CPU", "#2ca02c"}, {"LWLock", "#e377c2"}, {"Lock", "#d62728"},
-      {"IO", "#1f77b4"},  {"IPC", "#9467bd"},    {"Client", "#7f7f7f"}};
-  const auto found = colours.find(wait_class);
-  return found == colours.end() ? "#ff7f0e" : found->second;
+  return std::string(wait_class_colour(wait_class));
 }
 
 constexpr std::array<const char*, 8> kVariantColours{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",

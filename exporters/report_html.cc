@@ -19,36 +19,19 @@ using namespace text_format;
 
 namespace {
 
-// One colour per wait class everywhere on the page, so a class is recognised at a glance:
-// CPU green (work), locks in reds, IO blue, the client grey (not the server's doing).
-struct ClassColour {
-  std::string_view wait_class;
-  std::string_view colour;
-};
-constexpr std::array<ClassColour, 11> kClassColours = {{
-    {"CPU", "#2ca02c"},
-    {"LWLock", "#e377c2"},
-    {"Lock", "#d62728"},
-    {"IO", "#1f77b4"},
-    {"IPC", "#9467bd"},
-    {"Client", "#8c8c8c"},
-    {"Timeout", "#bcbd22"},
-    {"BufferPin", "#ff7f0e"},
-    {"Extension", "#8c564b"},
-    {"Activity", "#17becf"},
-    {"other", "#393b79"},
-}};
+// The wait classes in stacking order (bottom up); their colours are wait_class_colour()'s,
+// shared with the matrix page. Anything else stacks as "other".
+constexpr std::array<std::string_view, 11> kClassOrder = {
+    "CPU", "LWLock", "Lock", "IO", "IPC", "Client", "Timeout", "BufferPin", "Extension", "Activity", "other"};
 
 size_t class_index(std::string_view wait_class) {
-  for (size_t index = 0; index + 1 < kClassColours.size(); ++index) {
-    if (kClassColours[index].wait_class == wait_class) return index;
+  for (size_t index = 0; index + 1 < kClassOrder.size(); ++index) {
+    if (kClassOrder[index] == wait_class) return index;
   }
-  return kClassColours.size() - 1;
+  return kClassOrder.size() - 1;
 }
 
-std::string_view class_colour(std::string_view wait_class) {
-  return kClassColours[class_index(wait_class)].colour;
-}
+std::string_view class_colour(std::string_view wait_class) { return wait_class_colour(wait_class); }
 
 std::string swatch(std::string_view wait_class) {
   if (wait_class.empty()) return "";
@@ -148,8 +131,8 @@ std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& 
   auto x_of = [&](double t) { return kLeft + (t - t0) / (t1 - t0) * plot_width; };
 
   // Which chart classes occur at all, and each interval's AAS per chart class.
-  std::vector<std::array<double, kClassColours.size()>> stacks(rows.size());
-  std::array<bool, kClassColours.size()> present{};
+  std::vector<std::array<double, kClassOrder.size()>> stacks(rows.size());
+  std::array<bool, kClassOrder.size()> present{};
   double max_aas = 0;
   double max_tps = 0;
   bool any_tps = false;
@@ -216,7 +199,7 @@ std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& 
   source.push_back(rows.size() - 1);
 
   std::vector<double> lower(xs.size(), 0);
-  for (size_t wait_class = 0; wait_class < kClassColours.size(); ++wait_class) {
+  for (size_t wait_class = 0; wait_class < kClassOrder.size(); ++wait_class) {
     if (!present[wait_class]) continue;
     std::string points;
     std::vector<double> upper(xs.size());
@@ -229,7 +212,7 @@ std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& 
     }
     points.pop_back();
     svg += fmt::format("<polygon points=\"{}\" fill=\"{}\" fill-opacity=\"0.85\"/>\n", points,
-                       kClassColours[wait_class].colour);
+                       class_colour(kClassOrder[wait_class]));
     lower = std::move(upper);
   }
 
@@ -342,10 +325,10 @@ std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& 
   svg += "</g>\n</svg>\n";
 
   std::string legend = "<div class=\"legend\">";
-  for (size_t wait_class = 0; wait_class < kClassColours.size(); ++wait_class) {
+  for (size_t wait_class = 0; wait_class < kClassOrder.size(); ++wait_class) {
     if (!present[wait_class]) continue;
-    legend += fmt::format("<span>{}{}</span>", swatch(kClassColours[wait_class].wait_class),
-                          kClassColours[wait_class].wait_class);
+    legend += fmt::format("<span>{}{}</span>", swatch(kClassOrder[wait_class]),
+                          kClassOrder[wait_class]);
   }
   if (any_tps) legend += "<span><span class=\"line-sw\"></span>tps (right axis)</span>";
   if (!run.stalls.empty()) legend += "<span><span class=\"sw stall-sw\"></span>stall</span>";

@@ -1,6 +1,9 @@
 // The shared formatting helpers of the exporters; see text_format.h.
 #include "exporters/text_format.h"
 
+#include <array>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -155,6 +158,25 @@ std::string csv_row(const std::vector<std::string>& fields) {
     row += csv_field(fields[index]);
   }
   return row + "\n";
+}
+
+std::string_view wait_class_colour(std::string_view wait_class) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kColours = {{
+      {"CPU", "#2ca02c"},
+      {"LWLock", "#e377c2"},
+      {"Lock", "#d62728"},
+      {"IO", "#1f77b4"},
+      {"IPC", "#9467bd"},
+      {"Client", "#8c8c8c"},
+      {"Timeout", "#bcbd22"},
+      {"BufferPin", "#ff7f0e"},
+      {"Extension", "#8c564b"},
+      {"Activity", "#17becf"},
+  }};
+  for (const auto& [name, colour] : kColours) {
+    if (name == wait_class) return colour;
+  }
+  return "#393b79";
 }
 
 }  // namespace pgwaitprof::exporters::text_format

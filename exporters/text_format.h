@@ -46,6 +46,10 @@ std::string markdown_row(const std::vector<std::string>& cells);
 std::string markdown_table(const std::vector<std::vector<std::string>>& rows,
                            const std::vector<bool>& right_aligned);
 
+// The colour of a wait class (CPU green, LWLock pink, Lock red, IO blue, IPC purple, Client
+// grey, ...) in every chart and heat map, "#rrggbb"; one colour for every class not listed.
+std::string_view wait_class_colour(std::string_view wait_class);
+
 // '&', '<', '>', '"' and '\'' as entities: safe in element text and in quoted attributes.
 std::string html_escape(std::string_view text);
 
