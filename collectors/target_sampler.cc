@@ -18,6 +18,9 @@ using namespace std::chrono_literals;
 constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr auto kBackoffStart = 100ms;
 constexpr auto kBackoffCap = 5000ms;
+// A snapshot query that has not answered in this long is taken for a dead connection (a
+// network partition can leave a socket open without any answer ever coming).
+constexpr auto kSnapshotTimeout = 5000ms;
 constexpr const char* kSnapshotStatement = "pgwaitprof_snapshot";
 constexpr const char* kWaitSamplingStatement = "pgwaitprof_wait_sampling";
 
@@ -192,9 +195,14 @@ asio::awaitable<void> TargetSampler::sample_activity() {
     }
     if (in_flight_) {
       count_missed(1);
+      if (model::SteadyClock::now() - in_flight_since_ > kSnapshotTimeout) {
+        connection_lost({"snapshot query did not answer in 5 s", ""});
+        session_.close();  // cancels the query's socket wait: it ends with an error
+      }
       continue;
     }
     in_flight_ = true;
+    in_flight_since_ = model::SteadyClock::now();
     asio::co_spawn(executor_, take_snapshot(), [this](std::exception_ptr failure) {
       in_flight_ = false;
       if (failure) {

@@ -72,6 +72,7 @@ class TargetSampler {
   bool stopping_ = false;
   bool lost_ = false;
   bool in_flight_ = false;
+  model::SteadyClock::time_point in_flight_since_{};
   bool warned_privileges_ = false;
   uint64_t samples_delivered_ = 0;
   std::string last_error_;

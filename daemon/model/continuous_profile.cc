@@ -33,7 +33,11 @@ void ContinuousProfile::on_profile_delta(const Profile& delta, SystemClock::time
   publish();
 }
 
-void ContinuousProfile::on_missed_tick() { ++current_.missed_ticks; }
+void ContinuousProfile::on_missed_tick() {
+  ++current_.missed_ticks;
+  // Missed ticks must show even when no snapshot comes to publish them.
+  if (SteadyClock::now() - last_publish_ >= kPublishEvery) publish();
+}
 
 void ContinuousProfile::on_connection_state(bool up) {
   current_.up = up;
