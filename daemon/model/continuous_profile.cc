@@ -46,7 +46,6 @@ void ContinuousProfile::on_connection_state(bool up) {
   publish();
 }
 
-void ContinuousProfile::set_source(const std::string& source) { current_.source = source; }
 void ContinuousProfile::on_hidden_backends(int hidden) { current_.hidden_backends = hidden; }
 void ContinuousProfile::on_collector_status(const std::string& collector, double duration_s,
                                             bool success) {

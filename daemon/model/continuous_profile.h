@@ -31,7 +31,6 @@ struct ActiveRun {
 struct TargetMetrics {
   std::string target;
   std::map<std::string, std::string> labels;  // the target's constant labels from the config
-  std::string source = "activity";
   bool up = false;
   int hidden_backends = 0;
   uint64_t snapshots = 0;
@@ -54,7 +53,6 @@ class ContinuousProfile : public SampleSink {
 
   void on_hidden_backends(int hidden) override;
   void on_collector_status(const std::string& collector, double duration_s, bool success) override;
-  void set_source(const std::string& source);
   void set_run(std::optional<ActiveRun> run);
 
   // Makes the current state visible to scrapes (cheap: a copy of small maps).
