@@ -46,6 +46,8 @@
 #include "daemon/process.h"
 #include "daemon/scratch_cluster.h"
 
+#include "tests/support/child_and_metrics.h"
+
 namespace pgwaitprof::bench {
 namespace {
 
@@ -54,6 +56,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using Seconds = std::chrono::duration<double>;
 using Microseconds = std::chrono::duration<double, std::micro>;
+using testing::ChildProcess;
+using testing::scrape;
 
 constexpr auto kConnectTimeout = 10s;
 constexpr double kMaxRateHz = 10000;  // the highest rate the configuration accepts
@@ -269,63 +273,6 @@ PgbenchRun run_pgbench_loop(const std::string& pgbench, const fs::path& script,
   }
 }
 
-// A child process with stdout and stderr in a log file; killed when dropped while running.
-class ChildProcess {
- public:
-  ChildProcess(const std::vector<std::string>& argv, const fs::path& log_path) {
-    const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (log_fd < 0) {
-      throw BenchError(
-          fmt::format("could not open file \"{}\": {}", log_path.string(), std::strerror(errno)));
-    }
-    // Built before fork: the child may only make async-signal-safe calls.
-    std::vector<std::string> arguments = argv;
-    std::vector<char*> pointers;
-    for (auto& argument : arguments) pointers.push_back(argument.data());
-    pointers.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(log_fd, STDOUT_FILENO);
-      ::dup2(log_fd, STDERR_FILENO);
-      ::execv(pointers[0], pointers.data());
-      ::_exit(127);
-    }
-    ::close(log_fd);
-    if (pid_ < 0) throw BenchError(fmt::format("could not fork: {}", std::strerror(errno)));
-  }
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-  ~ChildProcess() {
-    if (running()) {
-      ::kill(pid_, SIGKILL);
-      wait_for(5s);
-    }
-  }
-
-  pid_t pid() const { return pid_; }
-  bool running() {
-    if (exit_code_) return false;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      return false;
-    }
-    return true;
-  }
-  void signal(int number) { ::kill(pid_, number); }
-  // The exit code, or nullopt when it still runs after `timeout`.
-  std::optional<int> wait_for(Clock::duration timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (running() && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
-    running();
-    return exit_code_;
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::optional<int> exit_code_;
-};
-
 struct Memory {
   long rss_kib = 0;
   long hwm_kib = 0;  // peak RSS so far
@@ -363,35 +310,9 @@ std::string load_average() {
 
 double mib(long kib) { return static_cast<double>(kib) / 1024.0; }
 
-// GET http://127.0.0.1:PORT/metrics; "" when nothing answers. Blocking is fine here: the
-// daemon is a local child, and nothing else runs on this thread meanwhile.
-std::string scrape(int port) {
-  try {
-    asio::io_context io;
-    asio::ip::tcp::socket socket(io);
-    socket.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
-    const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    asio::write(socket, asio::buffer(request));
-    std::string response;
-    std::error_code error;
-    asio::read(socket, asio::dynamic_buffer(response), error);
-    const auto body = response.find("\r\n\r\n");
-    return body == std::string::npos ? "" : response.substr(body + 4);
-  } catch (const std::exception&) {
-    // Not up yet, or gone: the caller decides whether that is an error.
-    return "";
-  }
-}
-
 // The value of metric `name` for our target in an exposition.
-std::optional<double> metric(const std::string& exposition, const std::string& name) {
-  std::istringstream lines(exposition);
-  const std::string label = fmt::format("target=\"{}\"", kTargetName);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with(name + "{") || line.find(label) == std::string::npos) continue;
-    return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return std::nullopt;
+std::optional<double> target_metric(const std::string& exposition, const std::string& name) {
+  return testing::metric(exposition, fmt::format("{}{{target=\"{}\"}}", name, kTargetName));
 }
 
 struct Scrape {
@@ -404,8 +325,8 @@ Scrape scrape_counters(int port) {
   const auto before = Clock::now();
   const auto exposition = scrape(port);
   const auto after = Clock::now();
-  const auto snapshots = metric(exposition, "pgwaitprof_snapshots_total");
-  const auto missed = metric(exposition, "pgwaitprof_missed_ticks_total");
+  const auto snapshots = target_metric(exposition, "pgwaitprof_snapshots_total");
+  const auto missed = target_metric(exposition, "pgwaitprof_missed_ticks_total");
   if (!snapshots || !missed) {
     throw BenchError(
         fmt::format("could not read pgwaitprof_snapshots_total{{target=\"{}\"}} from "
@@ -449,10 +370,10 @@ DaemonRun run_daemon(const std::string& pgwaitprof, const std::string& pgbench,
                                          : fmt::format("The daemon's last log line was: {}", last));
   };
   const auto up_deadline = Clock::now() + kDaemonStartTimeout;
-  while (metric(scrape(port), "pgwaitprof_up") != 1.0) {
+  while (target_metric(scrape(port), "pgwaitprof_up") != 1.0) {
     if (!daemon_process.running()) {
       throw daemon_failed(fmt::format("pgwaitprof daemon exited at start-up with exit code {}",
-                                      daemon_process.wait_for(0s).value_or(-1)));
+                                      daemon_process.wait(0s).value_or(-1)));
     }
     if (Clock::now() > up_deadline) {
       throw daemon_failed(
@@ -486,7 +407,7 @@ DaemonRun run_daemon(const std::string& pgwaitprof, const std::string& pgbench,
   run.missed_ticks_per_s =
       (second->missed_ticks - first->missed_ticks) / Seconds(run.scrape_window).count();
 
-  const auto load_exit = load.wait_for(kLoadDuration + 30s);
+  const auto load_exit = load.wait(kLoadDuration + 30s);
   if (load_exit != 0) {
     throw BenchError(fmt::format("pgbench load failed with exit code {}: {}",
                                  load_exit.value_or(-1), last_line(read_text(load_log))));
@@ -498,7 +419,7 @@ DaemonRun run_daemon(const std::string& pgwaitprof, const std::string& pgbench,
   }
 
   daemon_process.signal(SIGTERM);
-  const auto exit_code = daemon_process.wait_for(kDaemonStopTimeout);
+  const auto exit_code = daemon_process.wait(kDaemonStopTimeout);
   if (!exit_code) {
     throw daemon_failed(fmt::format("pgwaitprof daemon did not exit within {} s of SIGTERM",
                                     Seconds(kDaemonStopTimeout).count()));
