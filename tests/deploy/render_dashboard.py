@@ -104,21 +104,9 @@ def number(text):
     return None if math.isnan(value) or math.isinf(value) else value
 
 
-# --- variables (as check_static.sh's PromQL helper substitutes them for prometheus_e2e.sh) -------
-def substitute(expr, values):
-    unknown = []
-
-    def replace(match):
-        name = match.group(1) or match.group(2)
-        if name not in values:
-            unknown.append(name)
-            return match.group(0)
-        return values[name]
-
-    result = re.sub(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)", replace, expr)
-    if unknown:
-        raise ValueError("unknown variable(s) " + ", ".join("$" + n for n in sorted(set(unknown))))
-    return result
+# --- variables: substituted exactly as the deploy checks do ----------------------------------
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from promql_helper import substitute  # noqa: E402
 
 
 def resolve_variables(dashboard, given, prometheus, start, end, step):
