@@ -28,11 +28,11 @@ std::string activity_query(int server_version_num) {
          " FROM pg_stat_activity WHERE pid <> pg_backend_pid()";
 }
 
-int parse_activity(const PGresult* result, model::Snapshot& snapshot) {
+void parse_activity(const PGresult* result, model::Snapshot& snapshot) {
   const int rows = PQntuples(result);
   snapshot.backends.clear();
   snapshot.backends.reserve(static_cast<size_t>(rows));
-  int hidden = 0;
+  snapshot.hidden_backends = 0;
   for (int row = 0; row < rows; ++row) {
     model::BackendSample backend;
     backend.pid = to_integer<int32_t>(PQgetvalue(result, row, 0));
@@ -40,15 +40,39 @@ int parse_activity(const PGresult* result, model::Snapshot& snapshot) {
     backend.state = cell(result, row, 2);
     backend.wait_event_type = cell(result, row, 3);
     backend.wait_event = cell(result, row, 4);
-    if (!PQgetisnull(result, row, 5)) backend.query_id = to_integer<int64_t>(PQgetvalue(result, row, 5));
+    if (!PQgetisnull(result, row, 5))
+      backend.query_id = to_integer<int64_t>(PQgetvalue(result, row, 5));
     backend.datname = cell(result, row, 6);
     backend.application_name = cell(result, row, 7);
-    backend.backend_start = std::chrono::microseconds(to_integer<int64_t>(PQgetvalue(result, row, 8)));
+    backend.backend_start =
+        std::chrono::microseconds(to_integer<int64_t>(PQgetvalue(result, row, 8)));
     backend.hidden = PQgetvalue(result, row, 9)[0] == 't';
-    if (backend.hidden) ++hidden;
+    if (backend.hidden) ++snapshot.hidden_backends;
     snapshot.backends.push_back(std::move(backend));
   }
-  return hidden;
+}
+
+namespace {
+constexpr const char* kSnapshotStatement = "pgwaitprof_snapshot";
+}  // namespace
+
+asio::awaitable<CollectResult> ActivitySource::prepare(PgSession& session) {
+  if (auto error =
+          co_await session.prepare(kSnapshotStatement, activity_query(session.server_version()))) {
+    co_return collector_error(*error, session);
+  }
+  co_return std::nullopt;
+}
+
+asio::awaitable<CollectResult> ActivitySource::collect(CollectContext& context) {
+  model::Snapshot& snapshot = *context.snapshot;
+  snapshot.taken_at = model::SystemClock::now();
+  snapshot.taken_at_steady = model::SteadyClock::now();
+  auto outcome = co_await context.session->execute_prepared(kSnapshotStatement);
+  snapshot.query_duration = model::SteadyClock::now() - snapshot.taken_at_steady;
+  if (!outcome.ok()) co_return collector_error(*outcome.error, *context.session);
+  parse_activity(outcome.result.get(), snapshot);
+  co_return std::nullopt;
 }
 
 }  // namespace pgwaitprof::collectors

@@ -1,10 +1,12 @@
-// The activity collector: the snapshot query of pg_stat_activity and its parsing.
+// The activity source: snapshots of pg_stat_activity taken by pgwaitprof itself, one per tick
+// of the target's sampler, and their parsing (pure, tested on results).
 #pragma once
-
-#include <string>
 
 #include <libpq-fe.h>
 
+#include <string>
+
+#include "collectors/collector.h"
 #include "daemon/model/sample.h"
 
 namespace pgwaitprof::collectors {
@@ -13,7 +15,15 @@ namespace pgwaitprof::collectors {
 // in autocommit: pg_stat_activity is cached for the length of a transaction.
 std::string activity_query(int server_version_num);
 
-// Fills snapshot.backends from a result of activity_query(); returns the hidden backends.
-int parse_activity(const PGresult* result, model::Snapshot& snapshot);
+// Fills snapshot.backends (and hidden_backends) from a result of activity_query().
+void parse_activity(const PGresult* result, model::Snapshot& snapshot);
+
+class ActivitySource : public Collector {
+ public:
+  std::string_view name() const override { return "activity"; }
+  asio::awaitable<CollectResult> prepare(PgSession& session) override;
+  // Fills context.snapshot: its times, the query's duration and every backend but our own.
+  asio::awaitable<CollectResult> collect(CollectContext& context) override;
+};
 
 }  // namespace pgwaitprof::collectors

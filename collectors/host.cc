@@ -1,12 +1,13 @@
 // /proc readers for the host's CPU and description.
 #include "collectors/host.h"
 
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <fstream>
 #include <sstream>
-#include <sys/utsname.h>
 #include <thread>
-#include <unistd.h>
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -62,7 +63,8 @@ std::optional<uint64_t> parse_process_cpu_ticks(std::string_view text) {
       }
       (field == 14 ? utime : stime) = parsed;
     }
-    if (end == std::string_view::npos) return field == 15 ? std::optional(utime + stime) : std::nullopt;
+    if (end == std::string_view::npos)
+      return field == 15 ? std::optional(utime + stime) : std::nullopt;
     text.remove_prefix(end);
   }
   return utime + stime;

@@ -3,11 +3,12 @@
 // Parsing is split from reading so it can be tested on strings.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 
 #include "daemon/model/run.h"
 

@@ -2,14 +2,14 @@
 // libpq call is made only when the socket is ready, so nothing blocks the I/O thread.
 #include "collectors/pg_session.h"
 
-#include <regex>
+#include <fmt/format.h>
 
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
-#include <fmt/format.h>
+#include <regex>
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -26,15 +26,64 @@ std::string one_line(std::string text) {
 
 }  // namespace
 
-std::string mask_password(const std::string& conninfo) {
-  static const std::regex keyword(R"((password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*))",
+std::string mask_secrets(std::string_view text) {
+  // Keyword form: a quoted value, or a bare one up to white space or a quote that closes the
+  // text around it (a message quoting the connection string).
+  static const std::regex keyword(R"((password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'"]+))",
                                   std::regex::icase);
-  static const std::regex uri_userinfo(R"(^(postgres(?:ql)?://[^:/@?]*:)([^@/?]*)(@))",
+  // URI user info "postgresql://user:PASSWORD@", anywhere in the text.
+  static const std::regex uri_userinfo(R"((postgres(?:ql)?://[^:/@?\s"']*:)([^@/?\s"']*)(@))",
                                        std::regex::icase);
-  static const std::regex uri_param(R"(([?&]password=)([^&]*))", std::regex::icase);
-  std::string masked = std::regex_replace(conninfo, keyword, "$1********");
+  static const std::regex uri_param(R"(([?&]password=)([^&\s"']*))", std::regex::icase);
+  std::string masked = std::regex_replace(std::string(text), keyword, "$1********");
   masked = std::regex_replace(masked, uri_userinfo, "$1********$3");
   return std::regex_replace(masked, uri_param, "$1********");
+}
+
+std::string mask_password(const std::string& conninfo) { return mask_secrets(conninfo); }
+
+std::string quote_literal(std::string_view value) {
+  const bool backslash = value.find('\\') != std::string_view::npos;
+  std::string quoted = backslash ? "E'" : "'";
+  for (const char character : value) {
+    if (character == '\'' || character == '\\') quoted += character;
+    quoted += character;
+  }
+  return quoted + "'";
+}
+
+ConninfoWithoutPassword split_password(const std::string& conninfo) {
+  if (conninfo.empty()) return {};
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  if (options == nullptr) {
+    PQfreemem(error);
+    return {conninfo, ""};
+  }
+  ConninfoWithoutPassword split;
+  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (option->val == nullptr) continue;
+    if (std::string_view(option->keyword) == "password") {
+      split.password = option->val;
+      continue;
+    }
+    // keyword=value, quoted with \\ and ' escaped (libpq's own syntax) only where it must be,
+    // so the string also survives inside a quoted YAML or shell word.
+    const std::string_view raw(option->val);
+    const bool quote = raw.empty() || raw.find_first_of(" \t\n'\"\\") != std::string_view::npos;
+    std::string value;
+    for (const char character : raw) {
+      if (character == '\\' || character == '\'') value += '\\';
+      value += character;
+    }
+    if (quote) value = "'" + value + "'";
+    if (!split.conninfo.empty()) split.conninfo += ' ';
+    split.conninfo += fmt::format("{}={}", option->keyword, value);
+  }
+  PQconninfoFree(options);
+  // Without a password there is nothing to hide: keep the user's own spelling of the string.
+  if (split.password.empty()) split.conninfo = conninfo;
+  return split;
 }
 
 PgSession::PgSession(asio::any_io_executor executor)
@@ -77,17 +126,16 @@ int PgSession::backend_pid() const { return connection_ ? PQbackendPID(connectio
 
 PgError PgSession::connection_error(const char* what) const {
   std::string text = connection_ ? PQerrorMessage(connection_.get()) : "";
-  text = one_line(text);
+  text = mask_secrets(one_line(text));
   if (text.empty()) text = what;
   return {text, ""};
 }
 
 asio::awaitable<std::optional<PgError>> PgSession::wait_socket(bool for_write) {
   if (assigned_fd_ < 0) co_return PgError{"connection has no socket", ""};
-  auto [error] = co_await socket_.async_wait(
-      for_write ? asio::posix::stream_descriptor::wait_write
-                : asio::posix::stream_descriptor::wait_read,
-      kAsTuple);
+  auto [error] = co_await socket_.async_wait(for_write ? asio::posix::stream_descriptor::wait_write
+                                                       : asio::posix::stream_descriptor::wait_read,
+                                             kAsTuple);
   if (error) co_return PgError{error.message(), ""};
   co_return std::nullopt;
 }
@@ -127,7 +175,8 @@ asio::awaitable<std::optional<PgError>> PgSession::connect(const std::string& co
   } else {
     error = std::get<0>(outcome);
   }
-  if (!error && PQsetnonblocking(connection_.get(), 1) != 0) error = connection_error("setnonblocking");
+  if (!error && PQsetnonblocking(connection_.get(), 1) != 0)
+    error = connection_error("setnonblocking");
   if (error) close();
   co_return error;
 }
@@ -144,22 +193,29 @@ asio::awaitable<PgOutcome> PgSession::finish_query() {
       co_return PgOutcome{nullptr, connection_error("could not receive data")};
     }
   }
+  // The first error, and the last statement's result (a script's final SELECT).
   PgOutcome outcome;
+  auto keep_error = [&outcome](const PGresult* result) {
+    const auto status = PQresultStatus(result);
+    if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || outcome.error) return;
+    const char* sqlstate = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+    outcome.error = PgError{one_line(PQresultErrorMessage(result)), sqlstate ? sqlstate : ""};
+  };
   for (;;) {
     while (PQisBusy(connection_.get())) {
       if (auto error = co_await wait_socket(false)) co_return PgOutcome{nullptr, error};
       if (PQconsumeInput(connection_.get()) == 0) {
-        co_return PgOutcome{nullptr, connection_error("could not receive data")};
+        // A server that ends the session (FATAL, e.g. pg_terminate_backend) says why before it
+        // closes: keep its message and SQLSTATE when libpq parsed them.
+        if (PgResult last(PQgetResult(connection_.get())); last) keep_error(last.get());
+        if (!outcome.error) outcome.error = connection_error("could not receive data");
+        co_return PgOutcome{nullptr, outcome.error};
       }
     }
     PgResult result(PQgetResult(connection_.get()));
     if (!result) break;  // drained: the connection is ready for the next query
-    const auto status = PQresultStatus(result.get());
-    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK && !outcome.error) {
-      const char* sqlstate = PQresultErrorField(result.get(), PG_DIAG_SQLSTATE);
-      outcome.error = PgError{one_line(PQresultErrorMessage(result.get())), sqlstate ? sqlstate : ""};
-    }
-    if (!outcome.result) outcome.result = std::move(result);
+    keep_error(result.get());
+    outcome.result = std::move(result);
   }
   co_return outcome;
 }
@@ -187,10 +243,14 @@ asio::awaitable<PgOutcome> PgSession::execute_prepared(const std::string& name,
   co_return co_await finish_query();
 }
 
-asio::awaitable<PgOutcome> PgSession::execute(const std::string& sql) {
+asio::awaitable<PgOutcome> PgSession::execute(const std::string& sql,
+                                              const std::vector<std::string>& params) {
   if (!connected()) co_return PgOutcome{nullptr, PgError{"not connected", ""}};
-  if (PQsendQueryParams(connection_.get(), sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) ==
-      0) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& param : params) values.push_back(param.c_str());
+  if (PQsendQueryParams(connection_.get(), sql.c_str(), static_cast<int>(values.size()), nullptr,
+                        values.data(), nullptr, nullptr, 0) == 0) {
     co_return PgOutcome{nullptr, connection_error("could not send query")};
   }
   co_return co_await finish_query();
@@ -201,6 +261,62 @@ asio::awaitable<PgOutcome> PgSession::execute_script(const std::string& sql) {
   if (PQsendQuery(connection_.get(), sql.c_str()) == 0) {
     co_return PgOutcome{nullptr, connection_error("could not send query")};
   }
+  co_return co_await finish_query();
+}
+
+asio::awaitable<std::optional<PgError>> PgSession::flush_copy() {
+  for (;;) {
+    const int flushed = PQflush(connection_.get());
+    if (flushed == 0) co_return std::nullopt;
+    if (flushed < 0) co_return connection_error("could not send COPY data");
+    if (auto error = co_await wait_socket(true)) co_return error;
+    if (PQconsumeInput(connection_.get()) == 0)
+      co_return connection_error("could not receive data");
+  }
+}
+
+asio::awaitable<PgOutcome> PgSession::copy_from(const std::string& sql,
+                                                std::function<bool(std::string&)> next) {
+  if (!connected()) co_return PgOutcome{nullptr, PgError{"not connected", ""}};
+  if (PQsendQuery(connection_.get(), sql.c_str()) == 0) {
+    co_return PgOutcome{nullptr, connection_error("could not send query")};
+  }
+  if (auto error = co_await flush_copy()) co_return PgOutcome{nullptr, error};
+  while (PQisBusy(connection_.get())) {
+    if (auto error = co_await wait_socket(false)) co_return PgOutcome{nullptr, error};
+    if (PQconsumeInput(connection_.get()) == 0) {
+      co_return PgOutcome{nullptr, connection_error("could not receive data")};
+    }
+  }
+  PgResult started(PQgetResult(connection_.get()));
+  if (!started || PQresultStatus(started.get()) != PGRES_COPY_IN) {
+    const char* sqlstate = started ? PQresultErrorField(started.get(), PG_DIAG_SQLSTATE) : nullptr;
+    PgError error{started ? one_line(PQresultErrorMessage(started.get())) : "COPY did not start",
+                  sqlstate ? sqlstate : ""};
+    if (error.message.empty()) error.message = "the statement is not COPY FROM STDIN";
+    (void)co_await finish_query();
+    co_return PgOutcome{nullptr, error};
+  }
+  std::string chunk;
+  const char* end_error = nullptr;
+  while (next(chunk)) {
+    int queued = 0;
+    while ((queued = PQputCopyData(connection_.get(), chunk.data(),
+                                   static_cast<int>(chunk.size()))) == 0) {
+      if (auto error = co_await flush_copy()) co_return PgOutcome{nullptr, error};
+    }
+    if (queued < 0) {
+      end_error = "could not queue COPY data";
+      break;
+    }
+    // libpq's buffer grows without bound in non-blocking mode: send the chunk before the next.
+    if (auto error = co_await flush_copy()) co_return PgOutcome{nullptr, error};
+  }
+  int ended = 0;
+  while ((ended = PQputCopyEnd(connection_.get(), end_error)) == 0) {
+    if (auto error = co_await flush_copy()) co_return PgOutcome{nullptr, error};
+  }
+  if (ended < 0) co_return PgOutcome{nullptr, connection_error("could not end COPY")};
   co_return co_await finish_query();
 }
 

@@ -3,15 +3,17 @@
 // values (PgError with the SQLSTATE when the server sent one), not thrown.
 #pragma once
 
-#include <chrono>
-#include <memory>
-#include <optional>
-#include <string>
-#include <vector>
+#include <libpq-fe.h>
 
 #include <asio/awaitable.hpp>
 #include <asio/posix/stream_descriptor.hpp>
-#include <libpq-fe.h>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace pgwaitprof::collectors {
 
@@ -25,7 +27,7 @@ using PgConnection = std::unique_ptr<PGconn, PgConnDeleter>;
 using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
 
 struct PgError {
-  std::string message;  // libpq's or the server's text, one line
+  std::string message;   // libpq's or the server's text, one line
   std::string sqlstate;  // empty for client-side errors (connection refused, timeout)
 };
 
@@ -38,10 +40,28 @@ struct PgOutcome {
 
 // "host=db1 password=secret" -> "host=db1 password=********"; URIs too. For logs and reports.
 std::string mask_password(const std::string& conninfo);
+// Every password in a text that may quote a connection string (libpq's and pgbench's error
+// messages do, e.g. `invalid URI: "postgresql://u:secret@[::1"`) masked, wherever it appears.
+std::string mask_secrets(std::string_view text);
+
+// A connection string split for a child process: the string without its password (so it can go
+// in an argv, which every local user can read in /proc) and the password (for PGPASSWORD in the
+// child's environment, readable only by its owner). A string libpq cannot parse is returned
+// whole, with no password: the child reports the syntax error itself.
+struct ConninfoWithoutPassword {
+  std::string conninfo;
+  std::string password;  // "" when the string has none
+};
+ConninfoWithoutPassword split_password(const std::string& conninfo);
+
+// A string literal for SQL text where no parameter can go (ALTER SYSTEM): quotes doubled, and
+// E'...' with backslashes doubled when it has any, as PQescapeLiteral writes it.
+std::string quote_literal(std::string_view value);
 
 // Text of a result cell; "" for NULL.
 inline std::string cell(const PGresult* result, int row, int column) {
-  return PQgetisnull(result, row, column) ? std::string() : std::string(PQgetvalue(result, row, column));
+  return PQgetisnull(result, row, column) ? std::string()
+                                          : std::string(PQgetvalue(result, row, column));
 }
 
 class PgSession {
@@ -57,10 +77,15 @@ class PgSession {
   asio::awaitable<std::optional<PgError>> prepare(const std::string& name, const std::string& sql);
   asio::awaitable<PgOutcome> execute_prepared(const std::string& name,
                                               const std::vector<std::string>& params = {});
-  // A statement without parameters, through the extended protocol (one statement only).
-  asio::awaitable<PgOutcome> execute(const std::string& sql);
+  // One statement through the extended protocol, with text parameters ($1, $2, ...).
+  asio::awaitable<PgOutcome> execute(const std::string& sql,
+                                     const std::vector<std::string>& params = {});
   // Several statements in one string (simple protocol), e.g. a workload's setup file.
   asio::awaitable<PgOutcome> execute_script(const std::string& sql);
+  // COPY ... FROM STDIN: `next` fills its argument with the next chunk of COPY data and returns
+  // false when none is left; each chunk is sent as the socket accepts it.
+  asio::awaitable<PgOutcome> copy_from(const std::string& sql,
+                                       std::function<bool(std::string&)> next);
 
   void close();
   bool connected() const;
@@ -70,6 +95,8 @@ class PgSession {
  private:
   asio::awaitable<std::optional<PgError>> wait_socket(bool for_write);
   asio::awaitable<PgOutcome> finish_query();
+  // Sends all of libpq's buffered output, reading what the server sends meanwhile.
+  asio::awaitable<std::optional<PgError>> flush_copy();
   void assign_socket();
   void release_socket();
   PgError connection_error(const char* what) const;

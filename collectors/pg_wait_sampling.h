@@ -1,6 +1,10 @@
 // The pg_wait_sampling source: reads the extension's cumulative profile at a low rate and turns
 // it into deltas for the model. It never resets the profile: other users may be reading it.
+// Used only when asked for (source pg_wait_sampling): it samples at the extension's own
+// profile_period and cannot show CPU, session state or wait lengths.
 #pragma once
+
+#include <libpq-fe.h>
 
 #include <cstdint>
 #include <map>
@@ -9,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collectors/collector.h"
 #include "daemon/model/profile.h"
 
 namespace pgwaitprof::collectors {
@@ -34,6 +39,9 @@ struct WaitSamplingRow {
 // backend on Client:ClientRead counts as idle, and anything else of a client backend as active.
 model::WaitKey wait_sampling_key(const WaitSamplingRow& row);
 
+// The rows of a result of kWaitSamplingQuery; nullopt (and nothing thrown) on a malformed number.
+std::optional<std::vector<WaitSamplingRow>> parse_wait_sampling(const PGresult* result);
+
 class WaitSamplingDelta {
  public:
   // Returns the counts added since the previous call (none on the first call, which only sets
@@ -45,6 +53,22 @@ class WaitSamplingDelta {
   using RowKey = std::tuple<int32_t, std::string, std::string, int64_t>;
   std::map<RowKey, uint64_t> previous_;
   bool have_baseline_ = false;
+};
+
+class WaitSamplingSource : public Collector {
+ public:
+  std::string_view name() const override { return "pg_wait_sampling"; }
+  // Fails when the extension is not installed in the target's database.
+  asio::awaitable<CollectResult> prepare(PgSession& session) override;
+  // Delivers the counts added since the previous read to context.sink (none on the first).
+  asio::awaitable<CollectResult> collect(CollectContext& context) override;
+  // pg_wait_sampling.profile_period, known once prepared.
+  double period_s() const { return period_s_; }
+
+ private:
+  WaitSamplingDelta delta_;
+  double period_s_ = 0;
+  std::optional<model::SteadyClock::time_point> previous_read_;
 };
 
 }  // namespace pgwaitprof::collectors

@@ -1,14 +1,12 @@
-// Connection lifecycle and tick loops of one target's sampler.
+// The sampler's state machine, its tick loop and the fan-out to sinks.
 #include "collectors/target_sampler.h"
 
 #include <algorithm>
-#include <charconv>
-
-#include <asio/co_spawn.hpp>
 #include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
 #include <asio/use_awaitable.hpp>
 
-#include "collectors/activity.h"
+#include "collectors/pg_wait_sampling.h"
 #include "config/logging.h"
 
 namespace pgwaitprof::collectors {
@@ -21,120 +19,154 @@ constexpr auto kBackoffCap = 5000ms;
 // A snapshot query that has not answered in this long is taken for a dead connection (a
 // network partition can leave a socket open without any answer ever coming).
 constexpr auto kSnapshotTimeout = 5000ms;
-constexpr const char* kSnapshotStatement = "pgwaitprof_snapshot";
-constexpr const char* kWaitSamplingStatement = "pgwaitprof_wait_sampling";
 
 auto log() {
   static auto logger = config::component_logger("sampler");
   return logger;
 }
 
-double seconds_since(model::SteadyClock::time_point start) {
-  return std::chrono::duration<double>(model::SteadyClock::now() - start).count();
-}
-
 }  // namespace
 
+SamplerOptions sampler_options(const config::TargetConfig& target) {
+  SamplerOptions options;
+  options.name = target.name;
+  options.conninfo = target.dsn;
+  options.hz = target.hz;
+  options.source = target.source;
+  options.wait_sampling_poll = target.pg_wait_sampling_poll;
+  options.local = target.local;
+  return options;
+}
+
+void TargetSampler::Fanout::on_snapshot(const model::Snapshot& snapshot) {
+  for (auto* sink : sinks) sink->on_snapshot(snapshot);
+}
+void TargetSampler::Fanout::on_profile_delta(const model::Profile& delta,
+                                             model::SystemClock::time_point at) {
+  for (auto* sink : sinks) sink->on_profile_delta(delta, at);
+}
+void TargetSampler::Fanout::on_missed_ticks(uint64_t ticks) {
+  for (auto* sink : sinks) sink->on_missed_ticks(ticks);
+}
+void TargetSampler::Fanout::on_connection_state(bool up, model::SteadyClock::time_point at,
+                                                std::string_view reason) {
+  for (auto* sink : sinks) sink->on_connection_state(up, at, reason);
+}
+void TargetSampler::Fanout::on_collector_status(std::string_view collector, double duration_s,
+                                                bool success) {
+  for (auto* sink : sinks) sink->on_collector_status(collector, duration_s, success);
+}
+void TargetSampler::Fanout::on_kernel_times(const model::KernelTimes& times) {
+  for (auto* sink : sinks) sink->on_kernel_times(times);
+}
+void TargetSampler::Fanout::on_lock_waits(const model::LockLookup& lookup) {
+  for (auto* sink : sinks) sink->on_lock_waits(lookup);
+}
+void TargetSampler::Fanout::on_statement_texts(const std::map<int64_t, std::string>& texts) {
+  for (auto* sink : sinks) sink->on_statement_texts(texts);
+}
+
 TargetSampler::TargetSampler(asio::any_io_executor executor, SamplerOptions options)
-    : executor_(executor), options_(std::move(options)), session_(executor), timer_(executor) {}
+    : executor_(executor),
+      options_(std::move(options)),
+      session_(executor),
+      timer_(executor),
+      stopped_(executor),
+      sample_delivered_(executor),
+      source_(make_sampling_source(options_)),
+      stages_(make_snapshot_stages(options_)),
+      collectors_(make_target_collectors(options_)) {}
 
 void TargetSampler::add_sink(model::SampleSink* sink) {
-  sinks_.push_back(sink);
-  sink->on_connection_state(up_);
+  fanout_.sinks.push_back(sink);
+  sink->on_connection_state(connected_, model::SteadyClock::now(), last_error_);
 }
 
 void TargetSampler::remove_sink(model::SampleSink* sink) {
-  sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), sink), sinks_.end());
+  auto& sinks = fanout_.sinks;
+  sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
 }
 
 void TargetSampler::stop() {
-  stopping_ = true;
+  if (state_ == SamplerState::kStopping) return;
+  state_ = SamplerState::kStopping;
+  stopped_.set();
+  sample_delivered_.notify();
   timer_.cancel();
   // An in-flight query ends with an error as soon as its socket wait is cancelled.
   session_.close();
 }
 
-void TargetSampler::set_up(bool up) {
-  if (up_ == up) return;
-  up_ = up;
-  for (auto* sink : sinks_) sink->on_connection_state(up);
+double TargetSampler::source_period_s() const {
+  if (const auto* wait_sampling = dynamic_cast<const WaitSamplingSource*>(source_.get())) {
+    return wait_sampling->period_s();
+  }
+  return options_.hz > 0 ? 1.0 / options_.hz : 0;
+}
+
+asio::awaitable<bool> TargetSampler::wait_for_sample(std::chrono::milliseconds timeout) {
+  if (state_ == SamplerState::kStopping) co_return false;
+  const bool notified = co_await sample_delivered_.wait_for(timeout);
+  co_return notified&& state_ != SamplerState::kStopping;
+}
+
+void TargetSampler::set_connected(bool up, const std::string& reason) {
+  if (connected_ == up) return;
+  connected_ = up;
+  fanout_.on_connection_state(up, model::SteadyClock::now(), reason);
 }
 
 void TargetSampler::count_missed(uint64_t ticks) {
-  for (uint64_t tick = 0; tick < ticks; ++tick) {
-    for (auto* sink : sinks_) sink->on_missed_tick();
-  }
+  if (ticks > 0) fanout_.on_missed_ticks(ticks);
 }
 
-asio::awaitable<bool> TargetSampler::wait_until_sampling(std::chrono::milliseconds timeout) {
-  // A fresh sample, not an old one: after a restart of the server the sampler may still be
-  // reconnecting.
-  const auto deadline = model::SteadyClock::now() + timeout;
-  const uint64_t before = samples_delivered_;
-  asio::steady_timer poll(executor_);
-  while (samples_delivered_ == before && !stopping_ && model::SteadyClock::now() < deadline) {
-    poll.expires_after(10ms);
-    co_await poll.async_wait(kAsTuple);
-  }
-  co_return samples_delivered_ > before;
+asio::awaitable<void> TargetSampler::sleep_until(model::SteadyClock::time_point until) {
+  timer_.expires_at(until);
+  co_await timer_.async_wait(kAsTuple);
 }
 
 asio::awaitable<void> TargetSampler::run() {
-  const auto target = mask_password(options_.conninfo);
   auto backoff = std::chrono::milliseconds(kBackoffStart);
   bool ever_connected = false;
   down_since_ = model::SteadyClock::now();
-  while (!stopping_) {
-    auto error = co_await session_.connect(options_.conninfo, options_.connect_timeout);
-    if (!error) error = co_await set_up_session();
+  while (state_ != SamplerState::kStopping) {
+    state_ = SamplerState::kConnecting;
+    auto error = co_await connect();
+    if (state_ == SamplerState::kStopping) break;
     if (error) {
       session_.close();
-      // Log once per state change, not per attempt.
-      if (error->message != last_error_) {
-        log()->error("could not connect to \"{}\": {} target={} retry_in_ms={}", target,
-                     error->message, options_.name, backoff.count());
-        last_error_ = error->message;
-      }
-      timer_.expires_after(backoff);
-      co_await timer_.async_wait(kAsTuple);
+      on_failed_attempt(*error, backoff);
+      state_ = SamplerState::kBackingOff;
+      co_await sleep_until(model::SteadyClock::now() + backoff);
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, kBackoffCap);
       continue;
     }
     backoff = kBackoffStart;
-    last_error_.clear();
-    if (ever_connected) {
-      const double gap_s = seconds_since(down_since_);
-      // The ticks that fell into the gap were not sampled: count them as missed.
-      if (source_ == "activity") count_missed(static_cast<uint64_t>(gap_s * options_.hz));
-      log()->info("connection restored target={} gap_s={:.3f}", options_.name, gap_s);
-    } else {
-      log()->info("sampling target={} source={} hz={} server_version={} dsn=\"{}\"", options_.name,
-                  source_, options_.hz, server_version_, target);
-    }
+    on_connected(ever_connected);
     ever_connected = true;
+    state_ = SamplerState::kSampling;
     lost_ = false;
-    set_up(true);
-    if (source_ == "pg_wait_sampling") {
-      co_await sample_wait_sampling();
-    } else {
-      co_await sample_activity();
-    }
-    set_up(false);
+    set_connected(true, "");
+    co_await sample();
+    set_connected(false, lost_ ? last_error_ : "sampler stopped");
     down_since_ = model::SteadyClock::now();
     session_.close();
   }
-  co_return;
 }
 
-asio::awaitable<std::optional<PgError>> TargetSampler::set_up_session() {
+asio::awaitable<CollectResult> TargetSampler::connect() {
+  if (auto error = co_await session_.connect(options_.conninfo, options_.connect_timeout)) {
+    co_return CollectorError{error->message, error->sqlstate, true};
+  }
   server_version_ = session_.server_version();
   // JIT would only slow down these tiny queries.
-  if (auto outcome = co_await session_.execute("SET jit = off"); !outcome.ok()) co_return outcome.error;
-
+  if (auto outcome = co_await session_.execute("SET jit = off"); !outcome.ok()) {
+    co_return collector_error(*outcome.error, session_);
+  }
   auto privileges = co_await session_.execute(
       "SELECT current_user, rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'USAGE')"
       " FROM pg_roles WHERE rolname = current_user");
-  if (!privileges.ok()) co_return privileges.error;
+  if (!privileges.ok()) co_return collector_error(*privileges.error, session_);
   if (!warned_privileges_ && PQntuples(privileges.result.get()) == 1 &&
       cell(privileges.result.get(), 0, 1) != "t") {
     const auto role = cell(privileges.result.get(), 0, 0);
@@ -144,154 +176,150 @@ asio::awaitable<std::optional<PgError>> TargetSampler::set_up_session() {
         role, options_.name, role);
     warned_privileges_ = true;
   }
-
-  source_ = "activity";
-  if (options_.source != config::Source::kActivity) {
-    auto installed = co_await session_.execute(
-        "SELECT count(*) FROM pg_extension WHERE extname = 'pg_wait_sampling'");
-    if (!installed.ok()) co_return installed.error;
-    const bool available = cell(installed.result.get(), 0, 0) != "0";
-    if (available) {
-      auto period = co_await session_.execute(kWaitSamplingPeriodQuery);
-      if (period.ok()) {
-        source_ = "pg_wait_sampling";
-        wait_sampling_period_s_ = std::stod(cell(period.result.get(), 0, 0)) / 1000.0;
-      } else if (options_.source == config::Source::kPgWaitSampling) {
-        co_return period.error;
-      }
-    } else if (options_.source == config::Source::kPgWaitSampling) {
-      co_return PgError{"extension \"pg_wait_sampling\" is not installed in this database", ""};
-    }
+  if (auto error = co_await source_->prepare(session_)) co_return error;
+  delivered_ = false;
+  for (auto& stage : stages_) {
+    if (auto error = co_await stage->prepare(session_)) co_return error;
   }
-  if (source_ == "pg_wait_sampling") {
-    co_return co_await session_.prepare(kWaitSamplingStatement, kWaitSamplingQuery);
+  for (auto& entry : collectors_) {
+    if (auto error = co_await entry.collector->prepare(session_)) co_return error;
   }
-  co_return co_await session_.prepare(kSnapshotStatement, activity_query(server_version_));
+  co_return std::nullopt;
 }
 
-void TargetSampler::connection_lost(const PgError& error) {
-  if (lost_ || stopping_) return;
-  lost_ = true;
-  timer_.cancel();
-  log()->error("lost connection to target={}: {}", options_.name, error.message);
+void TargetSampler::on_failed_attempt(const CollectorError& error,
+                                      std::chrono::milliseconds retry_in) {
+  // Once per state change, not per attempt.
+  if (error.message == last_error_) return;
+  const auto target = mask_password(options_.conninfo);
+  if (error.connection_lost) {
+    log()->error("could not connect to \"{}\": {} target={} retry_in_ms={}", target, error.message,
+                 options_.name, retry_in.count());
+  } else {
+    log()->error("could not set up sampling of \"{}\": {} target={} source={} retry_in_ms={}",
+                 target, error.message, options_.name, to_string(options_.source),
+                 retry_in.count());
+  }
   last_error_ = error.message;
 }
 
+void TargetSampler::on_connected(bool reconnected) {
+  if (reconnected) {
+    const double gap_s =
+        std::chrono::duration<double>(model::SteadyClock::now() - down_since_).count();
+    // The ticks that fell into the gap were not sampled: count them as missed.
+    if (options_.source == model::SamplerSource::kActivity) {
+      count_missed(static_cast<uint64_t>(gap_s * options_.hz));
+    }
+    log()->info("connection restored target={} gap_s={:.3f}", options_.name, gap_s);
+  } else if (options_.source == model::SamplerSource::kActivity) {
+    log()->info("sampling target={} source=activity hz={} server_version={} dsn=\"{}\"",
+                options_.name, options_.hz, server_version_, mask_password(options_.conninfo));
+  } else {
+    log()->info(
+        "sampling target={} source={} period_ms={:g} server_version={} dsn=\"{}\" limits=\"{}\"",
+        options_.name, to_string(options_.source), source_period_s() * 1000, server_version_,
+        mask_password(options_.conninfo), model::sampler_source_limits(options_.source));
+  }
+  last_error_.clear();
+}
+
+void TargetSampler::connection_lost(const std::string& reason) {
+  if (lost_ || state_ == SamplerState::kStopping) return;
+  lost_ = true;
+  timer_.cancel();
+  log()->error("lost connection to target={}: {}", options_.name, reason);
+  last_error_ = reason;
+}
+
+asio::awaitable<void> TargetSampler::sample() {
+  if (options_.source == model::SamplerSource::kActivity) {
+    co_await sample_activity();
+  } else {
+    co_await sample_wait_sampling();
+  }
+}
+
+// Tick k's window is [start + k * period, start + (k + 1) * period). A snapshot starts at the
+// beginning of its window, or later within it when the previous query ran long; a window that
+// passes entirely while a query runs (or the process is not scheduled) is a missed tick.
 asio::awaitable<void> TargetSampler::sample_activity() {
   const auto period = std::chrono::duration_cast<model::SteadyClock::duration>(
       std::chrono::duration<double>(1.0 / options_.hz));
-  auto next = model::SteadyClock::now();
-  while (!stopping_ && !lost_) {
-    next += period;
-    timer_.expires_at(next);
-    co_await timer_.async_wait(kAsTuple);
-    if (stopping_ || lost_) break;
-    const auto late = model::SteadyClock::now() - next;
-    if (late >= period) {
-      // The process was not scheduled for whole periods: those ticks are missed, not made up.
-      const auto behind = late / period;
-      count_missed(static_cast<uint64_t>(behind));
-      next += behind * period;
+  std::vector<model::SteadyClock::time_point> due;
+  auto window = model::SteadyClock::now();
+  for (const auto& entry : collectors_) due.push_back(window + entry.period);
+  while (state_ == SamplerState::kSampling && !lost_) {
+    auto now = model::SteadyClock::now();
+    // Between ticks: the target's collectors, on the same connection, one at a time.
+    for (size_t index = 0; index < collectors_.size() && now < window; ++index) {
+      if (due[index] > now) continue;
+      due[index] = now + collectors_[index].period;
+      CollectContext context{&session_, &fanout_, nullptr, delivered_ ? &snapshot_ : nullptr, now};
+      co_await collect_timed(*collectors_[index].collector, context);
+      now = model::SteadyClock::now();
     }
-    if (in_flight_) {
-      count_missed(1);
-      if (model::SteadyClock::now() - in_flight_since_ > kSnapshotTimeout) {
-        connection_lost({"snapshot query did not answer in 5 s", ""});
-        session_.close();  // cancels the query's socket wait: it ends with an error
-      }
+    if (now < window) {
+      co_await sleep_until(window);
       continue;
     }
-    in_flight_ = true;
-    in_flight_since_ = model::SteadyClock::now();
-    asio::co_spawn(executor_, take_snapshot(), [this](std::exception_ptr failure) {
-      in_flight_ = false;
-      if (failure) {
-        try {
-          std::rethrow_exception(failure);
-        } catch (const std::exception& error) {
-          connection_lost({error.what(), ""});
-        }
-      }
-    });
-  }
-  // The in-flight query finishes (or fails on the closed socket) before the session goes.
-  asio::steady_timer drain(executor_);
-  while (in_flight_) {
-    drain.expires_after(1ms);
-    co_await drain.async_wait(kAsTuple);
+    if (const auto passed = (now - window) / period; passed > 0) {
+      count_missed(static_cast<uint64_t>(passed));
+      window += passed * period;
+    }
+    window += period;
+    co_await take_snapshot();
   }
 }
 
 asio::awaitable<void> TargetSampler::take_snapshot() {
-  model::Snapshot snapshot;
-  snapshot.taken_at = model::SystemClock::now();
-  snapshot.taken_at_steady = model::SteadyClock::now();
-  auto outcome = co_await session_.execute_prepared(kSnapshotStatement);
-  snapshot.query_duration = model::SteadyClock::now() - snapshot.taken_at_steady;
-  const double duration_s = std::chrono::duration<double>(snapshot.query_duration).count();
-  if (!outcome.ok()) {
-    for (auto* sink : sinks_) sink->on_collector_status("activity", duration_s, false);
-    if (!session_.connected()) {
-      connection_lost(*outcome.error);
-    } else {
-      log()->warn("snapshot query failed target={} sqlstate={}: {}", options_.name,
-                  outcome.error->sqlstate, outcome.error->message);
-    }
+  using namespace asio::experimental::awaitable_operators;
+  CollectContext context{&session_, &fanout_, &snapshot_, nullptr, model::SteadyClock::now()};
+  asio::steady_timer watchdog(executor_, kSnapshotTimeout);
+  auto outcome = co_await (collect_timed(*source_, context) || watchdog.async_wait(kAsTuple));
+  if (outcome.index() == 1) {
+    connection_lost("snapshot query did not answer in 5 s");
+    session_.close();
     co_return;
   }
-  const int hidden = parse_activity(outcome.result.get(), snapshot);
-  ++samples_delivered_;
-  for (auto* sink : sinks_) {
-    sink->on_snapshot(snapshot);
-    sink->on_hidden_backends(hidden);
-    sink->on_collector_status("activity", duration_s, true);
+  const auto& error = std::get<0>(outcome);
+  if (!error) {
+    for (auto& stage : stages_) co_await collect_timed(*stage, context);
+    fanout_.on_snapshot(snapshot_);
+    delivered_ = true;
+    sample_delivered_.notify();
+  } else if (error->connection_lost) {
+    connection_lost(error->message);
+  } else if (error->message != last_error_) {
+    log()->warn("snapshot query failed target={} sqlstate={}: {}", options_.name, error->sqlstate,
+                error->message);
+    last_error_ = error->message;
   }
 }
 
 asio::awaitable<void> TargetSampler::sample_wait_sampling() {
-  WaitSamplingDelta delta;
-  auto previous_read = model::SteadyClock::now();
-  bool first = true;
-  while (!stopping_ && !lost_) {
-    if (!first) {
-      timer_.expires_after(options_.wait_sampling_poll);
-      co_await timer_.async_wait(kAsTuple);
-      if (stopping_ || lost_) break;
-    }
-    first = false;
+  std::vector<model::SteadyClock::time_point> due;
+  for (const auto& entry : collectors_) due.push_back(model::SteadyClock::now() + entry.period);
+  while (state_ == SamplerState::kSampling && !lost_) {
     const auto started = model::SteadyClock::now();
-    auto outcome = co_await session_.execute_prepared(kWaitSamplingStatement);
-    const double duration_s = seconds_since(started);
-    if (!outcome.ok()) {
-      for (auto* sink : sinks_) sink->on_collector_status("pg_wait_sampling", duration_s, false);
-      if (!session_.connected()) {
-        connection_lost(*outcome.error);
-      } else {
-        log()->warn("pg_wait_sampling query failed target={}: {}", options_.name,
-                    outcome.error->message);
+    CollectContext context{&session_, &fanout_, nullptr, nullptr, started};
+    if (auto error = co_await collect_timed(*source_, context)) {
+      if (error->connection_lost) {
+        connection_lost(error->message);
+        break;
       }
-      continue;
+      log()->warn("pg_wait_sampling query failed target={}: {}", options_.name, error->message);
+    } else {
+      sample_delivered_.notify();
     }
-    std::vector<WaitSamplingRow> rows;
-    const PGresult* result = outcome.result.get();
-    for (int row = 0; row < PQntuples(result); ++row) {
-      WaitSamplingRow parsed;
-      parsed.pid = std::stoi(cell(result, row, 0));
-      parsed.backend_type = cell(result, row, 1);
-      parsed.event_type = cell(result, row, 2);
-      parsed.event = cell(result, row, 3);
-      parsed.query_id = std::stoll(cell(result, row, 4));
-      parsed.count = std::stoull(cell(result, row, 5));
-      rows.push_back(std::move(parsed));
+    for (size_t index = 0; index < collectors_.size(); ++index) {
+      if (due[index] > model::SteadyClock::now()) continue;
+      due[index] += collectors_[index].period;
+      CollectContext collector_context{&session_, &fanout_, nullptr, nullptr,
+                                       model::SteadyClock::now()};
+      co_await collect_timed(*collectors_[index].collector, collector_context);
     }
-    const double elapsed_s = std::chrono::duration<double>(started - previous_read).count();
-    previous_read = started;
-    const auto periods = static_cast<uint64_t>(elapsed_s / wait_sampling_period_s_ + 0.5);
-    auto profile = delta.update(rows, periods);
-    for (auto* sink : sinks_) sink->on_collector_status("pg_wait_sampling", duration_s, true);
-    if (!profile) continue;
-    ++samples_delivered_;
-    for (auto* sink : sinks_) sink->on_profile_delta(*profile, model::SystemClock::now());
+    co_await sleep_until(started + options_.wait_sampling_poll);
   }
 }
 

@@ -1,33 +1,37 @@
-// The sampler of one target: one connection, reconnected with capped exponential backoff; the
-// activity source ticks at the configured rate with at most one snapshot query in flight (a
-// tick that finds one running is counted as missed, never queued); the pg_wait_sampling
-// source reads the extension's profile at a low rate. Samples go to every attached sink.
+// The sampler of one target: one libpq connection, its sampling source (activity snapshots at
+// the configured rate, or pg_wait_sampling's profile at its poll interval) and the target's
+// periodic collectors, delivering to every attached sink. At most one snapshot query is in
+// flight: a tick whose whole period passes while one runs is counted as missed, never queued.
 #pragma once
 
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
+#include <asio/steady_timer.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <asio/any_io_executor.hpp>
-#include <asio/awaitable.hpp>
-#include <asio/steady_timer.hpp>
-
+#include "collectors/async_event.h"
+#include "collectors/collector.h"
 #include "collectors/pg_session.h"
-#include "collectors/pg_wait_sampling.h"
-#include "config/config.h"
+#include "collectors/registry.h"
+#include "collectors/sampler_options.h"
 #include "daemon/model/sample_sink.h"
 
 namespace pgwaitprof::collectors {
 
-struct SamplerOptions {
-  std::string name = "default";
-  std::string conninfo;  // "" = PG* environment variables
-  double hz = 100;
-  config::Source source = config::Source::kAuto;
-  std::chrono::milliseconds wait_sampling_poll{1000};
-  std::chrono::milliseconds connect_timeout{5000};
-};
+// The sampler's states, in the order a healthy sampler passes through them:
+//
+// kConnecting: a connection attempt and the preparation of the source and collectors. Stop
+//   during it ends the sampler without logging the aborted attempt as an error.
+// kSampling: connected; the source samples on its ticks and the target's collectors on their
+//   periods. A failed query on a live connection is logged and sampling goes on; a lost
+//   connection (or a snapshot query silent for 5 s) ends the state, and sinks see "down".
+// kBackingOff: after a failed attempt, a wait of 100 ms doubling up to 5 s before the next one;
+//   one log line per distinct error, not per attempt.
+// kStopping: stop() was called: every wait is cut short and run() returns.
+enum class SamplerState { kConnecting, kSampling, kBackingOff, kStopping };
 
 class TargetSampler {
  public:
@@ -36,45 +40,67 @@ class TargetSampler {
   void add_sink(model::SampleSink* sink);
   void remove_sink(model::SampleSink* sink);
 
-  // Samples until stop(); reconnects by itself.
+  // Samples until stop(); reconnects by itself. Never throws.
   asio::awaitable<void> run();
   void stop();
 
-  // Waits until a new sample has been delivered; false when `timeout` passed first.
-  asio::awaitable<bool> wait_until_sampling(std::chrono::milliseconds timeout);
+  // Waits until a new sample has been delivered; false when `timeout` passed (or the sampler
+  // stopped) first.
+  asio::awaitable<bool> wait_for_sample(std::chrono::milliseconds timeout);
 
   const SamplerOptions& options() const { return options_; }
-  bool up() const { return up_; }
-  // "activity" or "pg_wait_sampling" once connected.
-  const std::string& source() const { return source_; }
-  double wait_sampling_period_s() const { return wait_sampling_period_s_; }
+  SamplerState state() const { return state_; }
+  bool up() const { return state_ == SamplerState::kSampling; }
+  // The source's own sampling period: 1/hz for activity, profile_period for pg_wait_sampling.
+  double source_period_s() const;
   int server_version() const { return server_version_; }
   const std::string& last_error() const { return last_error_; }
 
  private:
-  asio::awaitable<std::optional<PgError>> set_up_session();
+  asio::awaitable<CollectResult> connect();
+  asio::awaitable<void> sample();
   asio::awaitable<void> sample_activity();
-  asio::awaitable<void> take_snapshot();
   asio::awaitable<void> sample_wait_sampling();
-  void connection_lost(const PgError& error);
-  void set_up(bool up);
+  asio::awaitable<void> take_snapshot();
+  asio::awaitable<void> sleep_until(model::SteadyClock::time_point until);
+  void on_connected(bool reconnected);
+  void on_failed_attempt(const CollectorError& error, std::chrono::milliseconds retry_in);
+  void connection_lost(const std::string& reason);
+  void set_connected(bool up, const std::string& reason);
   void count_missed(uint64_t ticks);
+
+  // Delivers to every sink attached now.
+  class Fanout : public model::SampleSink {
+   public:
+    std::vector<model::SampleSink*> sinks;
+    void on_snapshot(const model::Snapshot& snapshot) override;
+    void on_profile_delta(const model::Profile& delta, model::SystemClock::time_point at) override;
+    void on_missed_ticks(uint64_t ticks) override;
+    void on_connection_state(bool up, model::SteadyClock::time_point at,
+                             std::string_view reason) override;
+    void on_collector_status(std::string_view collector, double duration_s, bool success) override;
+    void on_kernel_times(const model::KernelTimes& times) override;
+    void on_lock_waits(const model::LockLookup& lookup) override;
+    void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
+  };
 
   asio::any_io_executor executor_;
   SamplerOptions options_;
   PgSession session_;
   asio::steady_timer timer_;
-  std::vector<model::SampleSink*> sinks_;
-  std::string source_;
-  double wait_sampling_period_s_ = 0;
-  int server_version_ = 0;
-  bool up_ = false;
-  bool stopping_ = false;
-  bool lost_ = false;
-  bool in_flight_ = false;
-  model::SteadyClock::time_point in_flight_since_{};
+  AsyncEvent stopped_;
+  AsyncPulse sample_delivered_;
+  Fanout fanout_;
+  std::unique_ptr<Collector> source_;
+  std::vector<std::unique_ptr<Collector>> stages_;
+  std::vector<ScheduledCollector> collectors_;
+  model::Snapshot snapshot_;  // reused: its backends' storage survives from tick to tick
+  bool delivered_ = false;    // snapshot_ holds a delivered snapshot (the target collectors')
+  SamplerState state_ = SamplerState::kConnecting;
+  bool connected_ = false;  // as last told to the sinks
+  bool lost_ = false;       // the current connection is gone; leave kSampling
   bool warned_privileges_ = false;
-  uint64_t samples_delivered_ = 0;
+  int server_version_ = 0;
   std::string last_error_;
   model::SteadyClock::time_point down_since_{};
 };

@@ -2,11 +2,12 @@
 // Messages: a short lowercase text, then key=value fields (STYLE.md).
 #pragma once
 
-#include <memory>
-#include <string>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace pgwaitprof::config {
 
@@ -16,6 +17,12 @@ inline std::shared_ptr<spdlog::logger> component_logger(const std::string& compo
   logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [%n] %v");
   logger->set_level(spdlog::get_level());
   return logger;
+}
+
+// The level names --log-level and log_level accept: the one list the CLI and the config read.
+inline const std::vector<std::string>& log_level_names() {
+  static const std::vector<std::string> names = {"trace", "debug", "info", "warn", "error", "off"};
+  return names;
 }
 
 // Applies a level name (trace, debug, info, warn, error, off) to every logger, present and future.

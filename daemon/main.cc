@@ -1,4 +1,4 @@
-// pgwaitprof entry point: all subcommands live in daemon/cli.cc.
-#include "daemon/cli.h"
+// pgwaitprof entry point: all subcommands live in daemon/commands/.
+#include "daemon/commands/cli.h"
 
-int main(int argc, char** argv) { return pgwaitprof::daemon::main_cli(argc, argv); }
+int main(int argc, char** argv) { return pgwaitprof::commands::main_cli(argc, argv); }

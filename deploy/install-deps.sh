@@ -8,10 +8,14 @@ packages=(
   build-essential cmake pkg-config git
   libpq-dev libasio-dev libspdlog-dev libfmt-dev prometheus-cpp-dev libyaml-cpp-dev
   nlohmann-json3-dev libcli11-dev googletest libgtest-dev libgmock-dev
+  # the formatting check of deploy/test.sh
+  clang-format
   # run: the scratch cluster, pgbench, and pg_wait_sampling to cross-check the sampler
   postgresql-15 postgresql-client-15 postgresql-15-pg-wait-sampling
   # tests and deploy checks: real Prometheus and promtool, systemd-analyze, JSON/YAML/HTTP tools
   prometheus systemd curl jq python3 python3-yaml shellcheck procps
+  # the browser check of the HTML reports (ctest -L browser): headless Chromium
+  chromium
 )
 
 missing=()
@@ -20,6 +24,11 @@ for package in "${packages[@]}"; do
     missing+=("$package")
   fi
 done
+# Node.js and npm for the dashboard's type check (tests/deploy/grafana_schema): Debian's, unless
+# a node and npm are on the PATH already (NodeSource's nodejs bundles npm and conflicts with
+# Debian's npm package, so the commands are what counts here, not the packages).
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages are installed"
   exit 0

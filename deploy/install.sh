@@ -6,6 +6,7 @@
 #   /etc/systemd/system/pgwaitprof.service        the unit
 #   /var/lib/pgwaitprof                           the data dir (runs, control socket)
 #   /usr/local/share/pgwaitprof/workloads         the built-in workload scripts
+#   /usr/local/share/pgwaitprof/plans             the ready matrix plans (config/plans)
 # As root with the default prefix "/" it also creates the system user "pgwaitprof" and reloads
 # systemd; with --prefix DIR it only lays the files out under DIR (for packaging and tests).
 # Running it again upgrades in place.
@@ -79,6 +80,7 @@ config_dir=$root/etc/pgwaitprof
 unit_dir=$root/etc/systemd/system
 data_dir=$root/var/lib/pgwaitprof
 workloads_dir=$root/usr/local/share/pgwaitprof/workloads
+plans_dir=$root/usr/local/share/pgwaitprof/plans
 
 if $system_install && ! getent passwd pgwaitprof >/dev/null; then
   getent group pgwaitprof >/dev/null || groupadd --system pgwaitprof
@@ -124,6 +126,13 @@ if [[ -d $source_dir/deploy/workloads ]]; then
   echo "installed $workloads_dir"
 else
   echo "install.sh: warning: no workload scripts in \"$source_dir/deploy/workloads\"; skipped" >&2
+fi
+
+if [[ -d $source_dir/config/plans ]]; then
+  rm -rf "$plans_dir"
+  install -d -m 0755 "$plans_dir"
+  install -m 0644 "$source_dir"/config/plans/*.yaml "$plans_dir/"
+  echo "installed $plans_dir"
 fi
 
 if $system_install; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts (start DIR) or stops and removes (stop DIR) a scratch PostgreSQL 15 cluster for the
-# tests: unix socket in DIR, a free port, pg_wait_sampling preloaded and created, pgbench tables
+# tests: unix socket in DIR, a free port, pg_wait_sampling and pg_stat_statements preloaded and
+# created (compute_query_id on), pgbench tables
 # at scale 2. Run as root, the server runs as the postgres user. "start" prints the PG*
 # variables to export.
 set -euo pipefail
@@ -21,12 +22,14 @@ listen_addresses = ''
 unix_socket_directories = '$dir'
 port = $port
 max_connections = 200
-shared_preload_libraries = 'pg_wait_sampling'
+shared_preload_libraries = 'pg_wait_sampling,pg_stat_statements'
+compute_query_id = on
 CONF
     as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null
     export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres
     "$bin/pgbench" -i -q -s 2 >"$dir/pgbench-init.log" 2>&1
     "$bin/psql" -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_wait_sampling" >/dev/null
+    "$bin/psql" -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
     echo "export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres PGWAITPROF_TEST_PGDATA=$dir/data PGWAITPROF_TEST_PGBIN=$bin"
     ;;
   stop)

@@ -1,5 +1,5 @@
-// A/B comparison of runs: which throughput differences are beyond run-to-run noise, and which
-// wait events moved. Used by `pgwaitprof compare` on two runs or two matrix directories.
+// A/B comparison of runs: which differences are beyond run-to-run noise, and which wait events
+// moved. Used by `pgwaitprof compare` on two runs, two sets of runs or two matrix directories.
 #include "exporters/compare.h"
 
 #include <fmt/format.h>
@@ -12,6 +12,9 @@
 #include <set>
 #include <utility>
 
+#include "daemon/model/run_estimates.h"
+#include "daemon/model/wait_events.h"
+#include "exporters/matrix_table.h"
 #include "exporters/text_format.h"
 
 namespace pgwaitprof::exporters {
@@ -20,318 +23,378 @@ using namespace text_format;
 
 namespace {
 
-constexpr double kAlpha = 0.05;
-// With one run per side there is no noise estimate at all; run-to-run variation of pgbench on an
-// untuned host is commonly a few percent, so smaller differences are not called.
-constexpr double kSingleRunThresholdPct = 5.0;
 constexpr size_t kTopWaits = 15;
-constexpr size_t kMinRepeatsForTest = 3;
+constexpr double kZ95 = 1.959963984540054;
 
-// (max - min) / median in percent: the range is what engineers eyeball in the posted tables.
-double relative_spread_pct(const std::vector<double>& values) {
-  if (values.size() < 2) return 0;
-  const auto [min_it, max_it] = std::minmax_element(values.begin(), values.end());
-  const double mid = median(values);
-  if (mid <= 0) return 0;
-  return (*max_it - *min_it) / mid * 100;
+bool counts(const model::Run& run) {
+  return run.status == model::RunStatus::kCompleted && run.loadgen.has_value() &&
+         run.loadgen->tps > 0;
 }
 
-double change_pct(double from, double to) {
-  if (from == 0) return 0;
-  return (to - from) / from * 100;
+// The figure compared: tps, or a fixed-work run's elapsed seconds.
+double figure(const model::Run& run, model::Metric metric) {
+  return model::run_figure(run, metric).value_or(0);
 }
 
-// The smallest two-sided p-value the exact test can produce is 2 / C(n_a + n_b, n_a): with
-// 3 repeats per side it is 0.1 and with 3 and 4 it is 0.057, so the test can never say
-// "significant" there, whatever the data. Those cells fall back to the noise-band rule.
-bool rank_test_can_reach(size_t n_a, size_t n_b, double alpha) {
-  double arrangements = 1;
-  for (size_t k = 1; k <= n_a; ++k) {
-    arrangements = arrangements * static_cast<double>(n_b + k) / static_cast<double>(k);
-  }
-  return 2 / arrangements < alpha;
-}
-
-// Two-sided p from the exact null distribution of the rank sum of `a` (no ties): the number of
-// size-n_a subsets of ranks 1..N with each sum, by dynamic programming.
-double exact_p(size_t n_a, size_t n_b, double u_a) {
-  const size_t total = n_a + n_b;
-  const size_t max_sum = total * (total + 1) / 2;
-  // ways[k][s]: subsets of size k of the ranks seen so far summing to s.
-  std::vector<std::vector<double>> ways(n_a + 1, std::vector<double>(max_sum + 1, 0));
-  ways[0][0] = 1;
-  for (size_t rank = 1; rank <= total; ++rank) {
-    for (size_t k = std::min(rank, n_a); k >= 1; --k) {
-      for (size_t sum = max_sum; sum >= rank; --sum) ways[k][sum] += ways[k - 1][sum - rank];
+// Duration when every run that counts did a fixed amount of work.
+model::Metric metric_of(const std::vector<model::Run>& a, const std::vector<model::Run>& b) {
+  bool any = false;
+  for (const auto* side : {&a, &b}) {
+    for (const auto& run : *side) {
+      if (!counts(run)) continue;
+      if (!model::run_figure(run, model::Metric::kDuration)) return model::Metric::kTps;
+      any = true;
     }
   }
-  const auto offset = static_cast<double>(n_a * (n_a + 1)) / 2;
-  double all = 0, at_most = 0, at_least = 0;
-  for (size_t sum = 0; sum <= max_sum; ++sum) {
-    const double count = ways[n_a][sum];
-    if (count == 0) continue;
-    const double u = static_cast<double>(sum) - offset;
-    all += count;
-    if (u <= u_a + 1e-9) at_most += count;
-    if (u >= u_a - 1e-9) at_least += count;
-  }
-  return std::min(1.0, 2 * std::min(at_most, at_least) / all);
+  return any ? model::Metric::kDuration : model::Metric::kTps;
 }
 
-std::string variant_text(const std::string& variant) {
-  return variant.empty() ? "(none)" : variant;
-}
-
-bool counts(const model::Run& run) { return run.status == "completed" && run.loadgen.has_value(); }
-
-// Non-idle counts of every completed run of a side, merged per display name: backend types and
-// states of one wait event are one line in the hackers' tables.
-struct PooledWaits {
-  std::map<std::string, uint64_t> counts;
-  uint64_t total = 0;
-  uint64_t snapshots = 0;
+// Both sides' runs of one cell.
+struct CellRuns {
+  std::vector<const model::Run*> a, b;
+  int attempted_a = 0, attempted_b = 0;  // including runs that did not complete
 };
 
-PooledWaits pool_waits(const std::vector<model::Run>& runs) {
-  model::Profile pooled;
-  for (const auto& run : runs) {
-    if (run.status == "completed") pooled.merge(run.profile);
+// The noise between repeats, pooled over every cell side with two or more runs: what a cell
+// with a single run per side is planned with.
+std::optional<double> pooled_log_sd(const std::map<std::pair<std::string, int>, CellRuns>& cells,
+                                    model::Metric metric) {
+  double squares = 0;
+  double degrees = 0;
+  for (const auto& [key, runs] : cells) {
+    for (const auto* side : {&runs.a, &runs.b}) {
+      if (side->size() < 2) continue;
+      double mean = 0;
+      for (const auto* run : *side) mean += std::log(figure(*run, metric));
+      mean /= static_cast<double>(side->size());
+      for (const auto* run : *side) {
+        squares += std::pow(std::log(figure(*run, metric)) - mean, 2);
+      }
+      degrees += static_cast<double>(side->size() - 1);
+    }
   }
-  PooledWaits result;
-  for (const auto& [key, count] : pooled.counts()) {
-    if (!model::is_idle(key)) result.counts[model::display_name(key)] += count;
-  }
-  result.total = pooled.total(false);
-  result.snapshots = pooled.snapshots();
-  return result;
+  if (degrees == 0) return std::nullopt;
+  return std::sqrt(squares / degrees);
 }
 
-std::vector<WaitMove> wait_moves(const std::vector<model::Run>& a,
-                                 const std::vector<model::Run>& b) {
-  const PooledWaits pooled_a = pool_waits(a);
-  const PooledWaits pooled_b = pool_waits(b);
-  std::set<std::string> names;
-  for (const auto& [name, count] : pooled_a.counts) names.insert(name);
-  for (const auto& [name, count] : pooled_b.counts) names.insert(name);
+struct Words {
+  const char* up;    // B above A
+  const char* down;  // B below A
+};
 
-  std::vector<WaitMove> moves;
+// The repeats of one metric of one cell, and what a lone run per side offers instead.
+struct MetricInput {
+  std::vector<double> a, b;
+  int attempted_a = 0, attempted_b = 0;
+  // With one run a side: each run's steady-state mean from batch means over its timeline
+  // (tps only; nullopt when the run has no per-interval tps).
+  std::optional<model::MeanEstimate> within_a, within_b;
+  model::BatchMeansOptions options_a, options_b;  // of those runs' intervals
+  // With one run a side, why this metric has no within-run test at all ("" for tps).
+  std::string no_within_run;
+};
+
+SideFigure repeats_figure(const std::vector<double>& values) {
+  const auto mean = model::geometric_mean_interval(values);
+  return {mean.value, mean.low, mean.high, false};
+}
+
+SideFigure within_run_figure(const std::vector<double>& values,
+                             const std::optional<model::MeanEstimate>& estimate) {
+  if (!estimate || !estimate->reliable) return repeats_figure(values);
+  const double half_width = estimate->half_width(0.95);
+  return {estimate->mean, estimate->mean - half_width, estimate->mean + half_width, true};
+}
+
+// Why a lone run per side cannot be tested within runs: "no within-run error: master's run is
+// too short for batch means (12 batches of 1 s, 20 needed)"; "" when both can.
+std::string within_run_gap(const MetricInput& input, const std::string& label_a,
+                           const std::string& label_b) {
+  std::vector<std::string> gaps;
+  struct Side {
+    const std::optional<model::MeanEstimate>* estimate;
+    const model::BatchMeansOptions* options;
+    const std::string* label;
+  };
+  for (const auto& [estimate, options, label] :
+       {Side{&input.within_a, &input.options_a, &label_a},
+        Side{&input.within_b, &input.options_b, &label_b}}) {
+    if (!*estimate) {
+      gaps.push_back(fmt::format("{}'s run has no per-interval tps", *label));
+    } else if (!((*estimate)->mean > 0)) {
+      gaps.push_back(fmt::format("{}'s run completed no transaction in its steady state", *label));
+    } else if (!(*estimate)->reliable) {
+      gaps.push_back(fmt::format("{}'s run is too short for batch means ({})", *label,
+                                 model::unreliable_reason(**estimate, *options)));
+    }
+  }
+  if (gaps.empty()) return "";
+  return fmt::format("no within-run error: {}", fmt::join(gaps, "; "));
+}
+
+std::string repeats_text(const model::AbTest& planning) {
+  if (planning.repeats_needed_for_observed) {
+    return fmt::format("{} + {} repeats; {} per side would test a {:+.1f}% change",
+                       planning.repeats_a, planning.repeats_b,
+                       *planning.repeats_needed_for_observed, planning.change_percent);
+  }
+  return fmt::format("{} + {} repeats give no noise estimate: run 3 or more per side",
+                     planning.repeats_a, planning.repeats_b);
+}
+
+void set_verdict(MetricTest& metric, const Words& words) {
+  const auto& test = *metric.test;
+  if (!test.significant) {
+    metric.verdict = "no significant change";
+  } else {
+    metric.verdict = test.change_percent > 0 ? words.up : words.down;
+  }
+}
+
+MetricTest metric_test(MetricInput input, const Words& words, std::optional<double> assumed_log_sd,
+                       const std::string& label_a, const std::string& label_b) {
+  MetricTest metric;
+  metric.a = std::move(input.a);
+  metric.b = std::move(input.b);
+  metric.median_a = median(metric.a);
+  metric.median_b = median(metric.b);
+  if (metric.a.empty() || metric.b.empty()) {
+    const bool missing_a = metric.a.empty();
+    const int attempted = missing_a ? input.attempted_a : input.attempted_b;
+    metric.verdict = attempted > 0
+                         ? fmt::format("no completed runs in {}", missing_a ? label_a : label_b)
+                         : fmt::format("only in {}", missing_a ? label_b : label_a);
+    if (!metric.a.empty()) metric.side_a = repeats_figure(metric.a);
+    if (!metric.b.empty()) metric.side_b = repeats_figure(metric.b);
+    return metric;
+  }
+  model::AbTestOptions options;
+  options.assumed_log_sd = assumed_log_sd;
+  metric.test = model::welch_log_test(metric.a, metric.b, options);
+  metric.side_a = repeats_figure(metric.a);
+  metric.side_b = repeats_figure(metric.b);
+  if (metric.test->p_value) {
+    set_verdict(metric, words);
+    return metric;
+  }
+  const bool single_runs = metric.a.size() == 1 && metric.b.size() == 1;
+  if (single_runs && input.no_within_run.empty()) {
+    metric.side_a = within_run_figure(metric.a, input.within_a);
+    metric.side_b = within_run_figure(metric.b, input.within_b);
+    const std::string gap = within_run_gap(input, label_a, label_b);
+    if (gap.empty()) {
+      metric.test = model::within_run_log_test(*input.within_a, *input.within_b, options);
+      set_verdict(metric, words);
+      metric.detail = "within-run noise only, blind to run-to-run noise: repeat to trust it";
+      return metric;
+    }
+    metric.verdict = "no verdict";
+    metric.detail = gap + "; " + repeats_text(*metric.test);
+    return metric;
+  }
+  metric.verdict = "no verdict";
+  metric.detail = repeats_text(*metric.test);
+  if (single_runs) metric.detail = input.no_within_run + "; " + metric.detail;
+  return metric;
+}
+
+// AAS per wait class of a run's steady state.
+std::map<std::string, double> class_aas(const model::Run& run) {
+  const auto profile = model::window_profile(run, model::steady_window(run));
+  std::map<std::string, double> aas;
+  if (profile.snapshots() == 0) return aas;
+  for (const auto& [wait_class, count] : profile.by_wait_class()) {
+    aas[wait_class] = static_cast<double>(count) / static_cast<double>(profile.snapshots());
+  }
+  return aas;
+}
+
+std::vector<ClassShift> class_shifts(const CellRuns& runs) {
+  auto mean_of = [](const std::vector<const model::Run*>& side) {
+    std::map<std::string, double> sums;
+    size_t sampled = 0;
+    for (const auto* run : side) {
+      const auto aas = class_aas(*run);
+      if (aas.empty()) continue;
+      ++sampled;
+      for (const auto& [wait_class, value] : aas) sums[wait_class] += value;
+    }
+    for (auto& [wait_class, value] : sums)
+      value /= static_cast<double>(std::max<size_t>(sampled, 1));
+    return sums;
+  };
+  const auto a = mean_of(runs.a);
+  const auto b = mean_of(runs.b);
+  std::set<std::string> names;
+  for (const auto& [name, value] : a) names.insert(name);
+  for (const auto& [name, value] : b) names.insert(name);
+  std::vector<ClassShift> shifts;
   for (const auto& name : names) {
-    auto count_of = [&](const PooledWaits& pooled) {
-      const auto found = pooled.counts.find(name);
-      return found == pooled.counts.end() ? uint64_t{0} : found->second;
-    };
-    const auto stat_a =
-        model::make_stat({}, count_of(pooled_a), pooled_a.total, pooled_a.snapshots);
-    const auto stat_b =
-        model::make_stat({}, count_of(pooled_b), pooled_b.total, pooled_b.snapshots);
+    shifts.push_back({name, a.contains(name) ? a.at(name) : 0, b.contains(name) ? b.at(name) : 0});
+  }
+  return shifts;
+}
+
+CompareCell make_cell(const std::string& variant, int clients, const CellRuns& runs,
+                      std::optional<double> assumed_log_sd, const Comparison& comparison) {
+  CompareCell cell;
+  cell.variant = variant;
+  cell.clients = clients;
+  MetricInput tps, p99;
+  tps.attempted_a = p99.attempted_a = runs.attempted_a;
+  tps.attempted_b = p99.attempted_b = runs.attempted_b;
+  std::vector<double> latency_a, latency_b;
+  auto collect = [&](const std::vector<const model::Run*>& side, std::vector<double>& tps_values,
+                     std::vector<double>& p99_values, std::vector<double>& latency) {
+    for (const auto* run : side) {
+      tps_values.push_back(figure(*run, comparison.metric));
+      if (std::isfinite(run->loadgen->latency_avg_ms))
+        latency.push_back(run->loadgen->latency_avg_ms);
+      if (run->latency && std::isfinite(run->latency->p99_ms) && run->latency->p99_ms > 0) {
+        p99_values.push_back(run->latency->p99_ms);
+      }
+    }
+  };
+  collect(runs.a, tps.a, p99.a, latency_a);
+  collect(runs.b, tps.b, p99.b, latency_b);
+  const bool duration = comparison.metric == model::Metric::kDuration;
+  if (runs.a.size() == 1 && runs.b.size() == 1) {
+    if (duration) {
+      tps.no_within_run = "single runs: a fixed-work run's elapsed time has no within-run error";
+    } else {
+      const auto& run_a = *runs.a.front();
+      const auto& run_b = *runs.b.front();
+      tps.within_a = model::tps_estimate(run_a, model::steady_window(run_a));
+      tps.within_b = model::tps_estimate(run_b, model::steady_window(run_b));
+      tps.options_a = model::batch_options(run_a);
+      tps.options_b = model::batch_options(run_b);
+    }
+  }
+  // A run's p99 is a quantile of all its transactions, and report.json keeps per-interval
+  // percentiles, not the histograms that batch p99s would be merged from.
+  p99.no_within_run = "single runs: p99 has no within-run error";
+  cell.tps =
+      metric_test(std::move(tps), duration ? Words{"slower", "faster"} : Words{"faster", "slower"},
+                  assumed_log_sd, comparison.label_a, comparison.label_b);
+  if (!p99.a.empty() || !p99.b.empty()) {
+    cell.p99_ms = metric_test(std::move(p99), {"worse", "better"}, std::nullopt, comparison.label_a,
+                              comparison.label_b);
+  }
+  cell.latency_a_ms = median(latency_a);
+  cell.latency_b_ms = median(latency_b);
+  cell.classes = class_shifts(runs);
+  return cell;
+}
+
+// ---- wait events ----
+
+// Old and new names of one event match (WALWriteLock and LWLock | WALWrite): the key is the
+// canonical name, the label the one the run used.
+std::string match_key(const model::WaitKey& key) {
+  if (key.wait_event_type == model::kCpu) return model::kCpu;
+  if (auto canonical = model::canonical_wait_event(model::display_name(key))) {
+    return canonical->first + " | " + canonical->second;
+  }
+  return model::display_name(key);
+}
+
+struct SideWaits {
+  std::map<std::string, std::string> labels;       // match key -> label
+  std::map<std::string, std::vector<double>> aas;  // match key -> AAS per sampled run
+  std::vector<const model::Run*> runs;             // the sampled runs
+};
+
+SideWaits side_waits(const std::vector<const model::Run*>& runs) {
+  SideWaits side;
+  for (const auto* run : runs) {
+    const auto profile = model::window_profile(*run, model::steady_window(*run));
+    if (profile.snapshots() == 0) continue;
+    side.runs.push_back(run);
+  }
+  for (size_t index = 0; index < side.runs.size(); ++index) {
+    const auto profile =
+        model::window_profile(*side.runs[index], model::steady_window(*side.runs[index]));
+    std::map<std::string, uint64_t> counts;
+    for (const auto& [key, count] : profile.counts()) {
+      if (model::is_idle(key)) continue;
+      const auto match = match_key(key);
+      counts[match] += count;
+      side.labels.emplace(match, model::display_name(key));
+    }
+    for (const auto& [match, count] : counts) {
+      auto& values = side.aas[match];
+      values.resize(side.runs.size(), 0.0);
+      values[index] = static_cast<double>(count) / static_cast<double>(profile.snapshots());
+    }
+  }
+  for (auto& [match, values] : side.aas) values.resize(side.runs.size(), 0.0);
+  return side;
+}
+
+// Mean AAS of one event on one side and its standard error: between repeats with two runs or
+// more, else batch means over the single run's timeline (NaN when it is too short).
+std::pair<double, double> side_estimate(const SideWaits& side, const std::string& match) {
+  const auto found = side.aas.find(match);
+  const size_t runs = side.runs.size();
+  if (runs == 0) return {0, std::numeric_limits<double>::quiet_NaN()};
+  std::vector<double> values =
+      found == side.aas.end() ? std::vector<double>(runs, 0.0) : found->second;
+  double mean = 0;
+  for (double value : values) mean += value;
+  mean /= static_cast<double>(runs);
+  if (runs >= 2) {
+    double squares = 0;
+    for (double value : values) squares += (value - mean) * (value - mean);
+    return {mean, std::sqrt(squares / static_cast<double>(runs - 1) / static_cast<double>(runs))};
+  }
+  const auto& run = *side.runs.front();
+  const auto estimate = model::estimate_keys(
+      run, model::steady_window(run), false,
+      [&](const model::WaitKey& key) { return !model::is_idle(key) && match_key(key) == match; });
+  const double error = estimate.aas.reliable ? estimate.aas.standard_error
+                                             : std::numeric_limits<double>::quiet_NaN();
+  return {mean, error};
+}
+
+std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,
+                                      const CellRuns& runs) {
+  const SideWaits side_a = side_waits(runs.a);
+  const SideWaits side_b = side_waits(runs.b);
+  if (side_a.runs.empty() || side_b.runs.empty()) return {};
+  std::set<std::string> matches;
+  for (const auto& [match, values] : side_a.aas) matches.insert(match);
+  for (const auto& [match, values] : side_b.aas) matches.insert(match);
+  std::vector<WaitMove> moves;
+  for (const auto& match : matches) {
     WaitMove move;
-    move.wait = name;
-    move.aas_a = stat_a.aas;
-    move.aas_b = stat_b.aas;
-    move.stderr_a = stat_a.aas_stderr;
-    move.stderr_b = stat_b.aas_stderr;
+    move.variant = variant;
+    move.clients = clients;
+    move.wait = side_a.labels.contains(match) ? side_a.labels.at(match) : side_b.labels.at(match);
+    std::tie(move.aas_a, move.stderr_a) = side_estimate(side_a, match);
+    std::tie(move.aas_b, move.stderr_b) = side_estimate(side_b, match);
     move.delta = move.aas_b - move.aas_a;
     if (move.aas_a > 0) {
       move.relative_pct = move.delta / move.aas_a * 100;
     } else if (move.aas_b > 0) {
       move.relative_pct = std::numeric_limits<double>::infinity();  // new on side B
     }
-    move.significant = std::abs(move.delta) >
-                       2 * std::sqrt(move.stderr_a * move.stderr_a + move.stderr_b * move.stderr_b);
+    if (std::isfinite(move.stderr_a) && std::isfinite(move.stderr_b)) {
+      move.significant = std::abs(move.delta) > kZ95 * std::sqrt(move.stderr_a * move.stderr_a +
+                                                                 move.stderr_b * move.stderr_b);
+    }
     moves.push_back(std::move(move));
   }
-  std::stable_sort(moves.begin(), moves.end(), [](const WaitMove& x, const WaitMove& y) {
-    return std::abs(x.delta) > std::abs(y.delta);
-  });
-  if (moves.size() > kTopWaits) moves.resize(kTopWaits);
   return moves;
 }
 
-struct SideCell {
-  std::vector<double> tps;
-  std::vector<double> latency_ms;
-  int runs = 0;  // including those that did not count
-};
-
-void decide(CompareCell& cell, const std::string& label_a, const std::string& label_b,
-            const SideCell& side_a, const SideCell& side_b) {
-  if (cell.tps_a.empty() || cell.tps_b.empty()) {
-    const bool missing_a = cell.tps_a.empty();
-    const SideCell& missing = missing_a ? side_a : side_b;
-    const std::string& label = missing_a ? label_a : label_b;
-    cell.verdict = missing.runs > 0 ? fmt::format("no completed runs in {}", label)
-                                    : fmt::format("only in {}", missing_a ? label_b : label_a);
-    return;
-  }
-  const std::string direction = cell.change_pct > 0   ? "faster"
-                                : cell.change_pct < 0 ? "slower"
-                                                      : "no significant change";
-  const size_t n_a = cell.tps_a.size(), n_b = cell.tps_b.size();
-  if (n_a >= kMinRepeatsForTest && n_b >= kMinRepeatsForTest) {
-    cell.p_value = mann_whitney_p(cell.tps_a, cell.tps_b);
-    // The rank test alone decides: it is robust to the one-off outlier run that would
-    // otherwise blow up the min-max noise band.
-    if (rank_test_can_reach(n_a, n_b, kAlpha)) {
-      cell.verdict = *cell.p_value < kAlpha ? direction : "no significant change";
-      return;
-    }
-  }
-  const double threshold = (n_a == 1 && n_b == 1) ? kSingleRunThresholdPct : cell.noise_pct;
-  cell.verdict = std::abs(cell.change_pct) > threshold ? direction : "no significant change";
-}
-
-std::string format_tps_cell(const std::vector<double>& tps, double mid) {
-  if (tps.empty()) return "-";
-  if (tps.size() == 1) return format_tps(mid);
-  const auto [min_it, max_it] = std::minmax_element(tps.begin(), tps.end());
-  return fmt::format("{} [{}-{}] x{}", format_tps(mid), format_tps(*min_it), format_tps(*max_it),
-                     tps.size());
-}
-
-std::string format_pct(double pct) { return fmt::format("{:+.1f}%", pct); }
-
-std::string format_p(const std::optional<double>& p) {
-  if (!p) return "-";
-  if (*p < 0.001) return "<0.001";
-  return fmt::format("{:.3f}", *p);
-}
-
-bool single_runs(const CompareCell& cell) {
-  return cell.tps_a.size() == 1 && cell.tps_b.size() == 1;
-}
-
-std::string verdict_text(const CompareCell& cell) {
-  if (single_runs(cell)) return cell.verdict + " (single runs: no noise estimate)";
-  if (cell.p_value && !rank_test_can_reach(cell.tps_a.size(), cell.tps_b.size(), kAlpha)) {
-    return fmt::format("{} (by noise band: {}+{} repeats cannot reach p < {})", cell.verdict,
-                       cell.tps_a.size(), cell.tps_b.size(), kAlpha);
-  }
-  return cell.verdict;
-}
-
-std::string format_relative(const WaitMove& move) {
-  if (std::isinf(move.relative_pct)) return "new";
-  return format_pct(move.relative_pct);
-}
-
-// When every cell has the same variant (one variant per side, or none) it goes in the heading.
-bool one_variant(const Comparison& comparison) {
-  return std::all_of(comparison.cells.begin(), comparison.cells.end(), [&](const CompareCell& c) {
-    return c.variant == comparison.cells.front().variant;
-  });
-}
-
-struct Tables {
-  std::string heading;
-  std::vector<std::vector<std::string>> throughput, latency, waits;
-  std::vector<bool> throughput_right, latency_right, waits_right;
-  bool any_single = false;
-};
-
-Tables build_tables(const Comparison& comparison) {
-  Tables tables;
-  const bool variant_column = !comparison.cells.empty() && !one_variant(comparison);
-  tables.heading = fmt::format("A = {}, B = {}", comparison.label_a, comparison.label_b);
-  if (!comparison.cells.empty() && !variant_column && !comparison.cells.front().variant.empty()) {
-    tables.heading += fmt::format(" (variant {})", comparison.cells.front().variant);
-  }
-
-  std::vector<std::string> header{
-      "clients", "A: " + comparison.label_a, "B: " + comparison.label_b, "change", "noise", "p",
-      "verdict"};
-  tables.throughput_right = {true, true, true, true, true, true, false};
-  std::vector<std::string> latency_header{"clients", "A ms", "B ms", "change"};
-  tables.latency_right = {true, true, true, true};
-  if (variant_column) {
-    header.insert(header.begin(), "variant");
-    latency_header.insert(latency_header.begin(), "variant");
-    tables.throughput_right.insert(tables.throughput_right.begin(), false);
-    tables.latency_right.insert(tables.latency_right.begin(), false);
-  }
-  tables.throughput.push_back(header);
-  tables.latency.push_back(latency_header);
-  for (const auto& cell : comparison.cells) {
-    const bool both = !cell.tps_a.empty() && !cell.tps_b.empty();
-    std::vector<std::string> row{
-        std::to_string(cell.clients),
-        format_tps_cell(cell.tps_a, cell.median_a),
-        format_tps_cell(cell.tps_b, cell.median_b),
-        both ? format_pct(cell.change_pct) : "-",
-        both && !single_runs(cell) ? fmt::format("{:.1f}%", cell.noise_pct) : "-",
-        format_p(cell.p_value),
-        verdict_text(cell)};
-    std::vector<std::string> latency_row{
-        std::to_string(cell.clients),
-        cell.tps_a.empty() ? "-" : fmt::format("{:.3f}", cell.latency_a_ms),
-        cell.tps_b.empty() ? "-" : fmt::format("{:.3f}", cell.latency_b_ms),
-        both ? format_pct(cell.latency_change_pct) : "-"};
-    if (variant_column) {
-      row.insert(row.begin(), cell.variant);
-      latency_row.insert(latency_row.begin(), cell.variant);
-    }
-    tables.any_single |= single_runs(cell);
-    tables.throughput.push_back(std::move(row));
-    tables.latency.push_back(std::move(latency_row));
-  }
-
-  tables.waits.push_back({"wait", "AAS A", "AAS B", "delta", "relative", "significant"});
-  tables.waits_right = {false, true, true, true, true, false};
-  for (const auto& move : comparison.waits) {
-    tables.waits.push_back({move.wait, fmt::format("{:.3f} ± {:.3f}", move.aas_a, move.stderr_a),
-                            fmt::format("{:.3f} ± {:.3f}", move.aas_b, move.stderr_b),
-                            fmt::format("{:+.3f}", move.delta), format_relative(move),
-                            move.significant ? "yes" : "no"});
-  }
-  return tables;
-}
-
 }  // namespace
-
-double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.empty() || b.empty()) return 1;
-  const size_t n_a = a.size(), n_b = b.size(), total = n_a + n_b;
-
-  // Mid-ranks over the pooled sample; tied groups feed the variance correction.
-  std::vector<std::pair<double, bool>> pooled;  // value, from a
-  pooled.reserve(total);
-  for (const double value : a) pooled.emplace_back(value, true);
-  for (const double value : b) pooled.emplace_back(value, false);
-  std::sort(pooled.begin(), pooled.end());
-  double rank_sum_a = 0, tie_term = 0;
-  bool ties = false;
-  for (size_t first = 0; first < total;) {
-    size_t last = first;
-    while (last + 1 < total && pooled[last + 1].first == pooled[first].first) ++last;
-    const auto group = static_cast<double>(last - first + 1);
-    const double mid_rank = (static_cast<double>(first + last) / 2) + 1;
-    for (size_t index = first; index <= last; ++index) {
-      if (pooled[index].second) rank_sum_a += mid_rank;
-    }
-    if (group > 1) {
-      ties = true;
-      tie_term += group * group * group - group;
-    }
-    first = last + 1;
-  }
-  const double u_a = rank_sum_a - static_cast<double>(n_a * (n_a + 1)) / 2;
-
-  if (n_a <= 10 && n_b <= 10 && !ties) return exact_p(n_a, n_b, u_a);
-
-  const auto n1 = static_cast<double>(n_a);
-  const auto n2 = static_cast<double>(n_b);
-  const double n = n1 + n2;
-  const double mean = n1 * n2 / 2;
-  const double variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
-  if (variance <= 0) return 1;  // every value tied: nothing to tell the sides apart
-  const double z = std::max(0.0, std::abs(u_a - mean) - 0.5) / std::sqrt(variance);
-  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
-}
 
 Comparison compare_runs(const std::vector<model::Run>& a, const std::vector<model::Run>& b,
                         std::string label_a, std::string label_b) {
   Comparison comparison;
   comparison.label_a = std::move(label_a);
   comparison.label_b = std::move(label_b);
+  comparison.metric = metric_of(a, b);
 
   // Comparing the "master" matrix with the "patched" one: the variant names differ by
   // construction, so cells are matched by client count alone.
@@ -340,125 +403,63 @@ Comparison compare_runs(const std::vector<model::Run>& a, const std::vector<mode
   for (const auto& run : b) variants_b.insert(run.variant);
   const bool cross_variant = variants_a.size() == 1 && variants_b.size() == 1 &&
                              *variants_a.begin() != *variants_b.begin();
+  auto variant_text = [](const std::string& variant) {
+    return variant.empty() ? "(none)" : variant;
+  };
   const std::string cross_text = cross_variant
                                      ? fmt::format("{} vs {}", variant_text(*variants_a.begin()),
                                                    variant_text(*variants_b.begin()))
                                      : "";
 
-  using CellKey = std::pair<std::string, int>;
   std::vector<std::string> variant_order;
-  std::map<CellKey, std::pair<SideCell, SideCell>> sides;
+  std::map<std::pair<std::string, int>, CellRuns> cells;
   auto add = [&](const model::Run& run, bool side_a) {
     const std::string variant = cross_variant ? cross_text : run.variant;
     if (std::find(variant_order.begin(), variant_order.end(), variant) == variant_order.end()) {
       variant_order.push_back(variant);
     }
-    auto& pair = sides[{variant, run.clients}];
-    SideCell& side = side_a ? pair.first : pair.second;
-    ++side.runs;
-    if (!counts(run)) return;
-    side.tps.push_back(run.loadgen->tps);
-    if (std::isfinite(run.loadgen->latency_avg_ms))
-      side.latency_ms.push_back(run.loadgen->latency_avg_ms);
+    auto& runs = cells[{variant, run.clients}];
+    ++(side_a ? runs.attempted_a : runs.attempted_b);
+    if (counts(run)) (side_a ? runs.a : runs.b).push_back(&run);
   };
   for (const auto& run : a) add(run, true);
   for (const auto& run : b) add(run, false);
 
+  const auto assumed = pooled_log_sd(cells, comparison.metric);
   for (const auto& variant : variant_order) {
-    for (const auto& [key, pair] : sides) {  // map order: clients ascending within a variant
+    for (const auto& [key, runs] : cells) {  // map order: clients ascending within a variant
       if (key.first != variant) continue;
-      const auto& [side_a, side_b] = pair;
-      CompareCell cell;
-      cell.variant = variant;
-      cell.clients = key.second;
-      cell.tps_a = side_a.tps;
-      cell.tps_b = side_b.tps;
-      cell.median_a = median(side_a.tps);
-      cell.median_b = median(side_b.tps);
-      cell.latency_a_ms = median(side_a.latency_ms);
-      cell.latency_b_ms = median(side_b.latency_ms);
-      if (!side_a.tps.empty() && !side_b.tps.empty()) {
-        cell.change_pct = change_pct(cell.median_a, cell.median_b);
-        cell.latency_change_pct = change_pct(cell.latency_a_ms, cell.latency_b_ms);
-        cell.noise_pct = std::max(relative_spread_pct(side_a.tps), relative_spread_pct(side_b.tps));
-      }
-      decide(cell, comparison.label_a, comparison.label_b, side_a, side_b);
-      comparison.cells.push_back(std::move(cell));
+      comparison.cells.push_back(make_cell(variant, key.second, runs, assumed, comparison));
+      auto moves = cell_wait_moves(variant, key.second, runs);
+      comparison.waits.insert(comparison.waits.end(), moves.begin(), moves.end());
     }
   }
-  comparison.waits = wait_moves(a, b);
+  std::stable_sort(
+      comparison.waits.begin(), comparison.waits.end(),
+      [](const WaitMove& x, const WaitMove& y) { return std::abs(x.delta) > std::abs(y.delta); });
+  if (comparison.waits.size() > kTopWaits) comparison.waits.resize(kTopWaits);
   return comparison;
 }
 
-std::string render_comparison_text(const Comparison& comparison) {
-  const Tables tables = build_tables(comparison);
-  std::string out = tables.heading + "\n\n";
-  out += "throughput, tps: median [min-max] xN repeats\n";
-  out += text_table(tables.throughput, tables.throughput_right);
-  out += "\nlatency, ms (median of the runs' averages)\n";
-  out += text_table(tables.latency, tables.latency_right);
-  out += "\nwait events that moved (average active sessions ± standard error, pooled runs)\n";
-  if (comparison.waits.empty()) {
-    out += "(no wait samples)\n";
-  } else {
-    out += text_table(tables.waits, tables.waits_right);
+SplitSides split_by_attribute(std::vector<model::Run> runs, const std::string& attribute) {
+  std::vector<std::string> values;
+  for (const auto& run : runs) {
+    const auto value = run_attribute(run, attribute);
+    if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
   }
-  return out;
-}
-
-std::string render_comparison_markdown(const Comparison& comparison) {
-  const Tables tables = build_tables(comparison);
-  std::string out = "## Comparison: " + markdown_escape(tables.heading) + "\n\n";
-  out += "### Throughput (tps: median [min-max] xN repeats)\n\n";
-  out += markdown_table(tables.throughput, tables.throughput_right);
-  out += "\n### Latency (ms, median of the runs' averages)\n\n";
-  out += markdown_table(tables.latency, tables.latency_right);
-  out += "\n### Wait events that moved (AAS ± standard error, pooled runs)\n\n";
-  if (comparison.waits.empty()) {
-    out += "No wait samples.\n";
-  } else {
-    out += markdown_table(tables.waits, tables.waits_right);
+  if (values.size() != 2) {
+    throw std::invalid_argument(
+        fmt::format("--split-by {} needs runs with exactly two values of {}, found {}{}", attribute,
+                    attribute, values.size(),
+                    values.empty() ? "" : fmt::format(" (\"{}\")", fmt::join(values, "\", \""))));
   }
-  return out;
-}
-
-std::string render_comparison_json(const Comparison& comparison) {
-  using nlohmann::json;
-  // JSON has no infinity: a wait new on side B has a null relative change.
-  auto finite_or_null = [](double value) { return std::isfinite(value) ? json(value) : json(); };
-  json cells = json::array();
-  for (const auto& cell : comparison.cells) {
-    cells.push_back({{"variant", cell.variant},
-                     {"clients", cell.clients},
-                     {"tps_a", cell.tps_a},
-                     {"tps_b", cell.tps_b},
-                     {"median_a", cell.median_a},
-                     {"median_b", cell.median_b},
-                     {"change_pct", cell.change_pct},
-                     {"noise_pct", cell.noise_pct},
-                     {"p_value", cell.p_value ? json(*cell.p_value) : json()},
-                     {"verdict", cell.verdict},
-                     {"single_runs", single_runs(cell)},
-                     {"latency_a_ms", cell.latency_a_ms},
-                     {"latency_b_ms", cell.latency_b_ms},
-                     {"latency_change_pct", cell.latency_change_pct}});
+  SplitSides sides;
+  sides.label_a = fmt::format("{} {}", attribute, values[0].empty() ? "?" : values[0]);
+  sides.label_b = fmt::format("{} {}", attribute, values[1].empty() ? "?" : values[1]);
+  for (auto& run : runs) {
+    (run_attribute(run, attribute) == values[0] ? sides.a : sides.b).push_back(std::move(run));
   }
-  json waits = json::array();
-  for (const auto& move : comparison.waits) {
-    waits.push_back({{"wait", move.wait},
-                     {"aas_a", move.aas_a},
-                     {"aas_b", move.aas_b},
-                     {"stderr_a", move.stderr_a},
-                     {"stderr_b", move.stderr_b},
-                     {"delta", move.delta},
-                     {"relative_pct", finite_or_null(move.relative_pct)},
-                     {"significant", move.significant}});
-  }
-  json document = {{"label_a", comparison.label_a},
-                   {"label_b", comparison.label_b},
-                   {"cells", std::move(cells)},
-                   {"waits", std::move(waits)}};
-  return document.dump(2) + "\n";
+  return sides;
 }
 
 }  // namespace pgwaitprof::exporters

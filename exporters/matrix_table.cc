@@ -1,11 +1,13 @@
 // The tps x clients table of a matrix sweep, as engineers post it to pgsql-hackers, with the
-// dominant wait of each cell; text, Markdown, CSV, JSON and a self-contained HTML page.
+// dominant wait and the wait profile of each cell; text, Markdown, CSV and JSON (the HTML page
+// is matrix_html.cc, the wait profile's arithmetic matrix_composition.cc).
 #include "exporters/matrix_table.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -14,11 +16,13 @@
 #include <set>
 #include <utility>
 
+#include "exporters/matrix_detail.h"
 #include "exporters/text_format.h"
 
 namespace pgwaitprof::exporters {
 
 using namespace text_format;
+using namespace matrix_detail;
 
 namespace {
 
@@ -27,8 +31,11 @@ constexpr size_t kTextWidth = 100;
 
 struct CellRuns {
   std::vector<double> tps;
+  std::vector<double> checkpoint_s;
   std::vector<double> latency_ms;
-  model::Profile profile;  // of the completed runs only, like the tps
+  std::vector<double> p99_ms;
+  model::Profile profile;               // of the completed runs only, like the tps
+  std::vector<const model::Run*> runs;  // the same runs, for their wait profiles
   int failed = 0;
 };
 
@@ -53,34 +60,6 @@ void set_dominant(MatrixCell& cell, const model::Profile& profile) {
   if (total > 0) cell.dominant_share = static_cast<double>(best) / static_cast<double>(total);
 }
 
-std::string variant_label(const std::string& variant) { return variant.empty() ? "-" : variant; }
-
-bool has_tps(const MatrixCell* cell) { return cell != nullptr && !cell->tps.empty(); }
-
-std::string median_text(const MatrixCell* cell) {
-  if (cell == nullptr) return "";
-  std::string text = has_tps(cell) ? format_tps(cell->tps_median) : "failed";
-  if (cell->failed_runs > 0 && has_tps(cell)) text += "*";
-  return text;
-}
-
-std::string range_text(const MatrixCell* cell) {
-  if (!has_tps(cell) || cell->tps.size() < 2) return "";
-  return fmt::format("{}-{}", format_tps(cell->tps_min), format_tps(cell->tps_max));
-}
-
-std::string latency_text(const MatrixCell* cell) {
-  if (!has_tps(cell)) return "";
-  return fmt::format("{:.3f}", cell->latency_median_ms);
-}
-
-std::string share_text(double share) { return fmt::format("{:.0f}%", share * 100); }
-
-std::string dominant_text(const MatrixCell* cell) {
-  if (cell == nullptr || cell->dominant_wait.empty()) return "";
-  return fmt::format("{} {}", cell->dominant_wait, share_text(cell->dominant_share));
-}
-
 // A grid of variants down and client counts across, each variant on one or more lines (median,
 // then range). Columns that do not fit in kTextWidth continue in a further block, repeating the
 // variant names, as psql wraps wide output.
@@ -91,13 +70,15 @@ struct GridRow {
 
 std::string render_grid(const std::vector<std::string>& headers, const std::vector<GridRow>& rows,
                         bool right_aligned = true) {
-  size_t label_width = std::string("clients").size();
-  for (const auto& row : rows) label_width = std::max(label_width, row.label.size());
+  // Widths in columns, not bytes: the composition's cells carry a "±".
+  size_t label_width = display_width("clients");
+  for (const auto& row : rows) label_width = std::max(label_width, display_width(row.label));
   std::vector<size_t> widths(headers.size());
   for (size_t column = 0; column < headers.size(); ++column) {
-    widths[column] = headers[column].size();
-    for (const auto& row : rows)
-      widths[column] = std::max(widths[column], row.cells[column].size());
+    widths[column] = display_width(headers[column]);
+    for (const auto& row : rows) {
+      widths[column] = std::max(widths[column], display_width(row.cells[column]));
+    }
   }
   std::string out;
   for (size_t first = 0; first < headers.size();) {
@@ -109,10 +90,10 @@ std::string render_grid(const std::vector<std::string>& headers, const std::vect
     }
     if (first > 0) out += '\n';
     auto line = [&](const std::string& label, const std::vector<std::string>& cells) {
-      std::string text = fmt::format("{:<{}}", label, label_width);
+      std::string text = pad_right(label, label_width);
       for (size_t column = first; column < last; ++column) {
-        text += right_aligned ? fmt::format("  {:>{}}", cells[column], widths[column])
-                              : fmt::format("  {:<{}}", cells[column], widths[column]);
+        text += "  " + (right_aligned ? pad_left(cells[column], widths[column])
+                                      : pad_right(cells[column], widths[column]));
       }
       out += rstrip(std::move(text)) + '\n';
     };
@@ -129,12 +110,135 @@ std::vector<std::string> client_headers(const MatrixTable& table) {
   return headers;
 }
 
-template <typename Format>
-std::vector<std::string> row_cells(const MatrixTable& table, const std::string& variant,
-                                   Format format) {
-  std::vector<std::string> cells;
-  for (const int clients : table.clients) cells.push_back(format(table.find(variant, clients)));
-  return cells;
+bool all_empty(const std::vector<std::string>& cells) {
+  return std::all_of(cells.begin(), cells.end(),
+                     [](const std::string& text) { return text.empty(); });
+}
+
+// Per variant: total AAS, the share of each wait class and of the largest wait events.
+std::string text_composition(const MatrixTable& table) {
+  std::string out;
+  for (const auto& variant : table.variants) {
+    const auto composition = composition_rows(table, variant, " ±");
+    if (all_empty(composition.front().cells)) continue;
+    std::vector<GridRow> rows;
+    for (const auto& row : composition) {
+      const bool heading = row.kind == CompositionRow::Kind::kHeading;
+      rows.push_back({heading ? row.label + ":" : row.label, row.cells});
+    }
+    out += "\n" + variant_label(variant) + "\n" + render_grid(client_headers(table), rows);
+  }
+  if (out.empty()) return out;  // no run sampled anything
+  return "\n" + composition_title() + "\n" + composition_note() + "\n" + out;
+}
+
+std::string markdown_composition(const MatrixTable& table) {
+  std::string out;
+  for (const auto& variant : table.variants) {
+    const auto composition = composition_rows(table, variant, " ± ");
+    if (all_empty(composition.front().cells)) continue;
+    std::vector<std::vector<std::string>> rows{{"wait"}};
+    for (const int clients : table.clients) rows[0].push_back(std::to_string(clients));
+    std::vector<bool> right_aligned(rows[0].size(), true);
+    right_aligned[0] = false;
+    for (const auto& row : composition) {
+      const bool heading = row.kind == CompositionRow::Kind::kHeading;
+      rows.push_back({heading ? row.label + ":" : row.label});
+      rows.back().insert(rows.back().end(), row.cells.begin(), row.cells.end());
+    }
+    out += "### " + markdown_escape("Wait profile: " + variant_label(variant)) + "\n\n" +
+           markdown_table(rows, right_aligned) + "\n";
+  }
+  if (out.empty()) return out;
+  return "Wait profiles by clients: " + markdown_escape(composition_note()) + "\n\n" + out;
+}
+
+// "share_lwlock": a column name from a wait class.
+std::string share_column(const std::string& wait_class) {
+  std::string column = "share_";
+  for (const char c : wait_class) {
+    column += static_cast<char>(std::isalnum(static_cast<unsigned char>(c))
+                                    ? std::tolower(static_cast<unsigned char>(c))
+                                    : '_');
+  }
+  return column;
+}
+
+nlohmann::json shares_json(const std::vector<WaitShare>& shares) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& share : shares) {
+    list.push_back(
+        {{"name", share.name},
+         {"wait_class", share.wait_class},
+         {"share", share.share},
+         {"share_error",
+          std::isfinite(share.share_error) ? nlohmann::json(share.share_error) : nlohmann::json()},
+         {"aas", share.aas},
+         {"aas_error",
+          std::isfinite(share.aas_error) ? nlohmann::json(share.aas_error) : nlohmann::json()}});
+  }
+  return list;
+}
+
+}  // namespace
+
+namespace matrix_detail {
+
+std::string variant_label(const std::string& variant) { return variant.empty() ? "-" : variant; }
+
+bool has_tps(const MatrixCell* cell) { return cell != nullptr && !cell->tps.empty(); }
+
+std::string format_figure(const MatrixCell* cell, double value) {
+  return cell->metric == model::Metric::kDuration ? fmt::format("{:.2f}", value)
+                                                  : format_tps(value);
+}
+
+std::string figure_title(const MatrixTable& table) {
+  return table.metric == model::Metric::kDuration ? "elapsed s (lower is better)" : "tps";
+}
+
+bool has_checkpoint(const MatrixTable& table) {
+  return std::any_of(table.cells.begin(), table.cells.end(), [](const MatrixCell& cell) {
+    return std::isfinite(cell.checkpoint_median_s);
+  });
+}
+
+std::string checkpoint_text(const MatrixCell* cell) {
+  if (cell == nullptr || !std::isfinite(cell->checkpoint_median_s)) return "-";
+  return fmt::format("{:.2f}", cell->checkpoint_median_s);
+}
+
+std::string median_text(const MatrixCell* cell) {
+  if (cell == nullptr) return "";
+  std::string text = has_tps(cell) ? format_figure(cell, cell->tps_median) : "failed";
+  if (cell->failed_runs > 0 && has_tps(cell)) text += "*";
+  return text;
+}
+
+std::string range_text(const MatrixCell* cell) {
+  if (!has_tps(cell) || cell->tps.size() < 2) return "";
+  return fmt::format("{}-{}", format_figure(cell, cell->tps_min),
+                     format_figure(cell, cell->tps_max));
+}
+
+std::string p99_text(const MatrixCell* cell) {
+  if (cell == nullptr || !std::isfinite(cell->p99_median_ms)) return "-";
+  return fmt::format("{:.3f}", cell->p99_median_ms);
+}
+
+bool has_p99(const MatrixTable& table) {
+  return std::any_of(table.cells.begin(), table.cells.end(),
+                     [](const MatrixCell& cell) { return std::isfinite(cell.p99_median_ms); });
+}
+
+std::string latency_text(const MatrixCell* cell) {
+  if (!has_tps(cell)) return "";
+  return fmt::format("{:.3f}", cell->latency_median_ms);
+}
+
+std::string dominant_text(const MatrixCell* cell) {
+  if (cell == nullptr || cell->dominant_wait.empty()) return "";
+  return fmt::format("{} {:.0f}%", cell->dominant_wait, cell->dominant_share * 100);
 }
 
 std::string repeats_text(const MatrixTable& table) {
@@ -159,183 +263,33 @@ std::vector<std::string> failed_notes(const MatrixTable& table) {
   return notes;
 }
 
-// Colours of the wait classes, the same in every pgwaitprof picture.
-std::string class_colour(const std::string& wait_class) {
-  return std::string(wait_class_colour(wait_class));
+std::string error_source_name(ShareError source) {
+  switch (source) {
+    case ShareError::kRepeats:
+      return "repeats";
+    case ShareError::kSampling:
+      return "sampling";
+    case ShareError::kNone:
+      break;
+  }
+  return "";
 }
 
-constexpr std::array<const char*, 8> kVariantColours{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                                     "#9467bd", "#8c564b", "#17becf", "#7f7f7f"};
+}  // namespace matrix_detail
 
-// A round axis step (1, 2, 2.5 or 5 times a power of ten) giving about `ticks` intervals.
-double nice_step(double max_value, int ticks) {
-  if (max_value <= 0) return 1;
-  const double raw = max_value / ticks;
-  const double magnitude = std::pow(10, std::floor(std::log10(raw)));
-  for (const double factor : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (factor * magnitude >= raw) return factor * magnitude;
+const WaitShare* MatrixCell::find_class(const std::string& name) const {
+  for (const auto& share : classes) {
+    if (share.name == name) return &share;
   }
-  return 10 * magnitude;
+  return nullptr;
 }
 
-std::string format_axis(double value) {
-  if (value >= 1000 && std::fmod(value, 1000) == 0) return fmt::format("{:.0f}k", value / 1000);
-  if (value >= 1000) return fmt::format("{:.1f}k", value / 1000);
-  return fmt::format("{:g}", value);
+const WaitShare* MatrixCell::find_event(const std::string& name) const {
+  for (const auto& share : events) {
+    if (share.name == name) return &share;
+  }
+  return nullptr;
 }
-
-std::string svg_chart(const MatrixTable& table) {
-  const double width = 900, height = 400;
-  const double left = 70, right = 170, top = 20, bottom = 50;
-  const double plot_width = width - left - right, plot_height = height - top - bottom;
-  double max_tps = 0;
-  for (const auto& cell : table.cells) {
-    if (!cell.tps.empty()) max_tps = std::max(max_tps, cell.tps_max);
-  }
-  const double step = nice_step(max_tps * 1.05, 5);
-  const double y_max = std::max(step, std::ceil(max_tps * 1.05 / step) * step);
-  const size_t columns = std::max<size_t>(table.clients.size(), 1);
-  // Client counts are usually powers of two: evenly spaced by index reads like a log axis.
-  auto x_of = [&](size_t index) {
-    return left + (static_cast<double>(index) + 0.5) * plot_width / static_cast<double>(columns);
-  };
-  auto y_of = [&](double tps) { return top + plot_height * (1 - tps / y_max); };
-
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
-      "{1}\" role=\"img\" aria-label=\"median tps by clients per variant\">\n",
-      width, height);
-  for (double tick = 0; tick <= y_max + step / 2; tick += step) {
-    svg += fmt::format(
-        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/>"
-        "<text x=\"{3}\" y=\"{4:.1f}\" class=\"ytick\">{5}</text>\n",
-        left, left + plot_width, y_of(tick), left - 8, y_of(tick) + 4, format_axis(tick));
-  }
-  for (size_t index = 0; index < table.clients.size(); ++index) {
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"xtick\">{}</text>\n", x_of(index),
-                       top + plot_height + 20, table.clients[index]);
-  }
-  svg += fmt::format(
-      "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"axis\"/>"
-      "<line x1=\"{0}\" x2=\"{3}\" y1=\"{2}\" y2=\"{2}\" class=\"axis\"/>\n"
-      "<text x=\"{4:.1f}\" y=\"{5}\" class=\"label\">clients</text>\n"
-      "<text x=\"16\" y=\"{6:.1f}\" class=\"label\" transform=\"rotate(-90 16 {6:.1f})\">tps "
-      "(median, min-max)</text>\n",
-      left, top, top + plot_height, left + plot_width, left + plot_width / 2, height - 8,
-      top + plot_height / 2);
-
-  for (size_t variant_index = 0; variant_index < table.variants.size(); ++variant_index) {
-    const std::string& variant = table.variants[variant_index];
-    const char* colour = kVariantColours[variant_index % kVariantColours.size()];
-    // A missing or failed cell breaks the line rather than joining across it.
-    std::string path;
-    bool pen_down = false;
-    std::string marks;
-    for (size_t index = 0; index < table.clients.size(); ++index) {
-      const MatrixCell* cell = table.find(variant, table.clients[index]);
-      if (!has_tps(cell)) {
-        pen_down = false;
-        continue;
-      }
-      const double x = x_of(index);
-      path += fmt::format("{}{:.1f},{:.1f} ", pen_down ? "L" : "M", x, y_of(cell->tps_median));
-      pen_down = true;
-      if (cell->tps.size() > 1) {
-        // Variants' whiskers side by side, so overlapping ranges do not hide each other.
-        const double dodge = (static_cast<double>(variant_index) -
-                              static_cast<double>(table.variants.size() - 1) / 2) *
-                             6;
-        marks += fmt::format(
-            "<path d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}h8M{3:.1f},{2:.1f}h8\" "
-            "stroke=\"{4}\" class=\"whisker\"/>\n",
-            x + dodge, y_of(cell->tps_min), y_of(cell->tps_max), x + dodge - 4, colour);
-      }
-      marks += fmt::format(
-          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{} at {} clients: {} "
-          "tps ({}-{}, {} runs)</title></circle>\n",
-          x, y_of(cell->tps_median), colour, html_escape(variant_label(variant)), cell->clients,
-          format_tps(cell->tps_median), format_tps(cell->tps_min), format_tps(cell->tps_max),
-          cell->tps.size());
-    }
-    if (!path.empty()) {
-      svg += fmt::format("<path d=\"{}\" stroke=\"{}\" class=\"series\"/>\n", path, colour);
-    }
-    svg += marks;
-    const double legend_y = top + 10 + 22 * static_cast<double>(variant_index);
-    svg += fmt::format(
-        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" "
-        "class=\"series\"/><text x=\"{4}\" y=\"{5:.1f}\" class=\"legend\">{6}</text>\n",
-        left + plot_width + 20, left + plot_width + 44, legend_y, colour, left + plot_width + 50,
-        legend_y + 4, html_escape(variant_label(variant)));
-  }
-  svg += "</svg>\n";
-  return svg;
-}
-
-// Heat map: one cell per (variant, clients), coloured by the dominant wait's class, more
-// saturated the larger its share.
-std::string html_heat_map(const MatrixTable& table) {
-  std::string html = "<table class=\"heat\">\n<tr><th>variant \\ clients</th>";
-  for (const int clients : table.clients) html += fmt::format("<th>{}</th>", clients);
-  html += "</tr>\n";
-  for (const auto& variant : table.variants) {
-    html += fmt::format("<tr><th>{}</th>", html_escape(variant_label(variant)));
-    for (const int clients : table.clients) {
-      const MatrixCell* cell = table.find(variant, clients);
-      if (cell == nullptr || cell->dominant_wait.empty()) {
-        html += "<td class=\"empty\">-</td>";
-        continue;
-      }
-      // The share sets how far the class colour is mixed into white; the text is dark or light
-      // by the mixed colour's luminance, so pale pink and deep blue both stay readable.
-      const double strength = 0.2 + 0.8 * std::clamp(cell->dominant_share, 0.0, 1.0);
-      const std::string colour = class_colour(cell->dominant_class);
-      std::array<int, 3> mixed{};
-      double luminance = 0;
-      const std::array<double, 3> weights{0.2126, 0.7152, 0.0722};
-      for (size_t channel = 0; channel < 3; ++channel) {
-        const int full = std::stoi(colour.substr(1 + 2 * channel, 2), nullptr, 16);
-        mixed[channel] = static_cast<int>(std::lround(255 - strength * (255 - full)));
-        luminance += weights[channel] * mixed[channel] / 255.0;
-      }
-      html += fmt::format(
-          "<td style=\"background:#{:02x}{:02x}{:02x};color:{}\" data-class=\"{}\" "
-          "title=\"{} ({})\"><div class=\"wait\">{}</div><div class=\"share\">{}</div></td>",
-          mixed[0], mixed[1], mixed[2], luminance > 0.45 ? "#111" : "#fff",
-          html_escape(cell->dominant_class), html_escape(cell->dominant_wait),
-          html_escape(cell->dominant_class), html_escape(cell->dominant_wait),
-          share_text(cell->dominant_share));
-    }
-    html += "</tr>\n";
-  }
-  html += "</table>\n<p class=\"legend\">";
-  for (const char* wait_class : {"CPU", "LWLock", "Lock", "IO", "IPC", "Client"}) {
-    html += fmt::format("<span><i style=\"background:{}\"></i>{}</span> ", class_colour(wait_class),
-                        wait_class);
-  }
-  html += fmt::format("<span><i style=\"background:{}\"></i>other</span></p>\n", class_colour(""));
-  return html;
-}
-
-template <typename Format>
-std::string html_grid(const MatrixTable& table, const std::string& caption, Format format,
-                      bool numbers = true) {
-  std::string html =
-      fmt::format("<table class=\"{}\">\n<caption>{}</caption>\n<tr><th>variant</th>",
-                  numbers ? "grid" : "grid text", html_escape(caption));
-  for (const int clients : table.clients) html += fmt::format("<th>{}</th>", clients);
-  html += "</tr>\n";
-  for (const auto& variant : table.variants) {
-    html += fmt::format("<tr><th>{}</th>", html_escape(variant_label(variant)));
-    for (const auto& text : row_cells(table, variant, format)) {
-      html += fmt::format("<td>{}</td>", text);  // `format` returns escaped HTML
-    }
-    html += "</tr>\n";
-  }
-  return html + "</table>\n";
-}
-
-}  // namespace
 
 const MatrixCell* MatrixTable::find(const std::string& variant, int clients) const {
   for (const auto& cell : cells) {
@@ -344,9 +298,26 @@ const MatrixCell* MatrixTable::find(const std::string& variant, int clients) con
   return nullptr;
 }
 
-MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string name) {
+std::string run_attribute(const model::Run& run, const std::string& name) {
+  if (name == "kernel") return run.environment.kernel;
+  if (name == "cpu_model") return run.environment.cpu_model;
+  if (name == "server_version") return run.environment.server_version;
+  if (name == "label") return run.label;
+  return "";
+}
+
+MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string name,
+                               model::Metric metric, const std::string& split_by) {
   MatrixTable table;
   table.name = std::move(name);
+  table.metric = metric;
+  table.split_by = split_by;
+  auto row_of = [&](const model::Run& run) {
+    if (split_by.empty()) return run.variant;
+    const auto value = run_attribute(run, split_by);
+    return fmt::format("{} [{} {}]", variant_label(run.variant), split_by,
+                       value.empty() ? "?" : value);
+  };
   // The orchestrator interleaves variants within each repeat, so the first repeat shows the
   // plan's variant order even when files are listed in another order.
   std::vector<size_t> order(runs.size());
@@ -358,22 +329,30 @@ MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string 
   std::set<int> clients;
   for (const size_t index : order) {
     const model::Run& run = runs[index];
-    if (std::find(table.variants.begin(), table.variants.end(), run.variant) ==
-        table.variants.end()) {
-      table.variants.push_back(run.variant);
+    const std::string row = row_of(run);
+    if (std::find(table.variants.begin(), table.variants.end(), row) == table.variants.end()) {
+      table.variants.push_back(row);
     }
     clients.insert(run.clients);
-    CellRuns& cell = grouped[{run.variant, run.clients}];
-    if (run.status != "completed") {
+    CellRuns& cell = grouped[{row, run.clients}];
+    if (run.status != model::RunStatus::kCompleted) {
       ++cell.failed;
       continue;
     }
     cell.profile.merge(run.profile);
+    cell.runs.push_back(&run);
+    if (run.checkpoint_after && run.checkpoint_after->error.empty()) {
+      cell.checkpoint_s.push_back(run.checkpoint_after->duration_s);
+    }
     if (!run.loadgen) continue;
-    cell.tps.push_back(run.loadgen->tps);
+    const auto figure = model::run_figure(run, metric);
+    if (!figure) continue;
+    cell.tps.push_back(*figure);
     if (std::isfinite(run.loadgen->latency_avg_ms)) {
       cell.latency_ms.push_back(run.loadgen->latency_avg_ms);
     }
+    if (run.latency && std::isfinite(run.latency->p99_ms))
+      cell.p99_ms.push_back(run.latency->p99_ms);
   }
   table.clients.assign(clients.begin(), clients.end());
 
@@ -385,7 +364,11 @@ MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string 
       MatrixCell cell;
       cell.variant = variant;
       cell.clients = count;
+      cell.metric = metric;
       cell.tps = runs_of_cell.tps;
+      if (!runs_of_cell.checkpoint_s.empty()) {
+        cell.checkpoint_median_s = median(runs_of_cell.checkpoint_s);
+      }
       if (!cell.tps.empty()) {
         const auto [min_it, max_it] = std::minmax_element(cell.tps.begin(), cell.tps.end());
         cell.tps_min = *min_it;
@@ -393,7 +376,9 @@ MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string 
         cell.tps_median = median(cell.tps);
       }
       cell.latency_median_ms = median(runs_of_cell.latency_ms);
+      if (!runs_of_cell.p99_ms.empty()) cell.p99_median_ms = median(runs_of_cell.p99_ms);
       set_dominant(cell, runs_of_cell.profile);
+      set_composition(cell, runs_of_cell.runs);
       cell.failed_runs = runs_of_cell.failed;
       table.cells.push_back(std::move(cell));
     }
@@ -404,7 +389,8 @@ MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string 
 std::string render_matrix_text(const MatrixTable& table) {
   std::string out;
   if (!table.name.empty()) out += table.name + "\n\n";
-  out += fmt::format("tps by clients, median of {} (min-max below)\n\n", repeats_text(table));
+  out += fmt::format("{} by clients, median of {} (min-max below)\n\n", figure_title(table),
+                     repeats_text(table));
   const auto headers = client_headers(table);
 
   std::vector<GridRow> rows;
@@ -422,6 +408,20 @@ std::string render_matrix_text(const MatrixTable& table) {
     rows.push_back({variant_label(variant), row_cells(table, variant, latency_text)});
   }
   out += "\nlatency, ms (median of the runs' averages)\n\n" + render_grid(headers, rows);
+  if (has_checkpoint(table)) {
+    rows.clear();
+    for (const auto& variant : table.variants) {
+      rows.push_back({variant_label(variant), row_cells(table, variant, checkpoint_text)});
+    }
+    out += "\ncheckpoint after the run, s (median)\n\n" + render_grid(headers, rows);
+  }
+  if (has_p99(table)) {
+    rows.clear();
+    for (const auto& variant : table.variants) {
+      rows.push_back({variant_label(variant), row_cells(table, variant, p99_text)});
+    }
+    out += "\np99 latency, ms (median of the runs' p99)\n\n" + render_grid(headers, rows);
+  }
 
   rows.clear();
   for (const auto& variant : table.variants) {
@@ -429,10 +429,11 @@ std::string render_matrix_text(const MatrixTable& table) {
   }
   // Names read better left-aligned; the share follows each name.
   out += "\ndominant wait (share of non-idle samples)\n\n" + render_grid(headers, rows, false);
+  out += text_composition(table);
 
   const auto notes = failed_notes(table);
   if (!notes.empty()) {
-    out += "\n* failed runs, left out of tps and latency:\n";
+    out += "\n* failed runs, left out of tps, latency and wait profiles:\n";
     for (const auto& note : notes) out += "  " + note + "\n";
   }
   return out;
@@ -455,35 +456,66 @@ std::string render_matrix_markdown(const MatrixTable& table) {
     }
     return "### " + title + "\n\n" + markdown_table(rows, right_aligned) + "\n";
   };
-  out += grid(
-      fmt::format("tps (median of {}, min-max)", repeats_text(table)), [](const MatrixCell* cell) {
-        const std::string range = range_text(cell);
-        return range.empty() ? median_text(cell) : fmt::format("{} ({})", median_text(cell), range);
-      });
+  out += grid(fmt::format("{} (median of {}, min-max)", figure_title(table), repeats_text(table)),
+              [](const MatrixCell* cell) {
+                const std::string range = range_text(cell);
+                return range.empty() ? median_text(cell)
+                                     : fmt::format("{} ({})", median_text(cell), range);
+              });
   out += grid("Latency (ms, median)", latency_text);
+  if (has_checkpoint(table)) out += grid("Checkpoint after the run (s, median)", checkpoint_text);
+  if (has_p99(table)) out += grid("p99 latency (ms, median of the runs' p99)", p99_text);
   out += grid("Dominant wait (share of non-idle samples)", dominant_text, false);
+  out += markdown_composition(table);
   const auto notes = failed_notes(table);
   if (!notes.empty()) {
-    out += "\\* failed runs, left out of tps and latency:\n\n";
+    out += "\\* failed runs, left out of tps, latency and wait profiles:\n\n";
     for (const auto& note : notes) out += "- " + markdown_escape(note) + "\n";
   }
   return out;
 }
 
 std::string render_matrix_csv(const MatrixTable& table) {
+  // The wait profile as two columns per wait class that occurs anywhere in the table: its
+  // share and the share's standard error (share_error says where that comes from).
+  const auto classes = table_wait_classes(table);
   std::string out =
-      "variant,clients,repeats,tps_median,tps_min,tps_max,latency_median_ms,dominant_wait,"
-      "dominant_class,dominant_share,failed_runs\n";
+      "variant,clients,repeats,tps_median,tps_min,tps_max,latency_median_ms,p99_median_ms,"
+      "dominant_wait,"
+      "dominant_class,dominant_share,failed_runs,profile_runs,share_error,aas_total";
+  for (const auto& wait_class : classes) {
+    out += "," + csv_field(share_column(wait_class)) + "," +
+           csv_field(share_column(wait_class) + "_se");
+  }
+  out += "\n";
   for (const auto& cell : table.cells) {
     const bool tps = !cell.tps.empty();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(cell.variant), cell.clients,
-                       cell.tps.size(), tps ? fmt::format("{:.2f}", cell.tps_median) : "",
-                       tps ? fmt::format("{:.2f}", cell.tps_min) : "",
-                       tps ? fmt::format("{:.2f}", cell.tps_max) : "",
-                       tps ? fmt::format("{:.3f}", cell.latency_median_ms) : "",
-                       csv_field(cell.dominant_wait), csv_field(cell.dominant_class),
-                       cell.dominant_wait.empty() ? "" : fmt::format("{:.4f}", cell.dominant_share),
-                       cell.failed_runs);
+    const bool profile = cell.profile_runs > 0;
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(cell.variant), cell.clients,
+        cell.tps.size(), tps ? fmt::format("{:.2f}", cell.tps_median) : "",
+        tps ? fmt::format("{:.2f}", cell.tps_min) : "",
+        tps ? fmt::format("{:.2f}", cell.tps_max) : "",
+        tps ? fmt::format("{:.3f}", cell.latency_median_ms) : "",
+        std::isfinite(cell.p99_median_ms) ? fmt::format("{:.3f}", cell.p99_median_ms) : "",
+        csv_field(cell.dominant_wait), csv_field(cell.dominant_class),
+        cell.dominant_wait.empty() ? "" : fmt::format("{:.4f}", cell.dominant_share),
+        cell.failed_runs, cell.profile_runs, error_source_name(cell.error_source),
+        profile ? fmt::format("{:.4f}", cell.aas_total) : "");
+    for (const auto& wait_class : classes) {
+      const WaitShare* share = cell.find_class(wait_class);
+      if (!profile) {
+        out += ",,";
+      } else if (share == nullptr) {
+        out += ",0,0";
+      } else {
+        out += fmt::format(",{:.4f},{}", share->share,
+                           std::isfinite(share->share_error)
+                               ? fmt::format("{:.4f}", share->share_error)
+                               : std::string());
+      }
+    }
+    out += "\n";
   }
   return out;
 }
@@ -493,82 +525,31 @@ std::string render_matrix_json(const MatrixTable& table) {
   json cells = json::array();
   for (const auto& cell : table.cells) {
     const bool tps = !cell.tps.empty();
-    cells.push_back({{"variant", cell.variant},
-                     {"clients", cell.clients},
-                     {"tps", cell.tps},
-                     {"tps_median", tps ? json(cell.tps_median) : json()},
-                     {"tps_min", tps ? json(cell.tps_min) : json()},
-                     {"tps_max", tps ? json(cell.tps_max) : json()},
-                     {"latency_median_ms", tps ? json(cell.latency_median_ms) : json()},
-                     {"dominant_wait", cell.dominant_wait},
-                     {"dominant_class", cell.dominant_class},
-                     {"dominant_share", cell.dominant_share},
-                     {"failed_runs", cell.failed_runs}});
+    cells.push_back(
+        {{"variant", cell.variant},
+         {"clients", cell.clients},
+         {"tps", cell.tps},
+         {"tps_median", tps ? json(cell.tps_median) : json()},
+         {"tps_min", tps ? json(cell.tps_min) : json()},
+         {"tps_max", tps ? json(cell.tps_max) : json()},
+         {"latency_median_ms", tps ? json(cell.latency_median_ms) : json()},
+         {"p99_median_ms", std::isfinite(cell.p99_median_ms) ? json(cell.p99_median_ms) : json()},
+         {"checkpoint_median_s",
+          std::isfinite(cell.checkpoint_median_s) ? json(cell.checkpoint_median_s) : json()},
+         {"dominant_wait", cell.dominant_wait},
+         {"dominant_class", cell.dominant_class},
+         {"dominant_share", cell.dominant_share},
+         {"failed_runs", cell.failed_runs},
+         {"profile_runs", cell.profile_runs},
+         {"share_error", error_source_name(cell.error_source)},
+         {"aas_total", cell.aas_total},
+         {"classes", shares_json(cell.classes)},
+         {"events", shares_json(cell.events)}});
   }
-  const json document = {{"name", table.name},
-                         {"variants", table.variants},
-                         {"clients", table.clients},
-                         {"cells", std::move(cells)}};
+  const json document = {{"name", table.name},         {"metric", to_string(table.metric)},
+                         {"split_by", table.split_by}, {"variants", table.variants},
+                         {"clients", table.clients},   {"cells", std::move(cells)}};
   return document.dump(2) + "\n";
-}
-
-std::string render_matrix_html(const MatrixTable& table) {
-  const std::string title = table.name.empty() ? "pgwaitprof matrix" : table.name;
-  std::string html = fmt::format(R"(<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{0}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 24px; color: #111; }}
-h1 {{ font-size: 20px; }} h2 {{ font-size: 16px; margin-top: 28px; }}
-svg text {{ font-size: 12px; fill: #333; }}
-svg .ytick {{ text-anchor: end; }} svg .xtick {{ text-anchor: middle; }}
-svg .label {{ text-anchor: middle; font-weight: 600; }}
-svg .grid {{ stroke: #e4e4e4; }} svg .axis {{ stroke: #555; }}
-svg .series {{ fill: none; stroke-width: 2.5; }} svg .whisker {{ stroke-width: 1.5; fill: none; }}
-table {{ border-collapse: collapse; margin: 8px 0 16px; }}
-th, td {{ border: 1px solid #ccc; padding: 4px 10px; }}
-td {{ text-align: right; font-variant-numeric: tabular-nums; }}
-td small {{ color: #666; }}
-table.text td {{ text-align: left; }}
-caption {{ text-align: left; font-weight: 600; padding: 4px 0; }}
-table.heat td {{ text-align: center; min-width: 110px; font-size: 12px; }}
-table.heat .share {{ font-size: 16px; font-weight: 600; }}
-table.heat td.empty {{ color: #999; }}
-p.legend span {{ margin-right: 14px; font-size: 13px; }}
-p.legend i {{ display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -1px; }}
-</style>
-</head>
-<body>
-<h1>{0}</h1>
-<p>tps by clients per variant: median of {1}; whiskers span min-max.</p>
-)",
-                                 html_escape(title), html_escape(repeats_text(table)));
-  html += svg_chart(table);
-  html += "<h2>Dominant wait per cell (share of non-idle samples)</h2>\n";
-  html += html_heat_map(table);
-  html += "<h2>Tables</h2>\n";
-  html += html_grid(table, "tps (median, min-max below)", [](const MatrixCell* cell) {
-    const std::string range = range_text(cell);
-    std::string text = html_escape(median_text(cell));
-    if (!range.empty()) text += "<br><small>" + html_escape(range) + "</small>";
-    return text;
-  });
-  html += html_grid(table, "latency, ms (median)",
-                    [](const MatrixCell* cell) { return html_escape(latency_text(cell)); });
-  // The heat map above is the dominant-wait table; this one is for copying as text.
-  html += html_grid(
-      table, "dominant wait (share of non-idle samples)",
-      [](const MatrixCell* cell) { return html_escape(dominant_text(cell)); }, false);
-  const auto notes = failed_notes(table);
-  if (!notes.empty()) {
-    html += "<p>* failed runs, left out of tps and latency:</p>\n<ul>\n";
-    for (const auto& note : notes) html += "<li>" + html_escape(note) + "</li>\n";
-    html += "</ul>\n";
-  }
-  html += "</body>\n</html>\n";
-  return html;
 }
 
 }  // namespace pgwaitprof::exporters

@@ -1,7 +1,15 @@
 // Metric families from TargetMetrics snapshots.
 #include "exporters/prometheus_exporter.h"
 
+#include <crypt.h>
+#include <fmt/format.h>
 #include <prometheus/gauge.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <set>
 
 #include "config/logging.h"
 
@@ -11,6 +19,9 @@ namespace {
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
+
+// The niceness of the threads that serve /metrics (the sampler's stays 0).
+constexpr int kScrapeNice = 10;
 
 MetricFamily family(const char* name, const char* help, MetricType type) {
   return MetricFamily{name, help, type, {}};
@@ -51,90 +62,136 @@ ClientMetric histogram(std::vector<ClientMetric::Label> labels, const model::His
 
 }  // namespace
 
-std::vector<MetricFamily> build_metric_families(const TargetMetricsList& targets) {
-  auto snapshots = family("pgwaitprof_snapshots_total",
-                          "Snapshots of pg_stat_activity taken (or pg_wait_sampling periods read).",
-                          MetricType::Counter);
-  auto samples = family("pgwaitprof_wait_samples_total",
-                        "Backends seen per wait key, summed over snapshots.", MetricType::Counter);
-  auto durations = family("pgwaitprof_wait_duration_seconds",
-                          "Estimated length of contiguous waits, from consecutive snapshots of one "
-                          "backend.",
-                          MetricType::Histogram);
-  auto snapshot_durations = family("pgwaitprof_snapshot_duration_seconds",
-                                   "Time the snapshot query took.", MetricType::Histogram);
-  auto missed = family("pgwaitprof_missed_ticks_total",
-                       "Ticks skipped because the previous snapshot was still running or the "
-                       "target was down.",
-                       MetricType::Counter);
-  auto up = family("pgwaitprof_up", "1 when the target is connected and sampled.",
-                   MetricType::Gauge);
-  auto hidden = family("pgwaitprof_hidden_backends",
-                       "Backends whose wait events the sampling role may not see.",
-                       MetricType::Gauge);
-  auto run_active = family("pgwaitprof_run_active", "1 while a benchmark run is active.",
-                           MetricType::Gauge);
-  auto tps = family("pgwaitprof_loadgen_tps",
-                    "Load generator throughput in the latest progress interval.",
-                    MetricType::Gauge);
-  auto latency = family("pgwaitprof_loadgen_latency_seconds",
-                        "Load generator average latency in the latest progress interval.",
-                        MetricType::Gauge);
-  auto collector_duration = family("pgwaitprof_collector_duration_seconds",
-                                   "Duration of the latest collection per collector.",
-                                   MetricType::Gauge);
-  auto collector_success = family("pgwaitprof_collector_success",
-                                  "1 when the latest collection per collector worked.",
-                                  MetricType::Gauge);
+namespace {
 
-  for (const auto& target : targets) {
-    // Every series of a target: its name, the series' own labels, the config's constant labels.
-    auto labels = [&](std::vector<ClientMetric::Label> own = {}) {
-      own.insert(own.begin(), {"target", target->target});
-      for (const auto& [name, value] : target->labels) own.push_back({name, value});
-      return own;
-    };
-    snapshots.metric.push_back(counter(labels(), static_cast<double>(target->snapshots)));
-    for (const auto& [key, count] : target->wait_samples) {
-      samples.metric.push_back(counter(labels({{"backend_type", key.backend_type},
-                                        {"state", key.state},
-                                        {"wait_event_type", key.wait_event_type},
-                                        {"wait_event", key.wait_event}}),
-                                       static_cast<double>(count)));
-    }
-    for (const auto& [wait, values] : target->wait_durations) {
-      durations.metric.push_back(histogram(
-          labels({{"wait_event_type", wait.first}, {"wait_event", wait.second}}), values));
-    }
-    snapshot_durations.metric.push_back(histogram(labels(), target->snapshot_durations));
-    missed.metric.push_back(counter(labels(), static_cast<double>(target->missed_ticks)));
-    up.metric.push_back(gauge(labels(), target->up ? 1 : 0));
-    hidden.metric.push_back(gauge(labels(), target->hidden_backends));
-    if (target->run) {
-      run_active.metric.push_back(gauge(
-          labels({{"run_id", target->run->run_id}, {"workload", target->run->workload}}),
-          1));
-      if (target->run->tps) tps.metric.push_back(gauge(labels(), *target->run->tps));
-      if (target->run->latency_s) {
-        latency.metric.push_back(gauge(labels(), *target->run->latency_s));
-      }
-    }
-    for (const auto& [collector, status] : target->collectors) {
-      collector_duration.metric.push_back(
-          gauge(labels({{"collector", collector}}), status.duration_s));
-      collector_success.metric.push_back(
-          gauge(labels({{"collector", collector}}), status.success ? 1 : 0));
+// Every family the exporter serves, filled target by target.
+struct Families {
+  MetricFamily snapshots =
+      family("pgwaitprof_snapshots_total",
+             "Snapshots of pg_stat_activity taken (or pg_wait_sampling periods read).",
+             MetricType::Counter);
+  MetricFamily samples =
+      family("pgwaitprof_wait_samples_total", "Backends seen per wait key, summed over snapshots.",
+             MetricType::Counter);
+  MetricFamily durations =
+      family("pgwaitprof_wait_duration_seconds",
+             "Estimated length of contiguous waits, from consecutive snapshots of one "
+             "backend.",
+             MetricType::Histogram);
+  MetricFamily snapshot_durations = family("pgwaitprof_snapshot_duration_seconds",
+                                           "Time the snapshot query took.", MetricType::Histogram);
+  MetricFamily missed =
+      family("pgwaitprof_missed_ticks_total",
+             "Ticks skipped because the previous snapshot was still running or the "
+             "target was down.",
+             MetricType::Counter);
+  MetricFamily up =
+      family("pgwaitprof_up", "1 when the target is connected and sampled.", MetricType::Gauge);
+  MetricFamily hidden =
+      family("pgwaitprof_hidden_backends",
+             "Backends whose wait events the sampling role may not see.", MetricType::Gauge);
+  MetricFamily run_active =
+      family("pgwaitprof_run_active", "1 while a benchmark run is active.", MetricType::Gauge);
+  MetricFamily tps =
+      family("pgwaitprof_loadgen_tps", "Load generator throughput in the latest progress interval.",
+             MetricType::Gauge);
+  MetricFamily latency =
+      family("pgwaitprof_loadgen_latency_seconds",
+             "Load generator average latency in the latest progress interval.", MetricType::Gauge);
+  MetricFamily collector_duration =
+      family("pgwaitprof_collector_duration_seconds",
+             "Duration of the latest collection per collector.", MetricType::Gauge);
+  MetricFamily backend_cpu =
+      family("pgwaitprof_backend_cpu_seconds_total",
+             "Time the target's backends spent on a CPU, from /proc/<pid>/schedstat "
+             "(local targets only).",
+             MetricType::Counter);
+  MetricFamily backend_runqueue =
+      family("pgwaitprof_backend_runqueue_seconds_total",
+             "Time the target's backends spent runnable but waiting for a CPU, from "
+             "/proc/<pid>/schedstat (local targets only).",
+             MetricType::Counter);
+  MetricFamily sampler_info =
+      family("pgwaitprof_sampler_info",
+             "The sampling source of a target and its configured rate (0 for "
+             "pg_wait_sampling, which samples at its own period); always 1.",
+             MetricType::Gauge);
+  MetricFamily collector_success =
+      family("pgwaitprof_collector_success", "1 when the latest collection per collector worked.",
+             MetricType::Gauge);
+};
+
+void add_target(Families& families, const model::TargetMetrics& target) {
+  // Every series of a target: its name, the series' own labels, the config's constant labels.
+  auto labels = [&target](std::vector<ClientMetric::Label> own = {}) {
+    own.insert(own.begin(), {"target", target.target});
+    for (const auto& [name, value] : target.labels) own.push_back({name, value});
+    return own;
+  };
+  families.snapshots.metric.push_back(counter(labels(), static_cast<double>(target.snapshots)));
+  families.sampler_info.metric.push_back(
+      gauge(labels({{"source", std::string(to_string(target.source))},
+                    {"hz", fmt::format("{:g}", target.hz)}}),
+            1));
+  for (const auto& [key, count] : target.wait_samples) {
+    families.samples.metric.push_back(counter(labels({{"backend_type", key.backend_type},
+                                                      {"state", key.state},
+                                                      {"wait_event_type", key.wait_event_type},
+                                                      {"wait_event", key.wait_event}}),
+                                              static_cast<double>(count)));
+  }
+  for (const auto& [wait, values] : target.wait_durations) {
+    families.durations.metric.push_back(
+        histogram(labels({{"wait_event_type", wait.first}, {"wait_event", wait.second}}), values));
+  }
+  families.snapshot_durations.metric.push_back(histogram(labels(), target.snapshot_durations));
+  families.missed.metric.push_back(counter(labels(), static_cast<double>(target.missed_ticks)));
+  families.up.metric.push_back(gauge(labels(), target.up ? 1 : 0));
+  families.hidden.metric.push_back(gauge(labels(), target.hidden_backends));
+  if (target.run) {
+    families.run_active.metric.push_back(
+        gauge(labels({{"run_id", target.run->run_id}, {"workload", target.run->workload}}), 1));
+    if (target.run->tps) families.tps.metric.push_back(gauge(labels(), *target.run->tps));
+    if (target.run->latency_s) {
+      families.latency.metric.push_back(gauge(labels(), *target.run->latency_s));
     }
   }
+  for (const auto& [backend_type, time] : target.kernel_by_backend_type) {
+    families.backend_cpu.metric.push_back(
+        counter(labels({{"backend_type", backend_type}}), time.on_cpu_s));
+    families.backend_runqueue.metric.push_back(
+        counter(labels({{"backend_type", backend_type}}), time.runqueue_s));
+  }
+  for (const auto& [collector, status] : target.collectors) {
+    families.collector_duration.metric.push_back(
+        gauge(labels({{"collector", collector}}), status.duration_s));
+    families.collector_success.metric.push_back(
+        gauge(labels({{"collector", collector}}), status.success ? 1 : 0));
+  }
+}
+
+}  // namespace
+
+std::vector<MetricFamily> build_metric_families(const TargetMetricsList& targets) {
+  Families built;
+  for (const auto& target : targets) add_target(built, *target);
   std::vector<MetricFamily> families;
-  for (auto* built : {&snapshots, &samples, &durations, &snapshot_durations, &missed, &up, &hidden,
-                      &run_active, &tps, &latency, &collector_duration, &collector_success}) {
-    if (!built->metric.empty()) families.push_back(std::move(*built));
+  for (auto* family :
+       {&built.snapshots, &built.samples, &built.durations, &built.snapshot_durations,
+        &built.missed, &built.up, &built.hidden, &built.run_active, &built.tps, &built.latency,
+        &built.collector_duration, &built.collector_success, &built.sampler_info,
+        &built.backend_cpu, &built.backend_runqueue}) {
+    if (!family->metric.empty()) families.push_back(std::move(*family));
   }
   return families;
 }
 
 std::vector<MetricFamily> TargetCollectable::Collect() const {
+  // Runs on the exposer's HTTP threads, which also serialise the answer: at nice 10 a crowd of
+  // scrapers cannot take the CPU from the sampler (issue 8: 200 scrapers cost it 12 %).
+  thread_local const bool lowered =
+      ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kScrapeNice) == 0;
+  (void)lowered;
   try {
     return build_metric_families(provider_());
   } catch (const std::exception& error) {
@@ -143,8 +200,17 @@ std::vector<MetricFamily> TargetCollectable::Collect() const {
   }
 }
 
+bool password_matches(const std::string& password, const std::string& hash) {
+  crypt_data data{};
+  const char* computed = ::crypt_r(password.c_str(), hash.c_str(), &data);
+  // crypt_r returns "*0"-style failure tokens rather than NULL for a bad setting.
+  return computed != nullptr && computed[0] != '*' && std::strlen(computed) == hash.size() &&
+         std::memcmp(computed, hash.data(), hash.size()) == 0;
+}
+
 MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
-                             const std::string& version, const std::string& revision)
+                             const std::string& version, const std::string& revision,
+                             std::map<std::string, std::string> basic_auth_users)
     : listen_(listen),
       registry_(std::make_shared<prometheus::Registry>()),
       targets_(std::make_shared<TargetCollectable>(std::move(provider))) {
@@ -158,6 +224,27 @@ MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provi
     exposer_ = std::make_unique<prometheus::Exposer>(listen);
   } catch (const std::exception& error) {
     throw std::runtime_error("could not listen on \"" + listen + "\": " + error.what());
+  }
+  if (!basic_auth_users.empty()) {
+    // bcrypt costs tens of milliseconds a check: a scraper's credentials, once right, are kept
+    // (in memory only) so a scrape every second does not spend a core on hashing.
+    struct Verified {
+      std::mutex mutex;
+      std::set<std::pair<std::string, std::string>> pairs;
+    };
+    auto verified = std::make_shared<Verified>();
+    exposer_->RegisterAuth(
+        [users = std::move(basic_auth_users), verified](const std::string& user,
+                                                        const std::string& password) {
+          const auto found = users.find(user);
+          if (found == users.end()) return false;
+          std::lock_guard<std::mutex> lock(verified->mutex);
+          if (verified->pairs.contains({user, password})) return true;
+          if (!password_matches(password, found->second)) return false;
+          verified->pairs.insert({user, password});
+          return true;
+        },
+        "pgwaitprof");
   }
   exposer_->RegisterCollectable(registry_);
   exposer_->RegisterCollectable(targets_);

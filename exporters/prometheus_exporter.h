@@ -3,14 +3,15 @@
 // with the program's own metrics (build info). A scrape never queries PostgreSQL.
 #pragma once
 
-#include <functional>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "daemon/model/continuous_profile.h"
 
@@ -32,11 +33,16 @@ class TargetCollectable : public prometheus::Collectable {
   Provider provider_;
 };
 
+// Whether `password` matches a bcrypt (or any crypt(3)) `hash`.
+bool password_matches(const std::string& password, const std::string& hash);
+
 class MetricsServer {
  public:
   // Binds `listen` ("host:port"); throws std::runtime_error with a one-line message on failure.
+  // With `basic_auth_users` (user -> bcrypt hash), /metrics asks for HTTP basic auth.
   MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
-                const std::string& version, const std::string& revision);
+                const std::string& version, const std::string& revision,
+                std::map<std::string, std::string> basic_auth_users = {});
   const std::string& listen() const { return listen_; }
 
  private:

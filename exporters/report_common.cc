@@ -9,7 +9,10 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
+
+#include "daemon/model/wait_events.h"
 
 namespace pgwaitprof::exporters::report_detail {
 
@@ -20,6 +23,11 @@ struct GroupSpec {
   std::string plural;     // "wait events"
   std::vector<std::string> columns;
 };
+
+// At most `length` characters, "..." marking a cut.
+std::string shorten(const std::string& text, size_t length) {
+  return text.size() <= length ? text : text.substr(0, length - 3) + "...";
+}
 
 GroupSpec group_spec(GroupBy by, bool full_keys) {
   switch (by) {
@@ -118,6 +126,26 @@ std::vector<ProfileRow> top_rows(const std::map<std::vector<std::string>, Group>
   return kept;
 }
 
+// Standard errors of every row from batch means over the window's intervals: a row's series is
+// the per-interval count of the keys it groups ("other": of every group it stands for).
+void estimate_errors(const model::Run& run, const model::SteadyWindow& window,
+                     const RenderOptions& options, bool full_keys, std::vector<ProfileRow>& rows) {
+  std::set<std::vector<std::string>> shown;
+  for (const auto& row : rows) {
+    if (!row.other) shown.insert(row.fields);
+  }
+  for (auto& row : rows) {
+    const auto estimate =
+        model::estimate_keys(run, window, options.include_idle, [&](const model::WaitKey& key) {
+          const auto fields = group_fields(key, options.by, full_keys);
+          return row.other ? !shown.contains(fields) : fields == row.fields;
+        });
+    row.stat.share_stderr = estimate.share.standard_error;
+    row.stat.aas_stderr = estimate.aas.standard_error;
+    row.stat.errors_reliable = estimate.share.reliable && estimate.aas.reliable;
+  }
+}
+
 }  // namespace
 
 ProfileTable profile_table(const model::Run& run, const RenderOptions& options, bool full_keys) {
@@ -130,10 +158,16 @@ ProfileTable profile_table(const model::Run& run, const RenderOptions& options, 
 
   if (options.by == GroupBy::kQueryId) {
     // Query ids are kept for non-idle client samples only; the shares are of those samples.
+    std::map<int64_t, const std::string*> texts;
+    for (const auto& statement : run.statements) texts[statement.query_id] = &statement.text;
     std::map<std::vector<std::string>, Group> groups;
     for (const auto& [query_id, count] : run.query_ids) {
       const std::string id = fmt::format("{}", query_id);
-      groups[{id}] = Group{id, "", count};
+      const auto text = texts.find(query_id);
+      const std::string label = text == texts.end() || text->second->empty()
+                                    ? id
+                                    : fmt::format("{}  {}", id, shorten(*text->second, 80));
+      groups[{id}] = Group{label, "", count};
       table.total += count;
     }
     const uint64_t non_idle = run.profile.total(false);
@@ -148,10 +182,13 @@ ProfileTable profile_table(const model::Run& run, const RenderOptions& options, 
     return table;
   }
 
+  table.window = model::steady_window(run, options.trim);
+  const model::Profile profile = model::window_profile(run, table.window);
+  table.snapshots = profile.snapshots();
   std::map<std::vector<std::string>, Group> groups;
   std::map<model::WaitKey, uint64_t> idle;
-  table.total = run.profile.total(options.include_idle);
-  for (const auto& [key, count] : run.profile.counts()) {
+  table.total = profile.total(options.include_idle);
+  for (const auto& [key, count] : profile.counts()) {
     if (!options.include_idle && model::is_idle(key)) {
       idle[key] += count;
       table.idle_total += count;
@@ -165,6 +202,7 @@ ProfileTable profile_table(const model::Run& run, const RenderOptions& options, 
     group.count += count;
   }
   table.rows = top_rows(groups, options.top, spec, table.total, table.snapshots);
+  estimate_errors(run, table.window, options, full_keys, table.rows);
 
   for (const auto& [key, count] : idle) {
     ProfileRow row;
@@ -190,7 +228,15 @@ std::vector<TimelineRow> timeline_rows(const model::Run& run) {
     row.snapshots = slice.profile.snapshots();
     row.loadgen = slice.loadgen ? &*slice.loadgen : nullptr;
     row.cpu = slice.cpu ? &*slice.cpu : nullptr;
+    row.latency = slice.latency ? &*slice.latency : nullptr;
+    if (const auto kernel = slice.kernel.find(model::kClientBackends);
+        kernel != slice.kernel.end() && kernel->second.covered_s > 0) {
+      row.oncpu_aas = kernel->second.on_cpu_aas();
+      row.runq_aas = kernel->second.runqueue_aas();
+    }
     row.background = slice.background.flags();
+    if (slice.checkpoint_after) row.background += row.background.empty() ? "CKPT" : " CKPT";
+    row.sampler_outage = slice.sampler_outage;
     const auto snapshots = static_cast<double>(row.snapshots);
     for (const auto& [wait_class, count] : slice.profile.by_wait_class()) {
       const double aas = snapshots > 0 ? static_cast<double>(count) / snapshots : 0;
@@ -324,23 +370,81 @@ std::string format_optional(double value, int decimals) {
   return fmt::format("{:.{}f}", value, decimals);
 }
 
+std::string error_text(double standard_error, bool reliable, int decimals) {
+  if (!reliable || !std::isfinite(standard_error)) return "-";
+  return fmt::format("{:.{}f}", standard_error, decimals);
+}
+
+double drawn_error(double standard_error, bool reliable) {
+  return reliable && std::isfinite(standard_error) ? standard_error : 0;
+}
+
+std::string steady_tps_text(const model::Run& run, const model::SteadyWindow& window) {
+  const auto tps = model::tps_estimate(run, window);
+  if (!tps) return "";
+  std::string text = fmt::format("{:.1f}", tps->mean);
+  if (tps->reliable && std::isfinite(tps->standard_error)) {
+    text += fmt::format(" ± {:.1f} (95 % CI, {})", tps->half_width(0.95), tps->method);
+  } else {
+    text += " (no confidence interval: the run is too short for independent batches)";
+  }
+  if (const auto excluded = window.description(); !excluded.empty()) text += "; " + excluded;
+  return text;
+}
+
+std::string row_meaning(const model::Run& run, const ProfileRow& row) {
+  if (row.other || row.fields.size() < 2) return "";
+  const auto& type = row.fields[row.fields.size() - 2];
+  const auto& name = row.fields.back();
+  return model::wait_event_meaning(type, name, run.environment.server_version_num,
+                                   run.environment.wait_event_descriptions);
+}
+
+std::vector<std::pair<std::string, std::string>> row_meanings(const model::Run& run,
+                                                              const ProfileTable& table) {
+  std::vector<std::pair<std::string, std::string>> meanings;
+  for (auto row = table.rows.rbegin(); row != table.rows.rend(); ++row) {
+    if (auto meaning = row_meaning(run, *row); !meaning.empty()) {
+      meanings.emplace_back(row->label, std::move(meaning));
+    }
+  }
+  return meanings;
+}
+
+std::string latency_percentiles_text(const model::Run& run) {
+  if (!run.latency || !std::isfinite(run.latency->p50_ms)) return "";
+  const auto& latency = *run.latency;
+  std::string text =
+      fmt::format("p50 {:.3f}, p95 {:.3f}, p99 {:.3f}, max {:.3f} ms ({} transactions",
+                  latency.p50_ms, latency.p95_ms, latency.p99_ms, latency.max_ms, latency.count);
+  if (run.latency_sampling_rate < 1) {
+    text += fmt::format(", pgbench --sampling-rate {:g}", run.latency_sampling_rate);
+  }
+  return text + " from pgbench's transaction log)";
+}
+
 std::string status_banner(const model::Run& run) {
-  if (run.status == "completed") return "";
-  std::string banner = run.status == "failed"        ? "FAILED"
-                       : run.status == "interrupted" ? "INTERRUPTED"
-                                                     : run.status;
+  if (run.status == model::RunStatus::kCompleted) return "";
+  std::string banner(to_string(run.status));
   for (auto& c : banner) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (!run.error.empty()) banner += ": " + run.error;
   return banner;
 }
 
 std::string sampler_line(const model::SamplerInfo& sampler) {
-  std::string line = sampler.source;
-  if (sampler.source == "pg_wait_sampling" && sampler.period_s > 0) {
-    line += fmt::format(" (its own period {:g} ms)", sampler.period_s * 1000);
+  std::string line(to_string(sampler.source));
+  if (sampler.source == model::SamplerSource::kPgWaitSampling) {
+    // pgwaitprof's rate does not apply: the extension samples at its own period.
+    if (sampler.period_s > 0) {
+      line += fmt::format(" (its own period {:g} ms = {:g} Hz)", sampler.period_s * 1000,
+                          1 / sampler.period_s);
+    }
+    line += fmt::format(", {:.1f} periods read per second", sampler.achieved_hz);
+  } else {
+    line +=
+        fmt::format(", {:g} Hz configured, {:.1f} Hz achieved", sampler.hz, sampler.achieved_hz);
+    if (sampler.hz > 0) line += fmt::format(" ({:.1f}%)", 100 * sampler.achieved_hz / sampler.hz);
   }
-  line += fmt::format(", {:g} Hz configured, {:.1f} Hz achieved", sampler.hz, sampler.achieved_hz);
-  if (sampler.hz > 0) line += fmt::format(" ({:.1f}%)", 100 * sampler.achieved_hz / sampler.hz);
   line += fmt::format(", {} snapshots, {} missed ticks", sampler.snapshots, sampler.missed_ticks);
   if (sampler.snapshot_p99_ms > 0) {
     line += fmt::format(", snapshot p99 {:.2f} ms", sampler.snapshot_p99_ms);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "daemon/model/run.h"
+#include "daemon/model/run_estimates.h"
 #include "exporters/report_render.h"
 
 namespace pgwaitprof::exporters::report_detail {
@@ -33,7 +34,8 @@ struct ProfileTable {
   uint64_t snapshots = 0;
   std::vector<ProfileRow> idle;  // idle sessions, when they are not counted in shares
   uint64_t idle_total = 0;
-  std::string note;  // what the shares are of, when that is not obvious
+  std::string note;            // what the shares are of, when that is not obvious
+  model::SteadyWindow window;  // the part of the run the table covers
 };
 
 // `full_keys`: with the default grouping, one row per (backend_type, state, wait_event_type,
@@ -51,12 +53,17 @@ struct TimelineRow {
   uint64_t snapshots = 0;
   const model::LoadgenProgress* loadgen = nullptr;  // null when the load generator said nothing
   const model::HostCpu* cpu = nullptr;
+  const model::LatencySummary* latency = nullptr;  // null without pgbench's transaction log
+  // Client backends' average sessions on a CPU and waiting for one (schedstat); unset when the
+  // server is not on this host.
+  std::optional<double> oncpu_aas, runq_aas;
   std::array<double, kTimelineClasses.size()> aas{};        // per kTimelineClasses, non-idle
   std::vector<std::pair<std::string, double>> aas_by_type;  // every wait_event_type seen
   double aas_total = 0;
-  std::string dominant_wait;  // display name of the most sampled non-idle wait, "" if none
-  std::string background;     // "av ch"
-  bool stalled = false;       // inside one of run.stalls
+  std::string dominant_wait;    // display name of the most sampled non-idle wait, "" if none
+  std::string background;       // "av ch"
+  bool stalled = false;         // inside one of run.stalls
+  bool sampler_outage = false;  // the sampler was disconnected during part of it
 };
 
 std::vector<TimelineRow> timeline_rows(const model::Run& run);
@@ -74,6 +81,27 @@ std::string setting_line(const model::Setting& setting);
 std::string format_bytes(uint64_t bytes);                 // "251.7 GiB"
 std::string format_seconds(double seconds);               // "17", "0.384"
 std::string format_optional(double value, int decimals);  // "" for NaN
+
+// A standard error as the tables print it: "-" when it was not estimated or the run was too
+// short for a reliable estimate (say so instead of printing a number).
+std::string error_text(double standard_error, bool reliable, int decimals);
+// The error a chart draws: 0 where error_text would print "-".
+double drawn_error(double standard_error, bool reliable);
+
+// The run's steady-state tps with its 95 % confidence interval and how it was made, e.g.
+// "7123.4 ± 85.2 (95 % CI, batch means (9 batches of 3 s); first 3 s excluded as warm-up ...)";
+// "" when no interval reported tps.
+std::string steady_tps_text(const model::Run& run, const model::SteadyWindow& window);
+
+// The meaning of each wait event row of a table grouped by wait event, largest first: (label,
+// meaning) for the legends of the Markdown and HTML reports; rows without one are left out.
+std::vector<std::pair<std::string, std::string>> row_meanings(const model::Run& run,
+                                                              const ProfileTable& table);
+// The meaning of one row ("" when unknown or the row is not a wait event).
+std::string row_meaning(const model::Run& run, const ProfileRow& row);
+
+// "p50 1.92, p95 4.10, p99 8.31, max 41.2 ms (51234 transactions from pgbench's log)", or "".
+std::string latency_percentiles_text(const model::Run& run);
 
 // The "status" a human must not miss: "FAILED: ...", "INTERRUPTED: ...", or "" when completed.
 std::string status_banner(const model::Run& run);

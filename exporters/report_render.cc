@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/report_common.h"
+#include "exporters/report_sections.h"
 #include "exporters/text_format.h"
 
 namespace pgwaitprof::exporters {
@@ -58,9 +59,9 @@ std::string workload_line(const model::Run& run) {
   return line;
 }
 
-std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& run) {
+std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& run, bool trim) {
   std::vector<std::pair<std::string, std::string>> facts = {
-      {"status", run.status},
+      {"status", std::string(to_string(run.status))},
       {"target", run.target},
       {"workload", workload_line(run)},
       {"command", shell_join(run.loadgen_argv)},
@@ -71,6 +72,20 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
   facts.emplace_back("started", run.started_at);
   facts.emplace_back("ended", run.ended_at);
   facts.emplace_back("duration", fmt::format("{:.1f} s", run.duration_s));
+  // A fixed-work run is judged by how long its work took, not by its rate of transactions.
+  if (run.work) {
+    facts.emplace_back("work", run.work->summary());
+  } else if (auto tps = steady_tps_text(run, model::steady_window(run, trim)); !tps.empty()) {
+    facts.emplace_back("tps", tps);
+  }
+  if (run.checkpoint_after) {
+    facts.emplace_back("checkpoint after",
+                       fmt::format("{:.2f} s{}", run.checkpoint_after->duration_s,
+                                   run.checkpoint_after->error.empty() ? "" : " (failed)"));
+  }
+  if (auto latency = latency_percentiles_text(run); !latency.empty()) {
+    facts.emplace_back("latency", latency);
+  }
   facts.emplace_back("sampler", sampler_line(run.sampler));
   return facts;
 }
@@ -122,13 +137,16 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
                   const RenderOptions& options) {
   out.section(profile_title(table, options) + ": " + profile_heading(run, table, options));
   if (!table.note.empty()) out.line("(" + table.note + ")");
+  if (const auto excluded = table.window.description(); !excluded.empty()) {
+    out.line("(" + excluded + "; --no-trim keeps it)");
+  }
   const size_t width = label_width(table, table.dimension);
   out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7}  {}", "count", pad_right(table.dimension, width),
                        "share", "AAS", pad_left("± err", 6)));
   for (const auto& row : table.rows) {
-    out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}  {:>6.2f}", row.stat.count,
+    out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}  {:>6}", row.stat.count,
                          pad_right(row.label, width), percent(row.stat.share), row.stat.aas,
-                         row.stat.aas_stderr));
+                         error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)));
   }
   out.line(fmt::format("  {:>9}  {}", "---------", std::string(width + 26, '-')));
   const double total_aas =
@@ -136,6 +154,7 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
                           : 0.0;
   out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", table.total, pad_right("total", width),
                        table.total > 0 ? "100.0%" : "-", total_aas));
+  out.line("  (" + model::error_method_note() + ")");
 
   if (table.idle.empty()) return;
   out.section(
@@ -174,7 +193,7 @@ void text_loadgen(TextWriter& out, const model::Run& run) {
   } else {
     out.section(fmt::format("load generator summary: none (exit code {})", run.loadgen_exit_code));
   }
-  if (run.status == "completed") text_stderr(out, run);
+  if (run.status == model::RunStatus::kCompleted) text_stderr(out, run);
 }
 
 void text_timeline(TextWriter& out, const model::Run& run) {
@@ -185,8 +204,14 @@ void text_timeline(TextWriter& out, const model::Run& run) {
   for (const auto& row : rows) {
     dominant_width = std::max(dominant_width, display_width(row.dominant_wait));
   }
+  // The tail per interval, when pgbench's transaction log was read.
+  const bool tails = run.latency.has_value();
   std::string header =
       fmt::format("  {:>6} {:>9} {:>8} {:>8} {:>5} ", "t s", "tps", "lat ms", "stddev", "fail");
+  if (tails) header += fmt::format("{:>8} {:>8} ", "p99 ms", "max ms");
+  // Client backends on a CPU and waiting for one, measured, when the server is on this host.
+  const bool kernel = !run.kernel.empty();
+  if (kernel) header += fmt::format("{:>6} {:>6} ", "oncpu", "runq");
   for (const auto& wait_class : kTimelineClasses) header += fmt::format(" {:>6}", wait_class);
   header += fmt::format("  {}  {:>5} {:>5} {:>5} {:>5} {:>5}  {}",
                         pad_right("dominant wait", dominant_width), "usr%", "sys%", "iow%", "idle%",
@@ -201,6 +226,15 @@ void text_timeline(TextWriter& out, const model::Run& run) {
     } else {
       text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", "-", "-", "-", "-");
     }
+    if (tails) {
+      text += row.latency ? fmt::format("{:>8} {:>8} ", number_or_dash(row.latency->p99_ms, 3),
+                                        number_or_dash(row.latency->max_ms, 3))
+                          : fmt::format("{:>8} {:>8} ", "-", "-");
+    }
+    if (kernel) {
+      text += row.oncpu_aas ? fmt::format("{:>6.2f} {:>6.2f} ", *row.oncpu_aas, *row.runq_aas)
+                            : fmt::format("{:>6} {:>6} ", "-", "-");
+    }
     for (double aas : row.aas) text += fmt::format(" {:>6.2f}", aas);
     text += "  " + pad_right(row.dominant_wait.empty() ? "-" : row.dominant_wait, dominant_width);
     if (row.cpu) {
@@ -212,7 +246,28 @@ void text_timeline(TextWriter& out, const model::Run& run) {
     }
     text += "  " + row.background;
     if (row.stalled) text += row.background.empty() ? "<- stall" : "  <- stall";
+    if (row.sampler_outage) text += "  <- sampler disconnected";
     out.line(text);
+  }
+}
+
+// The explaining sections (kernel view, lock waits, statements), each as a padded table.
+void text_sections(TextWriter& out, const model::Run& run) {
+  for (const auto& section :
+       {kernel_section(run), lock_section(run), statements_section(run), checkpoint_section(run)}) {
+    if (!section) continue;
+    out.section(section->title);
+    for (const auto& note : section->notes) out.line("  (" + note + ")");
+    std::vector<std::vector<std::string>> rows{section->header};
+    rows.insert(rows.end(), section->rows.begin(), section->rows.end());
+    const std::string table = text_table(rows, section->right_aligned);
+    size_t start = 0;
+    for (size_t end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
+      out.line("  " + table.substr(start, end - start));
+    }
+  }
+  if (run.statements.empty() && !run.statements_note.empty()) {
+    out.section("statements: none (" + run.statements_note + ")");
   }
 }
 
@@ -293,48 +348,49 @@ std::string render_text(const model::Run& run, const RenderOptions& options) {
     out.line("*** " + banner + " ***");
   }
   out.line();
-  out.facts(header_facts(run), 0);
+  out.facts(header_facts(run, options.trim), 0);
   // A run that did not complete is read for why: the load generator's stderr comes first.
-  if (run.status != "completed") text_stderr(out, run);
+  if (run.status != model::RunStatus::kCompleted) text_stderr(out, run);
   text_profile(out, run, profile_table(run, options, false), options);
   text_loadgen(out, run);
   text_timeline(out, run);
+  text_sections(out, run);
   text_tail(out, run);
   return out.take();
 }
 
-std::string render_markdown(const model::Run& run, const RenderOptions& options) {
-  std::string out = fmt::format("# pgwaitprof run {}{}\n\n", md_code(run.id),
-                                run.label.empty() ? "" : ": " + md_escape(run.label));
-  if (const auto banner = status_banner(run); !banner.empty()) {
-    out += "> **" + md_escape(banner) + "**\n\n";
-  }
-  out += markdown_row({"", ""}) + "|---|---|\n";
-  for (const auto& [key, value] : header_facts(run)) {
-    const bool code = key == "target" || key == "command";
-    out += markdown_row({key, code ? md_code(value) : md_escape(value)});
-  }
+namespace {
 
-  if (run.status != "completed") out += md_stderr(run);
-
+std::string md_profile(const model::Run& run, const RenderOptions& options) {
+  std::string out;
   const ProfileTable table = profile_table(run, options, false);
   std::string title = profile_title(table, options);
   title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
   out += "\n## " + md_escape(title) + "\n\n" + md_escape(profile_heading(run, table, options)) +
          ".\n\n";
   if (!table.note.empty()) out += md_escape(table.note) + ".\n\n";
+  if (const auto excluded = table.window.description(); !excluded.empty()) {
+    out += md_escape(excluded) + " (`--no-trim` keeps it).\n\n";
+  }
   out += markdown_row({"count", md_escape(table.dimension), "share", "AAS", "± err"});
   out += "|---:|:---|---:|---:|---:|\n";
   for (const auto& row : table.rows) {
     out += markdown_row({fmt::format("{}", row.stat.count), md_escape(row.label),
                          percent(row.stat.share), fmt::format("{:.2f}", row.stat.aas),
-                         fmt::format("{:.2f}", row.stat.aas_stderr)});
+                         error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)});
   }
   const double total_aas =
       table.snapshots > 0 ? static_cast<double>(table.total) / static_cast<double>(table.snapshots)
                           : 0.0;
   out += markdown_row({fmt::format("**{}**", table.total), "**total**",
                        table.total > 0 ? "100.0%" : "-", fmt::format("{:.2f}", total_aas), ""});
+  out += "\n" + md_escape(model::error_method_note()) + ".\n";
+  if (const auto meanings = row_meanings(run, table); !meanings.empty()) {
+    out += "\nWhat the events above mean (`pgwaitprof explain EVENT` says more):\n\n";
+    for (const auto& [label, meaning] : meanings) {
+      out += "- **" + md_escape(label) + "**: " + md_escape(meaning) + "\n";
+    }
+  }
   if (!table.idle.empty()) {
     out += fmt::format("\n### Idle (not in shares)\n\n{} samples, {:.2f} sessions on average.\n\n",
                        table.idle_total,
@@ -348,6 +404,11 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
     }
   }
 
+  return out;
+}
+
+std::string md_loadgen(const model::Run& run) {
+  std::string out;
   out += "\n## Load generator\n\n";
   if (run.loadgen) {
     std::string summary;
@@ -359,45 +420,118 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
   } else {
     out += fmt::format("No summary (exit code {}).\n", run.loadgen_exit_code);
   }
-  if (run.status == "completed") out += md_stderr(run);
+  if (run.status == model::RunStatus::kCompleted) out += md_stderr(run);
 
-  if (const auto rows = timeline_rows(run); !rows.empty()) {
-    out += "\n## Timeline\n\n" + md_escape(timeline_legend(run)) + ".\n\n";
-    std::vector<std::string> header = {"t s", "tps", "lat ms", "stddev", "fail"};
-    for (const auto& wait_class : kTimelineClasses) header.emplace_back(wait_class);
-    for (const char* column : {"dominant wait", "usr%", "sys%", "iow%", "idle%", "lg", "bg"}) {
-      header.emplace_back(column);
+  return out;
+}
+
+std::string md_timeline(const model::Run& run) {
+  std::string out;
+  const auto rows = timeline_rows(run);
+  if (rows.empty()) return "";
+  out += "\n## Timeline\n\n" + md_escape(timeline_legend(run)) + ".\n\n";
+  const bool tails = run.latency.has_value();
+  std::vector<std::string> header = {"t s", "tps", "lat ms", "stddev", "fail"};
+  if (tails) header.insert(header.end(), {"p99 ms", "max ms"});
+  const bool kernel = !run.kernel.empty();
+  if (kernel) header.insert(header.end(), {"oncpu", "runq"});
+  for (const auto& wait_class : kTimelineClasses) header.emplace_back(wait_class);
+  for (const char* column : {"dominant wait", "usr%", "sys%", "iow%", "idle%", "lg", "bg"}) {
+    header.emplace_back(column);
+  }
+  out += markdown_row(header);
+  std::string alignment = "|";
+  for (const auto& column : header) {
+    alignment += column == "dominant wait" || column == "bg" ? ":---|" : "---:|";
+  }
+  out += alignment + "\n";
+  for (const auto& row : rows) {
+    std::vector<std::string> cells = {format_seconds(row.start_s)};
+    if (row.loadgen) {
+      cells.push_back(number_or_dash(row.loadgen->tps, 1));
+      cells.push_back(number_or_dash(row.loadgen->latency_avg_ms, 3));
+      cells.push_back(number_or_dash(row.loadgen->latency_stddev_ms, 3));
+      cells.push_back(fmt::format("{}", row.loadgen->failed));
+    } else {
+      cells.insert(cells.end(), 4, "-");
     }
-    out += markdown_row(header);
-    out +=
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|---:|---:|---:|---:|"
-        "---:|:---|\n";
-    for (const auto& row : rows) {
-      std::vector<std::string> cells = {format_seconds(row.start_s)};
-      if (row.loadgen) {
-        cells.push_back(number_or_dash(row.loadgen->tps, 1));
-        cells.push_back(number_or_dash(row.loadgen->latency_avg_ms, 3));
-        cells.push_back(number_or_dash(row.loadgen->latency_stddev_ms, 3));
-        cells.push_back(fmt::format("{}", row.loadgen->failed));
-      } else {
-        cells.insert(cells.end(), 4, "-");
+    if (tails) {
+      cells.push_back(row.latency ? number_or_dash(row.latency->p99_ms, 3) : "-");
+      cells.push_back(row.latency ? number_or_dash(row.latency->max_ms, 3) : "-");
+    }
+    if (kernel) {
+      cells.push_back(row.oncpu_aas ? fmt::format("{:.2f}", *row.oncpu_aas) : "-");
+      cells.push_back(row.runq_aas ? fmt::format("{:.2f}", *row.runq_aas) : "-");
+    }
+    for (double aas : row.aas) cells.push_back(fmt::format("{:.2f}", aas));
+    cells.push_back(md_escape(row.dominant_wait.empty() ? "-" : row.dominant_wait));
+    if (row.cpu) {
+      for (double pct :
+           {row.cpu->user_pct, row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct}) {
+        cells.push_back(fmt::format("{:.1f}", pct));
       }
-      for (double aas : row.aas) cells.push_back(fmt::format("{:.2f}", aas));
-      cells.push_back(md_escape(row.dominant_wait.empty() ? "-" : row.dominant_wait));
-      if (row.cpu) {
-        for (double pct :
-             {row.cpu->user_pct, row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct}) {
-          cells.push_back(fmt::format("{:.1f}", pct));
-        }
-        cells.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
-      } else {
-        cells.insert(cells.end(), 5, "-");
-      }
-      cells.push_back(md_escape(row.background) + (row.stalled ? " **stall**" : ""));
-      out += markdown_row(cells);
+      cells.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
+    } else {
+      cells.insert(cells.end(), 5, "-");
+    }
+    cells.push_back(md_escape(row.background) + (row.stalled ? " **stall**" : "") +
+                    (row.sampler_outage ? " **sampler disconnected**" : ""));
+    out += markdown_row(cells);
+  }
+  return out;
+}
+
+std::string md_environment(const model::Environment& environment) {
+  std::string out;
+  out += "\n## Environment\n\n" + markdown_row({"", ""}) + "|---|---|\n";
+  for (const auto& [key, value] : environment_facts(environment)) {
+    out += markdown_row({key, md_escape(value)});
+  }
+  if (!environment.settings.empty()) {
+    out += "\nNon-default settings:\n\n";
+    out += markdown_row({"name", "value", "unit", "as SHOW prints it", "source"});
+    out += "|:---|---:|:---|---:|:---|\n";
+    for (const auto& setting : environment.settings) {
+      out += markdown_row({md_code(setting.name), md_code(setting.value), md_escape(setting.unit),
+                           md_escape(setting_show_value(setting)), md_escape(setting.source)});
     }
   }
+  return out;
+}
 
+}  // namespace
+
+std::string render_markdown(const model::Run& run, const RenderOptions& options) {
+  std::string out = fmt::format("# pgwaitprof run {}{}\n\n", md_code(run.id),
+                                run.label.empty() ? "" : ": " + md_escape(run.label));
+  if (const auto banner = status_banner(run); !banner.empty()) {
+    out += "> **" + md_escape(banner) + "**\n\n";
+  }
+  out += markdown_row({"", ""}) + "|---|---|\n";
+  for (const auto& [key, value] : header_facts(run, options.trim)) {
+    const bool code = key == "target" || key == "command";
+    out += markdown_row({key, code ? md_code(value) : md_escape(value)});
+  }
+
+  if (run.status != model::RunStatus::kCompleted) out += md_stderr(run);
+
+  out += md_profile(run, options);
+  out += md_loadgen(run);
+  out += md_timeline(run);
+  for (const auto& section :
+       {kernel_section(run), lock_section(run), statements_section(run), checkpoint_section(run)}) {
+    if (!section) continue;
+    std::string title = section->title;
+    title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+    out += "\n## " + md_escape(title) + "\n\n";
+    for (const auto& note : section->notes) out += md_escape(note) + "\n\n";
+    std::vector<std::vector<std::string>> rows{section->header};
+    rows.insert(rows.end(), section->rows.begin(), section->rows.end());
+    out += markdown_table(rows, section->right_aligned);
+  }
+  if (run.statements.empty() && !run.statements_note.empty()) {
+    out += "\n## Statements\n\nNone: " + md_escape(run.statements_note) + ".\n";
+  }
   out += "\n## Stalls\n\n";
   if (run.stalls.empty()) out += "None.\n";
   for (const auto& stall : run.stalls) out += "- " + md_escape(stall.summary()) + "\n";
@@ -406,23 +540,58 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
     for (const auto& warning : run.warnings) out += "- " + md_escape(warning) + "\n";
   }
 
-  out += "\n## Environment\n\n" + markdown_row({"", ""}) + "|---|---|\n";
-  for (const auto& [key, value] : environment_facts(run.environment)) {
-    out += markdown_row({key, md_escape(value)});
-  }
-  if (!run.environment.settings.empty()) {
-    out += "\nNon-default settings:\n\n";
-    out += markdown_row({"name", "value", "unit", "as SHOW prints it", "source"});
-    out += "|:---|---:|:---|---:|:---|\n";
-    for (const auto& setting : run.environment.settings) {
-      out += markdown_row({md_code(setting.name), md_code(setting.value), md_escape(setting.unit),
-                           md_escape(setting_show_value(setting)), md_escape(setting.source)});
-    }
-  }
+  out += md_environment(run.environment);
   return out;
 }
 
-std::string render_json(const model::Run& run) { return model::to_json(run).dump(2) + "\n"; }
+namespace {
+
+nlohmann::json estimate_json(const model::MeanEstimate& estimate) {
+  auto number = [](double value) {
+    return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
+  };
+  return {
+      {"mean", estimate.mean},
+      {"standard_error", estimate.reliable ? number(estimate.standard_error) : nlohmann::json()},
+      {"reliable", estimate.reliable},
+      {"method", estimate.method}};
+}
+
+// What the text and HTML reports state with their errors, for readers of report.json: derived
+// from the data above it (run_from_json ignores it; every renderer recomputes it).
+nlohmann::json summary_json(const model::Run& run, const RenderOptions& options) {
+  const ProfileTable table = profile_table(run, options, false);
+  nlohmann::json waits = nlohmann::json::array();
+  for (const auto& row : table.rows) {
+    auto error = [&](double value) {
+      return row.stat.errors_reliable && std::isfinite(value) ? nlohmann::json(value)
+                                                              : nlohmann::json();
+    };
+    waits.push_back({{"wait", row.label},
+                     {"count", row.stat.count},
+                     {"share", row.stat.share},
+                     {"share_stderr", error(row.stat.share_stderr)},
+                     {"aas", row.stat.aas},
+                     {"aas_stderr", error(row.stat.aas_stderr)}});
+  }
+  nlohmann::json summary = {{"excluded_warmup_s", table.window.excluded_s},
+                            {"error_method", model::error_method_note()},
+                            {"waits", std::move(waits)}};
+  if (const auto tps = model::tps_estimate(run, table.window)) {
+    summary["tps"] = estimate_json(*tps);
+    if (tps->reliable) summary["tps"]["ci95_half_width"] = tps->half_width(0.95);
+  }
+  return summary;
+}
+
+}  // namespace
+
+std::string render_json(const model::Run& run) {
+  auto json = model::to_json(run);
+  json["summary"] = summary_json(run, {});
+  // Invalid UTF-8 (a label, a load generator's output) must not make the report unwritable.
+  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 namespace {
 
@@ -450,20 +619,40 @@ std::string render_profile_csv(const model::Run& run, const RenderOptions& optio
     fields.push_back(fmt::format("{}", row.stat.count));
     fields.push_back(fmt::format("{:.6f}", row.stat.share));
     fields.push_back(fmt::format("{:.4f}", row.stat.aas));
-    fields.push_back(fmt::format("{:.4f}", row.stat.aas_stderr));
+    const auto error = error_text(row.stat.aas_stderr, row.stat.errors_reliable, 4);
+    fields.push_back(error == "-" ? "" : error);
     out += csv_row(fields);
   }
   return out;
 }
 
 std::string render_timeline_csv(const model::Run& run) {
-  std::string out =
-      csv_row({"start_s",           "duration_s",     "tps",           "latency_avg_ms",
-               "latency_stddev_ms", "failed",         "snapshots",     "aas_cpu",
-               "aas_lwlock",        "aas_lock",       "aas_io",        "aas_ipc",
-               "aas_client",        "aas_other",      "dominant_wait", "cpu_user_pct",
-               "cpu_system_pct",    "cpu_iowait_pct", "cpu_idle_pct",  "loadgen_cores",
-               "background"});
+  std::string out = csv_row({"start_s",
+                             "duration_s",
+                             "tps",
+                             "latency_avg_ms",
+                             "latency_stddev_ms",
+                             "failed",
+                             "snapshots",
+                             "aas_cpu",
+                             "aas_lwlock",
+                             "aas_lock",
+                             "aas_io",
+                             "aas_ipc",
+                             "aas_client",
+                             "aas_other",
+                             "dominant_wait",
+                             "cpu_user_pct",
+                             "cpu_system_pct",
+                             "cpu_iowait_pct",
+                             "cpu_idle_pct",
+                             "loadgen_cores",
+                             "background",
+                             "sampler_outage",
+                             "latency_p99_ms",
+                             "latency_max_ms",
+                             "oncpu_aas",
+                             "runq_aas"});
   for (const auto& row : timeline_rows(run)) {
     std::vector<std::string> fields = {format_seconds(row.start_s), format_seconds(row.duration_s)};
     if (row.loadgen) {
@@ -487,6 +676,11 @@ std::string render_timeline_csv(const model::Run& run) {
       fields.insert(fields.end(), 5, "");
     }
     fields.push_back(row.background);
+    fields.push_back(row.sampler_outage ? "1" : "0");
+    fields.push_back(row.latency ? format_optional(row.latency->p99_ms, 3) : "");
+    fields.push_back(row.latency ? format_optional(row.latency->max_ms, 3) : "");
+    fields.push_back(row.oncpu_aas ? fmt::format("{:.3f}", *row.oncpu_aas) : "");
+    fields.push_back(row.runq_aas ? fmt::format("{:.3f}", *row.runq_aas) : "");
     out += csv_row(fields);
   }
   return out;

@@ -14,6 +14,7 @@ struct RenderOptions {
   GroupBy by = GroupBy::kWaitEvent;
   int top = 20;               // rows of the profile table (and query ids); the rest is "other"
   bool include_idle = false;  // idle sessions counted in shares
+  bool trim = true;           // leave the warm-up MSER-5 finds out of the summary (--no-trim)
 };
 
 std::string render_text(const model::Run& run, const RenderOptions& options = {});

@@ -1,12 +1,11 @@
 // The shared formatting helpers of the exporters; see text_format.h.
 #include "exporters/text_format.h"
 
-#include <array>
-#include <utility>
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 namespace pgwaitprof::exporters::text_format {
 
@@ -158,6 +157,16 @@ std::string csv_row(const std::vector<std::string>& fields) {
     row += csv_field(fields[index]);
   }
   return row + "\n";
+}
+
+bool wait_class_before(std::string_view a, std::string_view b) {
+  const auto rank = [](std::string_view wait_class) {
+    return std::find(kWaitClassOrder.begin(), kWaitClassOrder.end(), wait_class) -
+           kWaitClassOrder.begin();
+  };
+  const auto rank_a = rank(a);
+  const auto rank_b = rank(b);
+  return rank_a != rank_b ? rank_a < rank_b : a < b;
 }
 
 std::string_view wait_class_colour(std::string_view wait_class) {

@@ -3,6 +3,7 @@
 // CSV. One copy, so that the run report, the comparison and the matrix table never disagree.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -45,6 +46,13 @@ std::string markdown_row(const std::vector<std::string>& cells);
 // otherwise); every cell escaped with MarkdownEscape::kMarkup.
 std::string markdown_table(const std::vector<std::vector<std::string>>& rows,
                            const std::vector<bool>& right_aligned);
+
+// The wait classes in the order charts stack them (bottom up) and tables list them; classes not
+// listed follow, by name (wait_class_before).
+inline constexpr std::array<std::string_view, 10> kWaitClassOrder = {
+    "CPU",    "LWLock",  "Lock",      "IO",        "IPC",
+    "Client", "Timeout", "BufferPin", "Extension", "Activity"};
+bool wait_class_before(std::string_view a, std::string_view b);
 
 // The colour of a wait class (CPU green, LWLock pink, Lock red, IO blue, IPC purple, Client
 // grey, ...) in every chart and heat map, "#rrggbb"; one colour for every class not listed.

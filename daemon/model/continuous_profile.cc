@@ -7,18 +7,23 @@ namespace {
 constexpr auto kPublishEvery = std::chrono::milliseconds(100);
 }  // namespace
 
-ContinuousProfile::ContinuousProfile(std::string target, std::map<std::string, std::string> labels) {
+ContinuousProfile::ContinuousProfile(std::string target, SamplerSource source, double hz,
+                                     std::map<std::string, std::string> labels) {
   current_.target = std::move(target);
+  current_.source = source;
+  current_.hz = hz;
   current_.labels = std::move(labels);
   publish();
 }
 
 void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
   ++current_.snapshots;
+  current_.hidden_backends = snapshot.hidden_backends;
   for (const auto& backend : snapshot.backends) {
     if (auto key = classify(backend)) ++current_.wait_samples[*key];
   }
-  current_.snapshot_durations.observe(std::chrono::duration<double>(snapshot.query_duration).count());
+  current_.snapshot_durations.observe(
+      std::chrono::duration<double>(snapshot.query_duration).count());
   for (const auto& wait : tracker_.observe(snapshot)) {
     auto [entry, inserted] = current_.wait_durations.try_emplace(
         std::pair{wait.wait_event_type, wait.wait_event}, wait_duration_buckets());
@@ -33,24 +38,29 @@ void ContinuousProfile::on_profile_delta(const Profile& delta, SystemClock::time
   publish();
 }
 
-void ContinuousProfile::on_missed_tick() {
-  ++current_.missed_ticks;
+void ContinuousProfile::on_missed_ticks(uint64_t ticks) {
+  current_.missed_ticks += ticks;
   // Missed ticks must show even when no snapshot comes to publish them.
   if (SteadyClock::now() - last_publish_ >= kPublishEvery) publish();
 }
 
-void ContinuousProfile::on_connection_state(bool up) {
+void ContinuousProfile::on_connection_state(bool up, SteadyClock::time_point, std::string_view) {
   current_.up = up;
   // The next snapshot after a gap is not consecutive with the last one before it.
   if (!up) tracker_.reset();
   publish();
 }
 
-void ContinuousProfile::on_hidden_backends(int hidden) { current_.hidden_backends = hidden; }
-void ContinuousProfile::on_collector_status(const std::string& collector, double duration_s,
+void ContinuousProfile::on_collector_status(std::string_view collector, double duration_s,
                                             bool success) {
-  current_.collectors[collector] = {duration_s, success};
+  current_.collectors[std::string(collector)] = {duration_s, success};
 }
+void ContinuousProfile::on_kernel_times(const KernelTimes& times) {
+  for (const auto& [backend_type, time] : times.by_backend_type) {
+    current_.kernel_by_backend_type[backend_type].add(time);
+  }
+}
+
 void ContinuousProfile::set_run(std::optional<ActiveRun> run) {
   current_.run = std::move(run);
   publish();

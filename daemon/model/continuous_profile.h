@@ -11,6 +11,7 @@
 
 #include "daemon/model/profile.h"
 #include "daemon/model/sample_sink.h"
+#include "daemon/model/sampler_source.h"
 #include "daemon/model/wait_tracker.h"
 
 namespace pgwaitprof::model {
@@ -31,6 +32,8 @@ struct ActiveRun {
 struct TargetMetrics {
   std::string target;
   std::map<std::string, std::string> labels;  // the target's constant labels from the config
+  SamplerSource source = SamplerSource::kActivity;
+  double hz = 0;  // configured rate (of pgwaitprof's ticks; pg_wait_sampling has its own period)
   bool up = false;
   int hidden_backends = 0;
   uint64_t snapshots = 0;
@@ -39,20 +42,22 @@ struct TargetMetrics {
   std::map<std::pair<std::string, std::string>, Histogram> wait_durations;
   Histogram snapshot_durations{snapshot_duration_buckets()};
   std::map<std::string, CollectorStatus> collectors;
+  // Seconds on a CPU and on the run queue per backend type since start-up (local targets).
+  std::map<std::string, KernelTime> kernel_by_backend_type;
   std::optional<ActiveRun> run;
 };
 
 class ContinuousProfile : public SampleSink {
  public:
-  explicit ContinuousProfile(std::string target, std::map<std::string, std::string> labels = {});
+  ContinuousProfile(std::string target, SamplerSource source, double hz,
+                    std::map<std::string, std::string> labels = {});
 
   void on_snapshot(const Snapshot& snapshot) override;
   void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) override;
-  void on_missed_tick() override;
-  void on_connection_state(bool up) override;
-
-  void on_hidden_backends(int hidden) override;
-  void on_collector_status(const std::string& collector, double duration_s, bool success) override;
+  void on_missed_ticks(uint64_t ticks) override;
+  void on_connection_state(bool up, SteadyClock::time_point at, std::string_view reason) override;
+  void on_collector_status(std::string_view collector, double duration_s, bool success) override;
+  void on_kernel_times(const KernelTimes& times) override;
   void set_run(std::optional<ActiveRun> run);
 
   // Makes the current state visible to scrapes (cheap: a copy of small maps).

@@ -29,17 +29,11 @@ uint64_t Profile::total(bool include_idle) const {
 }
 
 WaitStat make_stat(const WaitKey& key, uint64_t count, uint64_t total, uint64_t snapshots) {
-  WaitStat stat{key, count};
-  if (total > 0) {
-    const double p = static_cast<double>(count) / static_cast<double>(total);
-    stat.share = p;
-    stat.share_stderr = std::sqrt(p * (1 - p) / static_cast<double>(total));
-  }
-  if (snapshots > 0) {
-    const double per_snapshot = static_cast<double>(total) / static_cast<double>(snapshots);
-    stat.aas = static_cast<double>(count) / static_cast<double>(snapshots);
-    stat.aas_stderr = stat.share_stderr * per_snapshot;
-  }
+  WaitStat stat;
+  stat.key = key;
+  stat.count = count;
+  if (total > 0) stat.share = static_cast<double>(count) / static_cast<double>(total);
+  if (snapshots > 0) stat.aas = static_cast<double>(count) / static_cast<double>(snapshots);
   return stat;
 }
 

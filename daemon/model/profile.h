@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -15,10 +16,14 @@ namespace pgwaitprof::model {
 struct WaitStat {
   WaitKey key;
   uint64_t count = 0;
-  double share = 0;         // of the non-idle samples (or of all, with idle included), 0..1
-  double share_stderr = 0;  // binomial: sqrt(p(1-p)/n)
-  double aas = 0;           // average active sessions: count / snapshots
-  double aas_stderr = 0;    // share_stderr in AAS units
+  double share = 0;  // of the non-idle samples (or of all, with idle included), 0..1
+  double aas = 0;    // average active sessions: count / snapshots
+  // Standard errors, from batch means over a run's timeline (run_estimates.h); NaN until they
+  // are estimated, and when the run is too short for an estimate. Never binomial: consecutive
+  // snapshots of one backend are not independent samples.
+  double share_stderr = std::numeric_limits<double>::quiet_NaN();
+  double aas_stderr = std::numeric_limits<double>::quiet_NaN();
+  bool errors_reliable = false;  // the estimate had enough independent batches
 };
 
 class Profile {
@@ -44,7 +49,7 @@ class Profile {
   std::map<WaitKey, uint64_t> counts_;
 };
 
-// Share, AAS and binomial standard errors of `count` among `total` samples in `snapshots`.
+// Share and AAS of `count` among `total` samples in `snapshots` (errors not estimated).
 WaitStat make_stat(const WaitKey& key, uint64_t count, uint64_t total, uint64_t snapshots);
 
 // Cumulative-bucket histogram with fixed upper bounds, in seconds (Prometheus semantics).

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct BackendSample {
   std::chrono::microseconds backend_start{0};
   // The sampling role may not see this backend's state and wait event (not pg_read_all_stats).
   bool hidden = false;
+  // The process state the kernel reported for a backend without a wait event ('R' running or
+  // runnable, 'D' uninterruptible, 'S' sleeping), when the server runs on this host; 0 unknown.
+  char kernel_state = 0;
 };
 
 struct Snapshot {
@@ -33,6 +37,81 @@ struct Snapshot {
   SteadyClock::time_point taken_at_steady;
   std::chrono::nanoseconds query_duration{0};
   std::vector<BackendSample> backends;
+  int hidden_backends = 0;  // of `backends`, those the sampling role may not see
+};
+
+// The host's CPU over one timeline interval, from /proc/stat and the load generator's
+// /proc/<pid>/stat.
+struct HostCpu {
+  double user_pct = 0;
+  double system_pct = 0;
+  double iowait_pct = 0;
+  double idle_pct = 0;
+  double loadgen_cores = 0;  // CPU time of the load generator's threads / interval (in cores)
+};
+
+// Time on a CPU and waiting for one (the run queue), from /proc/<pid>/schedstat: exact sums
+// over the processes of a group, not samples.
+struct KernelTime {
+  double on_cpu_s = 0;
+  double runqueue_s = 0;
+  // The wall-clock seconds the readings summed here cover: the AAS is on_cpu_s / covered_s.
+  double covered_s = 0;
+  void add(const KernelTime& other) {
+    on_cpu_s += other.on_cpu_s;
+    runqueue_s += other.runqueue_s;
+    covered_s += other.covered_s;
+  }
+  // This reading's share of `fraction` of its interval.
+  KernelTime part(double fraction) const {
+    return {on_cpu_s * fraction, runqueue_s * fraction, covered_s * fraction};
+  }
+  double on_cpu_aas() const { return covered_s > 0 ? on_cpu_s / covered_s : 0; }
+  double runqueue_aas() const { return covered_s > 0 ? runqueue_s / covered_s : 0; }
+};
+
+// The groups kernel times are reported for.
+inline constexpr const char* kClientBackends = "client backends";
+inline constexpr const char* kBackgroundProcesses = "background processes";
+inline constexpr const char* kLoadGenerator = "load generator";
+inline constexpr const char* kSamplerBackend = "sampler";
+
+// Kernel times of the processes of a target (and a run's load generator) between two readings.
+struct KernelTimes {
+  SteadyClock::time_point from;
+  SteadyClock::time_point to;
+  std::map<std::string, KernelTime> by_group;         // the groups above
+  std::map<std::string, KernelTime> by_backend_type;  // pg_stat_activity.backend_type
+};
+
+// One backend waiting on a heavyweight lock and one backend that blocks it
+// (pg_blocking_pids), as seen by one lookup.
+struct LockWait {
+  int32_t pid = 0;        // the blocked backend
+  std::string lock_type;  // relation, extend, tuple, transactionid, advisory, ...
+  std::string mode;       // the mode it asked for
+  std::string object;     // "pgbench_accounts", "transaction 7123", ...
+  int32_t blocker_pid = 0;
+  std::string blocker_backend_type;
+  std::string blocker_application;
+  std::string blocker_state;       // idle in transaction, active, ...
+  double blocker_xact_age_s = -1;  // -1 outside a transaction
+  std::string blocker_statement;   // its statement, literals replaced, at most 200 characters
+  bool blocker_blocked = false;    // the blocker itself waits on a lock: a chain
+};
+
+struct LockLookup {
+  SteadyClock::time_point at;
+  std::vector<LockWait> waits;
+};
+
+// Background activity of the server seen during an interval.
+struct Background {
+  bool autovacuum = false;     // an autovacuum worker was present ("av")
+  bool checkpoint = false;     // the checkpointer was not sleeping in its main loop ("ch")
+  bool manual_vacuum = false;  // a client backend ran VACUUM ("vac")
+  std::string flags() const;   // "av ch vac" style, empty when nothing ran
+  void merge(const Background& other);
 };
 
 }  // namespace pgwaitprof::model

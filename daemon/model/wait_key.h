@@ -18,6 +18,10 @@ struct WaitKey {
 };
 
 inline constexpr const char* kCpu = "CPU";
+// A backend without a wait event that the kernel reported not running (server on this host).
+inline constexpr const char* kKernel = "Kernel";
+inline constexpr const char* kKernelUninterruptible = "uninterruptible";
+inline constexpr const char* kKernelSleeping = "sleeping (no wait event)";
 
 // The state class of pg_stat_activity.state; background processes have a NULL state.
 std::string state_class(const std::string& state);

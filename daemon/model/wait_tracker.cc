@@ -11,8 +11,8 @@ std::vector<CompletedWait> WaitTracker::observe(const Snapshot& snapshot) {
   auto finish = [&](const OpenWait& wait) {
     const auto lower = wait.last_seen - wait.first_seen;
     const auto upper = now - wait.before_first;
-    completed.push_back({wait.wait_event_type, wait.wait_event,
-                         std::chrono::duration<double>(lower + upper) / 2});
+    completed.push_back(
+        {wait.wait_event_type, wait.wait_event, std::chrono::duration<double>(lower + upper) / 2});
   };
 
   std::map<BackendId, OpenWait> still_open;
@@ -28,8 +28,8 @@ std::vector<CompletedWait> WaitTracker::observe(const Snapshot& snapshot) {
       continue;
     }
     // Without a previous snapshot the start of the wait is unknown: take this one as its bound.
-    still_open[id] = OpenWait{key->wait_event_type, key->wait_event,
-                              have_previous_ ? previous_ : now, now, now};
+    still_open[id] =
+        OpenWait{key->wait_event_type, key->wait_event, have_previous_ ? previous_ : now, now, now};
   }
   for (const auto& [id, wait] : open_) finish(wait);
   open_ = std::move(still_open);

@@ -1,8 +1,6 @@
 // Tests of the daemon configuration and matrix plan parsers: good files give the expected
 // values, every class of bad input gives its exact one-line FILE:LINE:COLUMN message, the
 // shipped examples parse and document every key, and the jobs rule gives pgbench a valid -j.
-#include "config/config.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,10 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "config/daemon_config.h"
+#include "config/matrix_plan.h"
+
 namespace pgwaitprof::config {
 namespace {
 
 namespace fs = std::filesystem;
+using model::SamplerSource;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -57,7 +59,7 @@ TEST(ConfigParse, MinimalFileGetsDocumentedDefaults) {
   EXPECT_EQ(target.name, "default");  // a single target needs no name
   EXPECT_EQ(target.dsn, "");          // `dsn:` with no value means the PG* variables
   EXPECT_EQ(target.hz, 100);
-  EXPECT_EQ(target.source, Source::kAuto);
+  EXPECT_EQ(target.source, SamplerSource::kActivity);
   EXPECT_EQ(target.pg_wait_sampling_poll, milliseconds(1000));
   EXPECT_TRUE(target.labels.empty());
 }
@@ -65,7 +67,11 @@ TEST(ConfigParse, MinimalFileGetsDocumentedDefaults) {
 TEST(ConfigParse, FullFileSetsEveryKey) {
   const fs::path path = kFixtures / "config_good_full.yaml";
   const ValidatedConfig config = load_config(path);
-  EXPECT_EQ(config.listen, "[::1]:9900");
+  EXPECT_EQ(config.listen, "0.0.0.0:9900");  // allowed: basic auth is configured
+  EXPECT_EQ(config.web.basic_auth_users.at("prometheus").substr(0, 7), "$2y$10$");
+  EXPECT_FALSE(config.web.insecure);
+  EXPECT_EQ(config.control.max_connections, 4);
+  EXPECT_EQ(config.control.request_timeout, std::chrono::seconds(30));
   EXPECT_EQ(config.data_dir, fs::path("/srv/pgwaitprof"));
   EXPECT_EQ(config.log_level, "debug");
   EXPECT_EQ(config.loadgen_executables,
@@ -75,15 +81,14 @@ TEST(ConfigParse, FullFileSetsEveryKey) {
   const TargetConfig& db1 = config.targets[0];
   EXPECT_EQ(db1.name, "db1");
   EXPECT_EQ(db1.dsn, "host=db1 dbname=bench");
-  EXPECT_DOUBLE_EQ(db1.hz, 250.5);
-  EXPECT_EQ(db1.source, Source::kPgWaitSampling);
+  EXPECT_EQ(db1.source, SamplerSource::kPgWaitSampling);
   EXPECT_EQ(db1.pg_wait_sampling_poll, milliseconds(500));
   EXPECT_EQ(db1.labels, (std::map<std::string, std::string>{{"cluster", "east"}, {"tier", "1"}}));
   const TargetConfig& db2 = config.targets[1];
   EXPECT_EQ(db2.name, "db2.replica-1");
   EXPECT_EQ(db2.dsn, "postgresql://monitor@db2/postgres");
-  EXPECT_EQ(db2.hz, 100);
-  EXPECT_EQ(db2.source, Source::kActivity);
+  EXPECT_DOUBLE_EQ(db2.hz, 250.5);
+  EXPECT_EQ(db2.source, SamplerSource::kActivity);
 
   ASSERT_EQ(config.runs.size(), 2u);
   const RunConfig& baseline = config.runs[0];
@@ -91,13 +96,13 @@ TEST(ConfigParse, FullFileSetsEveryKey) {
   EXPECT_EQ(baseline.workload, "select-only");
   EXPECT_EQ(baseline.label, "baseline");
   EXPECT_EQ(baseline.pgbench_args, (std::vector<std::string>{"-c", "8", "-T", "30"}));
-  EXPECT_DOUBLE_EQ(baseline.interval.count(), 0.5);
+  EXPECT_EQ(baseline.interval, std::chrono::seconds(2));
   const RunConfig& defaults = config.runs[1];
   EXPECT_EQ(defaults.target, "db1");
   EXPECT_EQ(defaults.workload, "tpcb");
   EXPECT_EQ(defaults.label, "");
   EXPECT_TRUE(defaults.pgbench_args.empty());
-  EXPECT_DOUBLE_EQ(defaults.interval.count(), 1.0);
+  EXPECT_EQ(defaults.interval, std::chrono::seconds(1));
 
   // Relative plan paths follow the configuration file; absolute ones are kept.
   ASSERT_EQ(config.matrix_plans.size(), 2u);
@@ -134,10 +139,26 @@ TEST(ConfigParse, EmptyListsAndMapsMayBeLeftEmpty) {
   EXPECT_TRUE(config.loadgen_executables.empty());
 }
 
-TEST(ConfigSource, ToStringGivesTheConfigSpelling) {
-  EXPECT_EQ(to_string(Source::kAuto), "auto");
-  EXPECT_EQ(to_string(Source::kActivity), "activity");
-  EXPECT_EQ(to_string(Source::kPgWaitSampling), "pg_wait_sampling");
+TEST(ConfigSource, TheRegistryGivesTheConfigSpelling) {
+  EXPECT_EQ(model::to_string(SamplerSource::kActivity), "activity");
+  EXPECT_EQ(model::to_string(SamplerSource::kPgWaitSampling), "pg_wait_sampling");
+  EXPECT_EQ(model::sampler_source_names(),
+            (std::vector<std::string>{"activity", "pg_wait_sampling"}));
+  EXPECT_EQ(model::parse_sampler_source("auto"), std::nullopt);
+}
+
+TEST(ConfigListen, OnlyLoopbackMayGoWithoutAuthentication) {
+  EXPECT_TRUE(is_loopback_listen("127.0.0.1:9816"));
+  EXPECT_TRUE(is_loopback_listen("[::1]:9816"));
+  EXPECT_TRUE(is_loopback_listen("localhost:9816"));
+  EXPECT_FALSE(is_loopback_listen("0.0.0.0:9816"));
+  EXPECT_FALSE(is_loopback_listen("[::]:9816"));
+  EXPECT_NO_THROW(check_listen_protected("0.0.0.0:9816", WebConfig{{}, true}));
+  EXPECT_NO_THROW(check_listen_protected("10.0.0.1:9816", WebConfig{{{"p", "hash"}}, false}));
+  EXPECT_THROW(check_listen_protected("10.0.0.1:9816", WebConfig{}), ConfigError);
+  const auto insecure =
+      parse_config("listen: 0.0.0.0:9816\nweb:\n  insecure: true\ntargets: [{}]\n", "p.yaml");
+  EXPECT_TRUE(insecure.web.insecure);
 }
 
 // ---- error format ----
@@ -176,7 +197,7 @@ TEST(ConfigErrors, ValuesWithNewlinesStayOnOneLine) {
   const std::string message =
       error_of([] { parse_config("targets:\n  - source: \"a\\nb\"\n", "p.yaml"); });
   EXPECT_EQ(message,
-            "p.yaml:2:13: invalid value for \"source\": \"a\\nb\" (must be one of \"auto\", "
+            "p.yaml:2:13: invalid value for \"source\": \"a\\nb\" (must be one of "
             "\"activity\", \"pg_wait_sampling\")");
   EXPECT_EQ(message.find('\n'), std::string::npos);
 }
@@ -232,8 +253,23 @@ const std::vector<BadFile> kBadConfigs = {
     {"config_bad_missing_target_name.yaml",
      "3:5: missing required key \"name\" (required when there is more than one target)"},
     {"config_bad_source.yaml",
-     "2:13: invalid value for \"source\": \"pg_stat_activity\" (must be one of \"auto\", "
-     "\"activity\", \"pg_wait_sampling\")"},
+     "2:13: invalid value for \"source\": \"pg_stat_activity\" (must be one of \"activity\", "
+     "\"pg_wait_sampling\")"},
+    {"config_bad_source_auto.yaml",
+     "2:13: invalid value for \"source\": \"auto\" (\"auto\" is no longer accepted: choose "
+     "\"activity\" (pg_stat_activity at hz, the default) or \"pg_wait_sampling\" (the "
+     "extension's own profile))"},
+    {"config_bad_hz_with_wait_sampling.yaml",
+     "2:9: invalid value for \"hz\": 1000 (cannot be used with source pg_wait_sampling: the "
+     "extension samples at its own pg_wait_sampling.profile_period)"},
+    {"config_bad_listen_unprotected.yaml",
+     "1:9: invalid value for \"listen\": \"0.0.0.0:9816\" (a non-loopback address needs "
+     "web.basic_auth_users, or web.insecure: true to serve /metrics to anyone who can reach it)"},
+    {"config_bad_bcrypt.yaml",
+     "3:17: invalid value for \"prometheus\": not a bcrypt hash (make one with: htpasswd -nBC 10 "
+     "\"\" | tr -d ':\\n')"},
+    {"config_bad_control.yaml",
+     "2:20: invalid value for \"max_connections\": 0 (must be between 1 and 1000)"},
     {"config_bad_poll_range.yaml",
      "2:31: invalid value for \"pg_wait_sampling_poll_ms\": 50 (must be between 100 and 60000)"},
     {"config_bad_poll_not_integer.yaml",
@@ -252,9 +288,11 @@ const std::vector<BadFile> kBadConfigs = {
      "5:5: missing required key \"target\" (required when there is more than one target)"},
     {"config_bad_workload.yaml",
      "4:15: invalid value for \"workload\": \"tpcc\" (must be one of \"tpcb\", \"tpcb-func\", "
-     "\"select-only\", \"update-5rows\", \"bulk-copy\")"},
+     "\"select-only\", \"update-5rows\", \"tpcb-fewer-accounts\", \"bulk-copy\", \"copy\")"},
     {"config_bad_interval.yaml",
-     "4:15: invalid value for \"interval\": 0 (must be greater than 0 and at most 3600)"},
+     "4:15: invalid value for \"interval\": 0 (must be between 1 and 3600)"},
+    {"config_bad_interval_fraction.yaml",
+     "4:15: invalid value for \"interval\": 0.5 (must be an integer)"},
     {"config_bad_pgbench_args_scalar.yaml", "4:19: \"pgbench_args\" must be a list, not a scalar"},
     {"config_bad_pgbench_args_item.yaml",
      "4:24: each item of \"pgbench_args\" must be a string, not a map"},
@@ -299,7 +337,7 @@ const std::vector<BadFile> kBadPlans = {
     {"plan_bad_scale_type.yaml", R"(1:8: invalid value for "scale": "ten" (must be an integer))"},
     {"plan_bad_workload.yaml",
      "1:11: invalid value for \"workload\": \"tpcc\" (must be one of \"tpcb\", \"tpcb-func\", "
-     "\"select-only\", \"update-5rows\", \"bulk-copy\")"},
+     "\"select-only\", \"update-5rows\", \"tpcb-fewer-accounts\", \"bulk-copy\", \"copy\")"},
     {"plan_bad_clients_empty.yaml", "1:10: \"clients\" must list at least one client count"},
     {"plan_bad_clients_duplicate.yaml", "1:21: duplicate value in \"clients\": 8"},
     {"plan_bad_clients_range.yaml",
@@ -465,7 +503,7 @@ TEST(ConfigExample, DaemonExampleParses) {
   EXPECT_EQ(config.targets[0].name, "local");
   EXPECT_EQ(config.targets[0].dsn, "");
   EXPECT_EQ(config.targets[0].labels.at("cluster"), "dev");
-  EXPECT_EQ(config.targets[1].source, Source::kActivity);
+  EXPECT_EQ(config.targets[1].source, SamplerSource::kActivity);
   // Runs replace pgbench tables: an example copied as-is must not start one.
   EXPECT_TRUE(config.runs.empty());
   EXPECT_TRUE(config.matrix_plans.empty());
@@ -485,10 +523,30 @@ TEST(MatrixExample, MatrixExampleParses) {
 // Documentation that misses a key rots silently; the parser's keys are listed here once more.
 TEST(ConfigExample, ExamplesDocumentEveryKey) {
   const std::string daemon = read_text(kSourceDir / "config/pgwaitprof.example.yaml");
-  for (const std::string key :
-       {"listen", "data_dir", "log_level", "loadgen_executables", "targets", "name", "dsn", "hz",
-        "source", "pg_wait_sampling_poll_ms", "labels", "runs", "target", "workload", "label",
-        "pgbench_args", "interval", "matrix_plans"}) {
+  for (const std::string key : {"listen",
+                                "data_dir",
+                                "log_level",
+                                "loadgen_executables",
+                                "targets",
+                                "name",
+                                "dsn",
+                                "hz",
+                                "source",
+                                "pg_wait_sampling_poll_ms",
+                                "labels",
+                                "runs",
+                                "target",
+                                "workload",
+                                "label",
+                                "pgbench_args",
+                                "interval",
+                                "matrix_plans",
+                                "web",
+                                "basic_auth_users",
+                                "insecure",
+                                "control",
+                                "max_connections",
+                                "request_timeout"}) {
     EXPECT_NE(daemon.find(key + ":"), std::string::npos) << key;
   }
   const std::string matrix = read_text(kSourceDir / "config/matrix.example.yaml");

@@ -347,7 +347,8 @@ else
 fi
 
 # --- the scripts themselves ----------------------------------------------------------------------
-scripts=("$install_script" "$script_dir/check_static.sh" "$script_dir/prometheus_e2e.sh")
+scripts=("$install_script" "$script_dir/check_static.sh" "$script_dir/prometheus_e2e.sh"
+  "$script_dir/grafana_schema/check.sh")
 # shellcheck disable=SC2016  # expanded by the inner shell
 check "bash -n on the deploy scripts" bash -c 'for f; do bash -n "$f" || exit 1; done' _ "${scripts[@]}"
 if command -v shellcheck >/dev/null; then

@@ -1,10 +1,9 @@
 // Metric families built from TargetMetrics: DESIGN.md's names, labels and units, cumulative
 // histogram buckets, and the config's constant labels on every series.
-#include <gtest/gtest.h>
-
-#include <prometheus/text_serializer.h>
-
 #include "exporters/prometheus_exporter.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
 
 namespace pgwaitprof::exporters {
 namespace {
@@ -45,7 +44,8 @@ TEST(PrometheusFamilies, NamesAndTypesFollowTheContract) {
       {"pgwaitprof_loadgen_tps", prometheus::MetricType::Gauge},
       {"pgwaitprof_loadgen_latency_seconds", prometheus::MetricType::Gauge},
       {"pgwaitprof_collector_duration_seconds", prometheus::MetricType::Gauge},
-      {"pgwaitprof_collector_success", prometheus::MetricType::Gauge}};
+      {"pgwaitprof_collector_success", prometheus::MetricType::Gauge},
+      {"pgwaitprof_sampler_info", prometheus::MetricType::Gauge}};
   EXPECT_EQ(types, expected);
   for (const auto& [name, type] : types) {
     EXPECT_EQ(name.ends_with("_total"), type == prometheus::MetricType::Counter) << name;
@@ -53,21 +53,26 @@ TEST(PrometheusFamilies, NamesAndTypesFollowTheContract) {
 }
 
 TEST(PrometheusFamilies, ExpositionHasLabelsBucketsAndConstantLabels) {
-  const std::string text = prometheus::TextSerializer().Serialize(build_metric_families({sample_target()}));
-  EXPECT_NE(text.find("pgwaitprof_wait_samples_total{target=\"db1\",backend_type=\"client backend\",state=\"active\","
+  const std::string text =
+      prometheus::TextSerializer().Serialize(build_metric_families({sample_target()}));
+  EXPECT_NE(text.find("pgwaitprof_wait_samples_total{target=\"db1\",backend_type=\"client "
+                      "backend\",state=\"active\","
                       "wait_event_type=\"LWLock\",wait_event=\"WALWrite\",cluster=\"bench\"} 250"),
             std::string::npos)
       << text;
   // Buckets are cumulative: 0.7 ms falls in le=0.001, 3 ms in le=0.005 and above.
-  EXPECT_NE(text.find("pgwaitprof_wait_duration_seconds_bucket{target=\"db1\",wait_event_type=\"LWLock\","
-                      "wait_event=\"WALWrite\",cluster=\"bench\",le=\"0.001\"} 1"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("pgwaitprof_wait_duration_seconds_bucket{target=\"db1\",wait_event_type=\"LWLock\","
+                "wait_event=\"WALWrite\",cluster=\"bench\",le=\"0.001\"} 1"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("le=\"0.005\"} 2"), std::string::npos);
   EXPECT_NE(text.find("le=\"+Inf\"} 2"), std::string::npos);
-  EXPECT_NE(text.find("pgwaitprof_run_active{target=\"db1\",run_id=\"r1\",workload=\"tpcb\",cluster=\"bench\"} 1"),
+  EXPECT_NE(text.find("pgwaitprof_run_active{target=\"db1\",run_id=\"r1\",workload=\"tpcb\","
+                      "cluster=\"bench\"} 1"),
             std::string::npos);
-  EXPECT_NE(text.find("pgwaitprof_loadgen_latency_seconds{target=\"db1\",cluster=\"bench\"} 0.002"), std::string::npos);
+  EXPECT_NE(text.find("pgwaitprof_loadgen_latency_seconds{target=\"db1\",cluster=\"bench\"} 0.002"),
+            std::string::npos);
   EXPECT_EQ(text.find("pid"), std::string::npos);
 }
 

@@ -18,11 +18,12 @@ struct Daemon {
 
   Daemon(const std::string& name, const std::string& targets_yaml) {
     dir = temp_dir(name);
-    port = daemon::free_port();
+    port = engine::free_port();
     write_text(dir / "pgwaitprof.yaml", config(targets_yaml));
-    process = std::make_unique<ChildProcess>(
-        std::vector<std::string>{pgwaitprof_binary(), "daemon", "-c", (dir / "pgwaitprof.yaml").string()},
-        dir / "daemon.log");
+    process =
+        std::make_unique<ChildProcess>(std::vector<std::string>{pgwaitprof_binary(), "daemon", "-c",
+                                                                (dir / "pgwaitprof.yaml").string()},
+                                       dir / "daemon.log");
   }
   std::string config(const std::string& targets_yaml) const {
     return "listen: 127.0.0.1:" + std::to_string(port) + "\ndata_dir: " + (dir / "data").string() +
@@ -34,12 +35,15 @@ struct Daemon {
 
 std::string target_yaml(const std::string& name, int hz, const std::string& source = "activity",
                         const std::string& dsn = test_conninfo()) {
-  return "  - name: " + name + "\n    dsn: \"" + dsn + "\"\n    hz: " + std::to_string(hz) +
-         "\n    source: " + source + "\n    pg_wait_sampling_poll_ms: 200\n";
+  // A rate is refused with pg_wait_sampling, which samples at its own period.
+  const std::string rate = source == "activity" ? "    hz: " + std::to_string(hz) + "\n" : "";
+  return "  - name: " + name + "\n    dsn: \"" + dsn + "\"\n" + rate + "    source: " + source +
+         "\n    pg_wait_sampling_poll_ms: 200\n";
 }
 
-std::unique_ptr<ChildProcess> pgbench_load(const std::filesystem::path& dir, std::vector<std::string> args) {
-  std::vector<std::string> argv{daemon::find_executable("pgbench"), "-n"};
+std::unique_ptr<ChildProcess> pgbench_load(const std::filesystem::path& dir,
+                                           std::vector<std::string> args) {
+  std::vector<std::string> argv{engine::find_executable("pgbench"), "-n"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back(test_conninfo());
   return std::make_unique<ChildProcess>(argv, dir / "pgbench.log");
@@ -52,8 +56,9 @@ class DaemonTest : public ::testing::Test {
 
 TEST_F(DaemonTest, SamplesAt1000HzAndServesValidMetrics) {
   Daemon daemon("rate", target_yaml("local", 1000));
-  ASSERT_TRUE(eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0; }))
-      << daemon.process->log();
+  ASSERT_TRUE(eventually(10s, [&] {
+    return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0;
+  })) << daemon.process->log();
   // Light, rate-limited load: on a 2-core machine a saturating pgbench would starve the sampler
   // of CPU and measure the machine, not the sampler.
   auto load = pgbench_load(daemon.dir, {"-c", "2", "-j", "1", "-R", "200", "-T", "8"});
@@ -70,16 +75,31 @@ TEST_F(DaemonTest, SamplesAt1000HzAndServesValidMetrics) {
   EXPECT_NEAR(rate, 1000, 100) << "achieved " << rate << " Hz over " << seconds << " s";
 
   // pgbench's backends were seen, in DESIGN.md's labels.
-  EXPECT_GT(metric(exposition, "pgwaitprof_wait_samples_total{target=\"local\",backend_type=\"client backend\",state=\"active\"").value_or(0), 0);
+  EXPECT_GT(metric(exposition,
+                   "pgwaitprof_wait_samples_total{target=\"local\",backend_type=\"client "
+                   "backend\",state=\"active\"")
+                .value_or(0),
+            0);
   EXPECT_EQ(metric(exposition, "pgwaitprof_up{target=\"local\"}"), 1.0);
   EXPECT_TRUE(metric(exposition, "pgwaitprof_snapshot_duration_seconds_count{target=\"local\"}"));
   EXPECT_TRUE(metric(exposition, "pgwaitprof_wait_duration_seconds_bucket{target=\"local\""));
   EXPECT_TRUE(metric(exposition, "pgwaitprof_build_info{"));
-  EXPECT_EQ(metric(exposition, "pgwaitprof_collector_success{target=\"local\",collector=\"activity\"}"), 1.0);
+  EXPECT_EQ(
+      metric(exposition, "pgwaitprof_collector_success{target=\"local\",collector=\"activity\"}"),
+      1.0);
   EXPECT_EQ(exposition.find("pid="), std::string::npos);
+  // The server runs on this host: its backends' CPU and run-queue time, by backend type.
+  EXPECT_GT(metric(exposition,
+                   "pgwaitprof_backend_cpu_seconds_total{target=\"local\","
+                   "backend_type=\"client backend\"}")
+                .value_or(0),
+            0);
+  EXPECT_TRUE(metric(exposition,
+                     "pgwaitprof_backend_runqueue_seconds_total{target=\"local\","
+                     "backend_type=\"client backend\"}"));
 
   write_text(daemon.dir / "metrics.txt", exposition);
-  auto check = daemon::run_command(
+  auto check = engine::run_command(
       {"/bin/sh", "-c", "promtool check metrics < " + (daemon.dir / "metrics.txt").string()});
   EXPECT_EQ(check.exit_code, 0) << check.output;
   load->wait(15s);
@@ -87,29 +107,41 @@ TEST_F(DaemonTest, SamplesAt1000HzAndServesValidMetrics) {
 
 TEST_F(DaemonTest, ServerRestartTurnsUpToZeroAndBackWithoutDaemonRestart) {
   Daemon daemon("restart", target_yaml("local", 100));
-  ASSERT_TRUE(eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0; }));
+  ASSERT_TRUE(
+      eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0; }));
   ASSERT_EQ(pg_ctl({"stop", "-w", "-m", "fast"}).exit_code, 0);
-  EXPECT_TRUE(eventually(5s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 0.0; }));
+  EXPECT_TRUE(
+      eventually(5s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 0.0; }));
   // /metrics keeps being served while the target is down.
   std::this_thread::sleep_for(2s);
   EXPECT_EQ(daemon.value("pgwaitprof_up{target=\"local\"}"), 0.0);
-  const auto missed_before = daemon.value("pgwaitprof_missed_ticks_total{target=\"local\"}").value_or(0);
-  ASSERT_EQ(pg_ctl({"start", "-w", "-l", std::filesystem::path(env("PGWAITPROF_TEST_PGDATA")).parent_path() / "server.log"}).exit_code, 0);
-  EXPECT_TRUE(eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0; }));
+  const auto missed_before =
+      daemon.value("pgwaitprof_missed_ticks_total{target=\"local\"}").value_or(0);
+  ASSERT_EQ(
+      pg_ctl({"start", "-w", "-l",
+              std::filesystem::path(env("PGWAITPROF_TEST_PGDATA")).parent_path() / "server.log"})
+          .exit_code,
+      0);
+  EXPECT_TRUE(
+      eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0; }));
   EXPECT_TRUE(daemon.process->running());
   // The gap is counted as missed ticks (about 100 Hz x 2 s).
-  EXPECT_GT(daemon.value("pgwaitprof_missed_ticks_total{target=\"local\"}").value_or(0), missed_before + 100);
+  EXPECT_GT(daemon.value("pgwaitprof_missed_ticks_total{target=\"local\"}").value_or(0),
+            missed_before + 100);
   // Logged once per state change, not once per reconnection attempt.
   const std::string log = daemon.process->log();
   size_t failures = 0;
-  for (size_t at = log.find("could not connect"); at != std::string::npos; at = log.find("could not connect", at + 1)) ++failures;
+  for (size_t at = log.find("could not connect"); at != std::string::npos;
+       at = log.find("could not connect", at + 1))
+    ++failures;
   EXPECT_LE(failures, 2u) << log;
   EXPECT_NE(log.find("connection restored"), std::string::npos) << log;
 }
 
 TEST_F(DaemonTest, SigtermStopsWithinOneSecond) {
   Daemon daemon("sigterm", target_yaml("local", 1000));
-  ASSERT_TRUE(eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0; }));
+  ASSERT_TRUE(
+      eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0; }));
   const auto sent = std::chrono::steady_clock::now();
   daemon.process->signal(SIGTERM);
   const auto code = daemon.process->wait(3s);
@@ -121,29 +153,41 @@ TEST_F(DaemonTest, SigtermStopsWithinOneSecond) {
 
 TEST_F(DaemonTest, SighupRejectsBadConfigAndKeepsCountersOfUnchangedTargets) {
   Daemon daemon("reload", target_yaml("local", 200));
-  ASSERT_TRUE(eventually(10s, [&] { return daemon.value("pgwaitprof_snapshots_total{target=\"local\"}").value_or(0) > 200; }));
-  write_text(daemon.dir / "pgwaitprof.yaml", daemon.config(target_yaml("local", 200) + "    hzz: 5\n"));
+  ASSERT_TRUE(eventually(10s, [&] {
+    return daemon.value("pgwaitprof_snapshots_total{target=\"local\"}").value_or(0) > 200;
+  }));
+  write_text(daemon.dir / "pgwaitprof.yaml",
+             daemon.config(target_yaml("local", 200) + "    hzz: 5\n"));
   daemon.process->signal(SIGHUP);
-  ASSERT_TRUE(eventually(5s, [&] { return daemon.process->log().find("could not reload") != std::string::npos; }));
-  EXPECT_NE(daemon.process->log().find("unrecognized configuration key \"hzz\""), std::string::npos) << daemon.process->log();
+  ASSERT_TRUE(eventually(
+      5s, [&] { return daemon.process->log().find("could not reload") != std::string::npos; }));
+  EXPECT_NE(daemon.process->log().find("unrecognized configuration key \"hzz\""), std::string::npos)
+      << daemon.process->log();
   EXPECT_TRUE(daemon.process->running());
 
   const double before = daemon.value("pgwaitprof_snapshots_total{target=\"local\"}").value_or(0);
-  write_text(daemon.dir / "pgwaitprof.yaml", daemon.config(target_yaml("local", 200) + target_yaml("second", 50)));
+  write_text(daemon.dir / "pgwaitprof.yaml",
+             daemon.config(target_yaml("local", 200) + target_yaml("second", 50)));
   daemon.process->signal(SIGHUP);
-  EXPECT_TRUE(eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"second\"}") == 1.0; }));
+  EXPECT_TRUE(
+      eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"second\"}") == 1.0; }));
   // The unchanged target kept its counters.
   EXPECT_GE(daemon.value("pgwaitprof_snapshots_total{target=\"local\"}").value_or(0), before);
   EXPECT_TRUE(daemon.process->running());
 }
 
 TEST_F(DaemonTest, RoleWithoutPgMonitorGetsHintAndHiddenBackends) {
-  ASSERT_EQ(psql("DROP ROLE IF EXISTS pgwaitprof_unprivileged; CREATE ROLE pgwaitprof_unprivileged LOGIN").exit_code, 0);
+  ASSERT_EQ(
+      psql("DROP ROLE IF EXISTS pgwaitprof_unprivileged; CREATE ROLE pgwaitprof_unprivileged LOGIN")
+          .exit_code,
+      0);
   const std::string dsn = "host=" + env("PGHOST") + " port=" + env("PGPORT") +
                           " user=pgwaitprof_unprivileged dbname=postgres";
   Daemon daemon("hidden", target_yaml("local", 100, "activity", dsn));
   auto load = pgbench_load(daemon.dir, {"-c", "2", "-T", "4"});
-  EXPECT_TRUE(eventually(10s, [&] { return daemon.value("pgwaitprof_hidden_backends{target=\"local\"}").value_or(0) > 0; }));
+  EXPECT_TRUE(eventually(10s, [&] {
+    return daemon.value("pgwaitprof_hidden_backends{target=\"local\"}").value_or(0) > 0;
+  }));
   const std::string log = daemon.process->log();
   EXPECT_NE(log.find("GRANT pg_monitor TO \"pgwaitprof_unprivileged\""), std::string::npos) << log;
   load->wait(15s);
@@ -152,7 +196,8 @@ TEST_F(DaemonTest, RoleWithoutPgMonitorGetsHintAndHiddenBackends) {
 TEST_F(DaemonTest, BadConfigIsRejectedWithFileLineColumn) {
   auto dir = temp_dir("badconfig");
   write_text(dir / "bad.yaml", "listen: 127.0.0.1:1\ntargets:\n  - name: x\n    hz: 20000\n");
-  auto result = daemon::run_command({pgwaitprof_binary(), "daemon", "-c", (dir / "bad.yaml").string()});
+  auto result =
+      engine::run_command({pgwaitprof_binary(), "daemon", "-c", (dir / "bad.yaml").string()});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.output.find("bad.yaml:4:9:"), std::string::npos) << result.output;
   EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
@@ -162,10 +207,15 @@ TEST_F(DaemonTest, PgWaitSamplingSourceFeedsTheSameMetrics) {
   Daemon daemon("waitsampling", target_yaml("local", 100, "pg_wait_sampling"));
   auto load = pgbench_load(daemon.dir, {"-c", "2", "-T", "5"});
   EXPECT_TRUE(eventually(10s, [&] {
-    return daemon.value("pgwaitprof_wait_samples_total{target=\"local\",backend_type=\"client backend\"").value_or(0) > 0;
+    return daemon
+               .value(
+                   "pgwaitprof_wait_samples_total{target=\"local\",backend_type=\"client backend\"")
+               .value_or(0) > 0;
   })) << daemon.metrics();
   const std::string exposition = daemon.metrics();
-  EXPECT_EQ(metric(exposition, "pgwaitprof_collector_success{target=\"local\",collector=\"pg_wait_sampling\"}"), 1.0);
+  EXPECT_EQ(metric(exposition,
+                   "pgwaitprof_collector_success{target=\"local\",collector=\"pg_wait_sampling\"}"),
+            1.0);
   EXPECT_GT(metric(exposition, "pgwaitprof_snapshots_total{target=\"local\"}").value_or(0), 0);
   load->wait(15s);
 }

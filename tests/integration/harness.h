@@ -2,24 +2,25 @@
 // variables), the pgwaitprof binary as a child process, and /metrics scrapes over loopback.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <string>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "daemon/process.h"
+#include "daemon/engine/process.h"
+#include "daemon/engine/scratch_cluster.h"
 #include "tests/support/child_and_metrics.h"
-#include "daemon/scratch_cluster.h"
 
 namespace pgwaitprof::testing {
 
@@ -59,19 +60,46 @@ inline std::string read_text(const std::filesystem::path& path) {
 }
 
 // pg_ctl on the test cluster, as the server's account.
-inline daemon::CommandResult pg_ctl(const std::vector<std::string>& arguments) {
+inline engine::CommandResult pg_ctl(const std::vector<std::string>& arguments) {
   std::vector<std::string> argv{env("PGWAITPROF_TEST_PGBIN") + "/pg_ctl", "-D",
                                 env("PGWAITPROF_TEST_PGDATA")};
   argv.insert(argv.end(), arguments.begin(), arguments.end());
-  return daemon::run_command(argv, daemon::unprivileged_account());
+  return engine::run_command(argv, {engine::unprivileged_account(), {}});
 }
 
-inline daemon::CommandResult psql(const std::string& sql) {
-  return daemon::run_command({daemon::find_executable("psql"), "-X", "-q", "-At", "-v",
+inline engine::CommandResult psql(const std::string& sql) {
+  return engine::run_command({engine::find_executable("psql"), "-X", "-q", "-At", "-v",
                               "ON_ERROR_STOP=1", "-c", sql, test_conninfo()});
 }
 
 inline std::string pgwaitprof_binary() { return PGWAITPROF_BINARY; }
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;
+  std::filesystem::path dir;  // the one run directory written
+  nlohmann::json report;
+};
+
+// `pgwaitprof run OURS --data-dir DATA_DIR -- PGBENCH_ARGS` and what it wrote.
+inline RunResult pgwaitprof_run(const std::filesystem::path& data_dir,
+                                std::vector<std::string> ours,
+                                std::vector<std::string> pgbench_args) {
+  std::vector<std::string> argv{pgwaitprof_binary(), "run"};
+  argv.insert(argv.end(), ours.begin(), ours.end());
+  argv.insert(argv.end(), {"--data-dir", data_dir.string(), "--"});
+  argv.insert(argv.end(), pgbench_args.begin(), pgbench_args.end());
+  auto command = engine::run_command(argv);
+  RunResult result{command.exit_code, command.output, {}, {}};
+  if (std::filesystem::exists(data_dir / "runs")) {
+    for (const auto& entry : std::filesystem::directory_iterator(data_dir / "runs"))
+      result.dir = entry.path();
+  }
+  if (std::filesystem::exists(result.dir / "report.json")) {
+    result.report = nlohmann::json::parse(read_text(result.dir / "report.json"));
+  }
+  return result;
+}
 
 // Polls `check` every 50 ms until it is true or `timeout` passes.
 template <typename Check>

@@ -1,10 +1,10 @@
 // `pgwaitprof matrix` and `compare` on the real scratch cluster of deploy/test.sh, and run
 // requests through a daemon's control socket.
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
 #include <asio/local/stream_protocol.hpp>
 #include <asio/read_until.hpp>
-#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/integration/harness.h"
@@ -35,7 +35,7 @@ class MatrixTest : public ::testing::Test {
 TEST_F(MatrixTest, TwoVariantsTwoClientCountsTwoRepeatsGiveACompleteTable) {
   const auto dir = temp_dir("matrix-complete");
   write_text(dir / "plan.yaml", plan_yaml());
-  auto result = daemon::run_command({pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(),
+  auto result = engine::run_command({pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(),
                                      "--data-dir", (dir / "data").string()});
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("matrix: run 8/8"), std::string::npos);
@@ -43,10 +43,12 @@ TEST_F(MatrixTest, TwoVariantsTwoClientCountsTwoRepeatsGiveACompleteTable) {
   // Interleaved: the first two runs are the two variants at the same clients and repeat.
   const auto first = result.output.find("run 1/8 variant=sync-on clients=1 repeat=1");
   const auto second = result.output.find("run 2/8 variant=sync-off clients=1 repeat=1");
-  EXPECT_TRUE(first != std::string::npos && second != std::string::npos && first < second) << result.output;
+  EXPECT_TRUE(first != std::string::npos && second != std::string::npos && first < second)
+      << result.output;
 
   const auto matrix = only_subdirectory(dir / "data" / "matrix");
-  for (const char* file : {"table.txt", "table.md", "table.csv", "table.json", "matrix.html", "plan.yaml"}) {
+  for (const char* file :
+       {"table.txt", "table.md", "table.csv", "table.json", "matrix.html", "plan.yaml"}) {
     EXPECT_TRUE(std::filesystem::exists(matrix / file)) << file;
   }
   const auto table = nlohmann::json::parse(read_text(matrix / "table.json"));
@@ -57,7 +59,8 @@ TEST_F(MatrixTest, TwoVariantsTwoClientCountsTwoRepeatsGiveACompleteTable) {
     EXPECT_FALSE(cell["dominant_wait"].get<std::string>().empty());
   }
   // The settings were reset afterwards.
-  EXPECT_EQ(psql("SELECT count(*) FROM pg_file_settings WHERE sourcefile LIKE '%auto.conf'").output, "0\n");
+  EXPECT_EQ(psql("SELECT count(*) FROM pg_file_settings WHERE sourcefile LIKE '%auto.conf'").output,
+            "0\n");
 
   // compare: one variant's runs against the other's.
   std::string sync_on, sync_off;
@@ -65,7 +68,8 @@ TEST_F(MatrixTest, TwoVariantsTwoClientCountsTwoRepeatsGiveACompleteTable) {
     auto& side = entry.path().filename().string().starts_with("sync_on") ? sync_on : sync_off;
     side += (side.empty() ? "" : ",") + entry.path().string();
   }
-  auto compared = daemon::run_command({pgwaitprof_binary(), "compare", sync_on, sync_off, "--format", "json"});
+  auto compared =
+      engine::run_command({pgwaitprof_binary(), "compare", sync_on, sync_off, "--format", "json"});
   ASSERT_EQ(compared.exit_code, 0) << compared.output;
   const auto comparison = nlohmann::json::parse(compared.output);
   EXPECT_EQ(comparison["cells"].size(), 2u) << compared.output;
@@ -77,29 +81,38 @@ TEST_F(MatrixTest, ResumeAfterInterruptionCompletesOnlyTheMissingRuns) {
   ChildProcess matrix({pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(), "--data-dir",
                        (dir / "data").string()},
                       dir / "first.log");
-  ASSERT_TRUE(eventually(60s, [&] { return matrix.log().find("matrix: run 4/8") != std::string::npos; })) << matrix.log();
+  ASSERT_TRUE(eventually(60s, [&] {
+    return matrix.log().find("matrix: run 4/8") != std::string::npos;
+  })) << matrix.log();
   matrix.signal(SIGTERM);
   const auto code = matrix.wait(30s);
   ASSERT_TRUE(code.has_value());
   EXPECT_NE(*code, 0);
-  EXPECT_NE(matrix.log().find("resume with: pgwaitprof matrix --resume"), std::string::npos) << matrix.log();
+  EXPECT_NE(matrix.log().find("resume with: pgwaitprof matrix --resume"), std::string::npos)
+      << matrix.log();
 
   const auto matrix_dir = only_subdirectory(dir / "data" / "matrix");
   std::map<std::string, std::filesystem::file_time_type> finished;
   for (const auto& entry : std::filesystem::directory_iterator(matrix_dir / "runs")) {
     const auto report = nlohmann::json::parse(read_text(entry.path() / "report.json"));
-    if (report["status"] == "completed") finished[entry.path().filename()] = std::filesystem::last_write_time(entry.path() / "report.json");
+    if (report["status"] == "completed")
+      finished[entry.path().filename()] =
+          std::filesystem::last_write_time(entry.path() / "report.json");
   }
   ASSERT_GE(finished.size(), 3u);
   ASSERT_LT(finished.size(), 8u);
 
-  auto resumed = daemon::run_command({pgwaitprof_binary(), "matrix", "--resume", matrix_dir.string()});
+  auto resumed =
+      engine::run_command({pgwaitprof_binary(), "matrix", "--resume", matrix_dir.string()});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find(fmt::format("8 of 8 runs completed, {} from before", finished.size())), std::string::npos)
+  EXPECT_NE(
+      resumed.output.find(fmt::format("8 of 8 runs completed, {} from before", finished.size())),
+      std::string::npos)
       << resumed.output;
   // The runs finished before were not redone.
   for (const auto& [name, written] : finished) {
-    EXPECT_EQ(std::filesystem::last_write_time(matrix_dir / "runs" / name / "report.json"), written) << name;
+    EXPECT_EQ(std::filesystem::last_write_time(matrix_dir / "runs" / name / "report.json"), written)
+        << name;
     EXPECT_EQ(resumed.output.find("run " + name), std::string::npos);
   }
   EXPECT_EQ(nlohmann::json::parse(read_text(matrix_dir / "table.json"))["cells"].size(), 4u);
@@ -110,15 +123,18 @@ class DaemonRunTest : public ::testing::Test {
   void SetUp() override {
     require_cluster();
     dir_ = temp_dir("daemon-run");
-    port_ = daemon::free_port();
+    port_ = engine::free_port();
     write_text(dir_ / "pgwaitprof.yaml",
-               "listen: 127.0.0.1:" + std::to_string(port_) + "\ndata_dir: " + (dir_ / "data").string() +
-                   "\ntargets:\n  - name: local\n    dsn: \"" + test_conninfo() + "\"\n    hz: 200\n    source: activity\n");
+               "listen: 127.0.0.1:" + std::to_string(port_) + "\ndata_dir: " +
+                   (dir_ / "data").string() + "\ntargets:\n  - name: local\n    dsn: \"" +
+                   test_conninfo() + "\"\n    hz: 200\n    source: activity\n");
     daemon_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{pgwaitprof_binary(), "daemon", "-c", (dir_ / "pgwaitprof.yaml").string()},
+        std::vector<std::string>{pgwaitprof_binary(), "daemon", "-c",
+                                 (dir_ / "pgwaitprof.yaml").string()},
         dir_ / "daemon.log");
-    ASSERT_TRUE(eventually(10s, [&] { return metric(scrape(port_), "pgwaitprof_up{target=\"local\"}") == 1.0; }))
-        << daemon_->log();
+    ASSERT_TRUE(eventually(10s, [&] {
+      return metric(scrape(port_), "pgwaitprof_up{target=\"local\"}") == 1.0;
+    })) << daemon_->log();
   }
   std::filesystem::path dir_;
   int port_ = 0;
@@ -127,23 +143,26 @@ class DaemonRunTest : public ::testing::Test {
 
 std::set<std::string> file_names(const std::filesystem::path& dir) {
   std::set<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.insert(entry.path().filename());
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    names.insert(entry.path().filename());
   return names;
 }
 
 TEST_F(DaemonRunTest, RunThroughTheDaemonWritesTheSameReportAsAForegroundRun) {
   const std::vector<std::string> pgbench{"--", "-c", "2", "-T", "3"};
-  std::vector<std::string> through{pgwaitprof_binary(), "run", test_conninfo(), "--data-dir", (dir_ / "data").string()};
+  std::vector<std::string> through{pgwaitprof_binary(), "run", test_conninfo(), "--data-dir",
+                                   (dir_ / "data").string()};
   through.insert(through.end(), pgbench.begin(), pgbench.end());
-  auto remote = daemon::run_command(through);
+  auto remote = engine::run_command(through);
   ASSERT_EQ(remote.exit_code, 0) << remote.output;
   EXPECT_NE(remote.output.find("by the daemon at"), std::string::npos) << remote.output;
   EXPECT_NE(daemon_->log().find("run requested target=local"), std::string::npos);
 
-  std::vector<std::string> foreground{pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon", "--source",
-                                      "activity", "--hz", "200", "--data-dir", (dir_ / "foreground").string()};
+  std::vector<std::string> foreground{
+      pgwaitprof_binary(), "run",  test_conninfo(), "--no-daemon", "--source",
+      "activity",          "--hz", "200",           "--data-dir",  (dir_ / "foreground").string()};
   foreground.insert(foreground.end(), pgbench.begin(), pgbench.end());
-  auto local = daemon::run_command(foreground);
+  auto local = engine::run_command(foreground);
   ASSERT_EQ(local.exit_code, 0) << local.output;
   EXPECT_EQ(local.output.find("by the daemon"), std::string::npos);
 
@@ -153,17 +172,32 @@ TEST_F(DaemonRunTest, RunThroughTheDaemonWritesTheSameReportAsAForegroundRun) {
   const auto remote_report = nlohmann::json::parse(read_text(remote_dir / "report.json"));
   const auto local_report = nlohmann::json::parse(read_text(local_dir / "report.json"));
   EXPECT_EQ(remote_report["status"], "completed");
-  for (const auto& [key, value] : local_report.items()) EXPECT_TRUE(remote_report.contains(key)) << key;
+  for (const auto& [key, value] : local_report.items())
+    EXPECT_TRUE(remote_report.contains(key)) << key;
   EXPECT_EQ(remote_report["sampler"]["source"], local_report["sampler"]["source"]);
-  EXPECT_EQ(remote_report["loadgen_argv"], local_report["loadgen_argv"]);
+  // The same pgbench command line but for the per-transaction log, which goes in each run's
+  // own directory.
+  auto without_log_prefix = [](nlohmann::json argv) {
+    for (auto& arg : argv) {
+      if (arg.get<std::string>().starts_with("--log-prefix=")) arg = "--log-prefix=RUN_DIR";
+    }
+    return argv;
+  };
+  EXPECT_EQ(without_log_prefix(remote_report["loadgen_argv"]),
+            without_log_prefix(local_report["loadgen_argv"]));
 }
 
 TEST_F(DaemonRunTest, RequestForAnExecutableNotConfiguredIsRefused) {
   asio::io_context io;
   asio::local::stream_protocol::socket socket(io);
-  socket.connect(asio::local::stream_protocol::endpoint((dir_ / "data" / "pgwaitprof.sock").string()));
-  const std::string request = nlohmann::json{{"type", "run"}, {"target", "local"}, {"loadgen", "/bin/sh"},
-                                             {"pgbench_args", {"-c", "touch /tmp/pwned"}}}.dump() + "\n";
+  socket.connect(
+      asio::local::stream_protocol::endpoint((dir_ / "data" / "pgwaitprof.sock").string()));
+  const std::string request = nlohmann::json{{"type", "run"},
+                                             {"target", "local"},
+                                             {"loadgen", "/bin/sh"},
+                                             {"pgbench_args", {"-c", "touch /tmp/pwned"}}}
+                                  .dump() +
+                              "\n";
   asio::write(socket, asio::buffer(request));
   std::string reply;
   std::error_code error;
@@ -171,23 +205,29 @@ TEST_F(DaemonRunTest, RequestForAnExecutableNotConfiguredIsRefused) {
   const auto event = nlohmann::json::parse(reply);
   EXPECT_EQ(event["event"], "error");
   EXPECT_EQ(event["code"], "refused");
-  EXPECT_NE(event["message"].get<std::string>().find("load generator \"/bin/sh\" is not allowed"), std::string::npos);
+  EXPECT_NE(event["message"].get<std::string>().find("load generator \"/bin/sh\" is not allowed"),
+            std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "data" / "runs"));
-  EXPECT_EQ(std::filesystem::status(dir_ / "data" / "pgwaitprof.sock").permissions() & std::filesystem::perms::all,
+  EXPECT_EQ(std::filesystem::status(dir_ / "data" / "pgwaitprof.sock").permissions() &
+                std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
 TEST_F(MatrixTest, DaemonRunsConfiguredRunsAndMatrixPlansAtStartUp) {
   const auto dir = temp_dir("daemon-startup");
   write_text(dir / "plan.yaml", "name: startup\nclients: [1]\nduration: 2\nrepeats: 1\n");
-  const int port = daemon::free_port();
+  const int port = engine::free_port();
   write_text(dir / "pgwaitprof.yaml",
-             "listen: 127.0.0.1:" + std::to_string(port) + "\ndata_dir: " + (dir / "data").string() +
+             "listen: 127.0.0.1:" + std::to_string(port) +
+                 "\ndata_dir: " + (dir / "data").string() +
                  "\ntargets:\n  - name: local\n    dsn: \"" + test_conninfo() +
                  "\"\n    source: activity\nruns:\n  - workload: select-only\n    label: boot\n"
                  "    pgbench_args: [\"-c\", \"1\", \"-T\", \"2\"]\nmatrix_plans: [plan.yaml]\n");
-  ChildProcess daemon({pgwaitprof_binary(), "daemon", "-c", (dir / "pgwaitprof.yaml").string()}, dir / "daemon.log");
-  ASSERT_TRUE(eventually(60s, [&] { return daemon.log().find("matrix done") != std::string::npos; })) << daemon.log();
+  ChildProcess daemon({pgwaitprof_binary(), "daemon", "-c", (dir / "pgwaitprof.yaml").string()},
+                      dir / "daemon.log");
+  ASSERT_TRUE(eventually(60s, [&] {
+    return daemon.log().find("matrix done") != std::string::npos;
+  })) << daemon.log();
   const auto run = only_subdirectory(dir / "data" / "runs");
   EXPECT_EQ(nlohmann::json::parse(read_text(run / "report.json"))["workload"], "select-only");
   const auto matrix = only_subdirectory(dir / "data" / "matrix");

@@ -1,39 +1,16 @@
 // `pgwaitprof run` against the real scratch cluster of deploy/test.sh with real pgbench:
 // complete, failed and interrupted runs, every built-in workload, both sample sources, bad
 // input, and passwords kept out of everything written.
+#include "daemon/model/run.h"
+
 #include <nlohmann/json.hpp>
 
-#include "daemon/model/run.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-  std::filesystem::path dir;  // the one run directory written
-  nlohmann::json report;
-};
-
-RunResult pgwaitprof_run(const std::filesystem::path& data_dir, std::vector<std::string> ours,
-                         std::vector<std::string> pgbench_args) {
-  std::vector<std::string> argv{pgwaitprof_binary(), "run"};
-  argv.insert(argv.end(), ours.begin(), ours.end());
-  argv.insert(argv.end(), {"--data-dir", data_dir.string(), "--"});
-  argv.insert(argv.end(), pgbench_args.begin(), pgbench_args.end());
-  auto command = daemon::run_command(argv);
-  RunResult result{command.exit_code, command.output, {}, {}};
-  if (std::filesystem::exists(data_dir / "runs")) {
-    for (const auto& entry : std::filesystem::directory_iterator(data_dir / "runs")) result.dir = entry.path();
-  }
-  if (std::filesystem::exists(result.dir / "report.json")) {
-    result.report = nlohmann::json::parse(read_text(result.dir / "report.json"));
-  }
-  return result;
-}
 
 class RunTest : public ::testing::Test {
  protected:
@@ -42,8 +19,9 @@ class RunTest : public ::testing::Test {
 
 TEST_F(RunTest, CompletedRunWritesEveryFileWithConsistentTotals) {
   const auto data = temp_dir("run-complete");
-  auto run = pgwaitprof_run(data, {test_conninfo(), "--source", "activity", "--hz", "200", "--label", "it"},
-                            {"-c", "2", "-j", "1", "-T", "4"});
+  auto run = pgwaitprof_run(
+      data, {test_conninfo(), "--source", "activity", "--hz", "200", "--label", "it"},
+      {"-c", "2", "-j", "1", "-T", "4"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const char* file : {"report.json", "report.txt", "report.md", "profile.csv", "timeline.csv",
                            "waits.folded", "report.html", "pgbench.log"}) {
@@ -51,8 +29,8 @@ TEST_F(RunTest, CompletedRunWritesEveryFileWithConsistentTotals) {
   }
   EXPECT_NE(run.output.find("wait events"), std::string::npos) << run.output;
   const model::Run report = model::run_from_json(run.report);
-  EXPECT_EQ(report.status, "completed");
-  EXPECT_EQ(report.sampler.source, "activity");
+  EXPECT_EQ(report.status, model::RunStatus::kCompleted);
+  EXPECT_EQ(report.sampler.source, model::SamplerSource::kActivity);
   EXPECT_EQ(report.clients, 2);
 
   // The profile is exactly the sum of the timeline's intervals.
@@ -61,7 +39,8 @@ TEST_F(RunTest, CompletedRunWritesEveryFileWithConsistentTotals) {
   EXPECT_EQ(summed.snapshots(), report.profile.snapshots());
   EXPECT_EQ(summed.counts(), report.profile.counts());
   // Snapshots ~ hz x duration.
-  EXPECT_NEAR(static_cast<double>(report.profile.snapshots()), 200 * report.duration_s, 0.15 * 200 * report.duration_s);
+  EXPECT_NEAR(static_cast<double>(report.profile.snapshots()), 200 * report.duration_s,
+              0.15 * 200 * report.duration_s);
   ASSERT_TRUE(report.loadgen.has_value());
   EXPECT_GT(report.loadgen->tps, 0);
   EXPECT_EQ(report.loadgen->clients, 2);
@@ -77,11 +56,13 @@ TEST_F(RunTest, CompletedRunWritesEveryFileWithConsistentTotals) {
 
   // report re-renders from report.json alone, in every format.
   for (const char* format : {"text", "md", "json", "csv", "timeline-csv", "folded", "html"}) {
-    auto rendered = daemon::run_command({pgwaitprof_binary(), "report", run.dir.string(), "--format", format});
+    auto rendered =
+        engine::run_command({pgwaitprof_binary(), "report", run.dir.string(), "--format", format});
     EXPECT_EQ(rendered.exit_code, 0) << format << ": " << rendered.output;
     EXPECT_GT(rendered.output.size(), 20u) << format;
   }
-  auto json = daemon::run_command({pgwaitprof_binary(), "report", run.dir.string(), "--format", "json"});
+  auto json =
+      engine::run_command({pgwaitprof_binary(), "report", run.dir.string(), "--format", "json"});
   EXPECT_EQ(nlohmann::json::parse(json.output), run.report);
 }
 
@@ -91,8 +72,11 @@ TEST_F(RunTest, FailingPgbenchStillWritesAFailedReport) {
   EXPECT_NE(run.exit_code, 0);
   ASSERT_FALSE(run.report.is_null()) << run.output;
   EXPECT_EQ(run.report["status"], "failed");
-  EXPECT_NE(run.report["loadgen_stderr"].get<std::string>().find("no-such-option"), std::string::npos);
-  EXPECT_NE(run.output.find("pgwaitprof: run failed: pgbench exited with code 1"), std::string::npos) << run.output;
+  EXPECT_NE(run.report["loadgen_stderr"].get<std::string>().find("no-such-option"),
+            std::string::npos);
+  EXPECT_NE(run.output.find("pgwaitprof: run failed: pgbench exited with code 1"),
+            std::string::npos)
+      << run.output;
   EXPECT_NE(read_text(run.dir / "report.txt").find("FAILED"), std::string::npos);
 }
 
@@ -109,10 +93,12 @@ TEST_F(RunTest, AbortedClientsFailTheRun) {
 
 TEST_F(RunTest, InterruptedRunWritesAnInterruptedReport) {
   const auto data = temp_dir("run-interrupted");
-  ChildProcess run({pgwaitprof_binary(), "run", test_conninfo(), "--source", "activity", "--data-dir",
-                    data.string(), "--", "-c", "2", "-T", "60"},
+  ChildProcess run({pgwaitprof_binary(), "run", test_conninfo(), "--source", "activity",
+                    "--data-dir", data.string(), "--", "-c", "2", "-T", "60"},
                    data / "out.log");
-  ASSERT_TRUE(eventually(20s, [&] { return run.log().find("progress: 2.0 s") != std::string::npos; })) << run.log();
+  ASSERT_TRUE(eventually(20s, [&] {
+    return run.log().find("progress: 2.0 s") != std::string::npos;
+  })) << run.log();
   run.signal(SIGINT);
   const auto code = run.wait(15s);
   ASSERT_TRUE(code.has_value()) << run.log();
@@ -120,7 +106,7 @@ TEST_F(RunTest, InterruptedRunWritesAnInterruptedReport) {
   std::filesystem::path dir;
   for (const auto& entry : std::filesystem::directory_iterator(data / "runs")) dir = entry.path();
   const auto report = model::run_from_json(nlohmann::json::parse(read_text(dir / "report.json")));
-  EXPECT_EQ(report.status, "interrupted");
+  EXPECT_EQ(report.status, model::RunStatus::kInterrupted);
   EXPECT_GE(report.timeline.size(), 2u);
   EXPECT_GT(report.profile.snapshots(), 0u);
   EXPECT_LT(report.duration_s, 30);
@@ -129,8 +115,9 @@ TEST_F(RunTest, InterruptedRunWritesAnInterruptedReport) {
 TEST_F(RunTest, EveryBuiltInWorkloadRuns) {
   for (const char* workload : {"tpcb", "tpcb-func", "select-only", "update-5rows", "bulk-copy"}) {
     const auto data = temp_dir(std::string("run-workload-") + workload);
-    auto run = pgwaitprof_run(data, {test_conninfo(), "--source", "activity", "--workload", workload},
-                              {"-c", "2", "-T", "2"});
+    auto run =
+        pgwaitprof_run(data, {test_conninfo(), "--source", "activity", "--workload", workload},
+                       {"-c", "2", "-T", "2"});
     EXPECT_EQ(run.exit_code, 0) << workload << ": " << run.output;
     ASSERT_FALSE(run.report.is_null()) << workload;
     EXPECT_EQ(run.report["status"], "completed") << workload;
@@ -141,7 +128,8 @@ TEST_F(RunTest, EveryBuiltInWorkloadRuns) {
 
 TEST_F(RunTest, PgWaitSamplingSourceIsRecorded) {
   const auto data = temp_dir("run-wait-sampling");
-  auto run = pgwaitprof_run(data, {test_conninfo(), "--source", "pg_wait_sampling"}, {"-c", "2", "-T", "3"});
+  auto run = pgwaitprof_run(data, {test_conninfo(), "--source", "pg_wait_sampling"},
+                            {"-c", "2", "-T", "3"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.report["sampler"]["source"], "pg_wait_sampling");
   EXPECT_NEAR(run.report["sampler"]["period_s"].get<double>(), 0.01, 1e-9);
@@ -149,21 +137,26 @@ TEST_F(RunTest, PgWaitSamplingSourceIsRecorded) {
 }
 
 TEST_F(RunTest, BadInputGetsOneLineErrors) {
-  auto hz = daemon::run_command({pgwaitprof_binary(), "run", "--hz", "0"});
+  auto hz = engine::run_command({pgwaitprof_binary(), "run", "--hz", "0"});
   EXPECT_EQ(hz.exit_code, 2);
   EXPECT_NE(hz.output.find("--hz"), std::string::npos) << hz.output;
 
+  // An unknown workload is a usage error: refused before any work (no run directory).
   const auto data = temp_dir("run-bad-workload");
-  auto workload = pgwaitprof_run(data, {test_conninfo(), "--workload", "nope"}, {"-T", "1"});
-  EXPECT_NE(workload.exit_code, 0);
-  EXPECT_EQ(workload.report["status"], "failed");
-  EXPECT_NE(workload.report["error"].get<std::string>().find("unknown workload \"nope\""), std::string::npos);
+  auto workload = engine::run_command({pgwaitprof_binary(), "run", "--data-dir", data.string(),
+                                       "--workload", "nope", test_conninfo(), "--", "-T", "1"});
+  EXPECT_EQ(workload.exit_code, 2);
+  EXPECT_NE(workload.output.find("--workload: nope not in"), std::string::npos) << workload.output;
+  EXPECT_FALSE(std::filesystem::exists(data / "runs"));
 
   const auto unreachable_data = temp_dir("run-unreachable");
-  auto unreachable = pgwaitprof_run(unreachable_data, {"host=/nonexistent port=1 dbname=x"}, {"-T", "1"});
+  auto unreachable =
+      pgwaitprof_run(unreachable_data, {"host=/nonexistent port=1 dbname=x"}, {"-T", "1"});
   EXPECT_NE(unreachable.exit_code, 0);
   EXPECT_EQ(unreachable.report["status"], "failed");
-  EXPECT_NE(unreachable.report["error"].get<std::string>().find("could not connect to \"host=/nonexistent"), std::string::npos)
+  EXPECT_NE(unreachable.report["error"].get<std::string>().find(
+                "could not connect to \"host=/nonexistent"),
+            std::string::npos)
       << unreachable.report["error"];
 }
 

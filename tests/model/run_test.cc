@@ -1,12 +1,13 @@
 // Stall detection and the run recorder's filing of samples and progress into intervals.
+#include "daemon/model/run.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
-#include "daemon/model/run.h"
+#include "daemon/model/run_analysis.h"
 #include "daemon/model/run_recorder.h"
 
 namespace pgwaitprof::model {
@@ -24,7 +25,8 @@ BackendSample client(int pid, std::string type, std::string event) {
   return sample;
 }
 
-TimelineSlice slice(double start_s, double tps, const std::vector<BackendSample>& backends, int snapshots = 10) {
+TimelineSlice slice(double start_s, double tps, const std::vector<BackendSample>& backends,
+                    int snapshots = 10) {
   TimelineSlice result;
   result.start_s = start_s;
   result.duration_s = 1;
@@ -39,7 +41,8 @@ TimelineSlice slice(double start_s, double tps, const std::vector<BackendSample>
 
 TEST(DetectStalls, IntervalsBelowAFifthOfTheMedianWithTheirWaits) {
   const std::vector<BackendSample> running{client(1, "", ""), client(2, "LWLock", "WALWrite")};
-  const std::vector<BackendSample> blocked{client(1, "Lock", "relation"), client(2, "Lock", "relation")};
+  const std::vector<BackendSample> blocked{client(1, "Lock", "relation"),
+                                           client(2, "Lock", "relation")};
   std::vector<TimelineSlice> timeline;
   for (int second = 0; second < 10; ++second) {
     const bool stalled = second == 4 || second == 5;
@@ -57,12 +60,14 @@ TEST(DetectStalls, IntervalsBelowAFifthOfTheMedianWithTheirWaits) {
   EXPECT_DOUBLE_EQ(stalls[0].waits[0].backends, 2);
   EXPECT_DOUBLE_EQ(stalls[0].client_backends, 2);
   EXPECT_EQ(stalls[0].background, "ch");
-  EXPECT_EQ(stalls[0].summary(), "4-6 s: 0 tps, 2/2 backends on Lock | relation (median 1003 tps) [ch]");
+  EXPECT_EQ(stalls[0].summary(),
+            "4-6 s: 0 tps, 2/2 backends on Lock | relation (median 1003 tps) [ch]");
 }
 
 TEST(DetectStalls, NoneWithoutADropOrWithoutEnoughIntervals) {
   std::vector<TimelineSlice> steady;
-  for (int second = 0; second < 10; ++second) steady.push_back(slice(second, 900 + second * 10, {}));
+  for (int second = 0; second < 10; ++second)
+    steady.push_back(slice(second, 900 + second * 10, {}));
   EXPECT_TRUE(detect_stalls(steady).empty());
   // A slow interval at 25 % of the median is slow, not stalled.
   steady[3].loadgen->tps = 240;
@@ -72,7 +77,8 @@ TEST(DetectStalls, NoneWithoutADropOrWithoutEnoughIntervals) {
 
 TEST(DetectStalls, NanLatencyIntervalsStillCount) {
   std::vector<TimelineSlice> timeline;
-  for (int second = 0; second < 6; ++second) timeline.push_back(slice(second, second == 2 ? 0 : 500, {}));
+  for (int second = 0; second < 6; ++second)
+    timeline.push_back(slice(second, second == 2 ? 0 : 500, {}));
   timeline[2].loadgen->latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(detect_stalls(timeline).size(), 1u);
 }
@@ -89,13 +95,13 @@ TEST(RunRecorder, SamplesAndProgressLandInTheirIntervals) {
     snapshot.backends[0].query_id = 42;
     recorder.on_snapshot(snapshot);
   }
-  recorder.on_missed_tick();
+  recorder.on_missed_ticks(1);
   // "progress: 2.0 s" reports the second interval, [1 s, 2 s).
   recorder.add_progress(LoadgenProgress{2.0, 777, 1.5, 0.2, 0, std::nullopt, 0});
   // --progress-timestamp prints Unix time: the end of the third interval.
   const double epoch_s = std::chrono::duration<double>(start_wall.time_since_epoch()).count();
   recorder.add_progress(LoadgenProgress{epoch_s + 3.0, 888, 1.5, 0.2, 0, std::nullopt, 0});
-  recorder.add_background(start + 2500ms, Background{true, false, false});
+  recorder.on_background(start + 2500ms, Background{true, false, false});
 
   model::Run run;
   recorder.finish(start + 3s, run);
@@ -129,8 +135,11 @@ TEST(ReportJson, RoundTripsAndRejectsOtherSchemaVersions) {
   EXPECT_EQ(to_json(back), json);
   EXPECT_TRUE(std::isnan(back.timeline[0].loadgen->latency_avg_ms));
   auto future = json;
-  future["schema_version"] = 2;
+  future["schema_version"] = kReportSchemaVersion + 1;
   EXPECT_THROW(run_from_json(future), std::runtime_error);
+  auto ancient = json;
+  ancient["schema_version"] = 0;
+  EXPECT_THROW(run_from_json(ancient), std::runtime_error);
 }
 
 }  // namespace

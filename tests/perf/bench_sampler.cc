@@ -3,29 +3,14 @@
 // accuracy and client CPU per snapshot at 1000 Hz, and the real daemon's memory and achieved
 // rate under pgbench load. It prints figures and a summary against the targets; it never fails
 // on a figure, only when something could not be measured (exit 1). deploy/bench.sh runs it.
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cmath>
-#include <csignal>
-#include <cstdlib>
-#include <cstring>
-#include <exception>
 #include <fcntl.h>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <optional>
-#include <sstream>
-#include <stdexcept>
-#include <string>
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
-#include <vector>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <asio/co_spawn.hpp>
 #include <asio/connect.hpp>
 #include <asio/experimental/as_tuple.hpp>
@@ -36,16 +21,30 @@
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
-#include <fmt/format.h>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "collectors/activity.h"
 #include "collectors/pgbench_parser.h"
 #include "collectors/target_sampler.h"
 #include "config/logging.h"
+#include "daemon/engine/process.h"
+#include "daemon/engine/scratch_cluster.h"
 #include "daemon/model/sample_sink.h"
-#include "daemon/process.h"
-#include "daemon/scratch_cluster.h"
-
 #include "tests/support/child_and_metrics.h"
 
 namespace pgwaitprof::bench {
@@ -153,8 +152,8 @@ class RecordingSink : public model::SampleSink {
                         model::SystemClock::time_point read_at) override {
     (void)delta, (void)read_at;
   }
-  void on_missed_tick() override {
-    if (recording_) ++missed_ticks_;
+  void on_missed_ticks(uint64_t ticks) override {
+    if (recording_) missed_ticks_ += ticks;
   }
 
   const std::vector<Clock::time_point>& taken_at() const { return taken_at_; }
@@ -192,7 +191,7 @@ struct SamplerRun {
 // statement count no more than pgbench's connection time counts in its tps.
 asio::awaitable<void> measure_window(collectors::TargetSampler& sampler, RecordingSink& sink,
                                      Clock::duration window, SamplerRun& run, bool& sampled) {
-  sampled = co_await sampler.wait_until_sampling(
+  sampled = co_await sampler.wait_for_sample(
       std::chrono::duration_cast<std::chrono::milliseconds>(kConnectTimeout));
   if (sampled) {
     const auto cpu_start = cpu_time();
@@ -213,7 +212,7 @@ SamplerRun run_sampler(double hz, Clock::duration window) {
   options.name = kTargetName;
   options.conninfo = "";  // PG* environment variables
   options.hz = hz;
-  options.source = config::Source::kActivity;
+  options.source = model::SamplerSource::kActivity;
   collectors::TargetSampler sampler(io.get_executor(), options);
   RecordingSink sink(static_cast<size_t>(hz * Seconds(window).count() * 1.2) + 1000);
   sampler.add_sink(&sink);
@@ -260,7 +259,7 @@ PgbenchRun run_pgbench_loop(const std::string& pgbench, const fs::path& script,
   const std::vector<std::string> argv{
       pgbench, "-n",           "-M", "prepared", "-c", "1", "-T", std::to_string(duration.count()),
       "-f",    script.string()};
-  const auto result = daemon::run_command(argv);
+  const auto result = engine::run_command(argv);
   if (result.exit_code != 0) {
     throw BenchError(fmt::format("pgbench on \"{}\" failed with exit code {}: {}", script.string(),
                                  result.exit_code, last_line(result.output)));
@@ -349,7 +348,7 @@ struct DaemonRun {
 // achieved rate from two scrapes of /metrics.
 DaemonRun run_daemon(const std::string& pgwaitprof, const std::string& pgbench,
                      const fs::path& dir) {
-  const int port = daemon::free_port();
+  const int port = engine::free_port();
   const fs::path config = dir / "pgwaitprof.yaml";
   const fs::path log = dir / "daemon.log";
   std::ofstream(config) << fmt::format(
@@ -503,12 +502,12 @@ int run_benchmark(int argc, char** argv) {
 
   std::string command = target_description();
   for (int index = 0; index < argc; ++index) command += fmt::format(" {}", argv[index]);
-  const std::string pgbench = daemon::find_executable("pgbench");
+  const std::string pgbench = engine::find_executable("pgbench");
   if (pgbench.empty()) {
     throw BenchError("could not find \"pgbench\" on PATH or in /usr/lib/postgresql/*/bin", "",
                      "Install postgresql-15 (deploy/install-deps.sh).");
   }
-  const std::string found_daemon = daemon::find_executable(pgwaitprof);
+  const std::string found_daemon = engine::find_executable(pgwaitprof);
   if (found_daemon.empty()) {
     throw BenchError(fmt::format("could not find the pgwaitprof binary \"{}\"", pgwaitprof), "",
                      "Build it with deploy/build.sh or pass --pgwaitprof PATH.");
@@ -623,7 +622,9 @@ int run_benchmark(int argc, char** argv) {
   fmt::print("\n{:<44} {:<11} {:<22} {}\n", "figure", "target", "result", "status");
   for (const auto& row : summary) {
     fmt::print("{:<44} {:<11} {:<22} {}\n", row.figure, row.target, row.result,
-               !row.met ? "-" : *row.met ? "met" : "MISSED");
+               !row.met   ? "-"
+               : *row.met ? "met"
+                          : "MISSED");
   }
   fmt::print("command: {}\n", command);
   return 0;

@@ -3,25 +3,25 @@
 // Blocking is fine in both: nothing else runs on the calling thread meanwhile.
 #pragma once
 
-#include <cerrno>
-#include <chrono>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
-#include <filesystem>
-#include <optional>
-#include <stdexcept>
-#include <string>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
-#include <vector>
 
 #include <asio/connect.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace pgwaitprof::testing {
 
@@ -30,7 +30,8 @@ class ChildProcess {
   ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log_path) {
     const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (log_fd < 0) {
-      throw std::runtime_error("could not open file \"" + log_path.string() + "\": " + std::strerror(errno));
+      throw std::runtime_error("could not open file \"" + log_path.string() +
+                               "\": " + std::strerror(errno));
     }
     // Built before fork: the child may only make async-signal-safe calls.
     std::vector<std::string> arguments = argv;
@@ -81,7 +82,8 @@ class ChildProcess {
     std::string text;
     if (FILE* file = std::fopen(log_path_.c_str(), "r")) {
       char buffer[4096];
-      for (size_t got; (got = std::fread(buffer, 1, sizeof buffer, file)) > 0;) text.append(buffer, got);
+      for (size_t got; (got = std::fread(buffer, 1, sizeof buffer, file)) > 0;)
+        text.append(buffer, got);
       std::fclose(file);
     }
     return text;

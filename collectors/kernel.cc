@@ -1,0 +1,207 @@
+// /proc readers for the kernel's view of local backends.
+#include "collectors/kernel.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/logging.h"
+
+namespace pgwaitprof::collectors {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr auto kTimesEvery = 1s;
+
+auto log() {
+  static auto logger = config::component_logger("kernel");
+  return logger;
+}
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::string_view after_command(std::string_view stat) {
+  const auto close = stat.rfind(')');
+  if (close == std::string_view::npos) return {};
+  stat.remove_prefix(close + 1);
+  while (!stat.empty() && stat.front() == ' ') stat.remove_prefix(1);
+  return stat;
+}
+
+// Seconds between two counter readings; 0 when the counter went back (a thread of the process
+// exited, taking its time with it).
+double seconds_between(uint64_t before, uint64_t after) {
+  return after > before ? static_cast<double>(after - before) / 1e9 : 0;
+}
+
+}  // namespace
+
+std::optional<Schedstat> parse_schedstat(std::string_view text) {
+  Schedstat stat;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  auto [after_cpu, cpu_error] = std::from_chars(begin, end, stat.on_cpu_ns);
+  if (cpu_error != std::errc() || after_cpu == end || *after_cpu != ' ') return std::nullopt;
+  auto [after_wait, wait_error] = std::from_chars(after_cpu + 1, end, stat.runqueue_ns);
+  if (wait_error != std::errc()) return std::nullopt;
+  return stat;
+}
+
+std::optional<char> parse_process_state(std::string_view stat) {
+  const auto rest = after_command(stat);
+  if (rest.empty()) return std::nullopt;
+  return rest.front();
+}
+
+std::optional<pid_t> parse_parent_pid(std::string_view stat) {
+  auto rest = after_command(stat);
+  const auto space = rest.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  rest.remove_prefix(space + 1);
+  pid_t parent = 0;
+  const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), parent);
+  if (error != std::errc()) return std::nullopt;
+  return parent;
+}
+
+std::optional<Schedstat> read_schedstat(pid_t pid) {
+  return parse_schedstat(read_small_file("/proc/" + std::to_string(pid) + "/schedstat"));
+}
+
+std::optional<Schedstat> read_process_schedstat(pid_t pid) {
+  std::error_code error;
+  Schedstat total;
+  bool any = false;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+    if (const auto stat = parse_schedstat(read_small_file(task.path() / "schedstat"))) {
+      total.on_cpu_ns += stat->on_cpu_ns;
+      total.runqueue_ns += stat->runqueue_ns;
+      any = true;
+    }
+  }
+  if (!any) return std::nullopt;
+  return total;
+}
+
+std::optional<char> read_process_state(pid_t pid) {
+  return parse_process_state(read_small_file("/proc/" + std::to_string(pid) + "/stat"));
+}
+
+bool server_is_local(pid_t backend_pid, const std::string& data_directory) {
+  if (backend_pid <= 0 || data_directory.empty()) return false;
+  const auto parent =
+      parse_parent_pid(read_small_file("/proc/" + std::to_string(backend_pid) + "/stat"));
+  if (!parent) return false;
+  const std::string postmaster = "/proc/" + std::to_string(*parent);
+  // The postmaster runs in its data directory; its command line usually names it too (-D).
+  std::error_code error;
+  const auto cwd = std::filesystem::read_symlink(postmaster + "/cwd", error);
+  if (!error && std::filesystem::equivalent(cwd, data_directory, error)) return true;
+  std::string cmdline = read_small_file(postmaster + "/cmdline");
+  for (auto& character : cmdline) {
+    if (character == '\0') character = ' ';
+  }
+  return cmdline.find(data_directory) != std::string::npos;
+}
+
+asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
+  local_ = false;
+  previous_.clear();
+  last_reading_.reset();
+  if (mode_ == config::LocalMode::kNo) co_return std::nullopt;
+  sampler_pid_ = session.backend_pid();
+  if (mode_ == config::LocalMode::kYes) {
+    local_ = true;
+    co_return std::nullopt;
+  }
+  auto directory = co_await session.execute("SELECT current_setting('data_directory', true)");
+  if (directory.ok()) local_ = server_is_local(sampler_pid_, cell(directory.result.get(), 0, 0));
+  log()->info("kernel view {} backend_pid={}",
+              local_ ? "on: the server runs on this host" : "off: the server is not on this host",
+              sampler_pid_);
+  co_return std::nullopt;
+}
+
+void KernelStage::read_states(model::Snapshot& snapshot) const {
+  for (auto& backend : snapshot.backends) {
+    // Only a backend PostgreSQL says is not waiting needs the kernel's word.
+    if (!backend.wait_event_type.empty() || backend.hidden) continue;
+    backend.kernel_state = read_process_state(backend.pid).value_or(0);
+  }
+}
+
+void KernelStage::read_times(const model::Snapshot& snapshot, model::SteadyClock::time_point now,
+                             model::SampleSink& sink) {
+  model::KernelTimes times;
+  times.from = last_reading_.value_or(now);
+  times.to = now;
+  std::map<std::pair<int32_t, int64_t>, Schedstat> current;
+  auto account = [&](std::pair<int32_t, int64_t> id, const std::string& group,
+                     const std::string& backend_type) {
+    const auto stat = read_schedstat(id.first);
+    if (!stat) return;
+    current[id] = *stat;
+    if (!last_reading_) return;
+    // A backend started since the last reading spent all its time in this interval; one that
+    // is merely new to us (the first reading) has no interval yet.
+    const auto before = previous_.find(id);
+    const bool started_since = id.second > last_reading_epoch_us_;
+    if (before == previous_.end() && !started_since) return;
+    const Schedstat from = before == previous_.end() ? Schedstat{} : before->second;
+    const model::KernelTime time{seconds_between(from.on_cpu_ns, stat->on_cpu_ns),
+                                 seconds_between(from.runqueue_ns, stat->runqueue_ns)};
+    times.by_group[group].add(time);
+    if (!backend_type.empty()) times.by_backend_type[backend_type].add(time);
+  };
+  for (const auto& backend : snapshot.backends) {
+    account({backend.pid, backend.backend_start.count()},
+            backend.backend_type == "client backend" ? model::kClientBackends
+                                                     : model::kBackgroundProcesses,
+            backend.backend_type);
+  }
+  account({sampler_pid_, -1}, model::kSamplerBackend, "");
+  previous_ = std::move(current);
+  if (last_reading_) sink.on_kernel_times(times);
+  last_reading_ = now;
+  last_reading_epoch_us_ = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+}
+
+asio::awaitable<CollectResult> KernelStage::collect(CollectContext& context) {
+  if (!local_ || context.snapshot == nullptr) co_return std::nullopt;
+  read_states(*context.snapshot);
+  if (!last_reading_ || context.now - *last_reading_ >= kTimesEvery) {
+    read_times(*context.snapshot, context.now, *context.sink);
+  }
+  co_return std::nullopt;
+}
+
+asio::awaitable<CollectResult> LoadgenKernelCollector::collect(CollectContext& context) {
+  const auto stat = read_process_schedstat(pid_);
+  // The load generator may have exited at the very end of the run: its last interval is lost.
+  if (!stat) co_return std::nullopt;
+  if (previous_) {
+    model::KernelTimes times;
+    times.from = previous_at_;
+    times.to = context.now;
+    times.by_group[model::kLoadGenerator] = {
+        seconds_between(previous_->on_cpu_ns, stat->on_cpu_ns),
+        seconds_between(previous_->runqueue_ns, stat->runqueue_ns)};
+    context.sink->on_kernel_times(times);
+  }
+  previous_ = stat;
+  previous_at_ = context.now;
+  co_return std::nullopt;
+}
+
+}  // namespace pgwaitprof::collectors

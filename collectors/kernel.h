@@ -1,0 +1,86 @@
+// The kernel's view of a server on this host (/proc): whether a backend without a PostgreSQL
+// wait event runs ('R'), sleeps in the kernel ('D') or sleeps elsewhere ('S'), read per
+// snapshot for those backends only; and every backend's time on a CPU and on the run queue
+// (/proc/<pid>/schedstat), read once a second, so that "CPU" means running and the run-queue
+// time hidden in LWLock and IO waits (a woken backend keeps its wait event until it gets a
+// core) is measured instead of guessed. Parsing is split from reading, for tests on strings.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collectors/collector.h"
+#include "collectors/sampler_options.h"
+
+namespace pgwaitprof::collectors {
+
+struct Schedstat {
+  uint64_t on_cpu_ns = 0;
+  uint64_t runqueue_ns = 0;
+};
+
+// "1234567 89012 345\n" (ns on a CPU, ns waiting on the run queue, timeslices).
+std::optional<Schedstat> parse_schedstat(std::string_view text);
+// The state letter (field 3) of /proc/<pid>/stat; the command name may hold spaces and ')'.
+std::optional<char> parse_process_state(std::string_view stat);
+// The parent pid (field 4) of /proc/<pid>/stat.
+std::optional<pid_t> parse_parent_pid(std::string_view stat);
+
+std::optional<Schedstat> read_schedstat(pid_t pid);
+// The sum over every thread of a process (a multi-threaded pgbench).
+std::optional<Schedstat> read_process_schedstat(pid_t pid);
+std::optional<char> read_process_state(pid_t pid);
+
+// Whether backend `backend_pid` of the server whose data directory is `data_directory` runs on
+// this host: the pid exists here and its parent's command line or working directory is that
+// data directory (the postmaster runs in it).
+bool server_is_local(pid_t backend_pid, const std::string& data_directory);
+
+// The snapshot stage of a local target: sets each unwaiting backend's kernel_state, and once
+// a second delivers the target's kernel times (client backends, background processes, the
+// sampler's own backend) to the sink. Does nothing for a target that is not on this host.
+class KernelStage : public Collector {
+ public:
+  explicit KernelStage(config::LocalMode mode) : mode_(mode) {}
+  std::string_view name() const override { return "kernel"; }
+  asio::awaitable<CollectResult> prepare(PgSession& session) override;
+  asio::awaitable<CollectResult> collect(CollectContext& context) override;
+  bool local() const { return local_; }
+
+ private:
+  void read_states(model::Snapshot& snapshot) const;
+  void read_times(const model::Snapshot& snapshot, model::SteadyClock::time_point now,
+                  model::SampleSink& sink);
+
+  config::LocalMode mode_;
+  bool local_ = false;
+  pid_t sampler_pid_ = -1;
+  std::optional<model::SteadyClock::time_point> last_reading_;
+  int64_t last_reading_epoch_us_ = 0;  // the same moment as a backend_start
+  // (pid, backend start) -> the previous reading, so a reused pid does not count twice.
+  std::map<std::pair<int32_t, int64_t>, Schedstat> previous_;
+};
+
+// A run collector: the load generator's threads' kernel times, once per interval.
+class LoadgenKernelCollector : public Collector {
+ public:
+  // The first reading is taken now, at the load generator's start.
+  explicit LoadgenKernelCollector(pid_t pid)
+      : pid_(pid),
+        previous_(read_process_schedstat(pid)),
+        previous_at_(model::SteadyClock::now()) {}
+  std::string_view name() const override { return "loadgen_kernel"; }
+  asio::awaitable<CollectResult> collect(CollectContext& context) override;
+
+ private:
+  pid_t pid_;
+  std::optional<Schedstat> previous_;
+  model::SteadyClock::time_point previous_at_{};
+};
+
+}  // namespace pgwaitprof::collectors

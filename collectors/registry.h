@@ -1,0 +1,47 @@
+// Where collectors are registered: the sampling source a target's sampler reads, the collectors
+// that run on their own period beside it for the target's whole life, and those that run only
+// during a benchmark run. A new collector is one file plus one line here.
+#pragma once
+
+#include <sys/types.h>
+
+#include <asio/awaitable.hpp>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "collectors/async_event.h"
+#include "collectors/collector.h"
+#include "collectors/sampler_options.h"
+
+namespace pgwaitprof::collectors {
+
+struct ScheduledCollector {
+  std::unique_ptr<Collector> collector;
+  std::chrono::steady_clock::duration period;
+};
+
+// The one source of a sampler: activity or pg_wait_sampling, as the user chose.
+std::unique_ptr<Collector> make_sampling_source(const SamplerOptions& options);
+
+// Stages that amend every snapshot before the sinks see it (activity source only).
+std::vector<std::unique_ptr<Collector>> make_snapshot_stages(const SamplerOptions& options);
+
+// Collectors beside the source, on the sampler's session, for as long as it is connected.
+std::vector<ScheduledCollector> make_target_collectors(const SamplerOptions& options);
+
+struct RunCollectorOptions {
+  pid_t loadgen_pid = -1;
+  std::chrono::duration<double> interval{1};
+};
+// Collectors of one run, on the run's own session: background activity, host CPU.
+std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& options);
+
+// Runs every collector of `schedule` at start + k * period, one after the other on `context`'s
+// session (never two queries at once), until `stop` is set. Collection errors are reported to
+// the sink (collect_timed) and to the log once per change; none ends the schedule.
+asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
+                                   CollectContext context,
+                                   std::chrono::steady_clock::time_point start, AsyncEvent& stop);
+
+}  // namespace pgwaitprof::collectors

@@ -1,0 +1,74 @@
+// Matrix plans (`pgwaitprof matrix PLAN.yaml`): variants x clients x repeats of one workload,
+// validated once into MatrixPlan. Unknown keys, wrong types and out-of-range values are
+// ConfigErrors that name FILE:LINE:COLUMN.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config_error.h"
+#include "config/daemon_config.h"
+#include "daemon/model/run.h"
+
+namespace pgwaitprof::config {
+
+struct Variant {
+  std::string name;
+  // Applied with ALTER SYSTEM before the variant's runs; the server's own values are restored
+  // afterwards.
+  std::map<std::string, std::string> settings;
+  // The variant's own built-in workload ("" = the plan's): tpcb against tpcb-func in one table.
+  std::string workload;
+};
+
+struct MatrixPlan {
+  std::string name;
+  std::string target;  // connection string; "" = a scratch cluster
+  int scale = 10;      // pgbench -i scale
+  std::string workload = "tpcb";
+  std::vector<int> clients = {1};
+  // Threads per run: an integer, or "min(clients, cores)" / "clients" / "cores".
+  std::string jobs = "min(clients, cores)";
+  std::chrono::seconds duration{10};
+  int repeats = 1;
+  std::vector<Variant> variants;   // at least one; a plan without variants gets "default"
+  bool checkpoint = false;         // CHECKPOINT before each run
+  std::chrono::seconds warmup{0};  // unmeasured pgbench run before each measured run
+  double hz = kDefaultHz;
+  std::vector<std::string> pgbench_args;  // extra arguments for every run
+  // The figure of the table: tps, or the elapsed time of fixed-work runs ("duration", the
+  // default of a fixed-work workload such as copy, or with transactions).
+  model::Metric metric = model::Metric::kTps;
+  // pgbench -t N per client instead of -T duration: a fixed-work run; 0 = by duration.
+  int transactions = 0;
+  bool checkpoint_after = false;  // CHECKPOINT after each run's load, timed and sampled
+  // An environment attribute recorded with each run that splits the table (kernel, cpu_model,
+  // server_version, label): runs of two hosts or boots side by side. "" = none.
+  std::string split_by;
+};
+
+// Whether the plan's runs end when their work is done (no -T).
+bool fixed_work(const MatrixPlan& plan);
+
+// A shorter version of a plan: each override given replaces the plan's value; `quick` makes
+// 5 s runs, one repeat, the first and last client counts and a scale of at most 2.
+struct PlanOverrides {
+  std::optional<int> duration_s;
+  std::optional<int> repeats;
+  std::optional<int> scale;
+  bool quick = false;
+};
+void apply_overrides(MatrixPlan& plan, const PlanOverrides& overrides);
+
+MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_name);
+MatrixPlan load_matrix_plan(const std::filesystem::path& path);
+
+// The thread count the plan's jobs rule gives for a run of `clients` clients on `cores` cores.
+int jobs_for(const MatrixPlan& plan, int clients, int cores);
+
+}  // namespace pgwaitprof::config

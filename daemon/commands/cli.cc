@@ -1,0 +1,273 @@
+// Command-line interface: one binary, subcommands per DESIGN.md. Arguments after "--" belong to
+// the load generator and are split off before CLI11 sees the rest. Usage errors exit 2 (before
+// any work is done), runtime failures 1 (STYLE.md rule 4).
+#include "daemon/commands/cli.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "collectors/pg_session.h"
+#include "config/daemon_config.h"
+#include "config/logging.h"
+#include "daemon/commands/explain_command.h"
+#include "daemon/commands/matrix_command.h"
+#include "daemon/commands/report_command.h"
+#include "daemon/commands/results_command.h"
+#include "daemon/commands/run_command.h"
+#include "daemon/commands/runs_command.h"
+#include "daemon/commands/trend_command.h"
+#include "daemon/model/workloads.h"
+#include "daemon/service/daemon_app.h"
+
+namespace pgwaitprof::commands {
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+struct DaemonCommand {
+  std::optional<std::string> config_file;
+  service::DaemonOverrides overrides;
+  std::optional<std::string> source;
+};
+
+std::optional<model::SamplerSource> source_of(const std::optional<std::string>& name) {
+  if (!name) return std::nullopt;
+  return model::parse_sampler_source(*name);
+}
+
+void add_daemon(CLI::App& app, DaemonCommand& command) {
+  auto* daemon =
+      app.add_subcommand("daemon", "sample configured targets, serve /metrics, run requested runs");
+  auto& overrides = command.overrides;
+  daemon->add_option("-c,--config", command.config_file, "YAML configuration file");
+  daemon->add_option("--target", overrides.target,
+                     "connection string or URI of the one target to sample");
+  daemon->add_option("--hz", overrides.hz, "snapshots per second for every target (activity)")
+      ->check(CLI::Range(config::kMinHz, config::kMaxHz));
+  daemon->add_option("--source", command.source, "activity (default) or pg_wait_sampling")
+      ->check(CLI::IsMember(model::sampler_source_names()));
+  daemon->add_option("--listen", overrides.listen,
+                     "HOST:PORT of /metrics (default 127.0.0.1:9816)");
+  daemon->add_option("--data-dir", overrides.data_dir, "where runs and the control socket live");
+  daemon->add_option("--log-level", overrides.log_level, "overrides log_level of the file")
+      ->check(CLI::IsMember(config::log_level_names()));
+}
+
+void add_run(CLI::App& app, RunCommand& command, std::string& source) {
+  auto* run = app.add_subcommand("run", "one profiled benchmark run in the foreground");
+  run->add_option("target", command.target,
+                  "connection string or URI; none: PG* variables, else a scratch cluster");
+  run->add_option("--hz", command.hz, "snapshots per second (1-10000; source activity)")
+      ->check(CLI::Range(config::kMinHz, config::kMaxHz));
+  run->add_option("--interval", command.interval_s, "timeline interval in seconds (pgbench -P)")
+      ->check(CLI::Range(1LL, config::kMaxIntervalS));
+  run->add_option("--workload", command.workload, "a built-in workload")
+      ->check(CLI::IsMember(model::workload_names()));
+  run->add_option("--label", command.label, "a label for the run");
+  run->add_option("--data-dir", command.data_dir, "where the run directory is written");
+  run->add_option("--source", source, "activity (default) or pg_wait_sampling")
+      ->check(CLI::IsMember(model::sampler_source_names()));
+  run->add_option("--local", command.local,
+                  "whether the server runs on this host, for its /proc: auto, true or false")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, config::LocalMode>{{"auto", config::LocalMode::kAuto},
+                                                   {"true", config::LocalMode::kYes},
+                                                   {"false", config::LocalMode::kNo}}));
+  run->add_option("--scale", command.scale, "pgbench -i scale of a scratch cluster")
+      ->check(CLI::Range(1, 100000));
+  run->add_flag("--keep-cluster", command.keep_cluster, "leave the scratch cluster running");
+  run->add_flag("--keep-transaction-log", command.keep_transaction_log,
+                "keep pgbench's per-transaction log (pgbench_log.*) in the run directory");
+  run->add_flag("--checkpoint-after", command.checkpoint_after,
+                "CHECKPOINT when the load ends, timed and sampled as its own part of the run");
+  run->add_option("--results-dsn", command.results_dsn,
+                  "upload the run to this results database (or $PGWAITPROF_RESULTS_DSN)");
+  run->add_flag("--no-daemon", command.no_daemon,
+                "sample here even if a daemon samples the target");
+}
+
+void add_report(CLI::App& app, ReportCommand& command) {
+  auto* report = app.add_subcommand("report", "render a saved run again");
+  report->add_option("run_dir", command.run_dir, "run directory (or its report.json)")->required();
+  report
+      ->add_option("--format", command.format, "text, md, json, csv, timeline-csv, folded or html")
+      ->check(CLI::IsMember({"text", "md", "json", "csv", "timeline-csv", "folded", "html"}));
+  report
+      ->add_option("--by", command.by,
+                   "wait_event, backend_type, state, wait_event_type or query_id")
+      ->check(
+          CLI::IsMember({"wait_event", "backend_type", "state", "wait_event_type", "query_id"}));
+  report->add_option("--top", command.top, "rows before the rest is summed as \"other\"")
+      ->check(CLI::PositiveNumber);
+  report->add_flag("--include-idle", command.include_idle, "count idle sessions in shares");
+  report->add_flag("--no-trim", command.no_trim,
+                   "keep the warm-up (found by MSER-5) in the summary figures and errors");
+}
+
+void add_matrix(CLI::App& app, MatrixCommand& command) {
+  auto* matrix = app.add_subcommand("matrix", "a sweep of runs: variants x clients x repeats");
+  matrix->add_option("plan", command.plan_path, "the plan (YAML)");
+  matrix->add_option("--resume", command.resume_dir, "finish an interrupted matrix directory");
+  matrix->add_option("--data-dir", command.data_dir, "where the matrix directory is written");
+  matrix->add_option("--duration", command.duration_s, "override the plan's duration (seconds)")
+      ->check(CLI::Range(1, 86400));
+  matrix->add_option("--repeats", command.repeats, "override the plan's repeats")
+      ->check(CLI::Range(1, 100));
+  matrix->add_option("--scale", command.scale, "override the plan's scale")
+      ->check(CLI::Range(1, 100000));
+  matrix->add_option("--target", command.target,
+                     "run the plan on this server (connection string) instead of its target");
+  matrix
+      ->add_option("--split-by", command.split_by,
+                   "split the table's rows by a recorded attribute: kernel, cpu_model, "
+                   "server_version or label")
+      ->check(CLI::IsMember({"kernel", "cpu_model", "server_version", "label"}));
+  matrix->add_flag("--quick", command.quick,
+                   "a short version of the plan: 5 s runs, 1 repeat, its first and last client "
+                   "counts, scale at most 2");
+  matrix->add_option("--results-dsn", command.results_dsn,
+                     "upload the runs to this results database (or $PGWAITPROF_RESULTS_DSN)");
+}
+
+void add_compare(CLI::App& app, CompareCommand& command) {
+  auto* compare = app.add_subcommand(
+      "compare", "A/B: throughput change with its noise band, and the waits that moved");
+  compare
+      ->add_option(
+          "a", command.side_a,
+          "run or matrix directory, run id, label, or filter (\"label=x*;workload=tpcb\"); "
+          "comma-separated")
+      ->required();
+  compare->add_option("b", command.side_b, "the same for the other side")->required();
+  compare->add_option("--data-dir", command.data_dir, "whose run history ids and labels name");
+  compare->add_option("--results-dsn", command.results_dsn,
+                      "look run ids, labels and filters up in this results database");
+  compare->add_option("--format", command.format, "text, md or json")
+      ->check(CLI::IsMember({"text", "md", "json"}));
+  compare
+      ->add_option("--split-by", command.split_by,
+                   "pool both sides' runs and compare by a recorded attribute's two values: "
+                   "kernel, cpu_model, server_version or label")
+      ->check(CLI::IsMember({"kernel", "cpu_model", "server_version", "label"}));
+}
+
+[[noreturn]] void run_daemon(DaemonCommand& command) {
+  std::optional<std::filesystem::path> path;
+  if (command.config_file) path = *command.config_file;
+  command.overrides.source = source_of(command.source);
+  service::DaemonApp daemon_app(path, command.overrides);
+  const int code = daemon_app.run();
+  // Everything is stopped and written. Destroying the HTTP server would wait up to 2 s for
+  // civetweb's worker threads' socket timeouts, beyond the 1 s a stop may take.
+  spdlog::shutdown();
+  std::cout.flush();
+  std::_Exit(code);
+}
+
+}  // namespace
+
+int main_cli(int argc, char** argv) {
+  // Everything after the first "--" goes to pgbench unchanged.
+  std::vector<std::string> ours;
+  std::vector<std::string> loadgen_args;
+  bool after_separator = false;
+  for (int index = 1; index < argc; ++index) {
+    const std::string arg = argv[index];
+    if (!after_separator && arg == "--") {
+      after_separator = true;
+      continue;
+    }
+    (after_separator ? loadgen_args : ours).push_back(arg);
+  }
+  std::reverse(ours.begin(), ours.end());  // CLI11 parses a reversed vector
+
+  CLI::App app{"pgwaitprof: wait-event sampling profiler for PostgreSQL benchmarks"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version",
+                       std::string(PGWAITPROF_VERSION) + " (" + PGWAITPROF_REVISION + ")");
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember(config::log_level_names()));
+  DaemonCommand daemon;
+  RunCommand run;
+  std::string run_source = std::string(to_string(model::SamplerSource::kActivity));
+  ReportCommand report;
+  MatrixCommand matrix;
+  CompareCommand compare;
+  add_daemon(app, daemon);
+  add_run(app, run, run_source);
+  add_report(app, report);
+  add_matrix(app, matrix);
+  add_compare(app, compare);
+  RunsCommand runs;
+  TrendCommand trend;
+  add_runs_command(app, runs);
+  add_trend_command(app, trend);
+  ResultsCommand results;
+  add_results_command(app, results);
+  std::string explained;
+  app.add_subcommand("explain", "what a wait event means and what usually causes it")
+      ->add_option("event", explained,
+                   "a wait event: \"WALWrite\", \"LWLock | WALWrite\", \"WALWriteLock\", ...")
+      ->required();
+
+  try {
+    app.parse(ours);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForVersion& version) {
+    return app.exit(version);
+  } catch (const CLI::ParseError& error) {
+    // CLI11 quotes the arguments it did not expect, which may hold a connection string.
+    std::cerr << "pgwaitprof: " << collectors::mask_secrets(error.what())
+              << "\nHINT: Try \"pgwaitprof --help\".\n";
+    return kExitUsage;
+  }
+  auto* run_app = app.get_subcommand("run");
+  if (!loadgen_args.empty() && !run_app->parsed()) {
+    std::cerr << "pgwaitprof: arguments after \"--\" are only accepted by \"run\"\n";
+    return kExitUsage;
+  }
+  config::set_log_level(daemon.overrides.log_level.value_or(log_level));
+
+  try {
+    if (app.get_subcommand("daemon")->parsed()) run_daemon(daemon);
+    if (run_app->parsed()) {
+      run.source = *model::parse_sampler_source(run_source);
+      if (run.source == model::SamplerSource::kPgWaitSampling && run.hz) {
+        std::cerr << "pgwaitprof: --hz cannot be used with --source pg_wait_sampling\n"
+                     "HINT: The extension samples at its own pg_wait_sampling.profile_period.\n";
+        return kExitUsage;
+      }
+      run.pgbench_args = loadgen_args;
+      return run_command(run);
+    }
+    if (app.get_subcommand("report")->parsed()) return report_command(report);
+    if (app.get_subcommand("matrix")->parsed()) {
+      if (!matrix.plan_path && !matrix.resume_dir) {
+        std::cerr << "pgwaitprof: matrix needs a plan file or --resume DIR\n";
+        return kExitUsage;
+      }
+      return matrix_command(matrix);
+    }
+    if (app.get_subcommand("compare")->parsed()) return compare_command(compare);
+    if (app.get_subcommand("explain")->parsed()) return explain_command(explained);
+    if (app.get_subcommand("runs")->parsed()) return runs_command(app, runs);
+    if (app.get_subcommand("trend")->parsed()) return trend_command(trend);
+    if (app.get_subcommand("results")->parsed()) return results_command(app, results);
+  } catch (const config::ConfigError& error) {
+    std::cerr << "pgwaitprof: " << error.what() << '\n';
+    return kExitUsage;
+  } catch (const std::exception& error) {
+    std::cerr << "pgwaitprof: " << error.what() << '\n';
+    return kExitFailure;
+  }
+  return kExitFailure;
+}
+
+}  // namespace pgwaitprof::commands

@@ -1,0 +1,100 @@
+// Target resolution of the foreground commands.
+#include "daemon/commands/foreground.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "collectors/pg_session.h"
+#include "daemon/engine/process.h"
+
+namespace pgwaitprof::commands {
+
+bool pg_environment_set() {
+  for (const char* name : {"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE"}) {
+    if (const char* value = std::getenv(name); value && *value) return true;
+  }
+  return false;
+}
+
+std::filesystem::path default_data_dir() {
+  if (const char* dir = std::getenv("PGWAITPROF_DATA_DIR"); dir && *dir) return dir;
+  if (const char* dir = std::getenv("XDG_DATA_HOME"); dir && *dir) {
+    return std::filesystem::path(dir) / "pgwaitprof";
+  }
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home ? home : ".") / ".local" / "share" / "pgwaitprof";
+}
+
+namespace {
+
+// pgbench -i (and the extension) in a new scratch cluster.
+asio::awaitable<engine::Status> initialise_scratch(engine::ScratchCluster& scratch,
+                                                   const LocalTargetOptions& options,
+                                                   engine::RunControl& control) {
+  const auto& bin = scratch.bin_dir();
+  std::cerr << fmt::format("pgwaitprof: initialising pgbench data at scale {}\n", options.scale);
+  const std::vector<std::string> init{
+      (bin / "pgbench").string(), "-i", "-q", "-s", std::to_string(options.scale),
+      scratch.conninfo()};
+  auto initialised =
+      co_await engine::run_command_async(init, {}, [&](pid_t pid) { control.set_child(pid); });
+  control.clear_child();
+  if (!initialised) co_return initialised.error();
+  if (control.interrupted()) co_return engine::Error{control.reason()};
+  if (initialised->exit_code != 0) {
+    co_return engine::Error{"pgbench -i failed on the scratch cluster: " + initialised->output};
+  }
+  const std::vector<std::string> statements{(bin / "psql").string(),
+                                            "-X",
+                                            "-q",
+                                            "-c",
+                                            "CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
+                                            scratch.conninfo()};
+  auto statements_created = co_await engine::run_command_async(statements);
+  if (!statements_created || statements_created->exit_code != 0) {
+    co_return engine::Error{
+        "could not create extension \"pg_stat_statements\": " +
+        (statements_created ? statements_created->output : statements_created.error().message)};
+  }
+  if (options.create_wait_sampling && scratch.wait_sampling_preloaded()) {
+    const std::vector<std::string> create{(bin / "psql").string(),
+                                          "-X",
+                                          "-q",
+                                          "-c",
+                                          "CREATE EXTENSION IF NOT EXISTS pg_wait_sampling",
+                                          scratch.conninfo()};
+    auto created = co_await engine::run_command_async(create);
+    if (!created || created->exit_code != 0) {
+      co_return engine::Error{"could not create extension \"pg_wait_sampling\": " +
+                              (created ? created->output : created.error().message)};
+    }
+  }
+  co_return std::nullopt;
+}
+
+}  // namespace
+
+asio::awaitable<engine::Expected<LocalTarget>> open_local_target(const LocalTargetOptions& options,
+                                                                 engine::RunControl& control) {
+  LocalTarget local;
+  if (options.target) {
+    local.conninfo = *options.target;
+    co_return local;
+  }
+  if (pg_environment_set()) co_return local;
+  engine::ScratchOptions scratch_options;
+  scratch_options.keep = options.keep_cluster;
+  auto scratch = co_await engine::ScratchCluster::create(scratch_options, control);
+  if (!scratch) co_return scratch.error();
+  local.scratch = std::move(*scratch);
+  local.conninfo = local.scratch->conninfo();
+  if (auto failed = co_await initialise_scratch(*local.scratch, options, control)) {
+    local.scratch->set_keep(false);
+    co_await local.scratch->destroy();
+    co_return *failed;
+  }
+  co_return local;
+}
+
+}  // namespace pgwaitprof::commands

@@ -1,0 +1,91 @@
+// The results database commands.
+#include "daemon/commands/results_command.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "daemon/commands/foreground.h"
+#include "daemon/history/results_db.h"
+
+namespace pgwaitprof::commands {
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+int report_push(const history::PushResult& result) {
+  std::cout << fmt::format("uploaded {} run{}, {} pending\n", result.uploaded,
+                           result.uploaded == 1 ? "" : "s", result.pending);
+  if (!result.error.empty()) std::cerr << "pgwaitprof: " << result.error << '\n';
+  return result.pending == 0 ? 0 : kExitFailure;
+}
+
+}  // namespace
+
+std::optional<std::string> results_dsn(const std::optional<std::string>& option) {
+  if (option) return option;
+  if (const char* dsn = std::getenv("PGWAITPROF_RESULTS_DSN"); dsn && *dsn) return dsn;
+  return std::nullopt;
+}
+
+void add_results_command(CLI::App& app, ResultsCommand& command) {
+  auto* results = app.add_subcommand("results", "the shared results database");
+  results->require_subcommand(1);
+  const auto add_common = [&](CLI::App* sub) {
+    sub->add_option("--results-dsn", command.dsn,
+                    "connection string of the results database (or $PGWAITPROF_RESULTS_DSN)");
+    sub->add_option("--data-dir", command.data_dir, "whose queued runs are pushed");
+  };
+  add_common(results->add_subcommand("migrate", "create or update the schema pgwaitprof"));
+  auto* push = results->add_subcommand("push", "upload the queued runs");
+  add_common(push);
+  push->add_flag("--backfill", command.backfill, "and every run of the history not uploaded yet");
+}
+
+int results_command(const CLI::App& app, const ResultsCommand& command) {
+  const auto dsn = results_dsn(command.dsn);
+  if (!dsn) {
+    std::cerr << "pgwaitprof: no results database given\n"
+                 "HINT: Pass --results-dsn or set PGWAITPROF_RESULTS_DSN.\n";
+    return kExitUsage;
+  }
+  const auto data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
+  const auto* results = app.get_subcommand("results");
+  if (results->get_subcommand("migrate")->parsed()) {
+    auto db = history::ResultsDb::connect(*dsn);
+    auto applied = db ? db->migrate() : engine::Expected<int>(db.error());
+    auto version = applied ? db->schema_version() : engine::Expected<int>(applied.error());
+    if (!version) {
+      std::cerr << "pgwaitprof: " << version.error().message << '\n';
+      return kExitFailure;
+    }
+    std::cout << fmt::format("schema pgwaitprof at version {} ({} migration{} applied)\n", *version,
+                             *applied, *applied == 1 ? "" : "s");
+    return 0;
+  }
+  return report_push(command.backfill ? history::backfill(data_dir, *dsn)
+                                      : history::push_pending(data_dir, *dsn));
+}
+
+void upload_after(const std::filesystem::path& data_dir,
+                  const std::vector<std::filesystem::path>& run_dirs,
+                  const std::optional<std::string>& dsn_option) {
+  const auto dsn = results_dsn(dsn_option);
+  if (!dsn || run_dirs.empty()) return;
+  const auto result = history::upload_runs(data_dir, run_dirs, *dsn);
+  if (result.error.empty()) {
+    std::cerr << fmt::format("pgwaitprof: uploaded {} run{} to the results database\n",
+                             result.uploaded, result.uploaded == 1 ? "" : "s");
+  } else {
+    std::cerr << fmt::format(
+        "pgwaitprof: warning: {}\nDETAIL: {} run{} queued in \"{}\"; \"pgwaitprof results push\" "
+        "uploads {}.\n",
+        result.error, result.pending, result.pending == 1 ? "" : "s",
+        (data_dir / "results-pending").string(), result.pending == 1 ? "it" : "them");
+  }
+}
+
+}  // namespace pgwaitprof::commands

@@ -1,0 +1,122 @@
+// The foreground run.
+#include "daemon/commands/run_command.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "daemon/commands/control_client.h"
+#include "daemon/commands/foreground.h"
+#include "daemon/commands/results_command.h"
+#include "daemon/engine/run_directory.h"
+#include "daemon/engine/run_engine.h"
+#include "daemon/service/control_server.h"
+#include "exporters/report_render.h"
+
+namespace pgwaitprof::commands {
+namespace {
+
+// Echoes the load generator's output to the terminal as pgbench itself would.
+class TerminalObserver : public engine::RunObserver {
+ public:
+  void on_started(const std::string& run_id, const std::filesystem::path& dir) override {
+    std::cerr << fmt::format("pgwaitprof: run {} -> {}\n", run_id, dir.string());
+  }
+  void on_loadgen_line(std::string_view line) override { std::cerr << line << '\n'; }
+};
+
+int print_report(const model::Run& run, const std::filesystem::path& dir, int exit_code,
+                 bool written) {
+  // The report reaches the terminal even when its files could not be written.
+  std::cout << exporters::render_text(run);
+  if (written) std::cout << fmt::format("\nreport: {}\n", (dir / "report.html").string());
+  if (run.status != model::RunStatus::kCompleted) {
+    std::cerr << fmt::format("pgwaitprof: run {}: {}\n", to_string(run.status), run.error);
+  }
+  return exit_code;
+}
+
+engine::RunRequest make_request(const RunCommand& command) {
+  engine::RunRequest request;
+  request.workload = command.workload;
+  request.label = command.label;
+  request.pgbench_args = command.pgbench_args;
+  request.interval = std::chrono::seconds(command.interval_s);
+  request.data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
+  request.keep_transaction_log = command.keep_transaction_log;
+  request.checkpoint_after = command.checkpoint_after;
+  return request;
+}
+
+// A daemon that already samples the target runs it, so the target is not sampled twice.
+std::optional<int> try_daemons(const RunCommand& command, engine::RunRequest request) {
+  request.conninfo = command.target.value_or("");
+  for (const auto& socket : daemon_sockets(command)) {
+    auto remote = run_through_daemon(
+        socket, request, [](const std::string& line) { std::cerr << line << '\n'; },
+        [](const std::string& notice) { std::cerr << notice << '\n'; });
+    if (!remote) throw std::runtime_error(remote.error().message);
+    if (!*remote) continue;
+    auto run = engine::read_run((*remote)->dir);
+    if (!run) throw std::runtime_error(run.error().message);
+    const int exit_code = print_report(*run, (*remote)->dir, (*remote)->exit_code, true);
+    upload_after(request.data_dir, {(*remote)->dir}, command.results_dsn);
+    return exit_code;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command) {
+  std::vector<std::filesystem::path> sockets;
+  if (const char* socket = std::getenv("PGWAITPROF_SOCKET"); socket && *socket) {
+    sockets.emplace_back(socket);
+  }
+  sockets.push_back(service::control_socket_path(command.data_dir.empty() ? default_data_dir()
+                                                                          : command.data_dir));
+  sockets.push_back(service::control_socket_path("/var/lib/pgwaitprof"));
+  return sockets;
+}
+
+int run_command(const RunCommand& command) {
+  auto request = make_request(command);
+  const bool scratch_target = !command.target && !pg_environment_set();
+  // The control protocol does not carry --checkpoint-after: such a run samples here.
+  if (!scratch_target && !command.no_daemon && !command.checkpoint_after) {
+    if (auto exit_code = try_daemons(command, request)) return *exit_code;
+  }
+  config::TargetConfig target;
+  target.hz = command.hz.value_or(config::kDefaultHz);
+  target.source = command.source;
+  target.local = command.local;
+  TerminalObserver observer;
+  const auto outcome = drive<engine::RunOutcome>(
+      "pgwaitprof: stopping the run, writing its report",
+      [&](engine::RunControl& control) -> asio::awaitable<engine::RunOutcome> {
+        const LocalTargetOptions target_options{
+            command.target, command.scale, command.keep_cluster,
+            command.source == model::SamplerSource::kPgWaitSampling};
+        auto local = co_await open_local_target(target_options, control);
+        if (!local) throw std::runtime_error(local.error().message);
+        target.dsn = local->conninfo;
+        // A scratch cluster is on this host, unless the user says to treat it as remote.
+        if (local->scratch && command.local != config::LocalMode::kNo) {
+          target.local = config::LocalMode::kYes;
+        }
+        request.conninfo = local->conninfo;
+        auto outcome = co_await with_sampler<engine::RunOutcome>(
+            collectors::sampler_options(target), [&](collectors::TargetSampler& sampler) {
+              return engine::execute_run(sampler, request, observer, control);
+            });
+        if (local->scratch) co_await local->scratch->destroy();
+        co_return outcome;
+      });
+  const int exit_code =
+      print_report(outcome.run, outcome.dir, outcome.exit_code, outcome.report_written);
+  if (outcome.report_written) upload_after(request.data_dir, {outcome.dir}, command.results_dsn);
+  return exit_code;
+}
+
+}  // namespace pgwaitprof::commands

@@ -1,0 +1,44 @@
+// `pgwaitprof run`: one profiled benchmark run in the foreground. Through a daemon that already
+// samples the target when there is one (so the server is not sampled twice), else with a sampler
+// of its own on the target (or a scratch cluster made for the run); the report is printed at
+// the end, also when the run failed or was interrupted, and also when its files could not be
+// written.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/daemon_config.h"
+#include "daemon/model/sampler_source.h"
+
+namespace pgwaitprof::commands {
+
+struct RunCommand {
+  std::optional<std::string> target;  // none: PG* variables if set, else a scratch cluster
+  std::optional<double> hz;           // none: the default rate
+  int interval_s = 1;
+  std::string workload = "tpcb";
+  std::string label;
+  std::filesystem::path data_dir;
+  bool keep_cluster = false;
+  bool no_daemon = false;
+  bool keep_transaction_log = false;
+  bool checkpoint_after = false;
+  model::SamplerSource source = model::SamplerSource::kActivity;
+  // Whether the server runs on this host (a scratch cluster always does).
+  config::LocalMode local = config::LocalMode::kAuto;
+  int scale = 10;  // pgbench -i scale of a scratch cluster
+  std::vector<std::string> pgbench_args;
+  std::optional<std::string> results_dsn;  // upload the run there (results_command.h)
+};
+
+// Where `run` looks for a daemon's control socket: $PGWAITPROF_SOCKET, the data directory's,
+// and the system service's.
+std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command);
+
+// The exit code: pgbench's, or 1 when the run failed.
+int run_command(const RunCommand& command);
+
+}  // namespace pgwaitprof::commands

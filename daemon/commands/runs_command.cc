@@ -1,0 +1,164 @@
+// The run history commands.
+#include "daemon/commands/runs_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "daemon/commands/foreground.h"
+#include "daemon/engine/run_directory.h"
+#include "daemon/history/history_render.h"
+#include "daemon/history/results_db.h"
+#include "daemon/history/run_index.h"
+#include "exporters/report_render.h"
+
+namespace pgwaitprof::commands {
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+}  // namespace
+
+void add_history_options(CLI::App* app, HistoryOptions& options) {
+  auto& filter = options.filter;
+  app->add_option("--data-dir", options.data_dir, "the data directory whose runs are read");
+  app->add_option("--label", filter.label, "runs whose label matches the glob");
+  app->add_option("--workload", filter.workload, "runs of the workload");
+  app->add_option("--since", filter.since, "runs started at or after: 2026-11-30[T12:00], or 7d");
+  app->add_option("--until", filter.until, "runs started at or before, as --since");
+  app->add_option("--status", filter.status, "completed, interrupted or failed");
+  app->add_option("--setting", filter.settings,
+                  "NAME=VALUE among the run's recorded non-default settings (repeatable)");
+  app->add_option("--host", filter.host, "runs of the host (a glob)");
+  app->add_option("--results-dsn", options.results_dsn,
+                  "read the runs of every host from this results database");
+}
+
+namespace {
+
+int show(const HistoryOptions& options, const std::vector<history::RunSummary>& runs,
+         const std::string& key) {
+  auto found = history::resolve_run(runs, key);
+  if (!found) {
+    std::cerr << "pgwaitprof: " << found.error().message << '\n';
+    return kExitFailure;
+  }
+  engine::Expected<model::Run> run = engine::Error{""};
+  if (options.results_dsn) {
+    auto db = history::ResultsDb::connect(*options.results_dsn);
+    run = db ? db->report(found->id) : engine::Expected<model::Run>(db.error());
+  } else {
+    run = engine::read_run(found->dir);
+  }
+  if (!run) {
+    std::cerr << "pgwaitprof: " << run.error().message << '\n';
+    return kExitFailure;
+  }
+  std::cout << exporters::render_text(*run);
+  return 0;
+}
+
+bool confirmed(size_t count) {
+  if (!isatty(STDIN_FILENO)) return false;
+  std::cerr << fmt::format("remove {} run director{}? [y/N] ", count, count == 1 ? "y" : "ies");
+  std::string answer;
+  std::getline(std::cin, answer);
+  return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+int prune(const RunsCommand& command, const std::vector<history::RunSummary>& runs) {
+  auto bound = history::parse_time_bound("--older-than", command.older_than, false);
+  if (!history::parse_age(command.older_than) || !bound) {
+    std::cerr << fmt::format(
+        "pgwaitprof: invalid value for --older-than: \"{}\"\nHINT: Give an age such as 90d, "
+        "12h or 2w.\n",
+        command.older_than);
+    return kExitUsage;
+  }
+  std::vector<const history::RunSummary*> old;
+  for (const auto& run : runs) {
+    if (run.started_at.substr(0, 19) < *bound) old.push_back(&run);
+  }
+  if (old.empty()) {
+    std::cout << "no runs older than " << command.older_than << '\n';
+    return 0;
+  }
+  for (const auto* run : old)
+    std::cout << run->started_at.substr(0, 19) << "  " << run->dir << '\n';
+  if (!command.yes && !confirmed(old.size())) {
+    std::cerr << "pgwaitprof: nothing removed\nHINT: Pass --yes to remove without asking.\n";
+    return isatty(STDIN_FILENO) ? 0 : kExitUsage;
+  }
+  for (const auto* run : old) {
+    std::error_code error;
+    std::filesystem::remove_all(run->dir, error);
+    if (error) {
+      std::cerr << fmt::format("pgwaitprof: could not remove directory \"{}\": {}\n", run->dir,
+                               error.message());
+      return kExitFailure;
+    }
+  }
+  history::load_history(history_data_dir(command.history));  // drops them from the index
+  std::cout << fmt::format("removed {} run{}\n", old.size(), old.size() == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace
+
+std::filesystem::path history_data_dir(const HistoryOptions& options) {
+  return options.data_dir.empty() ? default_data_dir() : options.data_dir;
+}
+
+engine::Expected<std::vector<history::RunSummary>> load_runs(const HistoryOptions& options,
+                                                             const history::RunFilter& filter) {
+  if (options.results_dsn) {
+    auto db = history::ResultsDb::connect(*options.results_dsn);
+    if (!db) return db.error();
+    return db->list(filter);
+  }
+  std::vector<std::string> warnings;
+  const auto all = history::load_history(history_data_dir(options), &warnings);
+  for (const auto& warning : warnings) std::cerr << "pgwaitprof: warning: " << warning << '\n';
+  return history::filter_runs(all, filter);
+}
+
+void add_runs_command(CLI::App& app, RunsCommand& command) {
+  auto* runs = app.add_subcommand("runs", "the run history: list, show and prune runs");
+  add_history_options(runs, command.history);
+  runs->add_option("--format", command.history.format, "text, md, csv or json")
+      ->check(CLI::IsMember({"text", "md", "csv", "json"}));
+  auto* show = runs->add_subcommand("show", "a run's report by id, id prefix or label");
+  show->add_option("id", command.show_key, "run id, unambiguous id prefix, or label")->required();
+  auto* prune = runs->add_subcommand("prune", "remove runs older than an age");
+  prune->add_option("--older-than", command.older_than, "an age: 90d, 12h, 2w")->required();
+  prune->add_flag("--yes", command.yes, "do not ask");
+}
+
+int runs_command(const CLI::App& app, const RunsCommand& command) {
+  auto filter = history::make_filter(command.history.filter);
+  if (!filter) {
+    std::cerr << "pgwaitprof: " << filter.error().message << '\n';
+    return kExitUsage;
+  }
+  const auto* runs_app = app.get_subcommand("runs");
+  if (runs_app->get_subcommand("prune")->parsed() && command.history.results_dsn) {
+    std::cerr << "pgwaitprof: runs prune cannot be used with --results-dsn\n";
+    return kExitUsage;
+  }
+  const auto loaded = load_runs(command.history, *filter);
+  if (!loaded) {
+    std::cerr << "pgwaitprof: " << loaded.error().message << '\n';
+    return kExitFailure;
+  }
+  const auto& runs = *loaded;
+  if (runs_app->get_subcommand("show")->parsed())
+    return show(command.history, runs, command.show_key);
+  if (runs_app->get_subcommand("prune")->parsed()) return prune(command, runs);
+  std::cout << history::render_runs(runs, command.history.format);
+  return 0;
+}
+
+}  // namespace pgwaitprof::commands

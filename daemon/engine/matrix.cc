@@ -1,0 +1,264 @@
+// Matrix sweeps.
+#include "daemon/engine/matrix.h"
+
+#include <fmt/format.h>
+
+#include <asio/this_coro.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "collectors/pg_session.h"
+#include "config/logging.h"
+#include "daemon/engine/atomic_file.h"
+#include "daemon/engine/process.h"
+#include "daemon/engine/run_directory.h"
+#include "daemon/engine/scratch_cluster.h"
+#include "daemon/engine/server_settings.h"
+#include "exporters/matrix_table.h"
+
+namespace pgwaitprof::engine {
+namespace {
+
+using namespace std::chrono_literals;
+
+auto log() {
+  static auto logger = config::component_logger("matrix");
+  return logger;
+}
+
+std::string clock_text(std::chrono::seconds seconds) {
+  return fmt::format("{}:{:02}", seconds.count() / 60, seconds.count() % 60);
+}
+
+bool completed(const std::filesystem::path& run_dir) {
+  auto run = read_run(run_dir);
+  return run && run->status == model::RunStatus::kCompleted;
+}
+
+// The server in the variant's settings; a restart where one is needed (scratch clusters only:
+// ServerSettings::prepare refused restart-only settings elsewhere).
+asio::awaitable<Status> apply_variant(MatrixContext& context, ServerSettings& settings,
+                                      const config::Variant& variant) {
+  if (settings.empty()) co_return std::nullopt;
+  auto restart = co_await settings.apply(variant.settings);
+  if (!restart) co_return restart.error();
+  if (restart->empty()) co_return std::nullopt;
+  if (context.scratch == nullptr) {
+    co_return Error{fmt::format("setting(s) {} need a server restart", fmt::join(*restart, ", "))};
+  }
+  context.say(
+      fmt::format("matrix: restarting the scratch cluster for {}", fmt::join(*restart, ", ")));
+  co_return co_await context.scratch->restart();
+}
+
+// An optional checkpoint and an unmeasured warm-up before a measured run.
+asio::awaitable<void> before_run(MatrixContext& context, const std::vector<std::string>& args) {
+  const auto& plan = context.plan;
+  if (plan.checkpoint) {
+    collectors::PgSession session(co_await asio::this_coro::executor);
+    if (!co_await session.connect(context.conninfo, 10s)) {
+      auto checkpoint = co_await session.execute("CHECKPOINT");
+      if (!checkpoint.ok()) {
+        log()->warn("checkpoint before the run failed: {}", checkpoint.error->message);
+      }
+    }
+  }
+  if (plan.warmup.count() == 0 || context.control.interrupted()) co_return;
+  std::vector<std::string> warmup{find_executable("pgbench"), "-n", "-T",
+                                  std::to_string(plan.warmup.count())};
+  warmup.insert(warmup.end(), args.begin(), args.end());
+  SpawnOptions options;
+  if (!context.conninfo.empty()) {
+    const auto split = collectors::split_password(context.conninfo);
+    warmup.push_back(split.conninfo);
+    if (!split.password.empty()) options.environment.push_back("PGPASSWORD=" + split.password);
+  }
+  auto warmed = co_await run_command_async(warmup, options,
+                                           [&](pid_t pid) { context.control.set_child(pid); });
+  context.control.clear_child();
+  if (!warmed || warmed->exit_code != 0) log()->warn("the warm-up run failed");
+}
+
+RunRequest cell_request(const MatrixContext& context, const MatrixCellRun& cell,
+                        const std::vector<std::string>& args) {
+  const auto& plan = context.plan;
+  RunRequest request;
+  request.conninfo = context.conninfo;
+  const auto variant = std::find_if(plan.variants.begin(), plan.variants.end(),
+                                    [&](const auto& v) { return v.name == cell.variant; });
+  request.workload = variant != plan.variants.end() && !variant->workload.empty()
+                         ? variant->workload
+                         : plan.workload;
+  request.label = plan.name.empty() ? cell.name() : plan.name + "-" + cell.name();
+  request.pgbench_args = args;
+  if (plan.transactions > 0) {
+    request.pgbench_args.insert(request.pgbench_args.end(),
+                                {"-t", std::to_string(plan.transactions)});
+  } else if (!config::fixed_work(plan)) {
+    request.pgbench_args.insert(request.pgbench_args.end(),
+                                {"-T", std::to_string(plan.duration.count())});
+  }
+  request.checkpoint_after = plan.checkpoint_after;
+  request.pgbench_args.insert(request.pgbench_args.end(), plan.pgbench_args.begin(),
+                              plan.pgbench_args.end());
+  request.variant = cell.variant;
+  request.repeat = cell.repeat;
+  request.run_dir = context.dir / "runs" / cell.name();
+  request.init_scale = plan.scale;
+  return request;
+}
+
+void announce(MatrixContext& context, const MatrixCellRun& cell, size_t index, size_t total,
+              std::chrono::seconds elapsed, int executed) {
+  const auto& plan = context.plan;
+  const auto per_run = executed > 0 ? elapsed / executed : plan.duration + plan.warmup + 5s;
+  const auto left =
+      std::chrono::duration_cast<std::chrono::seconds>(per_run * static_cast<long>(total - index));
+  context.say(fmt::format(
+      "matrix: run {}/{} variant={} clients={} repeat={}, elapsed {}, about {} left", index + 1,
+      total, cell.variant, cell.clients, cell.repeat, clock_text(elapsed), clock_text(left)));
+}
+
+// Every cell in order; stops at the first error that concerns the whole matrix.
+asio::awaitable<Status> run_cells(MatrixContext& context, ServerSettings& settings,
+                                  MatrixOutcome& outcome) {
+  const auto& plan = context.plan;
+  const auto order = matrix_order(plan);
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const auto started = std::chrono::steady_clock::now();
+  int executed = 0;
+  for (size_t index = 0; index < order.size(); ++index) {
+    const auto& cell = order[index];
+    const auto run_dir = context.dir / "runs" / cell.name();
+    if (completed(run_dir)) {
+      ++outcome.runs_done;
+      ++outcome.runs_skipped;
+      continue;
+    }
+    if (context.control.interrupted()) break;
+    std::error_code ignored;
+    std::filesystem::remove_all(run_dir, ignored);  // a failed attempt is redone whole
+    announce(context, cell, index, order.size(),
+             std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                              started),
+             executed);
+    const auto& variant = *std::find_if(plan.variants.begin(), plan.variants.end(),
+                                        [&](const auto& v) { return v.name == cell.variant; });
+    if (auto failed = co_await apply_variant(context, settings, variant)) co_return failed;
+    const int jobs = config::jobs_for(plan, cell.clients, cores);
+    const std::vector<std::string> args{"-c", std::to_string(cell.clients), "-j",
+                                        std::to_string(jobs)};
+    co_await before_run(context, args);
+    const auto result = co_await context.execute(cell_request(context, cell, args));
+    ++executed;
+    if (result.run.status == model::RunStatus::kCompleted) ++outcome.runs_done;
+    const auto figure = model::run_figure(result.run, plan.metric);
+    context.say(fmt::format(
+        "matrix: {} {} {} {}", cell.name(), to_string(result.run.status),
+        plan.metric == model::Metric::kDuration ? "elapsed s" : "tps",
+        figure ? fmt::format("{:.{}f}", *figure, plan.metric == model::Metric::kDuration ? 2 : 0)
+               : "-"));
+  }
+  co_return std::nullopt;
+}
+
+Status write_tables(MatrixContext& context, MatrixOutcome& outcome) {
+  std::vector<model::Run> runs;
+  for (const auto& cell : matrix_order(context.plan)) {
+    if (auto run = read_run(context.dir / "runs" / cell.name())) runs.push_back(std::move(*run));
+  }
+  const auto table = exporters::build_matrix_table(runs, context.plan.name, context.plan.metric,
+                                                   context.plan.split_by);
+  outcome.table_text = exporters::render_matrix_text(table);
+  const std::pair<const char*, std::string> files[] = {
+      {"table.txt", outcome.table_text},
+      {"table.md", exporters::render_matrix_markdown(table)},
+      {"table.csv", exporters::render_matrix_csv(table)},
+      {"table.json", exporters::render_matrix_json(table)},
+      {"matrix.html", exporters::render_matrix_html(table)}};
+  for (const auto& [name, text] : files) {
+    if (auto failed = write_file_atomically(context.dir / name, text)) return failed;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void write_matrix_status(const std::filesystem::path& dir, const MatrixOutcome& outcome) {
+  const char* status = !outcome.error.empty()                   ? "failed"
+                       : outcome.interrupted                    ? "interrupted"
+                       : outcome.runs_done < outcome.runs_total ? "incomplete"
+                                                                : "completed";
+  const nlohmann::json json = {{"status", status},
+                               {"error", outcome.error},
+                               {"runs_total", outcome.runs_total},
+                               {"runs_done", outcome.runs_done}};
+  if (auto failed = write_file_atomically(dir / "status.json", json.dump(2) + "\n")) {
+    log()->error("could not write matrix status dir={}: {}", dir.string(), failed->message);
+  }
+}
+
+std::string MatrixCellRun::name() const {
+  std::string safe;
+  for (char character : variant) {
+    safe += std::isalnum(static_cast<unsigned char>(character)) ? character : '_';
+  }
+  return fmt::format("{}-c{}-r{}", safe, clients, repeat);
+}
+
+std::vector<MatrixCellRun> matrix_order(const config::MatrixPlan& plan) {
+  std::vector<MatrixCellRun> order;
+  for (int repeat = 1; repeat <= plan.repeats; ++repeat) {
+    for (int clients : plan.clients) {
+      for (const auto& variant : plan.variants) order.push_back({variant.name, clients, repeat});
+    }
+  }
+  return order;
+}
+
+asio::awaitable<MatrixOutcome> execute_matrix(MatrixContext& context) {
+  MatrixOutcome outcome;
+  outcome.runs_total = static_cast<int>(matrix_order(context.plan).size());
+  Status failed = create_private_directories(context.dir / "runs");
+  std::vector<std::map<std::string, std::string>> variants;
+  for (const auto& variant : context.plan.variants) variants.push_back(variant.settings);
+  // Before the first run: a plan whose settings the server would refuse fails here, having
+  // changed nothing.
+  auto settings =
+      co_await ServerSettings::prepare(context.conninfo, variants, context.scratch != nullptr);
+  if (!failed && !settings) failed = settings.error();
+  if (!failed) failed = co_await run_cells(context, *settings, outcome);
+  // Leave the server as we found it, whatever happened.
+  if (settings && !settings->empty()) {
+    auto restored = co_await settings->restore();
+    if (!restored) {
+      log()->error("could not restore the server's settings: {}", restored.error().message);
+      if (!failed) failed = restored.error();
+    } else if (!restored->empty() && context.scratch != nullptr) {
+      (void)co_await context.scratch->restart();
+    }
+  }
+  outcome.interrupted = context.control.interrupted();
+  if (failed) outcome.error = failed->message;
+  if (auto table_failed = write_tables(context, outcome)) {
+    if (outcome.error.empty()) outcome.error = table_failed->message;
+  }
+  write_matrix_status(context.dir, outcome);
+  co_return outcome;
+}
+
+std::string plan_text_without_password(const std::string& plan_text, const std::string& target) {
+  const auto split = collectors::split_password(target);
+  std::string text = plan_text;
+  if (!split.password.empty()) {
+    for (size_t at = text.find(target); at != std::string::npos;
+         at = text.find(target, at + split.conninfo.size())) {
+      text.replace(at, target.size(), split.conninfo);
+    }
+  }
+  // Whatever form the target took (quoted, folded), no password may survive in the copy.
+  return collectors::mask_secrets(text);
+}
+
+}  // namespace pgwaitprof::engine

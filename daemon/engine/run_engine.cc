@@ -1,0 +1,560 @@
+// One profiled run, start to report, in named steps.
+#include "daemon/engine/run_engine.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
+
+#include "collectors/host.h"
+#include "collectors/kernel.h"
+#include "collectors/pgbench_parser.h"
+#include "collectors/registry.h"
+#include "collectors/server_description.h"
+#include "collectors/statements.h"
+#include "config/logging.h"
+#include "daemon/engine/atomic_file.h"
+#include "daemon/engine/copy_load.h"
+#include "daemon/engine/loadgen_command.h"
+#include "daemon/engine/process.h"
+#include "daemon/engine/run_directory.h"
+#include "daemon/engine/workload_files.h"
+#include "daemon/model/run_analysis.h"
+#include "daemon/model/run_recorder.h"
+#include "daemon/model/workloads.h"
+#include "exporters/report_render.h"
+
+namespace pgwaitprof::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using model::SteadyClock;
+using model::SystemClock;
+constexpr size_t kStderrTailBytes = 8192;
+constexpr auto kConnectTimeout = 10s;
+constexpr auto kFirstSampleTimeout = 10s;
+
+auto log() {
+  static auto logger = config::component_logger("run");
+  return logger;
+}
+
+std::string iso_utc(SystemClock::time_point at) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", fmt::gmtime(SystemClock::to_time_t(at)));
+}
+
+// Everything one run carries from step to step.
+struct RunState {
+  RunState(asio::any_io_executor executor, RunRequest run_request)
+      : request(std::move(run_request)), session(std::move(executor)) {}
+  model::Run& run() { return outcome.run; }
+
+  RunRequest request;
+  RunOutcome outcome;
+  collectors::PgSession session;  // the run's own connection: set-up, then run collectors
+  std::string loadgen;            // the load generator's path
+  LoadgenCommand command;
+  std::string pgbench_log;  // everything the load generator (and pgbench -i) wrote
+  // pg_stat_statements before the load, for deltas; compute_query_id's value.
+  std::map<int64_t, collectors::StatementStats> statements_before;
+  std::string compute_query_id;
+  std::string stdout_text;
+  std::string stderr_text;
+  // The copy workload: COPY FROM STDIN by pgwaitprof (the server cannot read our files), the
+  // scale, and the bytes of one client's COPY.
+  bool copy_from_stdin = false;
+  long long scale = 0;
+  uint64_t copy_bytes = 0;
+  double load_elapsed_s = 0;  // the load alone, without the checkpoint after it
+};
+
+// The first failure decides the run's status and error; later ones only follow from it.
+void fail(model::Run& run, const Error& error) {
+  if (run.status != model::RunStatus::kCompleted) return;
+  run.status = model::RunStatus::kFailed;
+  run.error = error.message;
+}
+
+// Step 1: who the run is.
+void begin(RunState& state, const collectors::TargetSampler& sampler) {
+  auto& run = state.run();
+  const auto& request = state.request;
+  run.id = make_run_id(request.label);
+  run.label = escape_control_characters(request.label);
+  run.target = request.conninfo.empty() ? "(PG* environment variables)"
+                                        : collectors::mask_password(request.conninfo);
+  run.workload = request.workload;
+  run.variant = request.variant;
+  run.repeat = request.repeat;
+  run.interval_s = static_cast<double>(request.interval.count());
+  run.sampler.source = sampler.options().source;
+  run.sampler.hz = run.sampler.source == model::SamplerSource::kActivity ? sampler.options().hz : 0;
+  run.started_at = iso_utc(SystemClock::now());
+  state.outcome.dir =
+      request.run_dir.empty() ? request.data_dir / "runs" / run.id : request.run_dir;
+  collectors::describe_host(run.environment);
+}
+
+// Step 2: the run's connection, and what the server is.
+asio::awaitable<Status> connect_target(RunState& state) {
+  const auto* workload = model::find_workload(state.request.workload);
+  if (workload == nullptr) {
+    co_return Error{fmt::format("unknown workload \"{}\"", state.request.workload)};
+  }
+  state.loadgen = find_executable(state.request.loadgen);
+  if (state.loadgen.empty()) {
+    co_return Error{fmt::format("could not find load generator \"{}\"", state.request.loadgen)};
+  }
+  if (auto error = co_await state.session.connect(state.request.conninfo, kConnectTimeout)) {
+    co_return Error{
+        fmt::format("could not connect to \"{}\": {}", state.run().target, error->message)};
+  }
+  if (auto error = co_await collectors::describe_server(state.session, state.run().environment)) {
+    co_return Error{fmt::format("could not describe server: {}", error->message)};
+  }
+  state.compute_query_id = co_await collectors::compute_query_id(state.session);
+  state.statements_before = co_await collectors::read_statement_stats(state.session);
+  co_return std::nullopt;
+}
+
+// Step 3: pgbench's tables, created when missing (pgbench -i, interruptible).
+asio::awaitable<Status> ensure_pgbench_tables(RunState& state, RunControl& control) {
+  auto tables =
+      co_await state.session.execute("SELECT to_regclass('pgbench_branches') IS NOT NULL");
+  if (!tables.ok()) co_return Error{tables.error->message};
+  if (collectors::cell(tables.result.get(), 0, 0) == "t") co_return std::nullopt;
+  log()->info("initialising pgbench tables scale={} target={}", state.request.init_scale,
+              state.request.target_name);
+  std::vector<std::string> init{state.loadgen, "-i", "-s", std::to_string(state.request.init_scale),
+                                "-q"};
+  SpawnOptions options;
+  if (!state.request.conninfo.empty()) {
+    const auto split = collectors::split_password(state.request.conninfo);
+    init.push_back(split.conninfo);
+    if (!split.password.empty()) options.environment.push_back("PGPASSWORD=" + split.password);
+  }
+  auto initialised =
+      co_await run_command_async(init, options, [&](pid_t pid) { control.set_child(pid); });
+  control.clear_child();
+  if (!initialised) co_return initialised.error();
+  state.pgbench_log += collectors::mask_secrets(initialised->output);
+  if (control.interrupted()) co_return Error{control.reason()};
+  if (initialised->exit_code != 0) {
+    co_return Error{"pgbench -i failed: " +
+                    describe_loadgen_failure(initialised->exit_code, initialised->output)};
+  }
+  co_return std::nullopt;
+}
+
+// Whether the server can read files pgwaitprof's host has: the sampler's --local, or (auto)
+// whether the server runs on this host.
+asio::awaitable<bool> server_shares_our_files(RunState& state,
+                                              const collectors::TargetSampler& sampler) {
+  const auto mode = sampler.options().local;
+  if (mode != config::LocalMode::kAuto) co_return mode == config::LocalMode::kYes;
+  auto directory = co_await state.session.execute("SELECT current_setting('data_directory', true)");
+  if (!directory.ok()) co_return false;
+  co_return collectors::server_is_local(state.session.backend_pid(),
+                                        collectors::cell(directory.result.get(), 0, 0));
+}
+
+// Step 4 for the copy workload: the data file and the script on the server's host; nothing
+// more elsewhere (pgwaitprof sends the rows itself).
+asio::awaitable<Status> prepare_copy(RunState& state, LoadgenInputs& inputs) {
+  if (state.copy_from_stdin) co_return std::nullopt;
+  auto file = co_await ensure_copy_file(state.session, state.scale);
+  if (!file) co_return file.error();
+  state.copy_bytes = file->bytes;
+  const auto path = state.outcome.dir / "workload.pgbench";
+  if (auto failed = write_file_atomically(path, copy_script(file->path))) co_return failed;
+  inputs.script_path = path.string();
+  inputs.scale.clear();  // the script needs no :scale
+  co_return std::nullopt;
+}
+
+// Step 4: the workload's set-up in the target, its script in the run directory, the command.
+asio::awaitable<Status> prepare_workload(RunState& state) {
+  const auto& workload = *model::find_workload(state.request.workload);
+  auto scale = co_await state.session.execute("SELECT count(*) FROM pgbench_branches");
+  if (!scale.ok()) co_return Error{scale.error->message};
+  if (!workload.setup_file.empty()) {
+    auto setup_sql = workload_file(workload.setup_file);
+    if (!setup_sql) co_return setup_sql.error();
+    auto setup = co_await state.session.execute_script(*setup_sql);
+    if (!setup.ok()) {
+      co_return Error{
+          fmt::format("could not set up workload \"{}\": {}", workload.name, setup.error->message)};
+    }
+  }
+  LoadgenInputs inputs{state.loadgen,
+                       &workload,
+                       "",
+                       collectors::cell(scale.result.get(), 0, 0),
+                       state.request.pgbench_args,
+                       static_cast<int>(state.request.interval.count()),
+                       state.request.conninfo,
+                       state.run().target,
+                       (state.outcome.dir / "pgbench_log").string()};
+  state.scale = std::stoll(inputs.scale.empty() ? "1" : inputs.scale);
+  if (workload.copy) {
+    if (auto failed = co_await prepare_copy(state, inputs)) co_return failed;
+  } else if (!workload.script_file.empty()) {
+    auto script = workload_file(workload.script_file);
+    if (!script) co_return script.error();
+    const auto path = state.outcome.dir / "workload.pgbench";
+    if (auto failed = write_file_atomically(path, *script)) co_return failed;
+    inputs.script_path = path.string();
+  }
+  state.command = build_loadgen_command(inputs);
+  if (state.copy_from_stdin) {
+    state.command.threads = 1;
+    state.command.display_argv = {"pgwaitprof", "--client", std::to_string(state.command.clients),
+                                  fmt::format("COPY {} FROM STDIN", model::kCopyTargetTable)};
+  }
+  state.run().interval_s = state.command.interval_s;
+  state.run().clients = state.command.clients;
+  state.run().loadgen_argv = state.command.display_argv;
+  co_return std::nullopt;
+}
+
+// Step 5: the sampler delivers: nothing is run that could not be profiled.
+asio::awaitable<Status> wait_for_sampler(RunState& state, collectors::TargetSampler& sampler,
+                                         RunControl& control) {
+  using namespace asio::experimental::awaitable_operators;
+  auto sampled =
+      co_await (sampler.wait_for_sample(kFirstSampleTimeout) || control.wait_interrupted());
+  if (control.interrupted()) co_return Error{control.reason()};
+  if (sampled.index() == 0 && std::get<0>(sampled)) co_return std::nullopt;
+  co_return Error{
+      fmt::format("could not sample \"{}\": {}", state.run().target,
+                  sampler.last_error().empty() ? "no sample in 10 s" : sampler.last_error())};
+}
+
+// The load generator: pgbench as a child, its output read line by line until it exits.
+asio::awaitable<void> run_pgbench(RunState& state, RunObserver& observer, RunControl& control,
+                                  model::RunRecorder& recorder, Child& child) {
+  auto executor = co_await asio::this_coro::executor;
+  auto on_stdout = [&](std::string_view raw) {
+    const auto line = collectors::mask_secrets(raw);
+    state.stdout_text.append(line).push_back('\n');
+    state.pgbench_log.append(line).push_back('\n');
+    observer.on_loadgen_line(line);
+  };
+  auto on_stderr = [&](std::string_view raw) {
+    const auto line = collectors::mask_secrets(raw);
+    state.stderr_text.append(line).push_back('\n');
+    state.pgbench_log.append(line).push_back('\n');
+    if (auto progress = collectors::parse_progress_line(line)) {
+      recorder.add_progress(*progress);
+      observer.on_progress(*progress);
+    }
+    observer.on_loadgen_line(line);
+  };
+  using namespace asio::experimental::awaitable_operators;
+  co_await (read_lines(executor, child.stdout_fd, on_stdout) &&
+            read_lines(executor, child.stderr_fd, on_stderr));
+  state.outcome.exit_code = co_await wait_exit(child);
+  control.clear_child();
+}
+
+// The copy workload elsewhere than on the server's host: COPY FROM STDIN by pgwaitprof.
+asio::awaitable<void> run_copy_from_stdin(RunState& state, RunObserver& observer,
+                                          RunControl& control) {
+  const int clients = state.command.clients;
+  const auto line = fmt::format("pgwaitprof: {} x COPY {} FROM STDIN, {} rows each", clients,
+                                model::kCopyTargetTable, state.scale * model::kAccountsPerScale);
+  state.pgbench_log += line + "\n";
+  observer.on_loadgen_line(line);
+  auto copied = co_await copy_from_stdin(state.request.conninfo, clients, state.scale, control);
+  state.outcome.exit_code = copied.error.empty() ? 0 : 1;
+  state.copy_bytes = clients > 0 ? copied.bytes / static_cast<uint64_t>(clients) : 0;
+  if (!copied.error.empty()) {
+    state.stderr_text += copied.error + "\n";
+    state.pgbench_log += copied.error + "\n";
+    fail(state.run(), {copied.error});
+  }
+}
+
+// --checkpoint-after: CHECKPOINT on a connection of its own (the run's is the collectors'),
+// timed; the sampler and the collectors go on meanwhile.
+asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point start) {
+  model::CheckpointAfter checkpoint;
+  const auto began = SteadyClock::now();
+  checkpoint.start_s = std::chrono::duration<double>(began - start).count();
+  collectors::PgSession session(co_await asio::this_coro::executor);
+  if (auto error = co_await session.connect(state.request.conninfo, kConnectTimeout)) {
+    checkpoint.error = "could not connect: " + error->message;
+  } else if (auto done = co_await session.execute("CHECKPOINT"); !done.ok()) {
+    checkpoint.error = done.error->message;
+  }
+  checkpoint.duration_s = std::chrono::duration<double>(SteadyClock::now() - began).count();
+  log()->info("checkpoint after the run run_id={} took {:.2f} s{}", state.run().id,
+              checkpoint.duration_s, checkpoint.error.empty() ? "" : ": " + checkpoint.error);
+  state.run().checkpoint_after = std::move(checkpoint);
+}
+
+// Step 6: the load (pgbench, or pgwaitprof's own COPY), with the recorder attached to the
+// sampler and the run collectors (background activity, host CPU) on the run's connection
+// meanwhile, then the checkpoint after it when asked for.
+asio::awaitable<Status> run_loadgen(RunState& state, RunObserver& observer, RunControl& control,
+                                    model::RunRecorder& recorder, SteadyClock::time_point start) {
+  auto executor = co_await asio::this_coro::executor;
+  std::optional<Child> child;
+  if (!state.copy_from_stdin) {
+    auto spawned = spawn(state.command.argv, {std::nullopt, state.command.environment});
+    if (!spawned) co_return spawned.error();
+    child.emplace(std::move(*spawned));
+    control.set_child(child->pid);
+    log()->info("started load generator run_id={} pid={} argv=\"{}\"", state.run().id, child->pid,
+                fmt::join(state.run().loadgen_argv, " "));
+  }
+  collectors::AsyncEvent finished(executor);
+  auto collectors = collectors::make_run_collectors(
+      {child ? child->pid : getpid(), std::chrono::duration<double>(state.run().interval_s)});
+  auto load = [&]() -> asio::awaitable<void> {
+    const auto began = SteadyClock::now();
+    if (child) {
+      co_await run_pgbench(state, observer, control, recorder, *child);
+    } else {
+      co_await run_copy_from_stdin(state, observer, control);
+    }
+    state.load_elapsed_s = std::chrono::duration<double>(SteadyClock::now() - began).count();
+    if (state.request.checkpoint_after && !control.interrupted()) {
+      co_await checkpoint_after(state, start);
+    }
+    finished.set();
+  };
+  using namespace asio::experimental::awaitable_operators;
+  const collectors::CollectContext context{&state.session, &recorder, nullptr, nullptr, start};
+  co_await (load() && collectors::run_schedule(collectors, context, start, finished));
+  co_return std::nullopt;
+}
+
+// Step 6b: latency percentiles from pgbench's per-transaction log, read as a stream (bounded
+// memory at any transaction rate); the log is removed afterwards when pgwaitprof added it,
+// unless it is to be kept.
+void read_transaction_log(RunState& state, model::RunRecorder& recorder,
+                          SystemClock::time_point start_wall) {
+  const auto& command = state.command;
+  if (command.transaction_log_prefix.empty()) return;
+  std::error_code error;
+  auto files = collectors::list_log_files(command.transaction_log_prefix, error);
+  if (files.empty()) return;
+  collectors::LatencyTimelineOptions options;
+  options.start = start_wall;
+  options.interval = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::duration<double>(state.run().interval_s));
+  options.columns = command.transaction_log_columns;
+  options.sampling_rate = command.transaction_log_sampling_rate;
+  const double elapsed_s = std::chrono::duration<double>(SystemClock::now() - start_wall).count();
+  options.max_intervals = static_cast<size_t>(elapsed_s / state.run().interval_s) + 2;
+  auto latency = collectors::read_latency_timeline(collectors::paths_of(files), options);
+  for (const auto& problem : latency.errors) state.run().warnings.push_back(problem);
+  if (latency.unparsable_lines > 0) {
+    state.run().warnings.push_back(fmt::format(
+        "{} line(s) of pgbench's transaction log could not be read", latency.unparsable_lines));
+  }
+  recorder.set_latency(std::move(latency));
+  if (command.transaction_log_added && !state.request.keep_transaction_log) {
+    for (const auto& file : files) std::filesystem::remove(file.path, error);
+  }
+}
+
+// Step 6c: pg_stat_statements' calls and execution time over the run, and why statements may
+// be missing.
+asio::awaitable<void> read_statements(RunState& state, model::RunRecorder& recorder) {
+  if (!state.session.connected()) co_return;
+  const auto after = co_await collectors::read_statement_stats(state.session);
+  std::map<int64_t, std::pair<uint64_t, double>> deltas;
+  std::map<int64_t, std::string> texts;
+  for (const auto& [query_id, stats] : after) {
+    const auto before = state.statements_before.find(query_id);
+    const uint64_t calls_before =
+        before == state.statements_before.end() ? 0 : before->second.calls;
+    const double time_before =
+        before == state.statements_before.end() ? 0 : before->second.total_exec_ms;
+    if (stats.calls <= calls_before) continue;
+    const auto calls = stats.calls - calls_before;
+    deltas[query_id] = {calls, (stats.total_exec_ms - time_before) / static_cast<double>(calls)};
+    texts[query_id] = stats.text;
+  }
+  recorder.set_statement_stats(std::move(deltas));
+  recorder.on_statement_texts(texts);
+}
+
+void note_missing_statements(RunState& state) {
+  auto& run = state.run();
+  if (!run.statements.empty() || run.profile.snapshots() == 0) return;
+  if (run.environment.server_version_num > 0 && run.environment.server_version_num < 140000) {
+    run.statements_note = "PostgreSQL 13 and older show no query_id in pg_stat_activity";
+  } else if (state.compute_query_id != "on") {
+    run.statements_note = fmt::format(
+        "no query ids were sampled: compute_query_id is \"{}\"; turn it on with ALTER SYSTEM SET "
+        "compute_query_id = on; SELECT pg_reload_conf(); (or load pg_stat_statements)",
+        state.compute_query_id);
+  }
+}
+
+// pgwaitprof's own COPY has no pgbench summary: one is made of it (a transaction per COPY).
+void conclude_copy_from_stdin(RunState& state) {
+  auto& run = state.run();
+  run.clients = state.command.clients;
+  if (state.outcome.exit_code != 0 || state.load_elapsed_s <= 0) return;
+  model::LoadgenSummary summary;
+  summary.transaction_type = fmt::format("COPY {} FROM STDIN", model::kCopyTargetTable);
+  summary.scale = static_cast<double>(state.scale);
+  summary.query_mode = "simple";
+  summary.clients = state.command.clients;
+  summary.threads = 1;
+  summary.transactions = static_cast<uint64_t>(state.command.clients);
+  summary.latency_avg_ms = state.load_elapsed_s * 1000;
+  summary.tps = static_cast<double>(summary.transactions) / state.load_elapsed_s;
+  run.loadgen = summary;
+}
+
+// Fixed-work runs (the copy workload, pgbench -t): what was done and in how long.
+void record_work(RunState& state) {
+  auto& run = state.run();
+  const auto* workload = model::find_workload(state.request.workload);
+  const bool fixed = (workload != nullptr && workload->fixed_work) ||
+                     pgbench_option(state.request.pgbench_args, 't', "transactions");
+  if (!fixed || state.load_elapsed_s <= 0 || !run.loadgen) return;
+  model::WorkDone work;
+  work.transactions = run.loadgen->transactions;
+  work.elapsed_s = state.load_elapsed_s;
+  if (workload != nullptr && workload->copy) {
+    work.rows = work.transactions * static_cast<uint64_t>(state.scale * model::kAccountsPerScale);
+    work.bytes = work.transactions * state.copy_bytes;
+  }
+  run.work = work;
+}
+
+// The intervals the checkpoint after the run overlapped, marked, and their waits as its
+// profile (the first may hold the end of the load too: a checkpoint can be shorter than one).
+void mark_checkpoint_after(model::Run& run) {
+  if (!run.checkpoint_after) return;
+  auto& checkpoint = *run.checkpoint_after;
+  const double end_s = checkpoint.start_s + checkpoint.duration_s;
+  for (auto& slice : run.timeline) {
+    if (slice.start_s + slice.duration_s <= checkpoint.start_s || slice.start_s > end_s) continue;
+    slice.checkpoint_after = true;
+    checkpoint.profile.merge(slice.profile);
+  }
+}
+
+// Step 7: the load generator's summary, the run's status and the warnings.
+void read_loadgen_summary(RunState& state, RunControl& control) {
+  auto& run = state.run();
+  try {
+    run.loadgen = collectors::parse_summary(state.stdout_text);
+    run.loadgen->aborted = collectors::aborted_clients(state.stderr_text);
+    if (run.loadgen->clients > 0) run.clients = run.loadgen->clients;
+  } catch (const collectors::PgbenchParseError& error) {
+    if (run.status == model::RunStatus::kCompleted && state.outcome.exit_code == 0 &&
+        !control.interrupted()) {
+      run.warnings.push_back(error.what());
+    }
+  }
+}
+
+void conclude(RunState& state, RunControl& control) {
+  auto& run = state.run();
+  if (state.copy_from_stdin) {
+    conclude_copy_from_stdin(state);
+  } else {
+    read_loadgen_summary(state, control);
+  }
+  run.loadgen_exit_code = state.outcome.exit_code;
+  record_work(state);
+  if (control.interrupted()) {
+    run.status = model::RunStatus::kInterrupted;
+    run.error = control.reason();
+  } else if (state.outcome.exit_code != 0 && !state.copy_from_stdin) {
+    fail(run, {describe_loadgen_failure(state.outcome.exit_code, state.stderr_text)});
+  }
+  if (run.status != model::RunStatus::kCompleted) {
+    const auto& text = state.stderr_text;
+    run.loadgen_stderr =
+        text.size() > kStderrTailBytes ? text.substr(text.size() - kStderrTailBytes) : text;
+  }
+  auto warnings = model::bottleneck_warnings(run, state.command.threads);
+  run.warnings.insert(run.warnings.end(), warnings.begin(), warnings.end());
+}
+
+// Step 8: the run directory. A run whose report cannot be kept is failed, and says why.
+void write(RunState& state) {
+  auto& run = state.run();
+  auto failed = write_file_atomically(state.outcome.dir / "pgbench.log", state.pgbench_log);
+  if (!failed) failed = write_run_directory(state.outcome.dir, run);
+  if (failed) {
+    if (run.status == model::RunStatus::kCompleted) run.status = model::RunStatus::kFailed;
+    run.error = run.error.empty() ? "could not write the report: " + failed->message
+                                  : run.error + "; could not write the report: " + failed->message;
+    // A report.json that says "completed" when the rest is missing would mislead: try to
+    // leave the failed status behind (a full disk may refuse this too).
+    (void)write_file_atomically(state.outcome.dir / "report.json", exporters::render_json(run));
+    log()->error("could not write run directory run_id={} dir={}: {}", run.id,
+                 state.outcome.dir.string(), failed->message);
+    return;
+  }
+  state.outcome.report_written = true;
+}
+
+}  // namespace
+
+asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunRequest request,
+                                        RunObserver& observer, RunControl& control) {
+  RunState state(co_await asio::this_coro::executor, std::move(request));
+  begin(state, sampler);
+  auto& run = state.run();
+  state.outcome.exit_code = 1;
+  // A new data directory is its owner's only (0700); the run directory in it 0750.
+  Status failed = state.request.run_dir.empty()
+                      ? create_private_directories(state.request.data_dir, kDataDirectoryMode)
+                      : std::nullopt;
+  if (!failed) failed = create_private_directories(state.outcome.dir);
+  if (!failed) observer.on_started(run.id, state.outcome.dir);
+  if (!failed) failed = co_await connect_target(state);
+  if (!failed) failed = co_await ensure_pgbench_tables(state, control);
+  if (!failed && model::find_workload(state.request.workload)->copy) {
+    state.copy_from_stdin = !co_await server_shares_our_files(state, sampler);
+  }
+  if (!failed) failed = co_await prepare_workload(state);
+  if (!failed) failed = co_await wait_for_sampler(state, sampler, control);
+  run.sampler.period_s = sampler.source_period_s();
+
+  const auto start = SteadyClock::now();
+  const auto start_wall = SystemClock::now();
+  model::RunRecorder recorder(start, start_wall, std::chrono::duration<double>(run.interval_s));
+  if (!failed && !control.interrupted()) {
+    sampler.add_sink(&recorder);
+    failed = co_await run_loadgen(state, observer, control, recorder, start);
+    sampler.remove_sink(&recorder);
+    read_transaction_log(state, recorder, start_wall);
+    co_await read_statements(state, recorder);
+  }
+  if (failed && !control.interrupted()) fail(run, *failed);
+  recorder.finish(SteadyClock::now(), run);
+  mark_checkpoint_after(run);
+  run.ended_at = iso_utc(SystemClock::now());
+  if (state.session.connected()) {
+    (void)co_await collectors::describe_wait_events(state.session, run.profile, run.environment);
+  }
+  state.session.close();
+  note_missing_statements(state);
+  conclude(state, control);
+  write(state);
+  if (run.status != model::RunStatus::kCompleted && state.outcome.exit_code == 0) {
+    state.outcome.exit_code = 1;
+  }
+  log()->info("run finished run_id={} status={} dir={}", run.id, to_string(run.status),
+              state.outcome.dir.string());
+  co_return std::move(state.outcome);
+}
+
+}  // namespace pgwaitprof::engine

@@ -1,0 +1,64 @@
+// The run engine: one profiled benchmark run, used alike by `run`, `matrix` and the daemon. It
+// prepares the target (pgbench tables, the workload's set-up), samples before the load generator
+// starts and until it has ended, aligns pgbench's progress with the sampled timeline, and
+// always writes the run directory, marked interrupted or failed when the run was. Every step
+// returns its error as a value; the run's status says which step failed and why.
+#pragma once
+
+#include <asio/awaitable.hpp>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/target_sampler.h"
+#include "daemon/engine/run_control.h"
+#include "daemon/model/run.h"
+
+namespace pgwaitprof::engine {
+
+struct RunRequest {
+  std::string target_name = "default";
+  std::string conninfo;  // "" = PG* environment variables
+  std::string workload = "tpcb";
+  std::string label;
+  std::vector<std::string> pgbench_args;  // passed unchanged, after the workload's own
+  std::chrono::seconds interval{1};
+  std::filesystem::path data_dir;
+  std::string loadgen = "pgbench";  // executable, looked up on PATH and PostgreSQL's bin dirs
+  int init_scale = 10;              // pgbench -i scale when the target has no pgbench tables yet
+  std::string variant;
+  int repeat = 0;
+  std::filesystem::path run_dir;  // where to write; default <data_dir>/runs/<run_id>
+  // pgbench's per-transaction log that pgwaitprof added for latency percentiles is removed
+  // after it was read, unless this is set (--keep-transaction-log).
+  bool keep_transaction_log = false;
+  // CHECKPOINT when the load ends, timed and sampled as its own part of the run
+  // (--checkpoint-after, a plan's checkpoint_after).
+  bool checkpoint_after = false;
+};
+
+// What a run tells whoever started it, as it goes.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void on_started(const std::string& run_id, const std::filesystem::path& dir) {
+    (void)run_id, (void)dir;
+  }
+  // Every line the load generator writes (progress lines included), passwords masked.
+  virtual void on_loadgen_line(std::string_view line) { (void)line; }
+  virtual void on_progress(const model::LoadgenProgress& progress) { (void)progress; }
+};
+
+struct RunOutcome {
+  std::filesystem::path dir;
+  model::Run run;
+  int exit_code = 0;            // the load generator's, or 1 when the run failed otherwise
+  bool report_written = false;  // false: the directory could not be written (see run.error)
+};
+
+asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunRequest request,
+                                        RunObserver& observer, RunControl& control);
+
+}  // namespace pgwaitprof::engine

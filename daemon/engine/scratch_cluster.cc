@@ -1,0 +1,198 @@
+// Scratch cluster set-up and tear-down.
+#include "daemon/engine/scratch_cluster.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "config/logging.h"
+
+namespace pgwaitprof::engine {
+namespace {
+
+auto log() {
+  static auto logger = config::component_logger("scratch");
+  return logger;
+}
+
+std::string last_line(const std::string& output) {
+  std::string text = output;
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  const auto newline = text.rfind('\n');
+  return newline == std::string::npos ? text : text.substr(newline + 1);
+}
+
+}  // namespace
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  if (port == 0) throw std::runtime_error("could not find a free port");
+  return port;
+}
+
+asio::awaitable<Expected<std::unique_ptr<ScratchCluster>>> ScratchCluster::create(
+    ScratchOptions options, RunControl& control) {
+  std::unique_ptr<ScratchCluster> cluster(new ScratchCluster(std::move(options)));
+  Status failed;
+  try {
+    failed = co_await cluster->initialise(control);
+  } catch (const std::exception& error) {  // no unprivileged account, no free port
+    failed = Error{error.what()};
+  }
+  if (!failed && control.interrupted()) failed = Error{control.reason()};
+  if (failed) {
+    // Whatever was started goes, also when the user asked to keep the cluster.
+    cluster->options_.keep = false;
+    co_await cluster->destroy();
+    co_return *failed;
+  }
+  co_return std::move(cluster);
+}
+
+asio::awaitable<Status> ScratchCluster::initialise(RunControl& control) {
+  namespace fs = std::filesystem;
+  const std::string initdb = find_executable("initdb");
+  if (initdb.empty()) {
+    co_return Error{
+        "could not find \"initdb\" on PATH or in /usr/lib/postgresql/*/bin (install "
+        "postgresql-15)"};
+  }
+  // Debian links some server programs into PATH: the real directory holds all of them.
+  bin_dir_ = fs::canonical(initdb).parent_path();
+  run_as_ = unprivileged_account();
+  std::string pattern = (fs::temp_directory_path() / "pgwaitprof-scratch-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    co_return Error{fmt::format("could not create temporary directory \"{}\"", pattern)};
+  }
+  directory_ = pattern;
+  if (run_as_ && ::chown(directory_.c_str(), run_as_->uid, run_as_->gid) != 0) {
+    co_return Error{fmt::format("could not change owner of \"{}\"", directory_.string())};
+  }
+  port_ = free_port();
+  log()->info("creating scratch cluster dir={} port={}{}", directory_.string(), port_,
+              run_as_ ? " as=" + run_as_->name : "");
+  // initdb may be interrupted: it removes what it wrote, we remove the rest.
+  const std::vector<std::string> argv{initdb,       "-D",       (directory_ / "data").string(),
+                                      "-U",         "postgres", "-A",
+                                      "trust",      "-E",       "UTF8",
+                                      "--locale=C", "--no-sync"};
+  const SpawnOptions options{run_as_, {}};
+  auto result =
+      co_await run_command_async(argv, options, [&](pid_t pid) { control.set_child(pid); });
+  control.clear_child();
+  if (!result) co_return result.error();
+  if (control.interrupted()) co_return Error{control.reason()};
+  if (result->exit_code != 0) {
+    co_return Error{fmt::format("initdb failed: {}", last_line(result->output))};
+  }
+  write_configuration();
+  // pg_ctl start is not interrupted: a postmaster it already forked could outlive it. It takes
+  // a second; an interrupt meanwhile is seen right after, and the server is stopped again.
+  const std::vector<std::string> start{"start", "-w", "-t",
+                                       "60",    "-l", (directory_ / "server.log").string()};
+  co_return co_await pg_ctl(start);
+}
+
+void ScratchCluster::write_configuration() {
+  // pg_wait_sampling is preloaded when installed, so both sources can be compared on one run.
+  const auto pkglibdir = bin_dir_.parent_path() / "lib";
+  wait_sampling_ = std::filesystem::exists(pkglibdir / "pg_wait_sampling.so");
+  std::ofstream conf(directory_ / "data" / "postgresql.conf", std::ios::app);
+  conf << "\n# pgwaitprof scratch cluster\n"
+       << "listen_addresses = ''\n"
+       << "unix_socket_directories = '" << directory_.string() << "'\n"
+       << "port = " << port_ << "\n"
+       << "max_connections = 300\n"
+       << "shared_buffers = 256MB\n"
+       << "fsync = on\n"
+       // Statements for the report's top SQL: query ids in pg_stat_activity, and
+       // pg_stat_statements' calls and times (contrib, always installed with the server).
+       << "compute_query_id = on\n";
+  conf << "shared_preload_libraries = '" << (wait_sampling_ ? "pg_wait_sampling," : "")
+       << "pg_stat_statements'\n";
+  for (const auto& [name, value] : options_.settings) conf << name << " = '" << value << "'\n";
+}
+
+ScratchCluster::~ScratchCluster() {
+  if (directory_.empty() || options_.keep) return;
+  // The I/O loop is gone: stop the server the blocking way.
+  if (std::filesystem::exists(directory_ / "data" / "postmaster.pid")) {
+    run_command(pg_ctl_argv({"stop", "-w", "-t", "60", "-m", "fast"}), {run_as_, {}});
+  }
+  remove_directory();
+}
+
+std::vector<std::string> ScratchCluster::pg_ctl_argv(
+    const std::vector<std::string>& arguments) const {
+  std::vector<std::string> argv{(bin_dir_ / "pg_ctl").string(), "-D",
+                                (directory_ / "data").string()};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  return argv;
+}
+
+asio::awaitable<Status> ScratchCluster::pg_ctl(const std::vector<std::string>& arguments) {
+  const SpawnOptions options{run_as_, {}};
+  auto result = co_await run_command_async(pg_ctl_argv(arguments), options);
+  if (!result) co_return result.error();
+  if (result->exit_code == 0) co_return std::nullopt;
+  std::string detail = last_line(result->output);
+  std::ifstream server_log(directory_ / "server.log");
+  for (std::string line; std::getline(server_log, line);) {
+    if (line.find("FATAL") != std::string::npos) detail = line;
+  }
+  co_return Error{fmt::format("pg_ctl {} failed: {}", arguments.front(), detail)};
+}
+
+std::string ScratchCluster::conninfo() const {
+  return fmt::format("host={} port={} user=postgres dbname=postgres", directory_.string(), port_);
+}
+
+asio::awaitable<Status> ScratchCluster::restart() {
+  const std::vector<std::string> restart{
+      "restart", "-w", "-t", "60", "-m", "fast", "-l", (directory_ / "server.log").string()};
+  co_return co_await pg_ctl(restart);
+}
+
+asio::awaitable<void> ScratchCluster::destroy() {
+  if (directory_.empty()) co_return;
+  if (options_.keep) {
+    log()->info("keeping scratch cluster dir={} conninfo=\"{}\"", directory_.string(), conninfo());
+    co_return;
+  }
+  if (std::filesystem::exists(directory_ / "data" / "postmaster.pid")) {
+    const std::vector<std::string> stop{"stop", "-w", "-t", "60", "-m", "fast"};
+    if (auto failed = co_await pg_ctl(stop)) {
+      log()->error("could not stop scratch cluster dir={}: {}", directory_.string(),
+                   failed->message);
+    }
+  }
+  remove_directory();
+}
+
+void ScratchCluster::remove_directory() {
+  std::error_code error;
+  std::filesystem::remove_all(directory_, error);
+  if (error) {
+    log()->error("could not remove scratch cluster dir={}: {}", directory_.string(),
+                 error.message());
+  }
+  directory_.clear();
+}
+
+}  // namespace pgwaitprof::engine

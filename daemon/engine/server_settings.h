@@ -1,0 +1,66 @@
+// Server settings a matrix plan changes, and the guarantee that the server is left as it was
+// found: before the first run, every setting name is checked against pg_settings ("all" and
+// unknown names refused) and every value is validated without being applied; the prior
+// ALTER SYSTEM state of each setting (its line in postgresql.auto.conf, or none) is recorded; and
+// restore() puts exactly that back, touching only settings whose state differs, so that an
+// auto.conf written by ALTER SYSTEM comes back byte for byte.
+#pragma once
+
+#include <asio/awaitable.hpp>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/pg_session.h"
+#include "daemon/engine/expected.h"
+
+namespace pgwaitprof::engine {
+
+// What pg_settings says of one setting: enough to validate a value without applying it.
+struct SettingInfo {
+  std::string name;
+  std::string vartype;  // bool, enum, integer, real, string
+  std::string unit;     // "8kB", "kB", "ms", "s", "min", ... or ""
+  std::string context;  // internal, postmaster, sighup, superuser, user, ...
+  std::string min_val, max_val;
+  std::vector<std::string> enumvals;
+};
+
+// Validates `value` as the server's parser would read it for `info`: boolean spellings, enum
+// members, numbers with units within the setting's range. The error is one line:
+// `invalid value for parameter "NAME": "VALUE" (...)`.
+Status check_setting_value(const SettingInfo& info, std::string_view value);
+
+class ServerSettings {
+ public:
+  // Validates the plan's settings (every variant's) against the server and records the prior
+  // ALTER SYSTEM state; nothing is changed. `can_restart`: settings that need a restart are
+  // allowed (a scratch cluster).
+  static asio::awaitable<Expected<ServerSettings>> prepare(
+      const std::string& conninfo, const std::vector<std::map<std::string, std::string>>& variants,
+      bool can_restart);
+
+  // Puts the server in `settings`; every other touched setting back to its prior state. Then a
+  // reload. Returns the settings that wait for a restart (pending_restart).
+  asio::awaitable<Expected<std::vector<std::string>>> apply(
+      const std::map<std::string, std::string>& settings);
+  // Every touched setting back to its prior ALTER SYSTEM state, then a reload. (Not `apply({})`:
+  // the coroutine starts lazily and would read the temporary map after it is gone.)
+  asio::awaitable<Expected<std::vector<std::string>>> restore() {
+    static const std::map<std::string, std::string> kNothing;
+    return apply(kNothing);
+  }
+
+  bool empty() const { return prior_.empty(); }
+
+ private:
+  std::string conninfo_;
+  // Per setting the plan touches: its value in postgresql.auto.conf, or none.
+  std::map<std::string, std::optional<std::string>> prior_;
+  std::map<std::string, std::optional<std::string>> current_;
+};
+
+}  // namespace pgwaitprof::engine

@@ -1,0 +1,74 @@
+// The shared results database: a PostgreSQL database a fleet of benchmark hosts writes its runs
+// to, in the schema "pgwaitprof" that pgwaitprof creates and migrates itself (versioned
+// migrations, recorded in pgwaitprof.schema_migrations). Uploads are idempotent by run id.
+// Blocking libpq: it serves commands, never the daemon's I/O thread. The connection string's
+// password never appears in an error (collectors::mask_secrets); .pgpass and PG* variables
+// apply as in psql.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "collectors/pg_session.h"
+#include "daemon/engine/expected.h"
+#include "daemon/history/run_filter.h"
+#include "daemon/history/run_summary.h"
+#include "daemon/model/run.h"
+
+namespace pgwaitprof::history {
+
+// The migrations in order; version i + 1 is kMigrations[i].
+struct Migration {
+  int version;
+  const char* description;
+  const char* sql;
+};
+const std::vector<Migration>& migrations();
+
+class ResultsDb {
+ public:
+  static engine::Expected<ResultsDb> connect(const std::string& dsn);
+
+  // Applies the migrations not yet applied, in one transaction under an advisory lock, and
+  // returns how many it applied.
+  engine::Expected<int> migrate();
+  // The schema's version; 0 before the first migration.
+  engine::Expected<int> schema_version();
+
+  // The run, its wait profile, its timeline and its matrix membership (`matrix` "" for none),
+  // replacing what an earlier upload of the same run id wrote.
+  engine::Status upload(const model::Run& run, const std::string& matrix);
+
+  // Summaries of the uploaded runs matching `filter`, newest first.
+  engine::Expected<std::vector<RunSummary>> list(const RunFilter& filter);
+  // An uploaded run's report.
+  engine::Expected<model::Run> report(const std::string& run_id);
+
+ private:
+  explicit ResultsDb(collectors::PgConnection connection) : connection_(std::move(connection)) {}
+  engine::Expected<collectors::PgResult> exec(const std::string& sql,
+                                              const std::vector<std::string>& params = {});
+  void rollback();  // of a failed transaction; its own failure changes nothing
+
+  collectors::PgConnection connection_;
+};
+
+// Uploading after runs, through the queue <data_dir>/results-pending/ (one file per run id,
+// holding its run directory): a run is queued first, so a database that is down loses nothing.
+struct PushResult {
+  size_t uploaded = 0;
+  size_t pending = 0;  // still queued
+  std::string error;   // the first failure, masked; "" when none
+};
+engine::Status queue_upload(const std::filesystem::path& data_dir,
+                            const std::filesystem::path& run_dir);
+PushResult push_pending(const std::filesystem::path& data_dir, const std::string& dsn);
+// Queues the run directories (those with a report.json), then pushes everything pending.
+PushResult upload_runs(const std::filesystem::path& data_dir,
+                       const std::vector<std::filesystem::path>& run_dirs, const std::string& dsn);
+// Queues every run of the history not known to be uploaded, then pushes (`results push
+// --backfill`).
+PushResult backfill(const std::filesystem::path& data_dir, const std::string& dsn);
+
+}  // namespace pgwaitprof::history

@@ -1,0 +1,51 @@
+// The run history of a data directory: every run directory under <data_dir>/runs/ and
+// <data_dir>/matrix/*/runs/, summarised in an index file (<data_dir>/runs-index.json). The index
+// is only a cache: an entry is read again from report.json when the report changed (its
+// modification time), entries of deleted run directories are dropped, and a missing or
+// unreadable index is rebuilt. Run directories without report.json (a run in progress) are left
+// out.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "daemon/engine/expected.h"
+#include "daemon/history/run_filter.h"
+#include "daemon/history/run_summary.h"
+
+namespace pgwaitprof::history {
+
+// The run directories of the data directory, in no particular order.
+std::vector<std::filesystem::path> find_run_directories(const std::filesystem::path& data_dir);
+
+// The run directories of one matrix directory (its runs/).
+std::vector<std::filesystem::path> find_run_directories_of_matrix(
+    const std::filesystem::path& matrix_dir);
+
+struct IndexStats {
+  size_t runs = 0;
+  size_t read = 0;        // reports parsed because their entry was missing or stale
+  size_t unreadable = 0;  // reports that could not be read (left out, with a warning)
+  bool written = false;   // the index file was (re)written
+};
+
+// Every run of the data directory, newest first (by started_at, then id). Reports that cannot
+// be read are left out, each with a one-line warning on `warnings`.
+std::vector<RunSummary> load_history(const std::filesystem::path& data_dir,
+                                     std::vector<std::string>* warnings = nullptr,
+                                     IndexStats* stats = nullptr);
+
+std::filesystem::path index_path(const std::filesystem::path& data_dir);
+
+// The run `key` names among `runs`: its id, a unique id prefix, or its label (the newest run of
+// that label). An error names the candidates when the key is ambiguous.
+engine::Expected<RunSummary> resolve_run(const std::vector<RunSummary>& runs,
+                                         const std::string& key);
+
+// The runs `key` selects for a comparison side: a filter expression (run_filter.h) selects every
+// run it matches, a label every run of the label, an id or unique id prefix its run.
+engine::Expected<std::vector<RunSummary>> select_runs(const std::vector<RunSummary>& runs,
+                                                      const std::string& key);
+
+}  // namespace pgwaitprof::history

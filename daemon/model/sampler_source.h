@@ -1,0 +1,29 @@
+// The sampling source of a target: what its sampler reads wait events from. The user chooses it;
+// it is never changed behind their back (DESIGN.md): pg_stat_activity unless pg_wait_sampling is
+// asked for. This is the one registry of source names that config validation and the CLI read.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pgwaitprof::model {
+
+enum class SamplerSource {
+  // Snapshots of pg_stat_activity taken by pgwaitprof at its own rate: every backend's state,
+  // wait event and query id, CPU for an active backend without a wait event.
+  kActivity,
+  // The cumulative profile of the pg_wait_sampling extension, read as deltas at a low rate: its
+  // own sampling period, no session state, no CPU samples, no wait lengths.
+  kPgWaitSampling,
+};
+
+std::string_view to_string(SamplerSource source);
+std::optional<SamplerSource> parse_sampler_source(std::string_view name);
+const std::vector<std::string>& sampler_source_names();
+
+// What a source cannot show, one line for logs and reports; "" when it shows everything.
+std::string_view sampler_source_limits(SamplerSource source);
+
+}  // namespace pgwaitprof::model

@@ -1,0 +1,213 @@
+// Control socket requests and events.
+#include "daemon/service/control_protocol.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+
+#include "config/daemon_config.h"
+#include "daemon/model/workloads.h"
+
+namespace pgwaitprof::service {
+namespace {
+
+using engine::Error;
+using nlohmann::json;
+
+// Options that take a value, and flags, a socket client may give pgbench.
+constexpr auto kValueOptions =
+    std::to_array<std::pair<char, std::string_view>>({{'c', "client"},
+                                                      {'j', "jobs"},
+                                                      {'T', "time"},
+                                                      {'t', "transactions"},
+                                                      {'R', "rate"},
+                                                      {'M', "protocol"},
+                                                      {'b', "builtin"},
+                                                      {'P', "progress"},
+                                                      {'L', "latency-limit"},
+                                                      {'s', "scale"},
+                                                      {'D', "define"},
+                                                      {'\0', "max-tries"},
+                                                      {'\0', "random-seed"}});
+constexpr auto kFlagOptions =
+    std::to_array<std::pair<char, std::string_view>>({{'n', "no-vacuum"},
+                                                      {'N', "skip-some-updates"},
+                                                      {'S', "select-only"},
+                                                      {'r', "report-per-command"},
+                                                      {'C', "connect"},
+                                                      {'\0', "progress-timestamp"},
+                                                      {'\0', "failures-detailed"},
+                                                      {'\0', "verbose-errors"},
+                                                      {'\0', "report-latencies"}});
+
+template <size_t N>
+bool has_short(const std::array<std::pair<char, std::string_view>, N>& options, char name) {
+  return name != '\0' && std::any_of(options.begin(), options.end(),
+                                     [&](const auto& option) { return option.first == name; });
+}
+
+template <size_t N>
+bool has_long(const std::array<std::pair<char, std::string_view>, N>& options,
+              std::string_view name) {
+  return std::any_of(options.begin(), options.end(),
+                     [&](const auto& option) { return option.second == name; });
+}
+
+Error not_allowed(std::string_view option) {
+  return Error{fmt::format(
+      "pgbench option \"{}\" is not allowed through the control socket (allowed: clients, jobs, "
+      "time, transactions, rate, protocol, progress, builtin scripts, latency-limit, scale, "
+      "define, max-tries and flags such as -n, -S, -N, -r, -C)",
+      option)};
+}
+
+std::string type_name(const json& value) { return value.type_name(); }
+
+engine::Status require(const json& value, json::value_t type, std::string_view key,
+                       std::string_view expected) {
+  if (value.type() == type ||
+      (type == json::value_t::number_integer && value.is_number_unsigned())) {
+    return std::nullopt;
+  }
+  return Error{
+      fmt::format("invalid value for \"{}\": must be {}, not {}", key, expected, type_name(value))};
+}
+
+engine::Status read_field(const std::string& key, const json& value, engine::RunRequest& run) {
+  if (key == "type") return std::nullopt;
+  if (key == "target" || key == "workload" || key == "label" || key == "loadgen") {
+    if (auto failed = require(value, json::value_t::string, key, "a string")) return failed;
+    const auto text = value.get<std::string>();
+    if (key == "target") run.conninfo = text;
+    if (key == "label") run.label = text;
+    if (key == "loadgen") run.loadgen = text;
+    if (key == "workload") {
+      if (model::find_workload(text) == nullptr) {
+        return Error{fmt::format("invalid value for \"workload\": unknown workload \"{}\"", text)};
+      }
+      run.workload = text;
+    }
+    return std::nullopt;
+  }
+  if (key == "pgbench_args") {
+    if (auto failed = require(value, json::value_t::array, key, "a list of strings")) return failed;
+    for (const auto& item : value) {
+      if (!item.is_string()) {
+        return Error{"invalid value for \"pgbench_args\": every item must be a string"};
+      }
+      run.pgbench_args.push_back(item.get<std::string>());
+    }
+    return std::nullopt;
+  }
+  if (key == "interval_s") {
+    if (!value.is_number_integer() || value.get<long long>() < 1 ||
+        value.get<long long>() > config::kMaxIntervalS) {
+      return Error{
+          fmt::format("invalid value for \"interval_s\": must be an integer between 1 and {}",
+                      config::kMaxIntervalS)};
+    }
+    run.interval = std::chrono::seconds(value.get<long long>());
+    return std::nullopt;
+  }
+  return Error{fmt::format("unrecognized key \"{}\"", key)};
+}
+
+}  // namespace
+
+engine::Expected<engine::RunRequest> parse_run_request(std::string_view line) {
+  const json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (request.is_discarded() || !request.is_object()) {
+    return Error{"could not parse request: not a JSON object"};
+  }
+  const auto type = request.find("type");
+  if (type == request.end() || !type->is_string() || type->get<std::string>() != "run") {
+    return Error{"could not parse request: \"type\" must be \"run\""};
+  }
+  engine::RunRequest run;
+  for (const auto& [key, value] : request.items()) {
+    if (auto failed = read_field(key, value, run)) return *failed;
+  }
+  if (run.label.size() > 200) return Error{"invalid value for \"label\": longer than 200 bytes"};
+  return run;
+}
+
+bool is_interrupt_request(std::string_view line) {
+  const json request = json::parse(line, nullptr, false);
+  return request.is_object() && request.value("type", "") == "interrupt";
+}
+
+engine::Status check_socket_pgbench_args(const std::vector<std::string>& args) {
+  for (size_t index = 0; index < args.size(); ++index) {
+    const std::string& arg = args[index];
+    if (arg.starts_with("--")) {
+      const auto name = std::string_view(arg).substr(2, arg.find('=') - 2);
+      if (has_long(kFlagOptions, name) && arg.find('=') == std::string::npos) continue;
+      if (!has_long(kValueOptions, name)) return not_allowed("--" + std::string(name));
+      if (arg.find('=') == std::string::npos) ++index;  // the value is the next argument
+      continue;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      return Error{fmt::format(
+          "pgbench argument \"{}\" is not allowed through the control socket: the daemon's target "
+          "decides the database",
+          arg)};
+    }
+    if (has_short(kValueOptions, arg[1])) {
+      if (arg.size() == 2) ++index;
+      continue;
+    }
+    // Flags may be combined ("-nS").
+    for (size_t letter = 1; letter < arg.size(); ++letter) {
+      if (!has_short(kFlagOptions, arg[letter])) return not_allowed(std::string("-") + arg[letter]);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string started_event(const std::string& run_id, const std::string& dir) {
+  return json{{"event", "started"}, {"run_id", run_id}, {"dir", dir}}.dump(
+             -1, ' ', false, json::error_handler_t::replace) +
+         "\n";
+}
+
+std::string line_event(std::string_view text) {
+  return json{{"event", "line"}, {"text", std::string(text)}}.dump(-1, ' ', false,
+                                                                   json::error_handler_t::replace) +
+         "\n";
+}
+
+std::string alive_event() { return "{\"event\":\"alive\"}\n"; }
+
+std::string done_event(const engine::RunOutcome& outcome) {
+  return json{{"event", "done"},
+              {"dir", outcome.dir.string()},
+              {"status", to_string(outcome.run.status)},
+              {"exit_code", outcome.exit_code},
+              {"error", outcome.run.error}}
+             .dump(-1, ' ', false, json::error_handler_t::replace) +
+         "\n";
+}
+
+std::string error_event(std::string_view code, std::string_view message) {
+  return json{{"event", "error"}, {"code", std::string(code)}, {"message", std::string(message)}}
+             .dump(-1, ' ', false, json::error_handler_t::replace) +
+         "\n";
+}
+
+std::string run_request_line(const engine::RunRequest& request) {
+  return json{{"type", "run"},
+              {"target", request.conninfo},
+              {"workload", request.workload},
+              {"label", request.label},
+              {"pgbench_args", request.pgbench_args},
+              {"interval_s", request.interval.count()},
+              {"loadgen", request.loadgen}}
+             .dump(-1, ' ', false, json::error_handler_t::replace) +
+         "\n";
+}
+
+std::string interrupt_request_line() { return "{\"type\":\"interrupt\"}\n"; }
+
+}  // namespace pgwaitprof::service

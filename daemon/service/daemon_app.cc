@@ -1,0 +1,371 @@
+// Daemon wiring: targets, metrics, signals, the control socket and configured runs.
+#include "daemon/service/daemon_app.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <asio/co_spawn.hpp>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/use_awaitable.hpp>
+#include <cmath>
+#include <fstream>
+
+#include "config/logging.h"
+#include "config/matrix_plan.h"
+#include "daemon/engine/atomic_file.h"
+#include "daemon/engine/matrix.h"
+#include "daemon/engine/run_directory.h"
+
+namespace pgwaitprof::service {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+// How long SIGTERM waits for runs to write their reports, and then for samplers to stop.
+constexpr auto kRunsGrace = 10s;
+constexpr auto kSamplersGrace = 1s;
+
+auto log() {
+  static auto logger = config::component_logger("daemon");
+  return logger;
+}
+
+bool same_sampling(const config::TargetConfig& a, const config::TargetConfig& b) {
+  return a.dsn == b.dsn && a.hz == b.hz && a.source == b.source &&
+         a.pg_wait_sampling_poll == b.pg_wait_sampling_poll && a.labels == b.labels;
+}
+
+// Publishes a daemon run as its target's active run (pgwaitprof_run_active, the load
+// generator's gauges) and passes every event on.
+class ActiveRunObserver : public engine::RunObserver {
+ public:
+  ActiveRunObserver(model::ContinuousProfile& profile, std::string workload,
+                    engine::RunObserver& next)
+      : profile_(profile), workload_(std::move(workload)), next_(next) {}
+  ~ActiveRunObserver() override { profile_.set_run(std::nullopt); }
+  void on_started(const std::string& run_id, const std::filesystem::path& dir) override {
+    run_ = model::ActiveRun{run_id, workload_, std::nullopt, std::nullopt};
+    profile_.set_run(run_);
+    next_.on_started(run_id, dir);
+  }
+  void on_loadgen_line(std::string_view line) override { next_.on_loadgen_line(line); }
+  void on_progress(const model::LoadgenProgress& progress) override {
+    run_.tps = progress.tps;
+    run_.latency_s = std::isfinite(progress.latency_avg_ms)
+                         ? std::optional(progress.latency_avg_ms / 1000)
+                         : std::nullopt;
+    profile_.set_run(run_);
+    next_.on_progress(progress);
+  }
+
+ private:
+  model::ContinuousProfile& profile_;
+  std::string workload_;
+  engine::RunObserver& next_;
+  model::ActiveRun run_;
+};
+
+}  // namespace
+
+config::ValidatedConfig apply_overrides(config::ValidatedConfig config,
+                                        const DaemonOverrides& overrides) {
+  if (overrides.target) {
+    config.targets = {config::TargetConfig{}};
+    config.targets.front().dsn = *overrides.target;
+  }
+  for (auto& target : config.targets) {
+    if (overrides.source) target.source = *overrides.source;
+    if (overrides.hz) {
+      if (target.source == model::SamplerSource::kPgWaitSampling) {
+        throw config::ConfigError(fmt::format(
+            "--hz cannot be used with source pg_wait_sampling (target \"{}\"): the extension "
+            "samples at its own pg_wait_sampling.profile_period",
+            target.name));
+      }
+      target.hz = *overrides.hz;
+    }
+  }
+  if (overrides.listen) config.listen = *overrides.listen;
+  if (overrides.data_dir) config.data_dir = *overrides.data_dir;
+  if (overrides.log_level) config.log_level = *overrides.log_level;
+  config::check_listen_protected(config.listen, config.web);
+  return config;
+}
+
+DaemonApp::DaemonApp(std::optional<std::filesystem::path> config_path, DaemonOverrides overrides)
+    : config_path_(std::move(config_path)),
+      overrides_(std::move(overrides)),
+      signals_(io_, SIGINT, SIGTERM, SIGHUP),
+      samplers_(io_.get_executor()),
+      tasks_(io_.get_executor()) {
+  config_ = load();
+  config::set_log_level(config_.log_level);
+  published_.store(
+      std::make_shared<const std::vector<std::shared_ptr<model::ContinuousProfile>>>());
+  // Bound before the data directory is touched: a busy port leaves nothing behind.
+  metrics_ = std::make_unique<exporters::MetricsServer>(
+      config_.listen,
+      [this] {
+        exporters::TargetMetricsList list;
+        for (const auto& profile : *published_.load()) list.push_back(profile->published());
+        return list;
+      },
+      PGWAITPROF_VERSION, PGWAITPROF_REVISION, config_.web.basic_auth_users);
+}
+
+DaemonApp::~DaemonApp() = default;
+
+config::ValidatedConfig DaemonApp::load() const {
+  config::ValidatedConfig loaded;
+  if (config_path_) {
+    loaded = config::load_config(*config_path_);
+  } else if (!overrides_.target) {
+    throw config::ConfigError("no configuration file and no --target given");
+  }
+  // A broken matrix plan stops the start, not the daemon hours later.
+  for (const auto& plan : loaded.matrix_plans) config::load_matrix_plan(plan);
+  return apply_overrides(std::move(loaded), overrides_);
+}
+
+void DaemonApp::start_target(const config::TargetConfig& target) {
+  auto sampler = std::make_shared<collectors::TargetSampler>(io_.get_executor(),
+                                                             collectors::sampler_options(target));
+  auto profile = std::make_shared<model::ContinuousProfile>(
+      target.name, target.source, target.source == model::SamplerSource::kActivity ? target.hz : 0,
+      target.labels);
+  sampler->add_sink(profile.get());
+  targets_[target.name] = Target{target, sampler, profile};
+  // The sampler delivers to the profile until its run() ends: both live until then.
+  samplers_.spawn(
+      [](std::shared_ptr<collectors::TargetSampler> owned,
+         std::shared_ptr<model::ContinuousProfile> sink) -> asio::awaitable<void> {
+        co_await owned->run();
+        owned->remove_sink(sink.get());
+      }(sampler, profile),
+      "sampler of target " + target.name);
+}
+
+void DaemonApp::publish_targets() {
+  auto list = std::make_shared<std::vector<std::shared_ptr<model::ContinuousProfile>>>();
+  for (const auto& [name, target] : targets_) list->push_back(target.profile);
+  published_.store(std::move(list));
+}
+
+void DaemonApp::apply(const config::ValidatedConfig& config) {
+  // Targets that are gone or sample differently restart; unchanged ones keep their counters.
+  for (auto it = targets_.begin(); it != targets_.end();) {
+    const auto next =
+        std::find_if(config.targets.begin(), config.targets.end(),
+                     [&](const auto& candidate) { return candidate.name == it->first; });
+    if (next == config.targets.end() || !same_sampling(*next, it->second.config)) {
+      log()->info("stopping target={}", it->first);
+      it->second.sampler->stop();
+      it = targets_.erase(it);
+    } else {
+      it->second.config = *next;
+      ++it;
+    }
+  }
+  for (const auto& target : config.targets) {
+    if (!targets_.contains(target.name)) start_target(target);
+  }
+  publish_targets();
+}
+
+DaemonApp::Target* DaemonApp::find_target(const std::string& name_or_dsn) {
+  for (auto& [name, target] : targets_) {
+    if (name == name_or_dsn || target.config.dsn == name_or_dsn) return &target;
+  }
+  return nullptr;
+}
+
+std::optional<Refusal> DaemonApp::admit(const engine::RunRequest& request) {
+  if (stopping_) return Refusal{"busy", "the daemon is stopping"};
+  const auto& allowed = config_.loadgen_executables;
+  if (std::find(allowed.begin(), allowed.end(), request.loadgen) == allowed.end()) {
+    log()->warn("refused run request: load generator not allowed loadgen=\"{}\"", request.loadgen);
+    return Refusal{"refused", fmt::format("load generator \"{}\" is not allowed (allowed: {})",
+                                          request.loadgen, fmt::join(allowed, ", "))};
+  }
+  auto* target = find_target(request.conninfo);
+  if (target == nullptr) {
+    return Refusal{"unknown_target", "this daemon does not sample that target"};
+  }
+  if (target->profile->current().run) {
+    return Refusal{"busy",
+                   fmt::format("a run is already active on target \"{}\"", target->config.name)};
+  }
+  return std::nullopt;
+}
+
+asio::awaitable<engine::RunOutcome> DaemonApp::execute(engine::RunRequest request,
+                                                       engine::RunControl& control,
+                                                       engine::RunObserver& observer) {
+  auto* target = find_target(request.conninfo);
+  if (target == nullptr) {
+    engine::RunOutcome refused;
+    refused.run.status = model::RunStatus::kFailed;
+    refused.run.error = "the target is no longer sampled by this daemon";
+    refused.exit_code = 1;
+    co_return refused;
+  }
+  // Kept alive for the run even if a reload drops the target meanwhile.
+  auto sampler = target->sampler;
+  auto profile = target->profile;
+  request.target_name = target->config.name;
+  request.conninfo = target->config.dsn;
+  request.data_dir = config_.data_dir;
+  log()->info("run requested target={} workload={}", request.target_name, request.workload);
+  ActiveRunObserver publishing(*profile, request.workload, observer);
+  const auto registered = active_runs_.insert(&control);
+  if (stopping_) control.interrupt("the daemon is stopping");
+  auto outcome = co_await engine::execute_run(*sampler, std::move(request), publishing, control);
+  active_runs_.erase(registered);
+  if (uploader_ && outcome.report_written) uploader_->add(outcome.dir);
+  co_return outcome;
+}
+
+asio::awaitable<void> DaemonApp::run_configured() {
+  engine::RunObserver quiet;
+  for (const auto& configured : config_.runs) {
+    if (stopping_) break;
+    const auto* target = find_target(configured.target);
+    if (target == nullptr) continue;
+    engine::RunRequest request;
+    request.conninfo = target->config.dsn;
+    request.workload = configured.workload;
+    request.label = configured.label;
+    request.pgbench_args = configured.pgbench_args;
+    request.interval = configured.interval;
+    engine::RunControl control(io_.get_executor());
+    auto outcome = co_await execute(request, control, quiet);
+    log()->info("configured run done status={} dir={}", to_string(outcome.run.status),
+                outcome.dir.string());
+  }
+  for (const auto& path : config_.matrix_plans) {
+    if (stopping_) break;
+    co_await run_plan(path);
+  }
+}
+
+asio::awaitable<void> DaemonApp::run_plan(const std::filesystem::path& path) {
+  config::MatrixPlan plan;
+  std::string plan_text;
+  try {
+    plan = config::load_matrix_plan(path);
+    std::ifstream source(path);
+    plan_text.assign(std::istreambuf_iterator<char>(source), {});
+  } catch (const config::ConfigError& error) {
+    log()->error("could not load matrix plan: {}", error.what());
+    co_return;
+  }
+  // The plan's target names one of ours (by name or connection string); none: the first.
+  auto* target = find_target(plan.target.empty() ? targets_.begin()->first : plan.target);
+  if (target == nullptr) {
+    log()->error("matrix plan names a target this daemon does not sample plan={} target=\"{}\"",
+                 path.string(), collectors::mask_password(plan.target));
+    co_return;
+  }
+  engine::RunControl control(io_.get_executor());
+  const auto registered = active_runs_.insert(&control);
+  engine::RunObserver quiet;
+  engine::MatrixContext context{
+      plan,
+      config_.data_dir / "matrix" / engine::make_run_id(plan.name),
+      target->config.dsn,
+      [&](engine::RunRequest request) { return execute(std::move(request), control, quiet); },
+      nullptr,
+      control,
+      [](const std::string& line) { log()->info("{}", line); }};
+  if (auto failed = engine::create_private_directories(context.dir)) {
+    log()->error("{}", failed->message);
+  } else if (auto copy_failed = engine::write_file_atomically(
+                 context.dir / "plan.yaml",
+                 engine::plan_text_without_password(plan_text, plan.target))) {
+    log()->error("{}", copy_failed->message);
+  } else {
+    auto outcome = co_await engine::execute_matrix(context);
+    log()->info("matrix done plan={} runs={}/{} dir={}{}", path.string(), outcome.runs_done,
+                outcome.runs_total, context.dir.string(),
+                outcome.error.empty() ? "" : " error=\"" + outcome.error + "\"");
+  }
+  active_runs_.erase(registered);
+}
+
+void DaemonApp::reload() {
+  try {
+    auto next = load();
+    config::set_log_level(next.log_level);
+    if (next.listen != config_.listen ||
+        next.web.basic_auth_users != config_.web.basic_auth_users) {
+      log()->warn("listen address and web settings change only with a restart");
+      next.listen = config_.listen;
+      next.web = config_.web;
+    }
+    apply(next);
+    config_ = std::move(next);
+    log()->info("configuration reloaded targets={}", targets_.size());
+  } catch (const std::exception& failure) {
+    log()->error("could not reload configuration, keeping the old one: {}", failure.what());
+  }
+}
+
+asio::awaitable<void> DaemonApp::main() {
+  tasks_.spawn(control_->serve(), "control socket");
+  if (!config_.runs.empty() || !config_.matrix_plans.empty()) {
+    tasks_.spawn(run_configured(), "configured runs");
+  }
+  for (;;) {
+    auto [error, signal] = co_await signals_.async_wait(kAsTuple);
+    if (error) break;
+    if (signal != SIGHUP) {
+      log()->info("stopping signal={}", signal);
+      break;
+    }
+    reload();
+  }
+  co_await shutdown();
+}
+
+asio::awaitable<void> DaemonApp::shutdown() {
+  stopping_ = true;
+  control_->close();
+  // Runs in progress are interrupted and write their reports before the samplers stop.
+  for (auto* run : active_runs_) run->interrupt("the daemon is stopping");
+  if (!co_await tasks_.wait_idle(kRunsGrace)) log()->warn("runs did not end in time");
+  for (auto& [name, target] : targets_) target.sampler->stop();
+  if (!co_await samplers_.wait_idle(kSamplersGrace)) log()->warn("samplers did not stop in time");
+  if (uploader_) uploader_->stop();
+  io_.stop();
+}
+
+int DaemonApp::run() {
+  if (auto failed =
+          engine::create_private_directories(config_.data_dir, engine::kDataDirectoryMode)) {
+    throw std::runtime_error(failed->message);
+  }
+  auto lock = DataDirLock::acquire(config_.data_dir);
+  if (!lock) throw std::runtime_error(lock.error().message);
+  lock_.emplace(std::move(*lock));
+  control_ = std::make_unique<ControlServer>(
+      io_.get_executor(), control_socket_path(config_.data_dir), *this,
+      ControlLimits{config_.control.max_connections, config_.control.request_timeout});
+  if (auto failed = control_->open()) throw std::runtime_error(failed->message);
+  apply(config_);
+  if (!config_.results.dsn.empty()) {
+    uploader_ = std::make_unique<history::ResultsUploader>(io_.get_executor(), config_.data_dir,
+                                                           config_.results.dsn);
+    uploader_->push();  // what an earlier daemon left queued
+  }
+  // Not one of tasks_: main() itself waits for those.
+  asio::co_spawn(io_, main(), [](std::exception_ptr failure) {
+    if (failure) log()->error("the daemon's main task failed");
+  });
+  log()->info("listening listen={} data_dir={} targets={}", config_.listen,
+              config_.data_dir.string(), targets_.size());
+  io_.run();
+  log()->info("stopped");
+  return 0;
+}
+
+}  // namespace pgwaitprof::service

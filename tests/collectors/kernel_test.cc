@@ -1,0 +1,53 @@
+// The /proc parsers of the kernel view, on strings and on this test's own process.
+#include "collectors/kernel.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace pgwaitprof::collectors {
+namespace {
+
+TEST(ParseSchedstat, OnCpuAndRunQueueNanoseconds) {
+  const auto stat = parse_schedstat("1234567 89012 345\n");
+  ASSERT_TRUE(stat);
+  EXPECT_EQ(stat->on_cpu_ns, 1234567u);
+  EXPECT_EQ(stat->runqueue_ns, 89012u);
+  EXPECT_FALSE(parse_schedstat(""));
+  EXPECT_FALSE(parse_schedstat("12x 3 4"));
+  EXPECT_FALSE(parse_schedstat("12"));
+}
+
+TEST(ParseProcessStat, StateAndParentAfterACommandWithSpacesAndParentheses) {
+  const std::string stat =
+      "4242 (postgres: bench bench [local] UPDATE) R 4100 4100 4100 0 -1 4194560 1123";
+  EXPECT_EQ(parse_process_state(stat), 'R');
+  EXPECT_EQ(parse_parent_pid(stat), 4100);
+  // The command name is whatever the process set: only the last ')' ends it.
+  const std::string tricky = "77 (a) S (b)) D 12 77 77";
+  EXPECT_EQ(parse_process_state(tricky), 'D');
+  EXPECT_EQ(parse_parent_pid(tricky), 12);
+  EXPECT_FALSE(parse_process_state("77 no parenthesis"));
+  EXPECT_FALSE(parse_parent_pid("77 (x) S"));
+}
+
+TEST(ReadProc, ThisProcessRunsAndHasCpuTime) {
+  volatile uint64_t spin = 0;
+  for (int i = 0; i < 1000000; ++i) spin = spin + i;
+  const auto stat = read_schedstat(getpid());
+  ASSERT_TRUE(stat) << "/proc/self/schedstat needs CONFIG_SCHEDSTATS";
+  EXPECT_GT(stat->on_cpu_ns, 0u);
+  const auto whole = read_process_schedstat(getpid());
+  ASSERT_TRUE(whole);
+  EXPECT_GE(whole->on_cpu_ns, stat->on_cpu_ns);
+  EXPECT_EQ(read_process_state(getpid()), 'R');  // reading its own stat, it runs
+  EXPECT_FALSE(read_schedstat(-5));
+}
+
+TEST(ServerIsLocal, NotForAPidThatDoesNotExistOrAnotherDataDirectory) {
+  EXPECT_FALSE(server_is_local(999999999, "/var/lib/postgresql/15/main"));
+  // This test's parent is not a postmaster in that directory.
+  EXPECT_FALSE(server_is_local(getpid(), "/nonexistent/data"));
+}
+
+}  // namespace
+}  // namespace pgwaitprof::collectors

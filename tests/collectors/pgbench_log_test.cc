@@ -1,0 +1,678 @@
+// pgbench per-transaction logs: every line format of PG 13-17, the file naming, the argument
+// scan, and the streaming reader on synthetic multi-thread logs (exact percentiles by sorting)
+// and on real pgbench 15 logs under tests/fixtures/pgbench/txlog/ (see the README there).
+#include "collectors/pgbench_log.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collectors/pgbench_parser.h"
+
+namespace pgwaitprof::collectors {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SysMicroseconds = std::chrono::sys_time<microseconds>;
+
+constexpr LogColumns kPlain{};
+constexpr LogColumns kLag{.schedule_lag = true, .retries = false};
+constexpr LogColumns kRetries{.schedule_lag = false, .retries = true};
+constexpr LogColumns kBoth{.schedule_lag = true, .retries = true};
+
+SysMicroseconds at(std::int64_t epoch_s, std::int64_t us) {
+  return SysMicroseconds(seconds(epoch_s) + microseconds(us));
+}
+
+// ---- line parsing ------------------------------------------------------------------------
+
+TEST(ParseLogLine, Plain) {
+  // doLog(), PG 14-17: "%d " INT64_FORMAT " %.0f %d " INT64_FORMAT " " INT64_FORMAT
+  // (PG 13: "%d " INT64_FORMAT " %.0f %d %ld %ld", the same text).
+  const auto transaction = parse_log_line("0 1 5859 0 1796107150 187638", kPlain);
+  ASSERT_TRUE(transaction);
+  EXPECT_EQ(transaction->client, 0);
+  EXPECT_EQ(transaction->transaction_no, 1);
+  EXPECT_EQ(transaction->status, TransactionStatus::completed);
+  EXPECT_EQ(transaction->cause, FailureCause::none);
+  EXPECT_EQ(transaction->latency, microseconds(5859));
+  EXPECT_EQ(transaction->script, 0);
+  EXPECT_EQ(transaction->end, at(1796107150, 187638));
+  EXPECT_FALSE(transaction->schedule_lag);
+  EXPECT_FALSE(transaction->retries);
+}
+
+TEST(ParseLogLine, NewlineAndCarriageReturnAreIgnored) {
+  const auto transaction = parse_log_line("12 345678 42 3 1700000000 999999\r\n", kPlain);
+  ASSERT_TRUE(transaction);
+  EXPECT_EQ(transaction->client, 12);
+  EXPECT_EQ(transaction->transaction_no, 345678);
+  EXPECT_EQ(transaction->script, 3);
+  EXPECT_EQ(transaction->end, at(1700000000, 999999));
+}
+
+TEST(ParseLogLine, ScheduleLagWithRate) {
+  const auto transaction = parse_log_line("0 1 5161 0 1796107156 957613 83", kLag);
+  ASSERT_TRUE(transaction);
+  EXPECT_EQ(transaction->latency, microseconds(5161));
+  ASSERT_TRUE(transaction->schedule_lag);
+  EXPECT_EQ(*transaction->schedule_lag, microseconds(83));
+  EXPECT_FALSE(transaction->retries);
+}
+
+TEST(ParseLogLine, RetriesWithMaxTries) {
+  const auto transaction = parse_log_line("3 40 12000 1 1796107160 5 2", kRetries);
+  ASSERT_TRUE(transaction);
+  EXPECT_EQ(transaction->script, 1);
+  ASSERT_TRUE(transaction->retries);
+  EXPECT_EQ(*transaction->retries, 2u);
+  EXPECT_FALSE(transaction->schedule_lag);
+}
+
+TEST(ParseLogLine, LagAndRetries) {
+  const auto transaction = parse_log_line("1 4 3000 0 1700000003 10 20 1", kBoth);
+  ASSERT_TRUE(transaction);
+  EXPECT_EQ(*transaction->schedule_lag, microseconds(20));
+  EXPECT_EQ(*transaction->retries, 1u);
+}
+
+TEST(ParseLogLine, FailedSkippedAndDetailedFailures) {
+  // doLog(), PG 15+: "%d " INT64_FORMAT " %s %d ..." with getResultString(): "skipped",
+  // "failed", or with --failures-detailed "serialization" / "deadlock" (later: "other").
+  struct Case {
+    std::string word;
+    TransactionStatus status;
+    FailureCause cause;
+  };
+  const std::vector<Case> cases = {
+      {"skipped", TransactionStatus::skipped, FailureCause::none},
+      {"failed", TransactionStatus::failed, FailureCause::unspecified},
+      {"serialization", TransactionStatus::failed, FailureCause::serialization},
+      {"deadlock", TransactionStatus::failed, FailureCause::deadlock},
+      {"other", TransactionStatus::failed, FailureCause::other},
+  };
+  for (const auto& test : cases) {
+    const auto transaction = parse_log_line("2 7 " + test.word + " 0 1700000000 250000 0 2", kBoth);
+    ASSERT_TRUE(transaction) << test.word;
+    EXPECT_EQ(transaction->status, test.status) << test.word;
+    EXPECT_EQ(transaction->cause, test.cause) << test.word;
+    EXPECT_EQ(transaction->latency, microseconds(0)) << test.word;
+    EXPECT_EQ(transaction->end, at(1700000000, 250000)) << test.word;
+    EXPECT_EQ(*transaction->retries, 2u) << test.word;
+  }
+  // PG 13-14 "skipped" with --rate: "%d " INT64_FORMAT " skipped %d %ld %ld" and the lag.
+  const auto old = parse_log_line("0 38 skipped 0 1796107157 241670 0", kLag);
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->status, TransactionStatus::skipped);
+}
+
+TEST(ParseLogLine, GarbageIsRejected) {
+  const std::vector<std::string> garbage = {
+      "",
+      "   ",
+      "hello world",
+      "progress: 1.0 s, 605.0 tps, lat 6.476 ms stddev 5.056, 0 failed",
+      "0 1 5859 0 1796107150",                 // truncated: no time_us
+      "0 1 5859 0 1796107150 18",              // fine as a line, tested below with columns
+      "0 1 5859 0 1796107150 1000000",         // time_us out of range
+      "0 1 -5 0 1796107150 1",                 // negative latency
+      "0 1 +5 0 1796107150 1",                 // sign
+      "0 1 58x9 0 1796107150 187638",          // not a number
+      "0 1 5.5 0 1796107150 187638",           // not an integer
+      "0 1 unknown 0 1796107150 187638",       // not a status word
+      "a 1 5859 0 1796107150 187638",          // client not a number
+      "0 1 5859 0 1796107150 187638 83",       // a 7th field without columns
+      "0 1 5859 0 99999999999999 187638",      // absurd epoch
+      "0 1 5859 0 1796107150 187638 1 2 3",    // too many fields
+      "1796107150 2 13000 169000000 0 0 0 0",  // an aggregate (--aggregate-interval) line
+  };
+  for (const auto& line : garbage) {
+    if (line == "0 1 5859 0 1796107150 18") {
+      EXPECT_TRUE(parse_log_line(line, kPlain)) << line;
+      EXPECT_FALSE(parse_log_line(line, kLag)) << line;  // a lag column is missing
+      continue;
+    }
+    EXPECT_FALSE(parse_log_line(line, kPlain)) << line;
+  }
+  // Wrong columns: a plain line read as if it had a lag, a lag line as if it had both.
+  EXPECT_FALSE(parse_log_line("0 1 5161 0 1796107156 957613", kLag));
+  EXPECT_FALSE(parse_log_line("0 1 5161 0 1796107156 957613 83", kBoth));
+  EXPECT_FALSE(parse_log_line("0 1 5161 0 1796107156 957613 x", kLag));
+  EXPECT_FALSE(parse_log_line("0 1 5161 0 1796107156 957613 -1", kRetries));
+}
+
+// ---- arguments and file names ------------------------------------------------------------
+
+TEST(LogArgs, ColumnsPrefixAndSampling) {
+  const auto args =
+      log_args_of({"-c", "4", "-j", "2", "-T", "3", "-R", "500", "--max-tries=3", "-l",
+                   "--log-prefix=/tmp/run/pgbench_log", "--sampling-rate", "0.25"});
+  EXPECT_TRUE(args.logging);
+  EXPECT_EQ(args.log_prefix, "/tmp/run/pgbench_log");
+  EXPECT_TRUE(args.columns.schedule_lag);
+  EXPECT_TRUE(args.columns.retries);
+  EXPECT_DOUBLE_EQ(args.sampling_rate, 0.25);
+  EXPECT_FALSE(args.aggregated);
+}
+
+TEST(LogArgs, Defaults) {
+  const auto args = log_args_of({"-c", "4", "-T", "3", "-P", "1", "postgres"});
+  EXPECT_FALSE(args.logging);
+  EXPECT_FALSE(args.log_prefix);
+  EXPECT_FALSE(args.columns.schedule_lag);
+  EXPECT_FALSE(args.columns.retries);
+  EXPECT_DOUBLE_EQ(args.sampling_rate, 1.0);
+}
+
+TEST(LogArgs, Spellings) {
+  EXPECT_TRUE(log_args_of({"-nl"}).logging);
+  EXPECT_TRUE(log_args_of({"--log"}).logging);
+  EXPECT_FALSE(log_args_of({"-nS"}).logging);
+  EXPECT_TRUE(log_args_of({"-R500"}).columns.schedule_lag);
+  EXPECT_TRUE(log_args_of({"--rate=500"}).columns.schedule_lag);
+  EXPECT_TRUE(log_args_of({"--rate", "500"}).columns.schedule_lag);
+  EXPECT_FALSE(log_args_of({"--max-tries=1"}).columns.retries);  // pgbench omits the column
+  EXPECT_FALSE(log_args_of({"--max-tries", "1"}).columns.retries);
+  EXPECT_TRUE(log_args_of({"--max-tries", "0"}).columns.retries);  // unlimited
+  EXPECT_TRUE(log_args_of({"-l", "--aggregate-interval=5"}).aggregated);
+  EXPECT_EQ(log_args_of({"--log-prefix", "x/y"}).log_prefix, "x/y");
+  EXPECT_DOUBLE_EQ(log_args_of({"--sampling-rate=2"}).sampling_rate, 1.0);  // invalid: ignored
+}
+
+TEST(LogFileName, ThreadZeroHasNoSuffix) {
+  auto name = parse_log_file_name("pgbench_log", "pgbench_log.16082");
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->pid, 16082);
+  EXPECT_EQ(name->thread, 0);
+  name = parse_log_file_name("pgbench_log", "pgbench_log.16082.1");
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->pid, 16082);
+  EXPECT_EQ(name->thread, 1);
+  name = parse_log_file_name("run", "run.7.31");
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->thread, 31);
+}
+
+TEST(LogFileName, OthersAreRejected) {
+  for (const char* file :
+       {"pgbench_log", "pgbench_log.", "pgbench_log.abc", "pgbench_log.1.", "pgbench_log.1.0",
+        "pgbench_log.1.2.3", "pgbench_log.1.x", "pgbench_logx.1", "pgbench_log_1", "other.1",
+        "pgbench_log.-1", "pgbench_log.1.tmp"}) {
+    EXPECT_FALSE(parse_log_file_name("pgbench_log", file)) << file;
+  }
+  EXPECT_FALSE(parse_log_file_name("", ".1"));
+}
+
+// A fresh directory, removed with its contents at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string name = (fs::temp_directory_path() / "pgwaitprof-txlog-XXXXXX").string();
+    EXPECT_NE(::mkdtemp(name.data()), nullptr);
+    path_ = name;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+}
+
+TEST(ListLogFiles, SortedByPidAndThread) {
+  TempDir dir;
+  for (const char* name :
+       {"pgbench_log.100.10", "pgbench_log.100", "pgbench_log.100.2", "pgbench_log.99",
+        "pgbench_log.100.1", "pgbench_log.100.0", "pgbench_log.txt", "other.100", "pgbench.log"}) {
+    write_file(dir.path() / name, "");
+  }
+  fs::create_directory(dir.path() / "pgbench_log.5");  // not a regular file
+  std::error_code error;
+  const auto files = list_log_files(dir.path() / "pgbench_log", error);
+  EXPECT_FALSE(error);
+  std::vector<std::string> names;
+  names.reserve(files.size());
+  for (const auto& file : files) names.push_back(file.path.filename().string());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"pgbench_log.99", "pgbench_log.100", "pgbench_log.100.1",
+                                      "pgbench_log.100.2", "pgbench_log.100.10"}));
+  EXPECT_EQ(files[4].pid, 100);
+  EXPECT_EQ(files[4].thread, 10);
+  EXPECT_EQ(paths_of(files).size(), 5u);
+}
+
+TEST(ListLogFiles, MissingDirectoryIsAnError) {
+  std::error_code error;
+  const auto files = list_log_files("/nonexistent-pgwaitprof-dir/pgbench_log", error);
+  EXPECT_TRUE(error);
+  EXPECT_TRUE(files.empty());
+}
+
+// ---- the reader on synthetic logs --------------------------------------------------------
+
+struct Synthetic {
+  int client = 0;
+  SysMicroseconds end;
+  TransactionStatus status = TransactionStatus::completed;
+  std::int64_t latency_us = 0;
+  std::int64_t lag_us = 0;
+  std::uint32_t retries = 0;
+};
+
+std::string line_of(const Synthetic& tx, std::int64_t number) {
+  const std::int64_t end_us = tx.end.time_since_epoch().count();
+  std::ostringstream line;
+  line << tx.client << ' ' << number << ' ';
+  switch (tx.status) {
+    case TransactionStatus::completed:
+      line << tx.latency_us;
+      break;
+    case TransactionStatus::failed:
+      line << "serialization";
+      break;
+    case TransactionStatus::skipped:
+      line << "skipped";
+      break;
+  }
+  line << ' ' << 0 << ' ' << end_us / 1'000'000 << ' ' << end_us % 1'000'000 << ' ' << tx.lag_us
+       << ' ' << tx.retries << '\n';
+  return line.str();
+}
+
+// What the reader must find, computed the obvious way: every interval's latencies sorted.
+struct Expected {
+  std::map<std::int64_t, std::vector<std::int64_t>> latencies;
+  std::map<std::int64_t, model::LatencySummary> counts;
+  std::vector<std::int64_t> all;
+  model::LatencySummary run;
+  std::uint64_t outside = 0;
+};
+
+Expected expect(const std::vector<Synthetic>& transactions, SysMicroseconds start,
+                microseconds interval) {
+  Expected expected;
+  for (const auto& tx : transactions) {
+    const std::int64_t offset = (tx.end - start).count();
+    const bool inside = offset >= 0;
+    const std::int64_t index = inside ? offset / interval.count() : -1;
+    if (!inside) ++expected.outside;
+    auto tally = [&](model::LatencySummary& summary) {
+      if (tx.status == TransactionStatus::failed) ++summary.failed;
+      if (tx.status == TransactionStatus::skipped) ++summary.skipped;
+      summary.retries += tx.retries;
+    };
+    tally(expected.run);
+    if (inside) tally(expected.counts[index]);
+    if (tx.status != TransactionStatus::completed) continue;
+    expected.all.push_back(tx.latency_us);
+    if (inside) expected.latencies[index].push_back(tx.latency_us);
+  }
+  return expected;
+}
+
+double exact_ms(std::vector<std::int64_t> values, double q) {
+  std::sort(values.begin(), values.end());
+  return static_cast<double>(values[model::nearest_rank(q, values.size()) - 1]) / 1000.0;
+}
+
+void expect_summary(const model::LatencySummary& summary, const std::vector<std::int64_t>& values,
+                    const model::LatencySummary& counts, const std::string& what) {
+  EXPECT_EQ(summary.failed, counts.failed) << what;
+  EXPECT_EQ(summary.skipped, counts.skipped) << what;
+  EXPECT_EQ(summary.retries, counts.retries) << what;
+  EXPECT_EQ(summary.count, values.size()) << what;
+  if (values.empty()) {
+    EXPECT_TRUE(std::isnan(summary.p50_ms)) << what;
+    EXPECT_TRUE(std::isnan(summary.max_ms)) << what;
+    EXPECT_TRUE(std::isnan(summary.mean_ms)) << what;
+    return;
+  }
+  const double bound = model::LatencyHistogram::relative_error_bound();
+  for (const auto& [q, reported] :
+       {std::pair{50.0, summary.p50_ms}, std::pair{95.0, summary.p95_ms},
+        std::pair{99.0, summary.p99_ms}}) {
+    const double exact = exact_ms(values, q);
+    EXPECT_LE(std::abs(reported - exact), exact * bound) << what << " p" << q;
+  }
+  EXPECT_DOUBLE_EQ(summary.max_ms, exact_ms(values, 100)) << what;
+  EXPECT_DOUBLE_EQ(summary.min_ms, exact_ms(values, 0)) << what;
+  double sum = 0;
+  for (const auto value : values) sum += static_cast<double>(value);
+  EXPECT_NEAR(summary.mean_ms, sum / static_cast<double>(values.size()) / 1000.0, 1e-9) << what;
+}
+
+void expect_timeline(const model::LatencyTimeline& timeline, const Expected& expected,
+                     std::size_t intervals) {
+  ASSERT_EQ(timeline.intervals.size(), intervals);
+  for (std::size_t index = 0; index < intervals; ++index) {
+    const auto key = static_cast<std::int64_t>(index);
+    const auto found = expected.latencies.find(key);
+    const auto counts = expected.counts.find(key);
+    expect_summary(timeline.intervals[index],
+                   found == expected.latencies.end() ? std::vector<std::int64_t>{} : found->second,
+                   counts == expected.counts.end() ? model::LatencySummary{} : counts->second,
+                   "interval " + std::to_string(index));
+  }
+  expect_summary(timeline.run, expected.all, expected.run, "run");
+  EXPECT_EQ(timeline.outside_intervals, expected.outside);
+}
+
+// Three threads' logs over 7 s, each file in end-time order as pgbench writes it: the latency
+// distribution changes every second (median 1 ms, 2 ms, ...), interval 3 is a stall with no
+// transaction at all, some transactions end before the run's start, a few fail or are skipped.
+class SyntheticLogs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::mt19937_64 random(42);
+    std::uniform_int_distribution<std::int64_t> gap(0, 4000);
+    std::uniform_real_distribution<double> unit(0, 1);
+    for (int thread = 0; thread < 3; ++thread) {
+      std::vector<Synthetic> file;
+      SysMicroseconds end = start_ - milliseconds(200) + microseconds(thread * 333);
+      while (end < start_ + milliseconds(6800)) {
+        end += microseconds(gap(random));
+        if (end >= start_ + seconds(3) && end < start_ + seconds(4)) end = start_ + seconds(4);
+        const std::int64_t offset_s = std::max<std::int64_t>(0, (end - start_).count() / 1'000'000);
+        std::lognormal_distribution<double> latency(
+            std::log(1000.0 * static_cast<double>(1 + offset_s)), 0.8);
+        Synthetic tx;
+        tx.client = thread * 2 + static_cast<int>(file.size() % 2);
+        tx.end = end;
+        const double draw = unit(random);
+        tx.status = draw < 0.02   ? TransactionStatus::failed
+                    : draw < 0.03 ? TransactionStatus::skipped
+                                  : TransactionStatus::completed;
+        if (tx.status == TransactionStatus::completed) {
+          tx.latency_us = std::llround(latency(random));
+          tx.lag_us = gap(random) / 10;
+        }
+        tx.retries = draw < 0.1 ? 1 + static_cast<std::uint32_t>(draw * 30) : 0;
+        file.push_back(tx);
+        transactions_.push_back(tx);
+      }
+      std::string text;
+      for (std::size_t index = 0; index < file.size(); ++index) {
+        text += line_of(file[index], static_cast<std::int64_t>(index + 1));
+        ++lines_;
+        if (thread == 1 && index == 100) {
+          text += "this is not a pgbench line\n";
+          ++lines_;
+        }
+      }
+      if (thread == 2) {
+        text += "5 9999 12";  // pgbench stopped while writing: no newline
+        ++lines_;
+      }
+      const fs::path path =
+          dir_.path() /
+          (thread == 0 ? "pgbench_log.4242" : "pgbench_log.4242." + std::to_string(thread));
+      write_file(path, text);
+      files_.push_back(path);
+    }
+  }
+
+  LatencyTimelineOptions options(microseconds interval) const {
+    LatencyTimelineOptions result;
+    result.start = std::chrono::system_clock::time_point(start_.time_since_epoch());
+    result.interval = interval;
+    result.columns = kBoth;
+    return result;
+  }
+
+  TempDir dir_;
+  // Not aligned to a second: intervals follow the run's start, not the wall clock.
+  const SysMicroseconds start_ = at(1'700'000'000, 250'000);
+  std::vector<Synthetic> transactions_;
+  std::vector<fs::path> files_;
+  std::uint64_t lines_ = 0;
+};
+
+TEST_F(SyntheticLogs, PerSecondIntervalsMatchSorting) {
+  const auto timeline = read_latency_timeline(files_, options(seconds(1)));
+  EXPECT_TRUE(timeline.errors.empty());
+  EXPECT_EQ(timeline.lines, lines_);
+  EXPECT_EQ(timeline.unparsable_lines, 2u);
+  EXPECT_EQ(timeline.interval, seconds(1));
+  const Expected expected = expect(transactions_, start_, seconds(1));
+  ASSERT_GT(expected.outside, 0u);
+  expect_timeline(timeline, expected, 7);
+  EXPECT_EQ(timeline.intervals[3].count, 0u);  // the stall is there, empty
+  EXPECT_GT(timeline.intervals[6].p50_ms, timeline.intervals[0].p50_ms * 4);
+}
+
+TEST_F(SyntheticLogs, OtherIntervalLength) {
+  const auto timeline = read_latency_timeline(files_, options(milliseconds(250)));
+  expect_timeline(timeline, expect(transactions_, start_, milliseconds(250)), 28);
+}
+
+TEST_F(SyntheticLogs, SmallBufferGivesTheSameResult) {
+  auto small = options(seconds(1));
+  small.buffer_bytes = 256;  // lines cross buffer boundaries all the time
+  const auto timeline = read_latency_timeline(files_, small);
+  EXPECT_EQ(timeline.lines, lines_);
+  EXPECT_EQ(timeline.unparsable_lines, 2u);
+  expect_timeline(timeline, expect(transactions_, start_, seconds(1)), 7);
+}
+
+TEST_F(SyntheticLogs, SamplingRateIsRecordedNotApplied) {
+  auto sampled = options(seconds(1));
+  sampled.sampling_rate = 0.1;
+  const auto timeline = read_latency_timeline(files_, sampled);
+  EXPECT_DOUBLE_EQ(timeline.sampling_rate, 0.1);
+  expect_timeline(timeline, expect(transactions_, start_, seconds(1)), 7);
+}
+
+TEST_F(SyntheticLogs, MissingFileIsReportedOthersRead) {
+  auto files = files_;
+  files.push_back(dir_.path() / "pgbench_log.4242.9");
+  const auto timeline = read_latency_timeline(files, options(seconds(1)));
+  ASSERT_EQ(timeline.errors.size(), 1u);
+  EXPECT_NE(timeline.errors[0].find("could not open file"), std::string::npos);
+  EXPECT_NE(timeline.errors[0].find("pgbench_log.4242.9"), std::string::npos);
+  expect_timeline(timeline, expect(transactions_, start_, seconds(1)), 7);
+}
+
+TEST(ReadLatencyTimeline, OutOfOrderWithinTheWindowStillCounts) {
+  TempDir dir;
+  const auto start = at(1'700'000'000, 0);
+  // Within one file: 5.2 s, then back to 3.5 s (kept: interval 3 is still open), then back to
+  // 0.5 s (interval 0 was closed when 5.2 s arrived: counted in the run only).
+  write_file(dir.path() / "pgbench_log.1",
+             "0 1 1000 0 1700000000 100000\n"
+             "0 2 2000 0 1700000005 200000\n"
+             "0 3 3000 0 1700000003 500000\n"
+             "0 4 4000 0 1700000000 500000\n");
+  LatencyTimelineOptions options;
+  options.start = std::chrono::system_clock::time_point(start.time_since_epoch());
+  const auto timeline = read_latency_timeline({dir.path() / "pgbench_log.1"}, options);
+  ASSERT_EQ(timeline.intervals.size(), 6u);
+  EXPECT_EQ(timeline.intervals[0].count, 1u);
+  EXPECT_DOUBLE_EQ(timeline.intervals[0].max_ms, 1.0);
+  EXPECT_EQ(timeline.intervals[3].count, 1u);
+  EXPECT_DOUBLE_EQ(timeline.intervals[3].max_ms, 3.0);
+  EXPECT_EQ(timeline.intervals[5].count, 1u);
+  EXPECT_EQ(timeline.outside_intervals, 1u);
+  EXPECT_EQ(timeline.run.count, 4u);
+  EXPECT_DOUBLE_EQ(timeline.run.max_ms, 4.0);
+}
+
+TEST(ReadLatencyTimeline, FarFutureTimestampDoesNotAllocateIntervals) {
+  TempDir dir;
+  write_file(dir.path() / "pgbench_log.1",
+             "0 1 1000 0 1700000000 100000\n"
+             "0 2 2000 0 1700090000 0\n");
+  LatencyTimelineOptions options;
+  options.start = std::chrono::system_clock::time_point(seconds(1'700'000'000));
+  options.max_intervals = 60;
+  const auto timeline = read_latency_timeline({dir.path() / "pgbench_log.1"}, options);
+  EXPECT_EQ(timeline.intervals.size(), 1u);
+  EXPECT_EQ(timeline.outside_intervals, 1u);
+  EXPECT_EQ(timeline.run.count, 2u);
+}
+
+TEST(ReadLatencyTimeline, OverlongLineIsOneUnparsableLine) {
+  TempDir dir;
+  write_file(
+      dir.path() / "pgbench_log.1",
+      std::string(1000, 'x') + "\n" + "0 1 1000 0 1700000000 100000\n" + std::string(700, 'y'));
+  LatencyTimelineOptions options;
+  options.start = std::chrono::system_clock::time_point(seconds(1'700'000'000));
+  options.buffer_bytes = 256;
+  const auto timeline = read_latency_timeline({dir.path() / "pgbench_log.1"}, options);
+  EXPECT_EQ(timeline.lines, 3u);
+  EXPECT_EQ(timeline.unparsable_lines, 2u);
+  EXPECT_EQ(timeline.run.count, 1u);
+}
+
+TEST(ReadLatencyTimeline, NoFilesAndBadInterval) {
+  LatencyTimelineOptions options;
+  const auto timeline = read_latency_timeline({}, options);
+  EXPECT_TRUE(timeline.intervals.empty());
+  EXPECT_EQ(timeline.run.count, 0u);
+  EXPECT_TRUE(std::isnan(timeline.run.p99_ms));
+  options.interval = microseconds(0);
+  EXPECT_THROW(read_latency_timeline({}, options), std::invalid_argument);
+}
+
+// ---- real pgbench 15 logs ----------------------------------------------------------------
+
+std::string read_text(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  EXPECT_TRUE(file) << "missing fixture " << path;
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::uint64_t stdout_number(const std::string& text, const std::string& label) {
+  std::smatch match;
+  if (!std::regex_search(text, match, std::regex(label + ": ([0-9]+)"))) return 0;
+  return std::stoull(match[1]);
+}
+
+struct RealCapture {
+  std::string name;
+  LogColumns columns;
+};
+
+class RealLogs : public ::testing::TestWithParam<RealCapture> {};
+
+TEST_P(RealLogs, EveryLineParsesAndTheMeanIsPgbenchs) {
+  const auto& capture = GetParam();
+  const fs::path dir = fs::path(PGWAITPROF_FIXTURES) / "pgbench" / "txlog" / capture.name;
+  std::error_code error;
+  const auto files = list_log_files(dir / "pgbench_log", error);
+  ASSERT_FALSE(error) << error.message();
+  ASSERT_EQ(files.size(), 2u);  // -j 2: one file per thread, same pgbench pid
+  EXPECT_EQ(files[0].pid, files[1].pid);
+  EXPECT_EQ(files[0].thread, 0);
+  EXPECT_EQ(files[1].thread, 1);
+
+  // The run's start: the earliest transaction start (end - latency) in the logs.
+  std::uint64_t lines = 0;
+  std::uint64_t serialization = 0;
+  std::uint64_t deadlock = 0;
+  auto start = SysMicroseconds::max();
+  for (const auto& file : files) {
+    std::istringstream text(read_text(file.path));
+    for (std::string line; std::getline(text, line);) {
+      ++lines;
+      const auto transaction = parse_log_line(line, capture.columns);
+      ASSERT_TRUE(transaction) << file.path << ": " << line;
+      start = std::min(start, transaction->end - transaction->latency);
+      serialization += transaction->cause == FailureCause::serialization;
+      deadlock += transaction->cause == FailureCause::deadlock;
+    }
+  }
+
+  LatencyTimelineOptions options;
+  options.start = std::chrono::system_clock::time_point(start.time_since_epoch());
+  options.columns = capture.columns;
+  const auto timeline = read_latency_timeline(paths_of(files), options);
+  EXPECT_TRUE(timeline.errors.empty());
+  EXPECT_EQ(timeline.unparsable_lines, 0u);
+  EXPECT_EQ(timeline.lines, lines);
+  EXPECT_EQ(timeline.outside_intervals, 0u);
+  EXPECT_EQ(timeline.run.count + timeline.run.failed + timeline.run.skipped, lines);
+
+  // -T 3 from the first transaction's start: intervals 0..3 (the last one partial).
+  EXPECT_GE(timeline.intervals.size(), 3u);
+  EXPECT_LE(timeline.intervals.size(), 4u);
+  std::uint64_t in_intervals = 0;
+  for (const auto& interval : timeline.intervals) {
+    in_intervals += interval.count + interval.failed + interval.skipped;
+    if (interval.count == 0) continue;
+    EXPECT_LE(interval.min_ms, interval.p50_ms);
+    EXPECT_LE(interval.p50_ms, interval.p95_ms);
+    EXPECT_LE(interval.p95_ms, interval.p99_ms);
+    EXPECT_LE(interval.p99_ms, interval.max_ms);
+  }
+  EXPECT_EQ(in_intervals, lines);
+  const auto& run = timeline.run;
+  EXPECT_LE(run.p50_ms, run.p95_ms);
+  EXPECT_LE(run.p95_ms, run.p99_ms);
+  EXPECT_LE(run.p99_ms, run.max_ms);
+
+  // Against what pgbench printed for the same run (stdout kept with the logs).
+  const std::string output = read_text(dir / "stdout");
+  const model::LoadgenSummary summary = parse_summary(output);
+  EXPECT_EQ(run.count, summary.transactions);
+  EXPECT_EQ(run.failed, summary.failed);
+  EXPECT_EQ(run.skipped, stdout_number(output, "number of transactions skipped"));
+  EXPECT_EQ(run.retries, stdout_number(output, "total number of retries"));
+  EXPECT_EQ(serialization, stdout_number(output, "number of serialization failures"));
+  EXPECT_EQ(deadlock, stdout_number(output, "number of deadlock failures"));
+  // pgbench prints the mean to 3 decimals from the same (unrounded) latencies: 0.1 % or better.
+  ASSERT_GT(summary.latency_avg_ms, 0);
+  EXPECT_NEAR(run.mean_ms, summary.latency_avg_ms, summary.latency_avg_ms * 0.001) << capture.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Pg15, RealLogs,
+                         ::testing::Values(RealCapture{"pg15_tpcb", kPlain},
+                                           RealCapture{"pg15_rate_latency_limit", kLag},
+                                           RealCapture{"pg15_failures_retries", kRetries}),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(RealLogs, RateLogHasLagAndSkips) {
+  const fs::path dir = fs::path(PGWAITPROF_FIXTURES) / "pgbench/txlog/pg15_rate_latency_limit";
+  std::error_code error;
+  const auto files = list_log_files(dir / "pgbench_log", error);
+  ASSERT_EQ(files.size(), 2u);
+  std::istringstream text(read_text(files[0].path));
+  std::uint64_t with_lag = 0;
+  for (std::string line; std::getline(text, line);) {
+    const auto transaction = parse_log_line(line, kLag);
+    ASSERT_TRUE(transaction);
+    ASSERT_TRUE(transaction->schedule_lag);
+    with_lag += transaction->schedule_lag->count() > 0;
+  }
+  EXPECT_GT(with_lag, 0u);
+  // Read as if it had no lag column, every line is rejected: the columns are not guessed.
+  LatencyTimelineOptions options;
+  const auto wrong = read_latency_timeline(paths_of(files), options);
+  EXPECT_EQ(wrong.unparsable_lines, wrong.lines);
+  EXPECT_GT(wrong.lines, 0u);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::collectors

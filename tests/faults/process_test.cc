@@ -1,0 +1,185 @@
+// Faults around the processes pgwaitprof starts (issue 8 items 3, 8, 10): a signal while the
+// scratch cluster is created or pgbench -i runs leaves nothing behind; pgbench dies with a
+// killed daemon and starts with default signal dispositions; the password is never in a
+// pgbench command line.
+#include <fmt/format.h>
+
+#include "tests/faults/fault_harness.h"
+
+namespace pgwaitprof::testing {
+namespace {
+
+class ProcessFaults : public ::testing::Test {
+ protected:
+  void SetUp() override { require_cluster(); }
+};
+
+// The scratch directory a foreground run announced in its log ("" before).
+std::string scratch_directory(const std::string& log) {
+  const std::string marker = "creating scratch cluster dir=";
+  const auto at = log.find(marker);
+  if (at == std::string::npos) return "";
+  const auto start = at + marker.size();
+  return log.substr(start, log.find(' ', start) - start);
+}
+
+struct Stage {
+  const char* name;
+  const char* process;  // what runs when the signal comes
+  int signal_number;
+  std::chrono::milliseconds after;  // how long after it started
+};
+void PrintTo(const Stage& stage, std::ostream* out) { *out << stage.name; }
+
+class ScratchInterrupt : public ProcessFaults, public ::testing::WithParamInterface<Stage> {};
+
+// Item 3: Ctrl-C or SIGTERM during initdb or pgbench -i: no server, no directory, no pgbench.
+TEST_P(ScratchInterrupt, LeavesNoServerDirectoryOrPgbenchBehind) {
+  const Stage stage = GetParam();
+  const auto dir = temp_dir(std::string("scratch-") + stage.name);
+  ChildProcess run(
+      without_pg_environment({pgwaitprof_binary(), "run", "--data-dir", (dir / "data").string(),
+                              "--scale", "30", "--", "-c", "1", "-T", "5"}),
+      dir / "run.log");
+  std::string scratch;
+  ASSERT_TRUE(eventually(30s, [&] {
+    scratch = scratch_directory(run.log());
+    return !scratch.empty();
+  })) << run.log();
+  // A process of the stage, working on our cluster.
+  ASSERT_TRUE(eventually(60s,
+                         [&] {
+                           for (pid_t pid : processes_with(scratch)) {
+                             if (cmdline_of(pid).find(stage.process) != std::string::npos)
+                               return true;
+                           }
+                           return false;
+                         }))
+      << stage.process << " never ran: " << run.log();
+  std::this_thread::sleep_for(stage.after);
+  run.signal(stage.signal_number);
+  const auto code = run.wait(60s);
+  ASSERT_TRUE(code.has_value()) << run.log();
+  EXPECT_NE(*code, 0);
+  EXPECT_TRUE(eventually(5s, [&] { return processes_with(scratch).empty(); }))
+      << cmdline_of(processes_with(scratch).front());
+  EXPECT_FALSE(std::filesystem::exists(scratch)) << run.log();
+  EXPECT_EQ(run.log().find("Operation aborted"), std::string::npos) << run.log();
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, ScratchInterrupt,
+                         ::testing::Values(Stage{"initdb_sigint", "initdb", SIGINT, 0ms},
+                                           Stage{"initdb_sigterm", "initdb", SIGTERM, 700ms},
+                                           Stage{"init_sigint", "pgbench -i", SIGINT, 0ms},
+                                           Stage{"init_sigterm", "pgbench -i", SIGTERM, 500ms}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The pid of the pgbench running the load whose command line contains `needle`.
+std::optional<pid_t> pgbench_running(const std::string& needle) {
+  for (pid_t pid : processes_with(needle)) {
+    const auto cmdline = cmdline_of(pid);
+    if (runs_program(pid, "pgbench") && cmdline.find(" -i ") == std::string::npos &&
+        cmdline.find(" -T ") != std::string::npos)
+      return pid;
+  }
+  return std::nullopt;
+}
+
+std::string status_field(pid_t pid, const std::string& field) {
+  const std::string status = read_text("/proc/" + std::to_string(pid) + "/status");
+  const auto at = status.find(field + ":");
+  if (at == std::string::npos) return "";
+  const auto start = status.find_first_not_of(" \t", at + field.size() + 1);
+  return status.substr(start, status.find('\n', start) - start);
+}
+
+// Item 8: a daemon run's pgbench has default signal dispositions and dies with the daemon.
+// Item 10: its command line has no password, in the daemon and in the foreground.
+TEST_F(ProcessFaults, PgbenchDiesWithAKilledDaemonAndNeverShowsThePassword) {
+  const std::string secret = "daemon-Secr3t";
+  FaultDaemon daemon("pdeathsig", "", test_conninfo() + " password=" + secret);
+  ASSERT_TRUE(daemon.up()) << daemon.process->log();
+  const int client = connect_unix(daemon.socket());
+  ASSERT_GE(client, 0);
+  const std::string request =
+      nlohmann::json{
+          {"type", "run"}, {"target", "local"}, {"pgbench_args", {"-c", "1", "-T", "60"}}}
+          .dump() +
+      "\n";
+  ASSERT_TRUE(send_all(client, request));
+  std::optional<pid_t> pgbench;
+  ASSERT_TRUE(eventually(20s, [&] {
+    return (pgbench = pgbench_running(env("PGHOST"))).has_value();
+  })) << daemon.process->log();
+  EXPECT_EQ(cmdline_of(*pgbench).find(secret), std::string::npos) << cmdline_of(*pgbench);
+  EXPECT_EQ(status_field(*pgbench, "SigIgn"), "0000000000000000");
+  EXPECT_EQ(status_field(*pgbench, "SigBlk"), "0000000000000000");
+  daemon.process->signal(SIGKILL);
+  daemon.process->wait(5s);
+  EXPECT_TRUE(eventually(3s,
+                         [&] {
+                           return !std::filesystem::exists("/proc/" + std::to_string(*pgbench)) ||
+                                  status_field(*pgbench, "State").starts_with("Z");
+                         }))
+      << "pgbench " << *pgbench << " outlived the daemon";
+  ::close(client);
+
+  const auto dir = temp_dir("cmdline-foreground");
+  ChildProcess run({pgwaitprof_binary(), "run", test_conninfo() + " password=" + secret,
+                    "--no-daemon", "--data-dir", dir.string(), "--", "-c", "1", "-T", "3"},
+                   dir / "run.log");
+  ASSERT_TRUE(eventually(20s, [&] {
+    return (pgbench = pgbench_running(env("PGHOST"))).has_value();
+  })) << run.log();
+  EXPECT_EQ(cmdline_of(*pgbench).find(secret), std::string::npos) << cmdline_of(*pgbench);
+  ASSERT_TRUE(run.wait(30s).has_value());
+  EXPECT_EQ(run.log().find(secret), std::string::npos) << run.log();
+}
+
+// Item 7: the sampler losing its connection during a run is an outage in report.json (start,
+// duration, missed ticks), in the warnings, on the timeline and on the HTML chart. pgbench keeps
+// its connection: the sampler's is terminated and new ones refused for 1.5 s.
+engine::CommandResult psql_elsewhere(const std::string& sql) {
+  return engine::run_command({engine::find_executable("psql"), "-X", "-q", "-At", "-c", sql,
+                              test_conninfo() + " dbname=template1"});
+}
+
+TEST_F(ProcessFaults, SamplerOutageMidRunIsRecorded) {
+  const auto dir = temp_dir("outage");
+  ChildProcess run({pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon", "--hz", "100",
+                    "--data-dir", dir.string(), "--", "-c", "1", "-T", "8"},
+                   dir / "run.log");
+  ASSERT_TRUE(eventually(20s, [&] {
+    return run.log().find("progress: 2.0 s") != std::string::npos;
+  })) << run.log();
+  struct Reopen {
+    ~Reopen() { psql_elsewhere("ALTER DATABASE postgres ALLOW_CONNECTIONS true"); }
+  } reopen;
+  ASSERT_EQ(psql_elsewhere("ALTER DATABASE postgres ALLOW_CONNECTIONS false").exit_code, 0);
+  ASSERT_EQ(psql_elsewhere("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                           "application_name = 'pgwaitprof'")
+                .exit_code,
+            0);
+  std::this_thread::sleep_for(1500ms);
+  ASSERT_EQ(psql_elsewhere("ALTER DATABASE postgres ALLOW_CONNECTIONS true").exit_code, 0);
+  ASSERT_TRUE(run.wait(60s).has_value()) << run.log();
+  std::filesystem::path run_dir;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "runs"))
+    run_dir = entry.path();
+  const auto report = nlohmann::json::parse(read_text(run_dir / "report.json"));
+  ASSERT_FALSE(report["outages"].empty()) << report.dump().substr(0, 2000);
+  const auto& outage = report["outages"][0];
+  EXPECT_GT(outage["start_s"].get<double>(), 1.0);
+  EXPECT_GT(outage["duration_s"].get<double>(), 1.0);
+  EXPECT_GT(outage["missed_ticks"].get<uint64_t>(), 50u);
+  EXPECT_NE(report["warnings"].dump().find("sampler"), std::string::npos) << report["warnings"];
+  bool marked = false;
+  for (const auto& slice : report["timeline"])
+    marked = marked || slice.value("sampler_outage", false);
+  EXPECT_TRUE(marked);
+  // The HTML chart shades it.
+  EXPECT_NE(read_text(run_dir / "report.html").find("\"outages\":[["), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::testing

@@ -1,0 +1,201 @@
+// Issue 12 on the real scratch cluster with real pgbench: the kernel's view of CPU (on a CPU
+// vs waiting for one), who blocks a Lock wait, and which statement waits on what.
+#include <libpq-fe.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/integration/harness.h"
+
+namespace pgwaitprof::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ExplainWaitsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { require_cluster(); }
+};
+
+double number(const nlohmann::json& value) { return value.is_number() ? value.get<double>() : 0; }
+
+// Average active client backends over the run, from the sampled profile.
+double active_client_backends(const nlohmann::json& report) {
+  double samples = 0;
+  for (const auto& entry : report["profile"]["entries"]) {
+    if (entry["backend_type"] == "client backend" && entry["state"] == "active") {
+      samples += number(entry["count"]);
+    }
+  }
+  return samples / number(report["profile"]["snapshots"]);
+}
+
+struct KernelAas {
+  double on_cpu = 0, runqueue = 0;
+};
+KernelAas client_kernel(const nlohmann::json& report) {
+  const auto& time = report["kernel"]["client backends"];
+  const double covered = number(time["covered_s"]);
+  if (covered <= 0) return {};
+  return {number(time["on_cpu_s"]) / covered, number(time["runqueue_s"]) / covered};
+}
+
+TEST_F(ExplainWaitsTest, RunQueueOfACpuBoundLoadIsMeasuredNotGuessed) {
+  const auto data = temp_dir("kernel-cpu");
+  write_text(data / "cpu.sql", "SELECT count(*) FROM generate_series(1, 200000);\n");
+  const auto script = (data / "cpu.sql").string();
+  auto busy = pgwaitprof_run(data / "busy", {test_conninfo(), "--local", "true"},
+                             {"-n", "-f", script, "-c", "16", "-j", "2", "-T", "5"});
+  ASSERT_EQ(busy.exit_code, 0) << busy.output;
+  const double cores = number(busy.report["environment"]["cpu_count"]);
+  const double active = active_client_backends(busy.report);
+  const auto kernel = client_kernel(busy.report);
+  ASSERT_GT(cores, 0);
+  ASSERT_GT(active, cores) << "the load must oversubscribe the cores";
+  EXPECT_LE(kernel.on_cpu, cores + 0.05) << "on-CPU AAS above the core count";
+  EXPECT_NEAR(kernel.runqueue, active - cores, 0.25 * (active - cores))
+      << "active " << active << ", cores " << cores << ", on CPU " << kernel.on_cpu;
+  // The report says it in words and per interval.
+  const auto text = read_text(busy.dir / "report.txt");
+  EXPECT_NE(text.find("kernel view (from /proc/<pid>/schedstat"), std::string::npos) << text;
+  EXPECT_NE(text.find("client backends waited for a CPU"), std::string::npos) << text;
+  const auto csv = read_text(busy.dir / "timeline.csv");
+  EXPECT_NE(csv.find("oncpu_aas,runq_aas"), std::string::npos);
+
+  auto alone = pgwaitprof_run(data / "alone", {test_conninfo(), "--local", "true"},
+                              {"-n", "-f", script, "-c", "1", "-T", "3"});
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  const auto single = client_kernel(alone.report);
+  EXPECT_GT(single.on_cpu, 0.3);
+  EXPECT_LT(single.runqueue, 0.2) << "one backend on two cores should rarely wait for one";
+}
+
+// A libpq session of the test, run on its own thread: the blocker.
+struct Blocker {
+  std::unique_ptr<PGconn, decltype(&PQfinish)> connection{nullptr, &PQfinish};
+  std::thread thread;
+  void exec(const std::string& sql) {
+    std::unique_ptr<PGresult, decltype(&PQclear)> result(PQexec(connection.get(), sql.c_str()),
+                                                         &PQclear);
+    ASSERT_TRUE(PQresultStatus(result.get()) == PGRES_COMMAND_OK ||
+                PQresultStatus(result.get()) == PGRES_TUPLES_OK)
+        << PQerrorMessage(connection.get());
+  }
+  // After `delay`, `lock` in a transaction, idle in it for `hold`, then commit.
+  Blocker(std::chrono::milliseconds delay, std::string lock, std::chrono::milliseconds hold) {
+    connection.reset(PQconnectdb((test_conninfo() + " application_name=blocker").c_str()));
+    thread = std::thread([this, delay, lock, hold] {
+      std::this_thread::sleep_for(delay);
+      exec("BEGIN");
+      exec(lock);
+      std::this_thread::sleep_for(hold);
+      exec("COMMIT");
+    });
+  }
+  ~Blocker() { thread.join(); }
+};
+
+const nlohmann::json* blocked_stall(const nlohmann::json& report) {
+  for (const auto& stall : report["stalls"]) {
+    if (!stall["blocker"].get<std::string>().empty()) return &stall;
+  }
+  return nullptr;
+}
+
+TEST_F(ExplainWaitsTest, ATableLockStallNamesItsBlockerAndObject) {
+  const auto data = temp_dir("lock-table");
+  RunResult run;
+  {
+    Blocker blocker(2500ms, "LOCK TABLE pgbench_accounts", 3000ms);
+    run = pgwaitprof_run(data, {test_conninfo()}, {"-c", "4", "-j", "2", "-T", "9"});
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto* stall = blocked_stall(run.report);
+  ASSERT_NE(stall, nullptr) << run.report["stalls"].dump(2);
+  const std::string blocker = (*stall)["blocker"];
+  EXPECT_NE(blocker.find("relation \"pgbench_accounts\""), std::string::npos) << blocker;
+  EXPECT_NE(blocker.find("(blocker, idle in transaction"), std::string::npos) << blocker;
+  EXPECT_NE(blocker.find("LOCK TABLE pgbench_accounts"), std::string::npos) << blocker;
+  const auto text = read_text(run.dir / "report.txt");
+  EXPECT_NE(text.find("backends on Lock | relation \"pgbench_accounts\", blocked by pid"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("lock waits: who blocked them"), std::string::npos);
+}
+
+TEST_F(ExplainWaitsTest, ARowLockOfAnIdleTransactionNamesItsBlocker) {
+  const auto data = temp_dir("lock-row");
+  RunResult run;
+  {
+    Blocker blocker(2500ms, "UPDATE pgbench_branches SET bbalance = bbalance WHERE bid = 1",
+                    3000ms);
+    run = pgwaitprof_run(data, {test_conninfo()}, {"-c", "4", "-j", "2", "-T", "9"});
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto* stall = blocked_stall(run.report);
+  ASSERT_NE(stall, nullptr) << run.report["stalls"].dump(2);
+  const std::string blocker = (*stall)["blocker"];
+  // The first waiter waits for the transaction, the others for the row (tuple) it holds: both
+  // end at the idle transaction.
+  EXPECT_TRUE(blocker.starts_with("transactionid \"transaction ") ||
+              blocker.starts_with("tuple \"pgbench_branches\""))
+      << blocker;
+  EXPECT_NE(blocker.find("(blocker, idle in transaction"), std::string::npos) << blocker;
+  EXPECT_NE(blocker.find("UPDATE pgbench_branches SET bbalance = bbalance WHERE bid = ?"),
+            std::string::npos)
+      << blocker;
+}
+
+// Samples of a statement's waits whose name starts with `prefix`.
+double waits_of(const nlohmann::json& statement, const std::vector<std::string>& prefixes) {
+  double samples = 0;
+  for (const auto& [name, count] : statement["waits"].items()) {
+    for (const auto& prefix : prefixes) {
+      if (name.starts_with(prefix)) samples += number(count);
+    }
+  }
+  return samples;
+}
+
+TEST_F(ExplainWaitsTest, TpcbStatementsCarryTheirWaits) {
+  const auto data = temp_dir("statements");
+  auto run = pgwaitprof_run(data, {test_conninfo()}, {"-c", "8", "-j", "2", "-T", "5"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto& statements = run.report["statements"];
+  ASSERT_GE(statements.size(), 5u) << run.report["statements_note"];
+  const nlohmann::json* most_lock = nullptr;
+  const nlohmann::json* most_wal = nullptr;
+  const std::vector<std::string> lock{"Lock | "};
+  const std::vector<std::string> wal{"IO | WALSync", "IO | WALWrite", "LWLock | WALWrite"};
+  for (const auto& statement : statements) {
+    EXPECT_EQ(statement["text"].get<std::string>().find("bbalance + -"), std::string::npos);
+    if (!most_lock || waits_of(statement, lock) > waits_of(*most_lock, lock))
+      most_lock = &statement;
+    if (!most_wal || waits_of(statement, wal) > waits_of(*most_wal, wal)) most_wal = &statement;
+  }
+  EXPECT_TRUE((*most_lock)["text"].get<std::string>().starts_with("UPDATE pgbench_branches"))
+      << statements.dump(2);
+  EXPECT_EQ((*most_wal)["text"], "END;") << statements.dump(2);
+  EXPECT_GT(number((*most_lock)["calls"]), 0) << "pg_stat_statements' calls over the run";
+  const auto text = read_text(run.dir / "report.txt");
+  EXPECT_NE(text.find("statements: which statement waits on what"), std::string::npos);
+}
+
+TEST_F(ExplainWaitsTest, WithoutQueryIdsTheReportSaysHowToTurnThemOn) {
+  ASSERT_EQ(psql("ALTER SYSTEM SET compute_query_id = off").exit_code, 0);
+  psql("SELECT pg_reload_conf()");
+  std::this_thread::sleep_for(500ms);
+  const auto data = temp_dir("no-query-id");
+  auto run = pgwaitprof_run(data, {test_conninfo()}, {"-c", "2", "-T", "2"});
+  psql("ALTER SYSTEM RESET compute_query_id");
+  psql("SELECT pg_reload_conf()");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(run.report["statements"].empty());
+  const std::string note = run.report["statements_note"];
+  EXPECT_NE(note.find("ALTER SYSTEM SET compute_query_id = on"), std::string::npos) << note;
+  EXPECT_NE(read_text(run.dir / "report.txt").find("compute_query_id"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::testing

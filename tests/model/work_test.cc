@@ -1,0 +1,76 @@
+// Fixed-work runs and the checkpoint after a run: their figures and their report.json codec.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/model/run.h"
+
+namespace pgwaitprof::model {
+namespace {
+
+model::Run minimal_run() {
+  model::Run run;
+  run.id = "r1";
+  run.loadgen = LoadgenSummary{};
+  run.loadgen->tps = 0.4;
+  run.loadgen->transactions = 4;
+  return run;
+}
+
+TEST(WorkDone, SummaryGivesRowsPerSecondAndMegabytesPerSecond) {
+  EXPECT_EQ((WorkDone{4000000, 520000000, 4, 20}.summary()),
+            "4000000 rows in 20.00 s: 200000 rows/s, 26.0 MB/s");
+  EXPECT_EQ((WorkDone{0, 0, 8000, 4}.summary()), "8000 transactions in 4.00 s: 2000.0 tps");
+}
+
+TEST(WorkDone, FigureOfAMetric) {
+  model::Run run = minimal_run();
+  EXPECT_EQ(run_figure(run, Metric::kTps), 0.4);
+  EXPECT_FALSE(run_figure(run, Metric::kDuration));  // not a fixed-work run
+  run.work = WorkDone{100, 0, 4, 12.5};
+  EXPECT_EQ(run_figure(run, Metric::kDuration), 12.5);
+  run.loadgen.reset();
+  EXPECT_FALSE(run_figure(run, Metric::kTps));
+  EXPECT_EQ(parse_metric("duration"), Metric::kDuration);
+  EXPECT_EQ(to_string(Metric::kTps), "tps");
+  EXPECT_FALSE(parse_metric("rows"));
+}
+
+TEST(WorkDone, RoundTripsThroughReportJson) {
+  model::Run run = minimal_run();
+  run.work = WorkDone{2000000, 260000000, 2, 9.75};
+  CheckpointAfter checkpoint;
+  checkpoint.start_s = 10;
+  checkpoint.duration_s = 3.5;
+  checkpoint.profile.add({"checkpointer", "", "IO", "DataFileSync"}, 7);
+  checkpoint.profile.add_snapshots(20);
+  run.checkpoint_after = checkpoint;
+  TimelineSlice slice;
+  slice.checkpoint_after = true;
+  run.timeline.push_back(slice);
+  const model::Run back = run_from_json(nlohmann::json::parse(to_json(run).dump()));
+  ASSERT_TRUE(back.work);
+  EXPECT_EQ(back.work->rows, 2000000u);
+  EXPECT_EQ(back.work->bytes, 260000000u);
+  EXPECT_EQ(back.work->transactions, 2u);
+  EXPECT_DOUBLE_EQ(back.work->elapsed_s, 9.75);
+  ASSERT_TRUE(back.checkpoint_after);
+  EXPECT_DOUBLE_EQ(back.checkpoint_after->duration_s, 3.5);
+  EXPECT_EQ(back.checkpoint_after->profile.snapshots(), 20u);
+  EXPECT_EQ(back.checkpoint_after->profile.total(true), 7u);
+  ASSERT_EQ(back.timeline.size(), 1u);
+  EXPECT_TRUE(back.timeline[0].checkpoint_after);
+}
+
+TEST(WorkDone, ReportsWithoutThemStillLoad) {
+  auto json = to_json(minimal_run());
+  json.erase("work");
+  json.erase("checkpoint_after");
+  const model::Run back = run_from_json(json);
+  EXPECT_FALSE(back.work);
+  EXPECT_FALSE(back.checkpoint_after);
+  EXPECT_FALSE(run_from_json(to_json(minimal_run())).work);  // null when absent
+}
+
+}  // namespace
+}  // namespace pgwaitprof::model
