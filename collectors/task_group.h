@@ -35,11 +35,7 @@ class TaskGroup {
   }
 
   int running() const { return running_; }
-  // Returns when no task runs (at once if none does).
-  asio::awaitable<void> wait_idle() {
-    while (running_ > 0) co_await idle_.wait();
-  }
-  // As wait_idle(); false when `timeout` passed first.
+  // Returns when no task runs (at once if none does); false when `timeout` passed first.
   asio::awaitable<bool> wait_idle(std::chrono::steady_clock::duration timeout) {
     if (running_ == 0) co_return true;
     const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -5,14 +5,13 @@
 #include <sys/stat.h>
 
 #include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
 #include <asio/read_until.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 #include <deque>
-#include <memory>
-#include <tuple>
 
 #include "config/logging.h"
 #include "daemon/service/control_protocol.h"
@@ -22,6 +21,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using asio::local::stream_protocol;
+using namespace asio::experimental::awaitable_operators;
 constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr auto kAliveEvery = 5s;
 constexpr auto kWriteTimeout = 10s;
@@ -36,50 +36,18 @@ auto log() {
   return logger;
 }
 
-// Socket operations with a time limit, without awaitable operators: the connections of this
-// server are the daemon's only untrusted input, and the cancellation plumbing of `a || b` in
-// Debian's Asio (1.22) has lifetime bugs (chriskohlhoff/asio#1332; here a UBSan report under
-// accept errors in CI). While armed, the deadline cancels the socket's operations when it
-// passes; its handler is a plain function that touches the socket only while the deadline
-// object (and so the socket, which outlives it) exists.
-class SocketDeadline {
- public:
-  SocketDeadline(stream_protocol::socket& socket, std::chrono::steady_clock::duration timeout)
-      : timer_(socket.get_executor(), timeout), state_(std::make_shared<State>()) {
-    timer_.async_wait([state = state_, &socket](std::error_code error) {
-      if (error || state->disarmed) return;
-      state->expired = true;
-      std::error_code ignored;
-      socket.cancel(ignored);
-    });
-  }
-  SocketDeadline(const SocketDeadline&) = delete;
-  SocketDeadline& operator=(const SocketDeadline&) = delete;
-  ~SocketDeadline() { state_->disarmed = true; }  // the timer's destructor cancels the wait
-  bool expired() const { return state_->expired; }
-
- private:
-  struct State {
-    bool disarmed = false;
-    bool expired = false;
-  };
-  asio::steady_timer timer_;
-  std::shared_ptr<State> state_;
-};
-
-// Events on their way to the client, in order. The run never waits for a slow client. One
-// reader (the pump) waits for changes: a timer that push() and close() cancel.
+// Events on their way to the client, in order. The run never waits for a slow client.
 class Outbox {
  public:
   explicit Outbox(asio::any_io_executor executor) : changed_(std::move(executor)) {}
   void push(std::string event) {
     if (queue_.size() >= kMaxQueuedEvents) queue_.pop_front();
     queue_.push_back(std::move(event));
-    changed_.cancel();
+    changed_.notify();
   }
   void close() {
     closed_ = true;
-    changed_.cancel();
+    changed_.notify();
   }
   bool empty() const { return queue_.empty(); }
   bool closed() const { return closed_; }
@@ -90,13 +58,11 @@ class Outbox {
   }
   // True when something changed, false after `timeout` without change.
   asio::awaitable<bool> wait_for(std::chrono::steady_clock::duration timeout) {
-    changed_.expires_after(timeout);
-    auto [error] = co_await changed_.async_wait(kAsTuple);
-    co_return error == asio::error::operation_aborted;
+    co_return co_await changed_.wait_for(timeout);
   }
 
  private:
-  asio::steady_timer changed_;
+  collectors::AsyncPulse changed_;
   std::deque<std::string> queue_;
   bool closed_ = false;
 };
@@ -190,10 +156,9 @@ asio::awaitable<void> ControlServer::serve() {
 asio::awaitable<void> ControlServer::refuse(stream_protocol::socket& socket, std::string_view code,
                                             std::string_view message) {
   const std::string event = error_event(code, message);
-  {
-    SocketDeadline deadline(socket, kRefusalTimeout);
-    co_await asio::async_write(socket, asio::buffer(event), kAsTuple);
-  }
+  asio::steady_timer deadline(executor_, kRefusalTimeout);
+  co_await (asio::async_write(socket, asio::buffer(event), kAsTuple) ||
+            deadline.async_wait(kAsTuple));
   std::error_code ignored;
   socket.shutdown(stream_protocol::socket::shutdown_both, ignored);
   socket.close(ignored);
@@ -201,19 +166,17 @@ asio::awaitable<void> ControlServer::refuse(stream_protocol::socket& socket, std
 
 asio::awaitable<void> ControlServer::serve_connection(stream_protocol::socket socket) {
   std::string buffer;
-  std::error_code error;
-  size_t length = 0;
-  {
-    SocketDeadline deadline(socket, limits_.request_timeout);
-    std::tie(error, length) = co_await asio::async_read_until(
-        socket, asio::dynamic_buffer(buffer, kMaxRequestBytes), '\n', kAsTuple);
-    if (deadline.expired()) error = asio::error::timed_out;
-  }
-  if (error == asio::error::timed_out) {
+  asio::steady_timer deadline(executor_, limits_.request_timeout);
+  auto read =
+      co_await (asio::async_read_until(socket, asio::dynamic_buffer(buffer, kMaxRequestBytes), '\n',
+                                       kAsTuple) ||
+                deadline.async_wait(kAsTuple));
+  if (read.index() == 1) {
     co_await refuse(socket, "timeout",
                     fmt::format("no request within {} s", limits_.request_timeout.count()));
     co_return;
   }
+  const auto [error, length] = std::get<0>(read);
   if (error == asio::error::not_found) {
     co_await refuse(socket, "too_large", "request longer than 64 KiB");
     co_return;
@@ -247,7 +210,13 @@ asio::awaitable<void> ControlServer::run_for_client(stream_protocol::socket& soc
   engine::RunControl control(executor_);
   Outbox outbox(executor_);
   ClientObserver observer(outbox);
+  collectors::AsyncPulse never(executor_);
 
+  auto run = [&]() -> asio::awaitable<void> {
+    auto outcome = co_await service_.execute(std::move(request), control, observer);
+    outbox.push(done_event(outcome));
+    outbox.close();
+  };
   // Writes events in order, and "alive" when nothing else was sent for 5 s; a client that
   // cannot be written to is gone, and so the run is interrupted (its report is kept).
   auto pump = [&]() -> asio::awaitable<void> {
@@ -259,53 +228,33 @@ asio::awaitable<void> ControlServer::run_for_client(stream_protocol::socket& soc
       }
       const std::string event = outbox.pop();
       if (client_gone) continue;
-      SocketDeadline deadline(socket, kWriteTimeout);
-      auto [error, written] = co_await asio::async_write(socket, asio::buffer(event), kAsTuple);
-      if (error || deadline.expired()) {
+      asio::steady_timer deadline(executor_, kWriteTimeout);
+      auto written = co_await (asio::async_write(socket, asio::buffer(event), kAsTuple) ||
+                               deadline.async_wait(kAsTuple));
+      bool failed = written.index() == 1;
+      if (!failed) failed = static_cast<bool>(std::get<0>(std::get<0>(written)));
+      if (failed) {
         client_gone = true;
         control.interrupt("the client went away");
       }
     }
   };
-  // Interrupt requests from the client, until end of file (the pump notices a client that is
-  // gone) or until the run is over and the socket's operations are cancelled.
+  // Interrupt requests from the client. At end of file there is nothing more to read: the
+  // pump notices a client that is gone.
   auto watch = [&]() -> asio::awaitable<void> {
     for (;;) {
       auto [error, length] = co_await asio::async_read_until(
           socket, asio::dynamic_buffer(buffer, kMaxRequestBytes), '\n', kAsTuple);
-      if (error) co_return;
+      if (error == asio::error::operation_aborted) co_return;
+      if (error) break;
       if (is_interrupt_request(std::string_view(buffer).substr(0, length))) {
         control.interrupt("interrupted by the client");
       }
       buffer.erase(0, length);
     }
+    co_await never.wait();  // until the pump ends and cancels us
   };
-  auto run = [&]() -> asio::awaitable<void> {
-    try {
-      auto outcome = co_await service_.execute(std::move(request), control, observer);
-      outbox.push(done_event(outcome));
-    } catch (...) {
-      outbox.close();
-      throw;
-    }
-    outbox.close();
-  };
-  // The run and the reader are this frame's tasks; the pump runs here until the run has closed
-  // the outbox and the last event is out, then the reader is cancelled and both are awaited.
-  collectors::TaskGroup talk(executor_);
-  talk.spawn(run(), "control run");
-  talk.spawn(watch(), "control request reader");
-  std::exception_ptr failure;
-  try {
-    co_await pump();
-  } catch (...) {
-    failure = std::current_exception();
-    control.interrupt("the control connection failed");
-  }
-  std::error_code ignored;
-  socket.cancel(ignored);
-  co_await talk.wait_idle();
-  if (failure) std::rethrow_exception(failure);
+  co_await (run() && (pump() || watch()));
 }
 
 }  // namespace pgwaitprof::service
