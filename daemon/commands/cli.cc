@@ -136,7 +136,7 @@ void add_matrix(CLI::App& app, MatrixCommand& command) {
 
 void add_compare(CLI::App& app, CompareCommand& command) {
   auto* compare = app.add_subcommand(
-      "compare", "A/B: throughput change with its noise band, and the waits that moved");
+      "compare", "A/B: the change with its 95 % interval and p-value, and the waits that moved");
   compare
       ->add_option(
           "a", command.side_a,
