@@ -33,7 +33,8 @@ void PrintTo(const Stage& stage, std::ostream* out) { *out << stage.name; }
 
 class ScratchInterrupt : public ProcessFaults, public ::testing::WithParamInterface<Stage> {};
 
-// Item 3: Ctrl-C or SIGTERM during initdb or pgbench -i: no server, no directory, no pgbench.
+// Item 3: Ctrl-C or SIGTERM during initdb, pgbench -i or the load itself: no server, no
+// directory, no pgbench.
 TEST_P(ScratchInterrupt, LeavesNoServerDirectoryOrPgbenchBehind) {
   const Stage stage = GetParam();
   const auto dir = temp_dir(std::string("scratch-") + stage.name);
@@ -71,7 +72,9 @@ INSTANTIATE_TEST_SUITE_P(Stages, ScratchInterrupt,
                          ::testing::Values(Stage{"initdb_sigint", "initdb", SIGINT, 0ms},
                                            Stage{"initdb_sigterm", "initdb", SIGTERM, 700ms},
                                            Stage{"init_sigint", "pgbench -i", SIGINT, 0ms},
-                                           Stage{"init_sigterm", "pgbench -i", SIGTERM, 500ms}),
+                                           Stage{"init_sigterm", "pgbench -i", SIGTERM, 500ms},
+                                           Stage{"load_sigint", " -T 5", SIGINT, 1000ms},
+                                           Stage{"load_sigterm", " -T 5", SIGTERM, 1500ms}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // The pid of the pgbench running the load whose command line contains `needle`.
