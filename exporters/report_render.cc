@@ -1,6 +1,6 @@
-// The plain renderers of a run: the text report (the hackers' table and the pgbench-style
-// timeline), Markdown, report.json, profile.csv, timeline.csv and folded stacks for flame graphs.
-// render_html lives in report_html.cc.
+// The human-readable renderers of a run: the text report (the hackers' table and the
+// pgbench-style timeline) and Markdown. report.json, the CSVs and folded stacks live in
+// report_data.cc, render_html in report_html.cc.
 #include "exporters/report_render.h"
 
 #include <fmt/format.h>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/report_common.h"
+#include "exporters/report_facts.h"
 #include "exporters/report_sections.h"
 #include "exporters/text_format.h"
 
@@ -21,94 +22,6 @@ using namespace report_detail;
 using namespace text_format;
 
 namespace {
-
-std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
-
-// Fixed decimals, or "-" for a value pgbench printed as -nan.
-std::string number_or_dash(double value, int decimals) {
-  return std::isfinite(value) ? fmt::format("{:.{}f}", value, decimals) : "-";
-}
-
-// Width of the name column of the profile table: the hackers' 32 columns unless a name is longer.
-size_t label_width(const ProfileTable& table, std::string_view title) {
-  size_t width = std::max<size_t>(32, display_width(title));
-  for (const auto& row : table.rows) width = std::max(width, display_width(row.label));
-  return width;
-}
-
-std::string profile_title(const ProfileTable& table, const RenderOptions& options) {
-  return options.by == GroupBy::kWaitEvent ? std::string("wait events")
-                                           : fmt::format("wait events by {}", table.dimension);
-}
-
-std::string profile_heading(const model::Run& run, const ProfileTable& table,
-                            const RenderOptions& options) {
-  std::string heading = fmt::format("{} samples in {} snapshots", table.total, table.snapshots);
-  if (run.sampler.achieved_hz > 0) heading += fmt::format(" at {:.1f} Hz", run.sampler.achieved_hz);
-  if (options.by != GroupBy::kQueryId) {
-    heading += options.include_idle ? ", idle sessions included" : ", idle sessions not counted";
-  }
-  return heading;
-}
-
-std::string workload_line(const model::Run& run) {
-  std::string line = run.workload.empty() ? "-" : run.workload;
-  if (run.clients > 0) line += fmt::format(", {} clients", run.clients);
-  if (!run.variant.empty()) line += fmt::format(", variant {}", run.variant);
-  if (run.repeat > 0) line += fmt::format(", repeat {}", run.repeat);
-  return line;
-}
-
-std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& run, bool trim) {
-  std::vector<std::pair<std::string, std::string>> facts = {
-      {"status", std::string(to_string(run.status))},
-      {"target", run.target},
-      {"workload", workload_line(run)},
-      {"command", shell_join(run.loadgen_argv)},
-  };
-  if (run.loadgen_exit_code != 0) {
-    facts.emplace_back("exit code", fmt::format("{}", run.loadgen_exit_code));
-  }
-  facts.emplace_back("started", run.started_at);
-  facts.emplace_back("ended", run.ended_at);
-  facts.emplace_back("duration", fmt::format("{:.1f} s", run.duration_s));
-  // A fixed-work run is judged by how long its work took, not by its rate of transactions.
-  if (run.work) {
-    facts.emplace_back("work", run.work->summary());
-  } else if (auto tps = steady_tps_text(run, model::steady_window(run, trim)); !tps.empty()) {
-    facts.emplace_back("tps", tps);
-  }
-  if (run.checkpoint_after) {
-    facts.emplace_back("checkpoint after",
-                       fmt::format("{:.2f} s{}", run.checkpoint_after->duration_s,
-                                   run.checkpoint_after->error.empty() ? "" : " (failed)"));
-  }
-  if (auto latency = latency_percentiles_text(run); !latency.empty()) {
-    facts.emplace_back("latency", latency);
-  }
-  facts.emplace_back("sampler", sampler_line(run.sampler));
-  return facts;
-}
-
-std::vector<std::pair<std::string, std::string>> environment_facts(const model::Environment& env) {
-  std::vector<std::pair<std::string, std::string>> facts;
-  if (!env.server_version.empty()) facts.emplace_back("server", env.server_version);
-  if (env.data_checksums) facts.emplace_back("checksums", *env.data_checksums ? "on" : "off");
-  if (!env.hostname.empty()) facts.emplace_back("host", env.hostname);
-  if (!env.kernel.empty()) facts.emplace_back("kernel", env.kernel);
-  if (env.cpu_count > 0 || !env.cpu_model.empty()) {
-    facts.emplace_back("cpu", fmt::format("{} x {}", env.cpu_count, env.cpu_model));
-  }
-  if (env.memory_bytes > 0) facts.emplace_back("memory", format_bytes(env.memory_bytes));
-  return facts;
-}
-
-std::string timeline_legend(const model::Run& run) {
-  return fmt::format(
-      "{} s intervals; AAS per wait class, idle sessions not counted; host CPU %; "
-      "lg = load generator cores",
-      format_seconds(run.interval_s));
-}
 
 // ---------------------------------------------------------------------------------------------
 // Text
@@ -541,164 +454,6 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
   }
 
   out += md_environment(run.environment);
-  return out;
-}
-
-namespace {
-
-nlohmann::json estimate_json(const model::MeanEstimate& estimate) {
-  auto number = [](double value) {
-    return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
-  };
-  return {
-      {"mean", estimate.mean},
-      {"standard_error", estimate.reliable ? number(estimate.standard_error) : nlohmann::json()},
-      {"reliable", estimate.reliable},
-      {"method", estimate.method}};
-}
-
-// What the text and HTML reports state with their errors, for readers of report.json: derived
-// from the data above it (run_from_json ignores it; every renderer recomputes it).
-nlohmann::json summary_json(const model::Run& run, const RenderOptions& options) {
-  const ProfileTable table = profile_table(run, options, false);
-  nlohmann::json waits = nlohmann::json::array();
-  for (const auto& row : table.rows) {
-    auto error = [&](double value) {
-      return row.stat.errors_reliable && std::isfinite(value) ? nlohmann::json(value)
-                                                              : nlohmann::json();
-    };
-    waits.push_back({{"wait", row.label},
-                     {"count", row.stat.count},
-                     {"share", row.stat.share},
-                     {"share_stderr", error(row.stat.share_stderr)},
-                     {"aas", row.stat.aas},
-                     {"aas_stderr", error(row.stat.aas_stderr)}});
-  }
-  nlohmann::json summary = {{"excluded_warmup_s", table.window.excluded_s},
-                            {"error_method", model::error_method_note()},
-                            {"waits", std::move(waits)}};
-  if (const auto tps = model::tps_estimate(run, table.window)) {
-    summary["tps"] = estimate_json(*tps);
-    if (tps->reliable) summary["tps"]["ci95_half_width"] = tps->half_width(0.95);
-  }
-  return summary;
-}
-
-}  // namespace
-
-std::string render_json(const model::Run& run) {
-  auto json = model::to_json(run);
-  json["summary"] = summary_json(run, {});
-  // Invalid UTF-8 (a label, a load generator's output) must not make the report unwritable.
-  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-namespace {
-
-// flamegraph.pl and speedscope split frames on ';' and the count off at the last space.
-std::string folded_frame(std::string_view name) {
-  std::string frame(name.empty() ? "-" : name);
-  std::replace_if(
-      frame.begin(), frame.end(), [](char c) { return c == ';' || c == '\n' || c == '\r'; }, '_');
-  return frame;
-}
-
-}  // namespace
-
-std::string render_profile_csv(const model::Run& run, const RenderOptions& options) {
-  // profile.csv is data for a spreadsheet or pandas: every wait key is kept, whatever --top
-  // says for the tables. Only query ids, which are unbounded, keep top-N with an "other" row.
-  RenderOptions csv_options = options;
-  if (options.by != GroupBy::kQueryId) csv_options.top = 0;
-  const ProfileTable table = profile_table(run, csv_options, true);
-  std::vector<std::string> header = table.columns;
-  for (const char* column : {"count", "share", "aas", "aas_stderr"}) header.emplace_back(column);
-  std::string out = csv_row(header);
-  for (const auto& row : table.rows) {
-    std::vector<std::string> fields = row.fields;
-    fields.push_back(fmt::format("{}", row.stat.count));
-    fields.push_back(fmt::format("{:.6f}", row.stat.share));
-    fields.push_back(fmt::format("{:.4f}", row.stat.aas));
-    const auto error = error_text(row.stat.aas_stderr, row.stat.errors_reliable, 4);
-    fields.push_back(error == "-" ? "" : error);
-    out += csv_row(fields);
-  }
-  return out;
-}
-
-std::string render_timeline_csv(const model::Run& run) {
-  std::string out = csv_row({"start_s",
-                             "duration_s",
-                             "tps",
-                             "latency_avg_ms",
-                             "latency_stddev_ms",
-                             "failed",
-                             "snapshots",
-                             "aas_cpu",
-                             "aas_lwlock",
-                             "aas_lock",
-                             "aas_io",
-                             "aas_ipc",
-                             "aas_client",
-                             "aas_other",
-                             "dominant_wait",
-                             "cpu_user_pct",
-                             "cpu_system_pct",
-                             "cpu_iowait_pct",
-                             "cpu_idle_pct",
-                             "loadgen_cores",
-                             "background",
-                             "sampler_outage",
-                             "latency_p99_ms",
-                             "latency_max_ms",
-                             "oncpu_aas",
-                             "runq_aas"});
-  for (const auto& row : timeline_rows(run)) {
-    std::vector<std::string> fields = {format_seconds(row.start_s), format_seconds(row.duration_s)};
-    if (row.loadgen) {
-      fields.push_back(format_optional(row.loadgen->tps, 1));
-      fields.push_back(format_optional(row.loadgen->latency_avg_ms, 3));
-      fields.push_back(format_optional(row.loadgen->latency_stddev_ms, 3));
-      fields.push_back(fmt::format("{}", row.loadgen->failed));
-    } else {
-      fields.insert(fields.end(), 4, "");
-    }
-    fields.push_back(fmt::format("{}", row.snapshots));
-    for (double aas : row.aas) fields.push_back(fmt::format("{:.3f}", aas));
-    fields.push_back(row.dominant_wait);
-    if (row.cpu) {
-      fields.push_back(fmt::format("{:.1f}", row.cpu->user_pct));
-      fields.push_back(fmt::format("{:.1f}", row.cpu->system_pct));
-      fields.push_back(fmt::format("{:.1f}", row.cpu->iowait_pct));
-      fields.push_back(fmt::format("{:.1f}", row.cpu->idle_pct));
-      fields.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
-    } else {
-      fields.insert(fields.end(), 5, "");
-    }
-    fields.push_back(row.background);
-    fields.push_back(row.sampler_outage ? "1" : "0");
-    fields.push_back(row.latency ? format_optional(row.latency->p99_ms, 3) : "");
-    fields.push_back(row.latency ? format_optional(row.latency->max_ms, 3) : "");
-    fields.push_back(row.oncpu_aas ? fmt::format("{:.3f}", *row.oncpu_aas) : "");
-    fields.push_back(row.runq_aas ? fmt::format("{:.3f}", *row.runq_aas) : "");
-    out += csv_row(fields);
-  }
-  return out;
-}
-
-std::string render_folded(const model::Run& run, const RenderOptions& options) {
-  // States merge: a flame graph of waits is read per process type, and CPU is one frame.
-  std::map<std::string, uint64_t> stacks;
-  for (const auto& [key, count] : run.profile.counts()) {
-    if (!options.include_idle && model::is_idle(key)) continue;
-    std::string stack = folded_frame(key.backend_type) + ";" + folded_frame(key.wait_event_type);
-    if (key.wait_event_type != model::kCpu) stack += ";" + folded_frame(key.wait_event);
-    stacks[stack] += count;
-  }
-  std::string out;
-  for (const auto& [stack, count] : stacks) {
-    if (count > 0) out += fmt::format("{} {}\n", stack, count);
-  }
   return out;
 }
 

@@ -169,6 +169,71 @@ void add_compare(CLI::App& app, CompareCommand& command) {
   std::_Exit(code);
 }
 
+// Every subcommand's options, filled in by CLI11.
+struct Commands {
+  std::string log_level = "info";
+  DaemonCommand daemon;
+  RunCommand run;
+  std::string run_source = std::string(to_string(model::SamplerSource::kActivity));
+  ReportCommand report;
+  MatrixCommand matrix;
+  CompareCommand compare;
+  RunsCommand runs;
+  TrendCommand trend;
+  ResultsCommand results;
+  std::string explained;
+};
+
+void add_commands(CLI::App& app, Commands& commands) {
+  app.require_subcommand(1);
+  app.set_version_flag("--version",
+                       std::string(PGWAITPROF_VERSION) + " (" + PGWAITPROF_REVISION + ")");
+  app.add_option("--log-level", commands.log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember(config::log_level_names()));
+  add_daemon(app, commands.daemon);
+  add_run(app, commands.run, commands.run_source);
+  add_report(app, commands.report);
+  add_matrix(app, commands.matrix);
+  add_compare(app, commands.compare);
+  add_runs_command(app, commands.runs);
+  add_trend_command(app, commands.trend);
+  add_results_command(app, commands.results);
+  app.add_subcommand("explain", "what a wait event means and what usually causes it")
+      ->add_option("event", commands.explained,
+                   "a wait event: \"WALWrite\", \"LWLock | WALWrite\", \"WALWriteLock\", ...")
+      ->required();
+}
+
+// The parsed subcommand, run; its exit code.
+int dispatch(CLI::App& app, Commands& commands, std::vector<std::string> loadgen_args) {
+  if (app.get_subcommand("daemon")->parsed()) run_daemon(commands.daemon);
+  if (app.get_subcommand("run")->parsed()) {
+    auto& run = commands.run;
+    run.source = *model::parse_sampler_source(commands.run_source);
+    if (run.source == model::SamplerSource::kPgWaitSampling && run.hz) {
+      std::cerr << "pgwaitprof: --hz cannot be used with --source pg_wait_sampling\n"
+                   "HINT: The extension samples at its own pg_wait_sampling.profile_period.\n";
+      return kExitUsage;
+    }
+    run.pgbench_args = std::move(loadgen_args);
+    return run_command(run);
+  }
+  if (app.get_subcommand("report")->parsed()) return report_command(commands.report);
+  if (app.get_subcommand("matrix")->parsed()) {
+    if (!commands.matrix.plan_path && !commands.matrix.resume_dir) {
+      std::cerr << "pgwaitprof: matrix needs a plan file or --resume DIR\n";
+      return kExitUsage;
+    }
+    return matrix_command(commands.matrix);
+  }
+  if (app.get_subcommand("compare")->parsed()) return compare_command(commands.compare);
+  if (app.get_subcommand("explain")->parsed()) return explain_command(commands.explained);
+  if (app.get_subcommand("runs")->parsed()) return runs_command(app, commands.runs);
+  if (app.get_subcommand("trend")->parsed()) return trend_command(commands.trend);
+  if (app.get_subcommand("results")->parsed()) return results_command(app, commands.results);
+  return kExitFailure;
+}
+
 }  // namespace
 
 int main_cli(int argc, char** argv) {
@@ -187,35 +252,8 @@ int main_cli(int argc, char** argv) {
   std::reverse(ours.begin(), ours.end());  // CLI11 parses a reversed vector
 
   CLI::App app{"pgwaitprof: wait-event sampling profiler for PostgreSQL benchmarks"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version",
-                       std::string(PGWAITPROF_VERSION) + " (" + PGWAITPROF_REVISION + ")");
-  std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
-      ->check(CLI::IsMember(config::log_level_names()));
-  DaemonCommand daemon;
-  RunCommand run;
-  std::string run_source = std::string(to_string(model::SamplerSource::kActivity));
-  ReportCommand report;
-  MatrixCommand matrix;
-  CompareCommand compare;
-  add_daemon(app, daemon);
-  add_run(app, run, run_source);
-  add_report(app, report);
-  add_matrix(app, matrix);
-  add_compare(app, compare);
-  RunsCommand runs;
-  TrendCommand trend;
-  add_runs_command(app, runs);
-  add_trend_command(app, trend);
-  ResultsCommand results;
-  add_results_command(app, results);
-  std::string explained;
-  app.add_subcommand("explain", "what a wait event means and what usually causes it")
-      ->add_option("event", explained,
-                   "a wait event: \"WALWrite\", \"LWLock | WALWrite\", \"WALWriteLock\", ...")
-      ->required();
-
+  Commands commands;
+  add_commands(app, commands);
   try {
     app.parse(ours);
   } catch (const CLI::CallForHelp& help) {
@@ -228,38 +266,14 @@ int main_cli(int argc, char** argv) {
               << "\nHINT: Try \"pgwaitprof --help\".\n";
     return kExitUsage;
   }
-  auto* run_app = app.get_subcommand("run");
-  if (!loadgen_args.empty() && !run_app->parsed()) {
+  if (!loadgen_args.empty() && !app.get_subcommand("run")->parsed()) {
     std::cerr << "pgwaitprof: arguments after \"--\" are only accepted by \"run\"\n";
     return kExitUsage;
   }
-  config::set_log_level(daemon.overrides.log_level.value_or(log_level));
+  config::set_log_level(commands.daemon.overrides.log_level.value_or(commands.log_level));
 
   try {
-    if (app.get_subcommand("daemon")->parsed()) run_daemon(daemon);
-    if (run_app->parsed()) {
-      run.source = *model::parse_sampler_source(run_source);
-      if (run.source == model::SamplerSource::kPgWaitSampling && run.hz) {
-        std::cerr << "pgwaitprof: --hz cannot be used with --source pg_wait_sampling\n"
-                     "HINT: The extension samples at its own pg_wait_sampling.profile_period.\n";
-        return kExitUsage;
-      }
-      run.pgbench_args = loadgen_args;
-      return run_command(run);
-    }
-    if (app.get_subcommand("report")->parsed()) return report_command(report);
-    if (app.get_subcommand("matrix")->parsed()) {
-      if (!matrix.plan_path && !matrix.resume_dir) {
-        std::cerr << "pgwaitprof: matrix needs a plan file or --resume DIR\n";
-        return kExitUsage;
-      }
-      return matrix_command(matrix);
-    }
-    if (app.get_subcommand("compare")->parsed()) return compare_command(compare);
-    if (app.get_subcommand("explain")->parsed()) return explain_command(explained);
-    if (app.get_subcommand("runs")->parsed()) return runs_command(app, runs);
-    if (app.get_subcommand("trend")->parsed()) return trend_command(trend);
-    if (app.get_subcommand("results")->parsed()) return results_command(app, results);
+    return dispatch(app, commands, std::move(loadgen_args));
   } catch (const config::ConfigError& error) {
     std::cerr << "pgwaitprof: " << error.what() << '\n';
     return kExitUsage;
@@ -267,7 +281,6 @@ int main_cli(int argc, char** argv) {
     std::cerr << "pgwaitprof: " << error.what() << '\n';
     return kExitFailure;
   }
-  return kExitFailure;
 }
 
 }  // namespace pgwaitprof::commands

@@ -29,6 +29,61 @@ std::string duration_text(std::chrono::duration<double> duration) {
   return fmt::format("{:g} s", duration.count());
 }
 
+void check_ratio_inputs(std::span<const double> numerators, std::span<const double> denominators) {
+  if (numerators.size() != denominators.size()) {
+    throw std::invalid_argument(
+        fmt::format("numerators and denominators differ in length: {} and {}", numerators.size(),
+                    denominators.size()));
+  }
+  check_finite(numerators, "numerators");
+  check_finite(denominators, "denominators");
+  for (size_t index = 0; index < denominators.size(); ++index) {
+    if (denominators[index] < 0) {
+      throw std::invalid_argument(fmt::format(
+          "denominators must not be negative, got {} at index {}", denominators[index], index));
+    }
+  }
+}
+
+// Batch sizes to try, growing by half each time, up to the one that leaves min_batches.
+std::vector<size_t> candidate_batch_sizes(size_t size, size_t min_batches) {
+  const size_t largest_batch = std::max<size_t>(1, size / min_batches);
+  std::vector<size_t> batch_sizes;
+  for (size_t batch_size = 1; batch_size < largest_batch;
+       batch_size = std::max(batch_size + 1, (3 * batch_size + 1) / 2)) {
+    batch_sizes.push_back(batch_size);
+  }
+  batch_sizes.push_back(largest_batch);
+  return batch_sizes;
+}
+
+struct BatchStatistics {
+  double sum_squares = 0;      // of the batch sums of the residuals
+  double autocorrelation = 0;  // lag 1 of the batch sums, bias-corrected from 5 batches on
+};
+
+BatchStatistics batch_statistics(const std::vector<double>& residuals, size_t batches) {
+  const size_t size = residuals.size();
+  // Batches j cover [j n / k, (j + 1) n / k): sizes differ by at most one, and every
+  // interval is used, so the batch sums add up to sum(z) = 0.
+  std::vector<double> batch_sums(batches, 0);
+  for (size_t batch = 0; batch < batches; ++batch) {
+    const size_t first = batch * size / batches;
+    const size_t end = (batch + 1) * size / batches;
+    for (size_t index = first; index < end; ++index) batch_sums[batch] += residuals[index];
+  }
+  double sum_squares = 0;
+  double lag_products = 0;
+  for (size_t batch = 0; batch < batches; ++batch) {
+    sum_squares += batch_sums[batch] * batch_sums[batch];
+    if (batch + 1 < batches) lag_products += batch_sums[batch] * batch_sums[batch + 1];
+  }
+  const auto k = static_cast<double>(batches);
+  const double raw_autocorrelation = sum_squares > 0 ? lag_products / sum_squares : 0;
+  return {sum_squares,
+          batches >= 5 ? (k * raw_autocorrelation + 1) / (k - 3) : raw_autocorrelation};
+}
+
 // Batch means on the linearized residuals z_i = y_i - R x_i of the ratio R = sum(y) / sum(x).
 // Var(R) ~ Var(sum z) / sum(x)^2 by the delta method; sum z is estimated from k contiguous
 // batch sums of z, which are nearly independent once batches are long compared with the
@@ -56,19 +111,7 @@ std::string duration_text(std::chrono::duration<double> duration) {
 MeanEstimate ratio_batch_means(std::span<const double> numerators,
                                std::span<const double> denominators,
                                const BatchMeansOptions& options) {
-  if (numerators.size() != denominators.size()) {
-    throw std::invalid_argument(
-        fmt::format("numerators and denominators differ in length: {} and {}", numerators.size(),
-                    denominators.size()));
-  }
-  check_finite(numerators, "numerators");
-  check_finite(denominators, "denominators");
-  for (size_t index = 0; index < denominators.size(); ++index) {
-    if (denominators[index] < 0) {
-      throw std::invalid_argument(fmt::format(
-          "denominators must not be negative, got {} at index {}", denominators[index], index));
-    }
-  }
+  check_ratio_inputs(numerators, denominators);
   const size_t size = numerators.size();
   const double numerator_total = std::accumulate(numerators.begin(), numerators.end(), 0.0);
   const double denominator_total = std::accumulate(denominators.begin(), denominators.end(), 0.0);
@@ -92,38 +135,14 @@ MeanEstimate ratio_batch_means(std::span<const double> numerators,
   }
 
   const size_t min_batches = std::max<size_t>(options.min_batches, 2);
-  const size_t largest_batch = std::max<size_t>(1, size / min_batches);
-  std::vector<size_t> batch_sizes;
-  for (size_t batch_size = 1; batch_size < largest_batch;
-       batch_size = std::max(batch_size + 1, (3 * batch_size + 1) / 2)) {
-    batch_sizes.push_back(batch_size);
-  }
-  batch_sizes.push_back(largest_batch);
-
-  std::vector<double> batch_sums;
+  const auto batch_sizes = candidate_batch_sizes(size, min_batches);
   for (size_t candidate = 0; candidate < batch_sizes.size(); ++candidate) {
     const size_t batches = size / batch_sizes[candidate];
-    // Batches j cover [j n / k, (j + 1) n / k): sizes differ by at most one, and every
-    // interval is used, so the batch sums add up to sum(z) = 0.
-    batch_sums.assign(batches, 0);
-    for (size_t batch = 0; batch < batches; ++batch) {
-      const size_t first = batch * size / batches;
-      const size_t end = (batch + 1) * size / batches;
-      for (size_t index = first; index < end; ++index) batch_sums[batch] += residuals[index];
-    }
-    double sum_squares = 0;
-    double lag_products = 0;
-    for (size_t batch = 0; batch < batches; ++batch) {
-      sum_squares += batch_sums[batch] * batch_sums[batch];
-      if (batch + 1 < batches) lag_products += batch_sums[batch] * batch_sums[batch + 1];
-    }
-    const auto k = static_cast<double>(batches);
-    const double raw_autocorrelation = sum_squares > 0 ? lag_products / sum_squares : 0;
-    const double autocorrelation =
-        batches >= 5 ? (k * raw_autocorrelation + 1) / (k - 3) : raw_autocorrelation;
+    const auto [sum_squares, autocorrelation] = batch_statistics(residuals, batches);
     const bool settled = autocorrelation < options.max_batch_autocorrelation;
     if (!settled && candidate + 1 < batch_sizes.size()) continue;
 
+    const auto k = static_cast<double>(batches);
     const double correction = std::clamp(autocorrelation, 0.0, 0.8);
     const double variance = k / (k - 1) * sum_squares / (denominator_total * denominator_total) *
                             (1 + correction) / (1 - correction);

@@ -73,31 +73,8 @@ std::vector<std::string> dashboard_queries() {
   return queries;
 }
 
-class ResultsTest : public ::testing::Test {
- protected:
-  void SetUp() override { require_cluster(); }
-};
-
-TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
-  const std::string database = "pgwaitprof_results_it";
-  recreate(database);
-  const auto dsn = results_dsn(database);
-  auto migrated = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
-  ASSERT_EQ(migrated.exit_code, 0) << migrated.output;
-  EXPECT_EQ(migrated.output, "schema pgwaitprof at version 1 (1 migration applied)\n");
-  auto again = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
-  EXPECT_EQ(again.output, "schema pgwaitprof at version 1 (0 migrations applied)\n");
-
-  const auto data = temp_dir("results-upload");
-  auto run = pgwaitprof({"run", test_conninfo(), "--no-daemon", "--label", "uploaded", "--data-dir",
-                         data.string(), "--results-dsn", dsn, "--", "-c", "2", "-T", "3"});
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("uploaded 1 run to the results database"), std::string::npos)
-      << run.output;
-  const auto dir = only_run(data);
-  const auto report = json::parse(read_text(dir / "report.json"));
-  const auto id = report["id"].get<std::string>();
-
+// The runs row, its waits and its timeline against the report.json they were uploaded from.
+void expect_row_matches_report(const std::string& database, const json& report) {
   const auto row = psql_in(
       database,
       "SELECT row_to_json(r)::text FROM (SELECT run_id, host, label, status, error, workload, "
@@ -105,7 +82,7 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
       "AS ended, duration_s, report, environment, settings FROM pgwaitprof.runs) r");
   ASSERT_EQ(row.exit_code, 0) << row.output;
   const auto uploaded = json::parse(row.output);
-  EXPECT_EQ(uploaded["run_id"], id);
+  EXPECT_EQ(uploaded["run_id"], report["id"]);
   EXPECT_EQ(uploaded["host"], report["environment"]["hostname"]);
   for (const char* field : {"label", "status", "error", "workload", "variant", "clients"}) {
     EXPECT_EQ(uploaded[field], report[field]) << field;
@@ -134,8 +111,12 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
             std::to_string(samples));
   EXPECT_EQ(trimmed(psql_in(database, "SELECT count(*) FROM pgwaitprof.run_timeline").output),
             std::to_string(report["timeline"].size()));
+}
 
-  // Idempotent: the same run again, and a backfill, leave one row.
+// Idempotent: the same run again, and a backfill, leave one row.
+void expect_uploads_idempotent(const std::string& database, const fs::path& data,
+                               const fs::path& dir, const std::string& id) {
+  const auto dsn = results_dsn(database);
   auto backfill = pgwaitprof(
       {"results", "push", "--backfill", "--results-dsn", dsn, "--data-dir", data.string()});
   EXPECT_EQ(backfill.output, "uploaded 0 runs, 0 pending\n");
@@ -143,8 +124,14 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
   auto push = pgwaitprof({"results", "push", "--results-dsn", dsn, "--data-dir", data.string()});
   EXPECT_EQ(push.output, "uploaded 1 run, 0 pending\n");
   EXPECT_EQ(trimmed(psql_in(database, "SELECT count(*) FROM pgwaitprof.runs").output), "1");
+}
 
-  // runs, trend and runs show read the database.
+// runs, trend, runs show and compare read the database.
+void expect_commands_read_database(const std::string& database, const fs::path& dir,
+                                   const json& report) {
+  const auto dsn = results_dsn(database);
+  const auto id = report["id"].get<std::string>();
+  const auto started = report["started_at"].get<std::string>();
   auto listed = pgwaitprof({"runs", "--results-dsn", dsn, "--format", "json", "--host",
                             report["environment"]["hostname"].get<std::string>()});
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
@@ -162,8 +149,11 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
   EXPECT_EQ(pgwaitprof({"trend", "--results-dsn", dsn}).exit_code, 0);
   auto compared = pgwaitprof({"compare", "--results-dsn", dsn, id, "label=uploaded"});
   EXPECT_EQ(compared.exit_code, 0) << compared.output;
+}
 
-  // A matrix uploads its runs with their membership.
+// A matrix uploads its runs with their membership.
+void expect_matrix_uploaded(const std::string& database, const fs::path& data) {
+  const auto dsn = results_dsn(database);
   write_text(data / "plan.yaml", "name: tiny\nclients: [1]\nduration: 2\nrepeats: 1\n");
   auto matrix = pgwaitprof(
       {"matrix", (data / "plan.yaml").string(), "--data-dir", data.string(), "--results-dsn", dsn});
@@ -176,7 +166,9 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
                             "pgwaitprof.matrix_runs m JOIN pgwaitprof.runs USING (run_id)")
                         .output),
             matrix_name + " default 1");
+}
 
+void expect_dashboard_queries_return_rows(const std::string& database) {
   const auto queries = dashboard_queries();
   EXPECT_EQ(queries.size(), 8U);
   for (const auto& sql : queries) {
@@ -185,6 +177,38 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
     ASSERT_EQ(rows.exit_code, 0) << sql << "\n" << rows.output;
     EXPECT_GT(std::stoi(rows.output), 0) << sql;
   }
+}
+
+class ResultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { require_cluster(); }
+};
+
+TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
+  const std::string database = "pgwaitprof_results_it";
+  recreate(database);
+  const auto dsn = results_dsn(database);
+  auto migrated = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
+  ASSERT_EQ(migrated.exit_code, 0) << migrated.output;
+  EXPECT_EQ(migrated.output, "schema pgwaitprof at version 1 (1 migration applied)\n");
+  auto again = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
+  EXPECT_EQ(again.output, "schema pgwaitprof at version 1 (0 migrations applied)\n");
+
+  const auto data = temp_dir("results-upload");
+  auto run = pgwaitprof({"run", test_conninfo(), "--no-daemon", "--label", "uploaded", "--data-dir",
+                         data.string(), "--results-dsn", dsn, "--", "-c", "2", "-T", "3"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("uploaded 1 run to the results database"), std::string::npos)
+      << run.output;
+  const auto dir = only_run(data);
+  const auto report = json::parse(read_text(dir / "report.json"));
+  const auto id = report["id"].get<std::string>();
+
+  expect_row_matches_report(database, report);
+  expect_uploads_idempotent(database, data, dir, id);
+  expect_commands_read_database(database, dir, report);
+  expect_matrix_uploaded(database, data);
+  expect_dashboard_queries_return_rows(database);
   fs::remove_all(data);
 }
 

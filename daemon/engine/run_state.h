@@ -1,0 +1,67 @@
+// What the steps of one run (run_engine.cc) carry from step to step, and the steps after the
+// load that conclude it (run_conclusion.cc).
+#pragma once
+
+#include <asio/awaitable.hpp>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "collectors/pg_session.h"
+#include "collectors/statements.h"
+#include "daemon/engine/expected.h"
+#include "daemon/engine/loadgen_command.h"
+#include "daemon/engine/run_control.h"
+#include "daemon/engine/run_engine.h"
+#include "daemon/model/run.h"
+#include "daemon/model/run_recorder.h"
+
+namespace pgwaitprof::engine::run_steps {
+
+// Everything one run carries from step to step.
+struct RunState {
+  RunState(asio::any_io_executor executor, RunRequest run_request)
+      : request(std::move(run_request)), session(std::move(executor)) {}
+  model::Run& run() { return outcome.run; }
+
+  RunRequest request;
+  RunOutcome outcome;
+  collectors::PgSession session;  // the run's own connection: set-up, then run collectors
+  std::string loadgen;            // the load generator's path
+  LoadgenCommand command;
+  std::string pgbench_log;  // everything the load generator (and pgbench -i) wrote
+  // pg_stat_statements before the load, for deltas; compute_query_id's value.
+  std::map<int64_t, collectors::StatementStats> statements_before;
+  std::string compute_query_id;
+  std::string stdout_text;
+  std::string stderr_text;
+  // The copy workload: COPY FROM STDIN by pgwaitprof (the server cannot read our files), the
+  // scale, and the bytes of one client's COPY.
+  bool copy_from_stdin = false;
+  long long scale = 0;
+  uint64_t copy_bytes = 0;
+  double load_elapsed_s = 0;  // the load alone, without the checkpoint after it
+};
+
+// The first failure decides the run's status and error; later ones only follow from it.
+inline void fail(model::Run& run, const Error& error) {
+  if (run.status != model::RunStatus::kCompleted) return;
+  run.status = model::RunStatus::kFailed;
+  run.error = error.message;
+}
+
+// Step 6b: latency percentiles from pgbench's per-transaction log.
+void read_transaction_log(RunState& state, model::RunRecorder& recorder,
+                          model::SystemClock::time_point start_wall);
+// Step 6c: pg_stat_statements' calls and execution time over the run.
+asio::awaitable<void> read_statements(RunState& state, model::RunRecorder& recorder);
+// Why the statements section is empty, when it is.
+void note_missing_statements(RunState& state);
+// The intervals the checkpoint after the run overlapped.
+void mark_checkpoint_after(model::Run& run);
+// Step 7: the load generator's summary, the run's status and the warnings.
+void conclude(RunState& state, RunControl& control);
+// Step 8: the run directory. A run whose report cannot be kept is failed, and says why.
+void write(RunState& state);
+
+}  // namespace pgwaitprof::engine::run_steps
