@@ -10,6 +10,7 @@
 
 #include "exporters/report_common.h"
 #include "exporters/report_render.h"
+#include "exporters/report_sections.h"
 #include "exporters/text_format.h"
 
 namespace pgwaitprof::exporters {
@@ -46,6 +47,10 @@ nlohmann::json summary_json(const model::Run& run, const RenderOptions& options)
                      {"share_stderr", error(row.stat.share_stderr)},
                      {"aas", row.stat.aas},
                      {"aas_stderr", error(row.stat.aas_stderr)}});
+    if (const auto split = cpu_split(run, table, row)) {
+      waits.back()["kernel_split"] = {{"on_cpu_aas", split->on_cpu_aas},
+                                      {"runqueue_aas", split->runqueue_aas}};
+    }
   }
   nlohmann::json summary = {{"excluded_warmup_s", table.window.excluded_s},
                             {"error_method", model::error_method_note()},

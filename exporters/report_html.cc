@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <tuple>
 
 #include "exporters/html_assets.h"
 #include "exporters/report_common.h"
@@ -37,6 +38,18 @@ std::string html_profile_table(const model::Run& run, const RenderOptions& optio
         meaning.empty() ? "" : " title=\"" + html_escape(meaning) + "\"", swatch(row.wait_class),
         html_escape(row.label), 100 * row.stat.share, row.stat.aas,
         error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2), html_escape(meaning));
+    if (const auto split = cpu_split(run, table, row)) {
+      for (const auto& [label, share, aas, meaning_text] :
+           {std::tuple{kOnCpuLabel, split->on_cpu_share, split->on_cpu_aas,
+                       "measured by the kernel: the server processes' time on a CPU"},
+            std::tuple{kRunQueueLabel, split->runqueue_share, split->runqueue_aas,
+                       "the rest of the CPU row: runnable, waiting for a core"}}) {
+        html += fmt::format(
+            "<tr class=\"sub\"><td></td><td class=\"sub\">{}</td><td class=\"n\">{:.1f}%</td><td "
+            "class=\"n\">{:.2f}</td><td></td><td class=\"meaning\">{}</td></tr>\n",
+            html_escape(label), 100 * share, aas, meaning_text);
+      }
+    }
   }
   html += fmt::format(
       "<tr class=\"total\"><td class=\"n\">{}</td><td>total</td><td class=\"n\">{}</td><td "
@@ -183,6 +196,7 @@ thead th{font-weight:600;color:var(--muted);font-size:12.5px;border-bottom:1px s
 .n{text-align:right}
 tr.total td{font-weight:600;border-top:1px solid #c9ced8}
 tr.other td{color:var(--muted);font-style:italic}
+td.sub{padding-left:1.6em}
 td.meaning{color:var(--muted);font-size:12px;max-width:420px;white-space:normal}
 table.section td{white-space:normal}
 table.section td.n{white-space:nowrap}

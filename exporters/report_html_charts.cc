@@ -30,26 +30,28 @@ struct LineSpec {
   std::string_view scale;
   std::string_view colour;
   bool dashed;
+  bool band;  // filled from the axis up, translucent, under the stacked areas' outline
   std::optional<double> (*value)(const TimelineRow&);
 };
 
 // The lines, drawn over the stacked areas in this order. p99 latency and run-queue AAS (when
 // the model has them) are one entry each; a line with no value in any interval is left out.
 const std::array<LineSpec, 4> kLines = {{
-    {"tps", "tps", "tps", "#111827", false,
+    {"tps", "tps", "tps", "#111827", false, false,
      [](const TimelineRow& row) {
        return row.loadgen ? finite(row.loadgen->tps) : std::optional<double>();
      }},
-    {"latency avg", "ms", "ms", "#0f766e", true,
+    {"latency avg", "ms", "ms", "#0f766e", true, false,
      [](const TimelineRow& row) {
        return row.loadgen ? finite(row.loadgen->latency_avg_ms) : std::optional<double>();
      }},
-    {"latency p99", "ms", "ms", "#b45309", true,
+    {"latency p99", "ms", "ms", "#b45309", true, false,
      [](const TimelineRow& row) {
        return row.latency ? finite(row.latency->p99_ms) : std::optional<double>();
      }},
-    // Measured, not sampled: client backends waiting for a CPU (server on this host).
-    {"run queue", "AAS", "aas", "#7c2d12", true,
+    // Measured, not sampled: client backends waiting for a CPU (server on this host), as a
+    // band on the AAS axis so that it reads against the stacked waits it hides in.
+    {"run queue", "AAS", "aas", "#7c2d12", true, true,
      [](const TimelineRow& row) { return row.runq_aas; }},
 }};
 
@@ -79,7 +81,7 @@ std::vector<ChartSeries> stacked_classes(const std::vector<TimelineRow>& rows) {
   for (const auto& wait_class : classes) {
     ChartSeries entry{
         wait_class, "AAS", "aas", std::string(text_format::wait_class_colour(wait_class)),
-        true,       false, {}};
+        true,       false, false, {}};
     for (const auto& row : rows) {
       double aas = 0;
       for (const auto& [name, value] : row.aas_by_type) {
@@ -106,9 +108,9 @@ nlohmann::json series_json(const ChartSeries& series) {
   for (const auto& value : series.values) {
     values.push_back(value ? nlohmann::json(*value) : nlohmann::json());
   }
-  return {{"name", series.name},        {"unit", series.unit},       {"scale", series.scale},
-          {"colour", series.colour},    {"stacked", series.stacked}, {"dash", series.dashed},
-          {"values", std::move(values)}};
+  return {{"name", series.name},     {"unit", series.unit},        {"scale", series.scale},
+          {"colour", series.colour}, {"stacked", series.stacked},  {"dash", series.dashed},
+          {"band", series.band},     {"values", std::move(values)}};
 }
 
 nlohmann::json axes_json(const std::vector<ChartSeries>& series) {
@@ -133,6 +135,7 @@ std::vector<ChartSeries> timeline_series(const std::vector<TimelineRow>& rows) {
                       std::string(line.colour),
                       false,
                       line.dashed,
+                      line.band,
                       {}};
     for (const auto& row : rows) entry.values.push_back(line.value(row));
     if (std::any_of(entry.values.begin(), entry.values.end(),

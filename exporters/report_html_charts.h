@@ -26,6 +26,7 @@ struct ChartSeries {
   std::string colour;    // "#rrggbb"
   bool stacked = false;  // stacked on the other stacked series, bottom first
   bool dashed = false;
+  bool band = false;  // an unstacked series filled translucently down to its axis
   std::vector<std::optional<double>> values;  // one per timeline row; nullopt: not measured
 };
 

@@ -60,6 +60,31 @@ double kernel_aas(const model::Run& run, const std::string& group, bool runqueue
   return runqueue ? found->second.runqueue_aas() : found->second.on_cpu_aas();
 }
 
+std::optional<CpuSplit> cpu_split(const model::Run& run, const ProfileTable& table,
+                                  const ProfileRow& row) {
+  if (row.other || row.label != model::kCpu || row.stat.aas <= 0) return std::nullopt;
+  double on_cpu_aas = 0;
+  bool measured = false;
+  for (const char* group : {model::kClientBackends, model::kBackgroundProcesses}) {
+    model::KernelTime total;
+    for (size_t index = table.window.first_interval; index < run.timeline.size(); ++index) {
+      if (const auto found = run.timeline[index].kernel.find(group);
+          found != run.timeline[index].kernel.end()) {
+        total.add(found->second);
+      }
+    }
+    measured = measured || total.covered_s > 0;
+    on_cpu_aas += total.on_cpu_aas();
+  }
+  if (!measured) return std::nullopt;
+  CpuSplit split;
+  split.on_cpu_aas = std::min(on_cpu_aas, row.stat.aas);
+  split.runqueue_aas = row.stat.aas - split.on_cpu_aas;
+  split.on_cpu_share = row.stat.share * split.on_cpu_aas / row.stat.aas;
+  split.runqueue_share = row.stat.share - split.on_cpu_share;
+  return split;
+}
+
 std::optional<SectionTable> kernel_section(const model::Run& run) {
   if (run.kernel.empty()) return std::nullopt;
   SectionTable table;

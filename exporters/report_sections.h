@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "daemon/model/run.h"
+#include "exporters/report_common.h"
 
 namespace pgwaitprof::exporters::report_detail {
 
@@ -32,6 +33,21 @@ std::optional<SectionTable> statements_section(const model::Run& run, size_t top
 // None without --checkpoint-after: how long the CHECKPOINT after the load took, and the waits
 // of its intervals (all backends: the checkpointer's own writes and fsyncs are the point).
 std::optional<SectionTable> checkpoint_section(const model::Run& run, size_t top = 10);
+
+// The profile's CPU row split by the kernel (server on this host): the server processes' measured
+// time on a CPU (/proc/<pid>/schedstat, over the table's window), at most the row's AAS, and
+// the rest of the row, active without a wait event but waiting for a core. Exact times, not
+// samples; none for any other row, or when kernel times were not read.
+struct CpuSplit {
+  double on_cpu_aas = 0;
+  double runqueue_aas = 0;
+  double on_cpu_share = 0;  // of the table's non-idle samples, like the row's share
+  double runqueue_share = 0;
+};
+std::optional<CpuSplit> cpu_split(const model::Run& run, const ProfileTable& table,
+                                  const ProfileRow& row);
+inline constexpr const char* kOnCpuLabel = "on a CPU (schedstat)";
+inline constexpr const char* kRunQueueLabel = "waiting for a CPU";
 
 // Average sessions of a kernel time over the run (seconds / run duration).
 double kernel_aas(const model::Run& run, const std::string& group, bool runqueue);

@@ -160,6 +160,7 @@ var pgwaitprof = (function () {
       series.fill = withAlpha(spec.colour, 0.85);
       series.points = {show: false};
     }
+    if (spec.band) series.fill = withAlpha(spec.colour, 0.3);
     if (spec.dash) series.dash = [6, 4];
     return series;
   }

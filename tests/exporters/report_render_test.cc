@@ -19,6 +19,7 @@
 #include "daemon/model/run.h"
 #include "exporters/html_assets.h"
 #include "exporters/report_common.h"
+#include "exporters/report_sections.h"
 #include "exporters/text_format.h"
 #include "tests/exporters/fixtures.h"
 
@@ -904,6 +905,86 @@ TEST(RenderJsonSummary, StatesTheFiguresWithTheirErrors) {
   ASSERT_EQ(summary.at("waits").size(), table.rows.size());
   EXPECT_EQ(summary.at("waits").back().at("wait"), table.rows.back().label);
   EXPECT_EQ(summary.at("waits").back().at("count"), table.rows.back().stat.count);
+}
+
+// A run whose server shared the host: 1000 snapshots over 4 s with 3 client backends active
+// without a wait event on average and 1 in LWLock; the kernel measured 1.5 s a second on a CPU
+// for client backends and 0.2 s for background processes.
+model::Run kernel_run(double client_on_cpu_s) {
+  model::Run run;
+  run.profile.add({"client backend", "active", model::kCpu, ""}, 3000);
+  run.profile.add({"client backend", "active", "LWLock", "WALWrite"}, 1000);
+  run.profile.add_snapshots(1000);
+  run.interval_s = 1;
+  run.duration_s = 4;
+  for (int second = 0; second < 4; ++second) {
+    model::TimelineSlice slice;
+    slice.start_s = second;
+    slice.duration_s = 1;
+    slice.kernel[model::kClientBackends] = {client_on_cpu_s, 2.0, 1.0};
+    slice.kernel[model::kBackgroundProcesses] = {0.2, 0.0, 1.0};
+    run.timeline.push_back(slice);
+  }
+  return run;
+}
+
+TEST(RenderKernelSplit, TheCpuRowSplitsIntoOnCpuAndRunQueueInEveryFormat) {
+  const model::Run run = kernel_run(1.5);
+  const auto table = report_detail::profile_table(run, {}, false);
+  const auto cpu = std::find_if(table.rows.begin(), table.rows.end(),
+                                [](const auto& row) { return row.label == "CPU"; });
+  ASSERT_NE(cpu, table.rows.end());
+  const auto split = report_detail::cpu_split(run, table, *cpu);
+  ASSERT_TRUE(split);
+  EXPECT_NEAR(split->on_cpu_aas, 1.7, 1e-9);  // 1.5 + 0.2 of the 3.0 sampled
+  EXPECT_NEAR(split->runqueue_aas, 1.3, 1e-9);
+  EXPECT_NEAR(split->on_cpu_share, 0.75 * 1.7 / 3, 1e-9);
+  EXPECT_NEAR(split->on_cpu_share + split->runqueue_share, cpu->stat.share, 1e-12);
+  // Only the CPU row splits.
+  for (const auto& row : table.rows) {
+    if (row.label != "CPU") {
+      EXPECT_FALSE(report_detail::cpu_split(run, table, row)) << row.label;
+    }
+  }
+
+  const std::string text = render_text(run);
+  const auto cpu_line = text.find("CPU ");
+  const auto on_line = text.find("on a CPU (schedstat)");
+  const auto queue_line = text.find("waiting for a CPU");
+  ASSERT_NE(on_line, std::string::npos) << text;
+  ASSERT_NE(queue_line, std::string::npos) << text;
+  EXPECT_LT(cpu_line, on_line);
+  EXPECT_LT(on_line, queue_line);
+  EXPECT_NE(text.find("42.5%     1.70", on_line), std::string::npos) << text;
+  EXPECT_NE(text.find("32.5%     1.30", queue_line), std::string::npos) << text;
+  EXPECT_NE(render_markdown(run).find("|  | &nbsp;&nbsp;waiting for a CPU | 32.5% | 1.30 |  |"),
+            std::string::npos)
+      << render_markdown(run);
+  EXPECT_NE(render_html(run).find("<td class=\"sub\">on a CPU (schedstat)</td><td "
+                                  "class=\"n\">42.5%</td><td class=\"n\">1.70</td>"),
+            std::string::npos);
+  const json waits = json::parse(render_json(run)).at("summary").at("waits");
+  const auto entry = std::find_if(waits.begin(), waits.end(),
+                                  [](const json& wait) { return wait.at("wait") == "CPU"; });
+  ASSERT_NE(entry, waits.end());
+  EXPECT_NEAR(entry->at("kernel_split").at("runqueue_aas").get<double>(), 1.3, 1e-9);
+}
+
+TEST(RenderKernelSplit, OnCpuIsCappedAtTheRowAndAbsentWithoutKernelTimes) {
+  // Backends on a CPU inside named waits too: more on-CPU time than the CPU row holds.
+  const model::Run busy = kernel_run(3.5);
+  const auto table = report_detail::profile_table(busy, {}, false);
+  const auto cpu = std::find_if(table.rows.begin(), table.rows.end(),
+                                [](const auto& row) { return row.label == "CPU"; });
+  ASSERT_NE(cpu, table.rows.end());
+  const auto split = report_detail::cpu_split(busy, table, *cpu);
+  ASSERT_TRUE(split);
+  EXPECT_DOUBLE_EQ(split->on_cpu_aas, cpu->stat.aas);
+  EXPECT_DOUBLE_EQ(split->runqueue_aas, 0);
+  model::Run remote = kernel_run(1.5);
+  for (auto& slice : remote.timeline) slice.kernel.clear();
+  EXPECT_EQ(render_text(remote).find("on a CPU (schedstat)"), std::string::npos);
+  EXPECT_EQ(render_html(remote).find("waiting for a CPU"), std::string::npos);
 }
 
 }  // namespace
