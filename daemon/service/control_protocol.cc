@@ -101,6 +101,11 @@ engine::Status read_field(const std::string& key, const json& value, engine::Run
     }
     return std::nullopt;
   }
+  if (key == "keep_transaction_log") {
+    if (auto failed = require(value, json::value_t::boolean, key, "true or false")) return failed;
+    run.keep_transaction_log = value.get<bool>();
+    return std::nullopt;
+  }
   if (key == "interval_s") {
     if (!value.is_number_integer() || value.get<long long>() < 1 ||
         value.get<long long>() > config::kMaxIntervalS) {
@@ -203,7 +208,8 @@ std::string run_request_line(const engine::RunRequest& request) {
               {"label", request.label},
               {"pgbench_args", request.pgbench_args},
               {"interval_s", request.interval.count()},
-              {"loadgen", request.loadgen}}
+              {"loadgen", request.loadgen},
+              {"keep_transaction_log", request.keep_transaction_log}}
              .dump(-1, ' ', false, json::error_handler_t::replace) +
          "\n";
 }

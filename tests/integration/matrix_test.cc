@@ -27,6 +27,35 @@ std::string plan_yaml() {
          "  - name: sync-off\n    settings: {synchronous_commit: \"off\"}\n";
 }
 
+// The wait profile of every cell of a real sweep: shares of the wait classes that add up to the
+// cell's non-idle samples, AAS that add up to its total, errors from the two repeats, and the
+// text table that shows them per variant.
+void expect_composition(const std::filesystem::path& matrix, const nlohmann::json& table) {
+  for (const auto& cell : table["cells"]) {
+    EXPECT_EQ(cell["profile_runs"], 2) << cell.dump();
+    EXPECT_EQ(cell["share_error"], "repeats") << cell.dump();
+    ASSERT_FALSE(cell["classes"].empty()) << cell.dump();
+    double share = 0, aas = 0;
+    for (const auto& wait_class : cell["classes"]) {
+      share += wait_class["share"].get<double>();
+      aas += wait_class["aas"].get<double>();
+      EXPECT_TRUE(wait_class["share_error"].is_number()) << wait_class.dump();
+    }
+    EXPECT_NEAR(share, 1.0, 1e-6) << cell.dump();
+    EXPECT_NEAR(aas, cell["aas_total"].get<double>(), 1e-6) << cell.dump();
+    EXPECT_GT(cell["p99_median_ms"].get<double>(), 0) << cell.dump();
+  }
+  const auto text = read_text(matrix / "table.txt");
+  const auto profile = text.find("wait profile by clients");
+  ASSERT_NE(profile, std::string::npos) << text;
+  EXPECT_NE(text.find("\nsync-on\n", profile), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsync-off\n", profile), std::string::npos) << text;
+  EXPECT_NE(text.find("p99 latency, ms"), std::string::npos) << text;
+  const auto csv = read_text(matrix / "table.csv");
+  EXPECT_NE(csv.find(",share_client,share_client_se"), std::string::npos) << csv;
+  EXPECT_NE(read_text(matrix / "table.md").find("### Wait profile: sync-on"), std::string::npos);
+}
+
 class MatrixTest : public ::testing::Test {
  protected:
   void SetUp() override { require_cluster(); }
@@ -61,6 +90,7 @@ TEST_F(MatrixTest, TwoVariantsTwoClientCountsTwoRepeatsGiveACompleteTable) {
   // The settings were reset afterwards.
   EXPECT_EQ(psql("SELECT count(*) FROM pg_file_settings WHERE sourcefile LIKE '%auto.conf'").output,
             "0\n");
+  expect_composition(matrix, table);
 
   // compare: one variant's runs against the other's.
   std::string sync_on, sync_off;
@@ -73,6 +103,14 @@ TEST_F(MatrixTest, TwoVariantsTwoClientCountsTwoRepeatsGiveACompleteTable) {
   ASSERT_EQ(compared.exit_code, 0) << compared.output;
   const auto comparison = nlohmann::json::parse(compared.output);
   EXPECT_EQ(comparison["cells"].size(), 2u) << compared.output;
+  // Each cell says how every wait class moved, and p99 is tested like tps (2 repeats a side).
+  for (const auto& cell : comparison["cells"]) {
+    EXPECT_FALSE(cell["classes"].empty()) << cell.dump();
+    ASSERT_TRUE(cell.contains("p99_ms")) << cell.dump();
+    EXPECT_EQ(cell["p99_ms"]["a"].size(), 2u) << cell.dump();
+  }
+  auto text = engine::run_command({pgwaitprof_binary(), "compare", sync_on, sync_off});
+  EXPECT_NE(text.output.find("p99 latency, ms"), std::string::npos) << text.output;
 }
 
 TEST_F(MatrixTest, ResumeAfterInterruptionCompletesOnlyTheMissingRuns) {
@@ -185,6 +223,21 @@ TEST_F(DaemonRunTest, RunThroughTheDaemonWritesTheSameReportAsAForegroundRun) {
   };
   EXPECT_EQ(without_log_prefix(remote_report["loadgen_argv"]),
             without_log_prefix(local_report["loadgen_argv"]));
+}
+
+// --keep-transaction-log reaches the daemon: its run keeps pgbench's per-transaction log in the
+// run directory (a run without the flag removes it, as the test above shows by comparison).
+TEST_F(DaemonRunTest, KeepTransactionLogIsHonouredThroughTheDaemon) {
+  auto kept = engine::run_command({pgwaitprof_binary(), "run", test_conninfo(), "--data-dir",
+                                   (dir_ / "data").string(), "--keep-transaction-log", "--", "-c",
+                                   "2", "-j", "2", "-T", "2"});
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_NE(kept.output.find("by the daemon at"), std::string::npos) << kept.output;
+  size_t logs = 0;
+  for (const auto& name : file_names(only_subdirectory(dir_ / "data" / "runs"))) {
+    if (name.starts_with("pgbench_log.")) ++logs;
+  }
+  EXPECT_EQ(logs, 2u) << "one log per pgbench thread";
 }
 
 TEST_F(DaemonRunTest, RequestForAnExecutableNotConfiguredIsRefused) {
