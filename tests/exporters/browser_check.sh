@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# The HTML pages in a real browser: renders the fixture report's page with the binary and a
+# The HTML pages in a real browser: renders the fixture report's page with the binary, the same
+# report with latency percentiles and kernel times (tests/fixtures/report_v3_latency_kernel.json:
+# report_v1.json re-rendered as schema 3, with per-interval p50-max latencies derived from its
+# pgbench averages and client backends' schedstat times derived from its CPU samples), and a
 # matrix page of tests/fixtures/compare with the render_matrix_page helper, opens each in
 # headless Chromium (no network, a fresh profile), and fails unless the page loaded without an
 # error and every chart drew its data with a hover value for every series
@@ -25,6 +28,8 @@ work=$(mktemp -d /tmp/pgwaitprof-browser-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 "$pgwaitprof" report "$root/tests/fixtures/report_v1.json" --format html >"$work/report.html"
+"$pgwaitprof" report "$root/tests/fixtures/report_v3_latency_kernel.json" --format html \
+  >"$work/kernel.html"
 "$render_matrix_page" "clog-buffers: pgbench -S, scale 100" \
   "$root/tests/fixtures/compare/master" "$root/tests/fixtures/compare/patched" >"$work/matrix.html"
 
@@ -39,16 +44,17 @@ chrome() {
 }
 
 failed=0
-for page in report:1:1000 matrix:2:1750; do
-  IFS=: read -r name charts height <<<"$page"
+# name:charts:screenshot height[:series the timeline must have, comma-separated]
+for page in report:1:1000 "kernel:1:1000:latency p99,run queue" matrix:2:1750; do
+  IFS=: read -r name charts height required <<<"$page"
   size=$(wc -c <"$work/$name.html")
   echo "browser_check: $name.html: $size bytes"
   # #selftest puts the cursor mid-chart once drawn, so that the legends show values.
   chrome --dump-dom "file://$work/$name.html#selftest" >"$work/$name.dom"
-  if ! python3 "$here/check_page_dom.py" "$name" "$work/$name.dom" "$charts"; then
+  if ! python3 "$here/check_page_dom.py" "$name" "$work/$name.dom" "$charts" "${required:-}"; then
     failed=1
   fi
-  if [ -n "$screenshots" ]; then
+  if [ -n "$screenshots" ] && [ "$name" != kernel ]; then
     chrome --hide-scrollbars --window-size="1400,$height" --screenshot="$screenshots/$name.png" \
       "file://$work/$name.html#selftest"
   fi
@@ -57,4 +63,4 @@ if [ "$failed" -ne 0 ]; then
   echo "browser_check: FAILED" >&2
   exit 1
 fi
-echo "browser_check: both pages loaded without errors and drew every chart"
+echo "browser_check: every page loaded without errors and drew every chart"

@@ -6,7 +6,9 @@ data (exporters/web/charts.js writes the share of the plot area painted in colou
 and each chart's legend names the series of the page's embedded data and, with the cursor put
 mid-chart by #selftest, shows a value for every one of them.
 
-Usage: check_page_dom.py NAME DOM_FILE CHARTS
+Usage: check_page_dom.py NAME DOM_FILE CHARTS [REQUIRED]
+REQUIRED: series names, comma-separated, that the timeline chart's legend must have (the page's
+fixture has their data, so a renderer that dropped one would otherwise pass).
 """
 import json
 import sys
@@ -76,7 +78,7 @@ def expected_labels(page, chart):
     return None
 
 
-def check(name, dom_path, charts_expected):
+def check(name, dom_path, charts_expected, required=()):
     with open(dom_path, encoding="utf-8") as dom:
         text = dom.read()
     page = PageParser()
@@ -102,6 +104,10 @@ def check(name, dom_path, charts_expected):
                  if value in ("", "-", "--")]
         if blank or len(chart["values"]) != len(chart["labels"]):
             problems.append(f"{chart['id']}: no hover value for {blank or 'some series'}")
+        if chart["id"] == "timeline-chart":
+            missing = [series for series in required if series not in chart["labels"]]
+            if missing:
+                problems.append(f"{chart['id']}: no {missing} in the legend {chart['labels']}")
         print(f"browser_check: {name}: {chart['id']} ink {float(ink or 0):.1%}, legend "
               + ", ".join(f"{label}={value}" for label, value in
                           zip(chart["labels"], chart["values"])))
@@ -111,6 +117,7 @@ def check(name, dom_path, charts_expected):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
-    sys.exit(0 if check(sys.argv[1], sys.argv[2], int(sys.argv[3])) else 1)
+    wanted = [series for series in (sys.argv[4] if len(sys.argv) == 5 else "").split(",") if series]
+    sys.exit(0 if check(sys.argv[1], sys.argv[2], int(sys.argv[3]), wanted) else 1)
