@@ -63,24 +63,23 @@ double kernel_aas(const model::Run& run, const std::string& group, bool runqueue
 std::optional<CpuSplit> cpu_split(const model::Run& run, const ProfileTable& table,
                                   const ProfileRow& row) {
   if (row.other || row.label != model::kCpu || row.stat.aas <= 0) return std::nullopt;
-  double on_cpu_aas = 0;
-  bool measured = false;
+  double on_cpu_s = 0;
+  double runqueue_s = 0;
   for (const char* group : {model::kClientBackends, model::kBackgroundProcesses}) {
-    model::KernelTime total;
     for (size_t index = table.window.first_interval; index < run.timeline.size(); ++index) {
       if (const auto found = run.timeline[index].kernel.find(group);
           found != run.timeline[index].kernel.end()) {
-        total.add(found->second);
+        on_cpu_s += found->second.on_cpu_s;
+        runqueue_s += found->second.runqueue_s;
       }
     }
-    measured = measured || total.covered_s > 0;
-    on_cpu_aas += total.on_cpu_aas();
   }
-  if (!measured) return std::nullopt;
+  if (on_cpu_s + runqueue_s <= 0) return std::nullopt;
+  const double on_cpu_fraction = on_cpu_s / (on_cpu_s + runqueue_s);
   CpuSplit split;
-  split.on_cpu_aas = std::min(on_cpu_aas, row.stat.aas);
+  split.on_cpu_aas = row.stat.aas * on_cpu_fraction;
   split.runqueue_aas = row.stat.aas - split.on_cpu_aas;
-  split.on_cpu_share = row.stat.share * split.on_cpu_aas / row.stat.aas;
+  split.on_cpu_share = row.stat.share * on_cpu_fraction;
   split.runqueue_share = row.stat.share - split.on_cpu_share;
   return split;
 }
@@ -97,22 +96,16 @@ std::optional<SectionTable> kernel_section(const model::Run& run) {
     table.rows.push_back({group, fmt::format("{:.2f}", kernel_aas(run, group, false)),
                           fmt::format("{:.2f}", kernel_aas(run, group, true))});
   }
-  uint64_t cpu_samples = 0;
-  for (const auto& [key, count] : run.profile.counts()) {
-    if (key.backend_type == "client backend" && key.wait_event_type == model::kCpu &&
-        !model::is_idle(key)) {
-      cpu_samples += count;
-    }
+  const double on_cpu = kernel_aas(run, model::kClientBackends, false);
+  const double queued = kernel_aas(run, model::kClientBackends, true);
+  if (on_cpu + queued > 0) {
+    table.notes.push_back(fmt::format(
+        "Of the time client backends were runnable, {:.0f}% was on a CPU and {:.0f}% waiting for "
+        "one; the profile's CPU row is split in the ratio of all server processes. Run-queue "
+        "time also hides inside other waits (a woken backend keeps its wait event until it gets "
+        "a core): {:.2f} AAS of client backends waited for a CPU in all.",
+        100 * on_cpu / (on_cpu + queued), 100 * queued / (on_cpu + queued), queued));
   }
-  const double sampled_cpu =
-      ratio(static_cast<double>(cpu_samples), static_cast<double>(run.profile.snapshots()));
-  table.notes.push_back(fmt::format(
-      "The sampled CPU row of client backends ({:.2f} AAS: active without a wait event) splits "
-      "into {:.2f} on a CPU and the rest waiting for one; run-queue time also hides inside other "
-      "waits (a woken backend keeps its wait event until it gets a core): {:.2f} AAS of client "
-      "backends waited for a CPU in all.",
-      sampled_cpu, kernel_aas(run, model::kClientBackends, false),
-      kernel_aas(run, model::kClientBackends, true)));
   return table;
 }
 

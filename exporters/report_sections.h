@@ -34,10 +34,12 @@ std::optional<SectionTable> statements_section(const model::Run& run, size_t top
 // of its intervals (all backends: the checkpointer's own writes and fsyncs are the point).
 std::optional<SectionTable> checkpoint_section(const model::Run& run, size_t top = 10);
 
-// The profile's CPU row split by the kernel (server on this host): the server processes' measured
-// time on a CPU (/proc/<pid>/schedstat, over the table's window), at most the row's AAS, and
-// the rest of the row, active without a wait event but waiting for a core. Exact times, not
-// samples; none for any other row, or when kernel times were not read.
+// The profile's CPU row split by the kernel (server on this host). A sampled CPU backend is
+// runnable (the kernel state of each one without a wait event is read: sleeping ones are rows of
+// their own); whether it was on a CPU or queued for one is not sampled, so the row is split in
+// the ratio the server processes' runnable time had over the table's window
+// (/proc/<pid>/schedstat: time on a CPU against time on the run queue). None for any other row,
+// or when kernel times were not read.
 struct CpuSplit {
   double on_cpu_aas = 0;
   double runqueue_aas = 0;

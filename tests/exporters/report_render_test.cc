@@ -908,9 +908,10 @@ TEST(RenderJsonSummary, StatesTheFiguresWithTheirErrors) {
 }
 
 // A run whose server shared the host: 1000 snapshots over 4 s with 3 client backends active
-// without a wait event on average and 1 in LWLock; the kernel measured 1.5 s a second on a CPU
-// for client backends and 0.2 s for background processes.
-model::Run kernel_run(double client_on_cpu_s) {
+// without a wait event on average and 1 in LWLock; the kernel measured, each second, client
+// backends `client_on_cpu_s` on a CPU and `client_runqueue_s` on the run queue, background
+// processes 0.2 s on a CPU.
+model::Run kernel_run(double client_on_cpu_s, double client_runqueue_s = 2.0) {
   model::Run run;
   run.profile.add({"client backend", "active", model::kCpu, ""}, 3000);
   run.profile.add({"client backend", "active", "LWLock", "WALWrite"}, 1000);
@@ -921,7 +922,7 @@ model::Run kernel_run(double client_on_cpu_s) {
     model::TimelineSlice slice;
     slice.start_s = second;
     slice.duration_s = 1;
-    slice.kernel[model::kClientBackends] = {client_on_cpu_s, 2.0, 1.0};
+    slice.kernel[model::kClientBackends] = {client_on_cpu_s, client_runqueue_s, 1.0};
     slice.kernel[model::kBackgroundProcesses] = {0.2, 0.0, 1.0};
     run.timeline.push_back(slice);
   }
@@ -936,9 +937,10 @@ TEST(RenderKernelSplit, TheCpuRowSplitsIntoOnCpuAndRunQueueInEveryFormat) {
   ASSERT_NE(cpu, table.rows.end());
   const auto split = report_detail::cpu_split(run, table, *cpu);
   ASSERT_TRUE(split);
-  EXPECT_NEAR(split->on_cpu_aas, 1.7, 1e-9);  // 1.5 + 0.2 of the 3.0 sampled
-  EXPECT_NEAR(split->runqueue_aas, 1.3, 1e-9);
-  EXPECT_NEAR(split->on_cpu_share, 0.75 * 1.7 / 3, 1e-9);
+  // Runnable time: 1.7 s on a CPU, 2.0 s queued a second; the 3.0 sampled CPU AAS split so.
+  EXPECT_NEAR(split->on_cpu_aas, 3.0 * 1.7 / 3.7, 1e-9);
+  EXPECT_NEAR(split->runqueue_aas, 3.0 * 2.0 / 3.7, 1e-9);
+  EXPECT_NEAR(split->on_cpu_share, 0.75 * 1.7 / 3.7, 1e-9);
   EXPECT_NEAR(split->on_cpu_share + split->runqueue_share, cpu->stat.share, 1e-12);
   // Only the CPU row splits.
   for (const auto& row : table.rows) {
@@ -955,32 +957,32 @@ TEST(RenderKernelSplit, TheCpuRowSplitsIntoOnCpuAndRunQueueInEveryFormat) {
   ASSERT_NE(queue_line, std::string::npos) << text;
   EXPECT_LT(cpu_line, on_line);
   EXPECT_LT(on_line, queue_line);
-  EXPECT_NE(text.find("42.5%     1.70", on_line), std::string::npos) << text;
-  EXPECT_NE(text.find("32.5%     1.30", queue_line), std::string::npos) << text;
-  EXPECT_NE(render_markdown(run).find("|  | &nbsp;&nbsp;waiting for a CPU | 32.5% | 1.30 |  |"),
+  EXPECT_NE(text.find("34.5%     1.38", on_line), std::string::npos) << text;
+  EXPECT_NE(text.find("40.5%     1.62", queue_line), std::string::npos) << text;
+  EXPECT_NE(render_markdown(run).find("|  | &nbsp;&nbsp;waiting for a CPU | 40.5% | 1.62 |  |"),
             std::string::npos)
       << render_markdown(run);
   EXPECT_NE(render_html(run).find("<td class=\"sub\">on a CPU (schedstat)</td><td "
-                                  "class=\"n\">42.5%</td><td class=\"n\">1.70</td>"),
+                                  "class=\"n\">34.5%</td><td class=\"n\">1.38</td>"),
             std::string::npos);
   const json waits = json::parse(render_json(run)).at("summary").at("waits");
   const auto entry = std::find_if(waits.begin(), waits.end(),
                                   [](const json& wait) { return wait.at("wait") == "CPU"; });
   ASSERT_NE(entry, waits.end());
-  EXPECT_NEAR(entry->at("kernel_split").at("runqueue_aas").get<double>(), 1.3, 1e-9);
+  EXPECT_NEAR(entry->at("kernel_split").at("runqueue_aas").get<double>(), 3.0 * 2.0 / 3.7, 1e-9);
 }
 
-TEST(RenderKernelSplit, OnCpuIsCappedAtTheRowAndAbsentWithoutKernelTimes) {
-  // Backends on a CPU inside named waits too: more on-CPU time than the CPU row holds.
-  const model::Run busy = kernel_run(3.5);
-  const auto table = report_detail::profile_table(busy, {}, false);
+TEST(RenderKernelSplit, NoRunQueueLeavesTheRowOnCpuAndNoKernelTimesNoSplit) {
+  const model::Run idle_cores = kernel_run(1.5, 0.0);
+  const auto table = report_detail::profile_table(idle_cores, {}, false);
   const auto cpu = std::find_if(table.rows.begin(), table.rows.end(),
                                 [](const auto& row) { return row.label == "CPU"; });
   ASSERT_NE(cpu, table.rows.end());
-  const auto split = report_detail::cpu_split(busy, table, *cpu);
+  const auto split = report_detail::cpu_split(idle_cores, table, *cpu);
   ASSERT_TRUE(split);
   EXPECT_DOUBLE_EQ(split->on_cpu_aas, cpu->stat.aas);
   EXPECT_DOUBLE_EQ(split->runqueue_aas, 0);
+  EXPECT_DOUBLE_EQ(split->runqueue_share, 0);
   model::Run remote = kernel_run(1.5);
   for (auto& slice : remote.timeline) slice.kernel.clear();
   EXPECT_EQ(render_text(remote).find("on a CPU (schedstat)"), std::string::npos);
