@@ -33,8 +33,8 @@ void PrintTo(const Stage& stage, std::ostream* out) { *out << stage.name; }
 
 class ScratchInterrupt : public ProcessFaults, public ::testing::WithParamInterface<Stage> {};
 
-// Item 3: Ctrl-C or SIGTERM during initdb, pgbench -i or the load itself: no server, no
-// directory, no pgbench.
+// Item 3: Ctrl-C or SIGTERM during initdb, pg_ctl start, pgbench -i or the load itself: no
+// server, no directory, no pgbench.
 TEST_P(ScratchInterrupt, LeavesNoServerDirectoryOrPgbenchBehind) {
   const Stage stage = GetParam();
   const auto dir = temp_dir(std::string("scratch-") + stage.name);
@@ -66,11 +66,17 @@ TEST_P(ScratchInterrupt, LeavesNoServerDirectoryOrPgbenchBehind) {
       << cmdline_of(processes_with(scratch).front());
   EXPECT_FALSE(std::filesystem::exists(scratch)) << run.log();
   EXPECT_EQ(run.log().find("Operation aborted"), std::string::npos) << run.log();
+  // The signal came while the cluster was being made: pgbench -i never started.
+  if (std::string_view(stage.process) == "initdb" || std::string_view(stage.process) == "pg_ctl") {
+    EXPECT_EQ(run.log().find("initialising pgbench data"), std::string::npos) << run.log();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, ScratchInterrupt,
                          ::testing::Values(Stage{"initdb_sigint", "initdb", SIGINT, 0ms},
-                                           Stage{"initdb_sigterm", "initdb", SIGTERM, 700ms},
+                                           Stage{"initdb_sigterm", "initdb", SIGTERM, 200ms},
+                                           Stage{"start_sigint", "pg_ctl", SIGINT, 0ms},
+                                           Stage{"start_sigterm", "pg_ctl", SIGTERM, 0ms},
                                            Stage{"init_sigint", "pgbench -i", SIGINT, 0ms},
                                            Stage{"init_sigterm", "pgbench -i", SIGTERM, 500ms},
                                            Stage{"load_sigint", " -T 5", SIGINT, 1000ms},
