@@ -35,7 +35,6 @@ inline SysMicroseconds at(std::int64_t epoch_s, std::int64_t us) {
   return SysMicroseconds(seconds(epoch_s) + microseconds(us));
 }
 
-
 // A fresh directory, removed with its contents at the end of the test.
 class TempDir {
  public:
