@@ -1,8 +1,9 @@
 // Benchmark of the sampler against a real PostgreSQL (the PG* environment variables name it):
 // its maximum snapshot rate next to a pgbench loop of the same prepared query, its tick
 // accuracy and client CPU per snapshot at 1000 Hz, and the real daemon's memory and achieved
-// rate under pgbench load, and what reading /proc costs with 100 backends. It prints figures and a summary against the targets; it never fails
-// on a figure, only when something could not be measured (exit 1). deploy/bench.sh runs it.
+// rate under pgbench load, and what reading /proc costs with 100 backends. It prints figures and a
+// summary against the targets; it never fails on a figure, only when something could not be
+// measured (exit 1). deploy/bench.sh runs it.
 #include <libpq-fe.h>
 
 #include "tests/perf/bench_support.h"
