@@ -16,6 +16,8 @@
 #          works end to end. Its runs are far too short for batch means, so the coverage
 #          figures are NOT MEASURED and the exit status is 1; its other figures mean little.
 # --keep   keep the runs' data directory (printed at the end) instead of removing it.
+# --duration=S  runs of S seconds instead of the plan's 50 (e.g. 120: about 20 batches per run
+#          after the warm-up, so that one run's interval can be checked; about 31 minutes).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -25,6 +27,7 @@ for argument in "$@"; do
   case $argument in
     --quick) overrides=(--duration 5 --repeats 3 --scale 2) ;;
     --keep) keep=true ;;
+    --duration=*) overrides+=(--duration "${argument#--duration=}") ;;
     *) echo "calibrate_errors.sh: unknown option \"$argument\"" >&2; exit 2 ;;
   esac
 done
