@@ -41,9 +41,12 @@ std::string html_profile_table(const model::Run& run, const RenderOptions& optio
     if (const auto split = cpu_split(run, table, row)) {
       for (const auto& [label, share, aas, meaning_text] :
            {std::tuple{kOnCpuLabel, split->on_cpu_share, split->on_cpu_aas,
-                       "measured by the kernel: the server processes' time on a CPU"},
+                       "the part of the CPU row that ran: the server processes' share of runnable "
+                       "time on a CPU "
+                       "(/proc/<pid>/schedstat)"},
             std::tuple{kRunQueueLabel, split->runqueue_share, split->runqueue_aas,
-                       "the rest of the CPU row: runnable, waiting for a core"}}) {
+                       "the part of the CPU row that was runnable but queued for a core, in the "
+                       "same ratio"}}) {
         html += fmt::format(
             "<tr class=\"sub\"><td></td><td class=\"sub\">{}</td><td class=\"n\">{:.1f}%</td><td "
             "class=\"n\">{:.2f}</td><td></td><td class=\"meaning\">{}</td></tr>\n",
