@@ -128,13 +128,15 @@ TEST_F(DaemonTest, ServerRestartTurnsUpToZeroAndBackWithoutDaemonRestart) {
   // The gap is counted as missed ticks (about 100 Hz x 2 s).
   EXPECT_GT(daemon.value("pgwaitprof_missed_ticks_total{target=\"local\"}").value_or(0),
             missed_before + 100);
-  // Logged once per state change, not once per reconnection attempt.
+  // Logged once per state change, not once per reconnection attempt (they back off from 100 ms): a
+  // server going down can give three different errors in turn ("the database system is
+  // shutting down", "server closed the connection unexpectedly", then no socket file).
   const std::string log = daemon.process->log();
   size_t failures = 0;
   for (size_t at = log.find("could not connect"); at != std::string::npos;
        at = log.find("could not connect", at + 1))
     ++failures;
-  EXPECT_LE(failures, 2u) << log;
+  EXPECT_LE(failures, 3u) << log;
   EXPECT_NE(log.find("connection restored"), std::string::npos) << log;
 }
 
