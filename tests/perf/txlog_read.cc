@@ -7,8 +7,7 @@
 
 #include <chrono>
 #include <fstream>
-#include <limits>
-#include <sstream>
+#include <optional>
 #include <string>
 
 #include "collectors/pgbench_log.h"
@@ -17,22 +16,19 @@ namespace {
 
 using namespace pgwaitprof;
 
-// The earliest transaction end among the files' first lines (time_epoch and time_us, fields 5
-// and 6 of pgbench's log): interval 0 starts there.
+// The earliest transaction end among the files' first lines: interval 0 starts there.
 std::chrono::system_clock::time_point first_end(const std::vector<std::filesystem::path>& files) {
-  long long earliest_us = std::numeric_limits<long long>::max();
+  std::optional<std::chrono::sys_time<std::chrono::microseconds>> earliest;
   for (const auto& path : files) {
     std::ifstream file(path);
     std::string line;
     if (!std::getline(file, line)) continue;
-    std::istringstream fields(line);
-    long long client = 0, transaction = 0, latency = 0, script = 0, epoch = 0, micros = 0;
-    if (fields >> client >> transaction >> latency >> script >> epoch >> micros) {
-      earliest_us = std::min(earliest_us, epoch * 1000000 + micros);
+    if (const auto transaction = collectors::parse_log_line(line, {})) {
+      if (!earliest || transaction->end < *earliest) earliest = transaction->end;
     }
   }
-  if (earliest_us == std::numeric_limits<long long>::max()) return {};
-  return std::chrono::system_clock::time_point(std::chrono::microseconds(earliest_us));
+  return earliest ? std::chrono::system_clock::time_point(*earliest)
+                  : std::chrono::system_clock::time_point{};
 }
 
 }  // namespace
