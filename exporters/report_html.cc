@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <tuple>
 
 #include "exporters/html_assets.h"
 #include "exporters/report_common.h"
@@ -39,18 +38,11 @@ std::string html_profile_table(const model::Run& run, const RenderOptions& optio
         html_escape(row.label), 100 * row.stat.share, row.stat.aas,
         error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2), html_escape(meaning));
     if (const auto split = cpu_split(run, table, row)) {
-      for (const auto& [label, share, aas, meaning_text] :
-           {std::tuple{kOnCpuLabel, split->on_cpu_share, split->on_cpu_aas,
-                       "the part of the CPU row that ran: the server processes' share of runnable "
-                       "time on a CPU "
-                       "(/proc/<pid>/schedstat)"},
-            std::tuple{kRunQueueLabel, split->runqueue_share, split->runqueue_aas,
-                       "the part of the CPU row that was runnable but queued for a core, in the "
-                       "same ratio"}}) {
+      for (const auto& sub : split->sub_rows()) {
         html += fmt::format(
             "<tr class=\"sub\"><td></td><td class=\"sub\">{}</td><td class=\"n\">{:.1f}%</td><td "
             "class=\"n\">{:.2f}</td><td></td><td class=\"meaning\">{}</td></tr>\n",
-            html_escape(label), 100 * share, aas, meaning_text);
+            html_escape(sub.label), 100 * sub.share, sub.aas, html_escape(sub.meaning));
       }
     }
   }

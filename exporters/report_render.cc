@@ -61,12 +61,11 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
                          pad_right(row.label, width), percent(row.stat.share), row.stat.aas,
                          error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)));
     if (const auto split = cpu_split(run, table, row)) {
-      out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", "",
-                           pad_right(std::string("  ") + kOnCpuLabel, width),
-                           percent(split->on_cpu_share), split->on_cpu_aas));
-      out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", "",
-                           pad_right(std::string("  ") + kRunQueueLabel, width),
-                           percent(split->runqueue_share), split->runqueue_aas));
+      for (const auto& sub : split->sub_rows()) {
+        out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", "",
+                             pad_right(std::string("  ") + sub.label, width), percent(sub.share),
+                             sub.aas));
+      }
     }
   }
   out.line(fmt::format("  {:>9}  {}", "---------", std::string(width + 26, '-')));
@@ -300,12 +299,10 @@ std::string md_profile(const model::Run& run, const RenderOptions& options) {
                          percent(row.stat.share), fmt::format("{:.2f}", row.stat.aas),
                          error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)});
     if (const auto split = cpu_split(run, table, row)) {
-      out +=
-          markdown_row({"", "&nbsp;&nbsp;" + md_escape(kOnCpuLabel), percent(split->on_cpu_share),
-                        fmt::format("{:.2f}", split->on_cpu_aas), ""});
-      out += markdown_row({"", "&nbsp;&nbsp;" + md_escape(kRunQueueLabel),
-                           percent(split->runqueue_share),
-                           fmt::format("{:.2f}", split->runqueue_aas), ""});
+      for (const auto& sub : split->sub_rows()) {
+        out += markdown_row({"", "&nbsp;&nbsp;" + md_escape(sub.label), percent(sub.share),
+                             fmt::format("{:.2f}", sub.aas), ""});
+      }
     }
   }
   const double total_aas =

@@ -4,6 +4,7 @@
 // disagree on a number.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,11 +46,26 @@ struct CpuSplit {
   double runqueue_aas = 0;
   double on_cpu_share = 0;  // of the table's non-idle samples, like the row's share
   double runqueue_share = 0;
+
+  // The two sub-rows the renderers show under the CPU row, on a CPU first.
+  struct SubRow {
+    const char* label;
+    const char* meaning;
+    double share;
+    double aas;
+  };
+  std::array<SubRow, 2> sub_rows() const {
+    return {{{"on a CPU (schedstat)",
+              "the part of the CPU row that ran: the server processes' share of runnable time on "
+              "a CPU (/proc/<pid>/schedstat)",
+              on_cpu_share, on_cpu_aas},
+             {"waiting for a CPU",
+              "the part of the CPU row that was runnable but queued for a core, in the same ratio",
+              runqueue_share, runqueue_aas}}};
+  }
 };
 std::optional<CpuSplit> cpu_split(const model::Run& run, const ProfileTable& table,
                                   const ProfileRow& row);
-inline constexpr const char* kOnCpuLabel = "on a CPU (schedstat)";
-inline constexpr const char* kRunQueueLabel = "waiting for a CPU";
 
 // Average sessions of a kernel time over the run (seconds / run duration).
 double kernel_aas(const model::Run& run, const std::string& group, bool runqueue);
