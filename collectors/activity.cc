@@ -9,9 +9,10 @@ namespace pgwaitprof::collectors {
 namespace {
 
 template <typename Integer>
-Integer to_integer(const char* text) {
+Integer to_integer(const PGresult* result, int row, int column) {
+  const char* text = PQgetvalue(result, row, column);
   Integer value{};
-  std::from_chars(text, text + std::char_traits<char>::length(text), value);
+  std::from_chars(text, text + PQgetlength(result, row, column), value);
   return value;
 }
 
@@ -30,25 +31,32 @@ std::string activity_query(int server_version_num) {
 
 void parse_activity(const PGresult* result, model::Snapshot& snapshot) {
   const int rows = PQntuples(result);
-  snapshot.backends.clear();
-  snapshot.backends.reserve(static_cast<size_t>(rows));
+  // The rows of the last snapshot are overwritten in place: their strings keep their storage,
+  // so a tick allocates nothing once the backends' names have been seen.
+  snapshot.backends.resize(static_cast<size_t>(rows));
   snapshot.hidden_backends = 0;
+  auto text = [result](int row, int column, std::string& into) {
+    into.assign(PQgetvalue(result, row, column),
+                static_cast<size_t>(PQgetlength(result, row, column)));
+  };
   for (int row = 0; row < rows; ++row) {
-    model::BackendSample backend;
-    backend.pid = to_integer<int32_t>(PQgetvalue(result, row, 0));
-    backend.backend_type = cell(result, row, 1);
-    backend.state = cell(result, row, 2);
-    backend.wait_event_type = cell(result, row, 3);
-    backend.wait_event = cell(result, row, 4);
+    model::BackendSample& backend = snapshot.backends[static_cast<size_t>(row)];
+    backend.pid = to_integer<int32_t>(result, row, 0);
+    text(row, 1, backend.backend_type);
+    text(row, 2, backend.state);
+    text(row, 3, backend.wait_event_type);
+    text(row, 4, backend.wait_event);
+    backend.query_id.reset();
     if (!PQgetisnull(result, row, 5))
-      backend.query_id = to_integer<int64_t>(PQgetvalue(result, row, 5));
-    backend.datname = cell(result, row, 6);
-    backend.application_name = cell(result, row, 7);
+      backend.query_id = to_integer<int64_t>(result, row, 5);
+    text(row, 6, backend.datname);
+    text(row, 7, backend.application_name);
     backend.backend_start =
-        std::chrono::microseconds(to_integer<int64_t>(PQgetvalue(result, row, 8)));
+        std::chrono::microseconds(to_integer<int64_t>(result, row, 8));
     backend.hidden = PQgetvalue(result, row, 9)[0] == 't';
+    backend.kernel_state = 0;
+    backend.key = nullptr;
     if (backend.hidden) ++snapshot.hidden_backends;
-    snapshot.backends.push_back(std::move(backend));
   }
 }
 
@@ -65,11 +73,25 @@ asio::awaitable<CollectResult> ActivitySource::prepare(PgSession& session) {
 }
 
 asio::awaitable<CollectResult> ActivitySource::collect(CollectContext& context) {
+  if (auto error = send(*context.session)) co_return error;
+  co_return co_await receive(context);
+}
+
+CollectResult ActivitySource::send(PgSession& session) {
+  sent_at_ = model::SystemClock::now();
+  sent_at_steady_ = model::SteadyClock::now();
+  if (auto error = session.send_prepared(kSnapshotStatement)) {
+    return collector_error(*error, session);
+  }
+  return std::nullopt;
+}
+
+asio::awaitable<CollectResult> ActivitySource::receive(CollectContext& context) {
+  auto outcome = co_await context.session->receive();
   model::Snapshot& snapshot = *context.snapshot;
-  snapshot.taken_at = model::SystemClock::now();
-  snapshot.taken_at_steady = model::SteadyClock::now();
-  auto outcome = co_await context.session->execute_prepared(kSnapshotStatement);
-  snapshot.query_duration = model::SteadyClock::now() - snapshot.taken_at_steady;
+  snapshot.taken_at = sent_at_;
+  snapshot.taken_at_steady = sent_at_steady_;
+  snapshot.query_duration = model::SteadyClock::now() - sent_at_steady_;
   if (!outcome.ok()) co_return collector_error(*outcome.error, *context.session);
   parse_activity(outcome.result.get(), snapshot);
   co_return std::nullopt;

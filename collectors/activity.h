@@ -23,7 +23,17 @@ class ActivitySource : public Collector {
   std::string_view name() const override { return "activity"; }
   asio::awaitable<CollectResult> prepare(PgSession& session) override;
   // Fills context.snapshot: its times, the query's duration and every backend but our own.
+  // It is send() and then receive().
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
+  // Sends the snapshot query; its send time is the snapshot's time.
+  CollectResult send(PgSession& session);
+  // Waits for the answer to send() and fills context.snapshot as collect() does. The query's
+  // duration runs from the send to the moment the answer is read.
+  asio::awaitable<CollectResult> receive(CollectContext& context);
+
+ private:
+  model::SystemClock::time_point sent_at_{};
+  model::SteadyClock::time_point sent_at_steady_{};
 };
 
 }  // namespace pgwaitprof::collectors

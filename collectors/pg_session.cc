@@ -243,6 +243,14 @@ asio::awaitable<PgOutcome> PgSession::execute_prepared(const std::string& name,
   co_return co_await finish_query();
 }
 
+std::optional<PgError> PgSession::send_prepared(const std::string& name) {
+  if (!connected()) return PgError{"not connected", ""};
+  if (PQsendQueryPrepared(connection_.get(), name.c_str(), 0, nullptr, nullptr, nullptr, 0) == 0) {
+    return connection_error("could not send query");
+  }
+  return std::nullopt;
+}
+
 asio::awaitable<PgOutcome> PgSession::execute(const std::string& sql,
                                               const std::vector<std::string>& params) {
   if (!connected()) co_return PgOutcome{nullptr, PgError{"not connected", ""}};

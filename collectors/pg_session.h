@@ -77,6 +77,11 @@ class PgSession {
   asio::awaitable<std::optional<PgError>> prepare(const std::string& name, const std::string& sql);
   asio::awaitable<PgOutcome> execute_prepared(const std::string& name,
                                               const std::vector<std::string>& params = {});
+  // execute_prepared() in two halves, so the caller can work while the server answers: send()
+  // queues the statement (without parameters) and returns at once; receive() waits for its
+  // result. One statement at a time: no other query until receive() has returned.
+  std::optional<PgError> send_prepared(const std::string& name);
+  asio::awaitable<PgOutcome> receive() { return finish_query(); }
   // One statement through the extended protocol, with text parameters ($1, $2, ...).
   asio::awaitable<PgOutcome> execute(const std::string& sql,
                                      const std::vector<std::string>& params = {});

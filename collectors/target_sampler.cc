@@ -6,8 +6,10 @@
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "collectors/activity.h"
 #include "collectors/pg_wait_sampling.h"
 #include "config/logging.h"
+#include "daemon/model/wait_key.h"
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -74,6 +76,7 @@ TargetSampler::TargetSampler(asio::any_io_executor executor, SamplerOptions opti
       stopped_(executor),
       sample_delivered_(executor),
       source_(make_sampling_source(options_)),
+      activity_(dynamic_cast<ActivitySource*>(source_.get())),
       stages_(make_snapshot_stages(options_)),
       collectors_(make_target_collectors(options_)) {}
 
@@ -242,59 +245,96 @@ asio::awaitable<void> TargetSampler::sample() {
 
 // Tick k's window is [start + k * period, start + (k + 1) * period). A snapshot starts at the
 // beginning of its window, or later within it when the previous query ran long; a window that
-// passes entirely while a query runs (or the process is not scheduled) is a missed tick.
+// passes entirely while a query runs (or the process is not scheduled) is a missed tick. When
+// the next tick is already due as a snapshot arrives, its query is sent before the snapshot is
+// processed: the server answers it while the sinks work, and the time is still its send time.
 asio::awaitable<void> TargetSampler::sample_activity() {
   const auto period = std::chrono::duration_cast<model::SteadyClock::duration>(
       std::chrono::duration<double>(1.0 / options_.hz));
   std::vector<model::SteadyClock::time_point> due;
   auto window = model::SteadyClock::now();
   for (const auto& entry : collectors_) due.push_back(window + entry.period);
-  while (state_ == SamplerState::kSampling && !lost_) {
-    auto now = model::SteadyClock::now();
-    // Between ticks: the target's collectors, on the same connection, one at a time.
-    for (size_t index = 0; index < collectors_.size() && now < window; ++index) {
-      if (due[index] > now) continue;
-      due[index] = now + collectors_[index].period;
-      CollectContext context{&session_, &fanout_, nullptr, delivered_ ? &snapshot_ : nullptr, now};
-      co_await collect_timed(*collectors_[index].collector, context);
-      now = model::SteadyClock::now();
-    }
-    if (now < window) {
-      co_await sleep_until(window);
-      continue;
-    }
+  // Counts the windows that passed before `now` and moves to the one after now's.
+  auto start_tick = [&](model::SteadyClock::time_point now) {
     if (const auto passed = (now - window) / period; passed > 0) {
       count_missed(static_cast<uint64_t>(passed));
       window += passed * period;
     }
     window += period;
-    co_await take_snapshot();
+    return send_snapshot();
+  };
+  bool in_flight = false;
+  while (state_ == SamplerState::kSampling && !lost_) {
+    if (!in_flight) {
+      auto now = model::SteadyClock::now();
+      // Between ticks: the target's collectors, on the same connection, one at a time.
+      for (size_t index = 0; index < collectors_.size() && now < window; ++index) {
+        if (due[index] > now) continue;
+        due[index] = now + collectors_[index].period;
+        CollectContext context{&session_, &fanout_, nullptr, delivered_ ? &snapshot_ : nullptr,
+                               now};
+        co_await collect_timed(*collectors_[index].collector, context);
+        now = model::SteadyClock::now();
+      }
+      if (now < window) {
+        co_await sleep_until(window);
+        continue;
+      }
+      if (!(in_flight = start_tick(now))) continue;
+    }
+    const bool received = co_await receive_snapshot();
+    in_flight = false;
+    if (!received) continue;
+    if (const auto now = model::SteadyClock::now();
+        now >= window && state_ == SamplerState::kSampling && !lost_) {
+      in_flight = start_tick(now);
+    }
+    co_await deliver_snapshot();
   }
+  // A query sent ahead may still be on the connection: run() closes it.
 }
 
-asio::awaitable<void> TargetSampler::take_snapshot() {
+bool TargetSampler::send_snapshot() {
+  if (auto error = activity_->send(session_)) {
+    connection_lost(error->message);
+    return false;
+  }
+  return true;
+}
+
+asio::awaitable<bool> TargetSampler::receive_snapshot() {
   using namespace asio::experimental::awaitable_operators;
   CollectContext context{&session_, &fanout_, &snapshot_, nullptr, model::SteadyClock::now()};
   asio::steady_timer watchdog(executor_, kSnapshotTimeout);
-  auto outcome = co_await (collect_timed(*source_, context) || watchdog.async_wait(kAsTuple));
+  auto outcome = co_await (activity_->receive(context) || watchdog.async_wait(kAsTuple));
   if (outcome.index() == 1) {
     connection_lost("snapshot query did not answer in 5 s");
     session_.close();
-    co_return;
+    co_return false;
   }
   const auto& error = std::get<0>(outcome);
-  if (!error) {
-    for (auto& stage : stages_) co_await collect_timed(*stage, context);
-    fanout_.on_snapshot(snapshot_);
-    delivered_ = true;
-    sample_delivered_.notify();
-  } else if (error->connection_lost) {
+  fanout_.on_collector_status(activity_->name(),
+                              std::chrono::duration<double>(snapshot_.query_duration).count(),
+                              !error.has_value());
+  if (!error) co_return true;
+  if (error->connection_lost) {
     connection_lost(error->message);
   } else if (error->message != last_error_) {
     log()->warn("snapshot query failed target={} sqlstate={}: {}", options_.name, error->sqlstate,
                 error->message);
     last_error_ = error->message;
   }
+  co_return false;
+}
+
+asio::awaitable<void> TargetSampler::deliver_snapshot() {
+  CollectContext context{&session_, &fanout_, &snapshot_, nullptr, model::SteadyClock::now()};
+  for (auto& stage : stages_) co_await collect_timed(*stage, context);
+  // Once per row, after every stage: the sinks count by these keys.
+  model::assign_keys(snapshot_);
+  fanout_.on_snapshot(snapshot_);
+  delivered_ = true;
+  sample_delivered_.notify();
 }
 
 asio::awaitable<void> TargetSampler::sample_wait_sampling() {

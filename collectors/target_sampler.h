@@ -2,6 +2,7 @@
 // the configured rate, or pg_wait_sampling's profile at its poll interval) and the target's
 // periodic collectors, delivering to every attached sink. At most one snapshot query is in
 // flight: a tick whose whole period passes while one runs is counted as missed, never queued.
+// A query for a tick already due goes out before the previous snapshot is processed.
 #pragma once
 
 #include <asio/any_io_executor.hpp>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/activity.h"
 #include "collectors/async_event.h"
 #include "collectors/collector.h"
 #include "collectors/pg_session.h"
@@ -61,7 +63,10 @@ class TargetSampler {
   asio::awaitable<void> sample();
   asio::awaitable<void> sample_activity();
   asio::awaitable<void> sample_wait_sampling();
-  asio::awaitable<void> take_snapshot();
+  // One snapshot in three steps, so the next query can go out before this one is processed.
+  bool send_snapshot();
+  asio::awaitable<bool> receive_snapshot();
+  asio::awaitable<void> deliver_snapshot();
   asio::awaitable<void> sleep_until(model::SteadyClock::time_point until);
   void on_connected(bool reconnected);
   void on_failed_attempt(const CollectorError& error, std::chrono::milliseconds retry_in);
@@ -92,6 +97,7 @@ class TargetSampler {
   AsyncPulse sample_delivered_;
   Fanout fanout_;
   std::unique_ptr<Collector> source_;
+  ActivitySource* activity_ = nullptr;  // source_, when it is the activity source
   std::vector<std::unique_ptr<Collector>> stages_;
   std::vector<ScheduledCollector> collectors_;
   model::Snapshot snapshot_;  // reused: its backends' storage survives from tick to tick

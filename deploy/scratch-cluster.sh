@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Starts (start DIR) or stops and removes (stop DIR) a scratch PostgreSQL 15 cluster for the
 # tests: unix socket in DIR, a free port, pg_wait_sampling and pg_stat_statements preloaded and
-# created (compute_query_id on), pgbench tables
-# at scale 2. Run as root, the server runs as the postgres user. "start" prints the PG*
-# variables to export.
+# created (compute_query_id on), pgbench tables at scale 2; SCRATCH_MAX_CONNECTIONS (default
+# 200) sets max_connections. Run as root, the server runs as the postgres user. "start" prints
+# the PG* variables to export.
 set -euo pipefail
 action=$1
 dir=$2
@@ -21,7 +21,7 @@ case "$action" in
 listen_addresses = ''
 unix_socket_directories = '$dir'
 port = $port
-max_connections = 200
+max_connections = ${SCRATCH_MAX_CONNECTIONS:-200}
 shared_preload_libraries = 'pg_wait_sampling,pg_stat_statements'
 compute_query_id = on
 CONF

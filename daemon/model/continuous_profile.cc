@@ -20,14 +20,24 @@ void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
   ++current_.snapshots;
   current_.hidden_backends = snapshot.hidden_backends;
   for (const auto& backend : snapshot.backends) {
-    if (auto key = classify(backend)) ++current_.wait_samples[*key];
+    const WaitKey* key = key_of(backend);
+    if (key == nullptr) continue;
+    auto counter = counters_.find(key);
+    if (counter == counters_.end()) {
+      counter = counters_.emplace(key, &current_.wait_samples[*key]).first;
+    }
+    ++*counter->second;
   }
   current_.snapshot_durations.observe(
       std::chrono::duration<double>(snapshot.query_duration).count());
   for (const auto& wait : tracker_.observe(snapshot)) {
-    auto [entry, inserted] = current_.wait_durations.try_emplace(
-        std::pair{wait.wait_event_type, wait.wait_event}, wait_duration_buckets());
-    entry->second.observe(wait.estimated_length.count());
+    auto durations = duration_histograms_.find(wait.key);
+    if (durations == duration_histograms_.end()) {
+      auto [entry, inserted] = current_.wait_durations.try_emplace(
+          std::pair{wait.key->wait_event_type, wait.key->wait_event}, wait_duration_buckets());
+      durations = duration_histograms_.emplace(wait.key, &entry->second).first;
+    }
+    durations->second->observe(wait.estimated_length.count());
   }
   if (snapshot.taken_at_steady - last_publish_ >= kPublishEvery) publish();
 }

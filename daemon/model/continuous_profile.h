@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "daemon/model/profile.h"
 #include "daemon/model/sample_sink.h"
@@ -67,6 +68,10 @@ class ContinuousProfile : public SampleSink {
 
  private:
   TargetMetrics current_;
+  // Interned key -> its counter in current_.wait_samples, and its wait-length histogram in
+  // current_.wait_durations (map nodes never move).
+  std::unordered_map<const WaitKey*, uint64_t*> counters_;
+  std::unordered_map<const WaitKey*, Histogram*> duration_histograms_;
   WaitTracker tracker_;
   std::atomic<std::shared_ptr<const TargetMetrics>> published_;
   SteadyClock::time_point last_publish_{};

@@ -9,7 +9,11 @@ namespace pgwaitprof::model {
 void Profile::add_snapshot(const Snapshot& snapshot) {
   ++snapshots_;
   for (const auto& backend : snapshot.backends) {
-    if (auto key = classify(backend)) ++counts_[*key];
+    const WaitKey* key = key_of(backend);
+    if (key == nullptr) continue;
+    auto counter = counters_.find(key);
+    if (counter == counters_.end()) counter = counters_.emplace(key, &counts_[*key]).first;
+    ++*counter->second;
   }
 }
 

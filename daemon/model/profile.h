@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "daemon/model/sample.h"
@@ -28,6 +29,20 @@ struct WaitStat {
 
 class Profile {
  public:
+  Profile() = default;
+  // A copy rebuilds its own index of counters; a move takes the index with the counters.
+  Profile(const Profile& other) : snapshots_(other.snapshots_), counts_(other.counts_) {}
+  Profile& operator=(const Profile& other) {
+    if (this != &other) {
+      snapshots_ = other.snapshots_;
+      counts_ = other.counts_;
+      counters_.clear();
+    }
+    return *this;
+  }
+  Profile(Profile&&) = default;
+  Profile& operator=(Profile&&) = default;
+
   // Counts every visible backend of the snapshot under its wait key.
   void add_snapshot(const Snapshot& snapshot);
   // For sources that deliver counts rather than snapshots (pg_wait_sampling).
@@ -47,6 +62,9 @@ class Profile {
  private:
   uint64_t snapshots_ = 0;
   std::map<WaitKey, uint64_t> counts_;
+  // Interned key -> its counter in counts_ (map nodes never move): a snapshot's rows are
+  // counted without comparing strings.
+  std::unordered_map<const WaitKey*, uint64_t*> counters_;
 };
 
 // Share and AAS of `count` among `total` samples in `snapshots` (errors not estimated).

@@ -52,9 +52,9 @@ void RunRecorder::on_snapshot(const Snapshot& snapshot) {
   slice(slice_index(snapshot.taken_at_steady)).profile.add_snapshot(snapshot);
   for (const auto& backend : snapshot.backends) {
     if (!backend.query_id || *backend.query_id == 0) continue;
-    if (auto key = classify(backend); key && !is_idle(*key)) {
+    if (const WaitKey* key = key_of(backend); key != nullptr && !is_idle(*key)) {
       ++query_ids_[*backend.query_id];
-      ++statement_waits_[*backend.query_id][display_name(*key)];
+      ++statement_waits_[*backend.query_id][key];
     }
   }
   const double duration_s = std::chrono::duration<double>(snapshot.query_duration).count();
@@ -188,8 +188,10 @@ void RunRecorder::finish_statements(Run& run) const {
     if (const auto text = statement_texts_.find(query_id); text != statement_texts_.end()) {
       statement.text = text->second;
     }
-    statement.waits = waits;
-    for (const auto& [name, count] : waits) statement.samples += count;
+    for (const auto& [key, count] : waits) {
+      statement.waits[display_name(*key)] += count;
+      statement.samples += count;
+    }
     if (const auto stats = statement_stats_.find(query_id); stats != statement_stats_.end()) {
       statement.calls = stats->second.first;
       statement.mean_exec_ms = stats->second.second;

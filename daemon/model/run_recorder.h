@@ -65,8 +65,8 @@ class RunRecorder : public SampleSink {
   std::vector<Outage> outages_;
   std::optional<Outage> open_outage_;
   std::optional<LatencyTimeline> latency_;
-  // Per query id: non-idle samples per wait display name.
-  std::map<int64_t, std::map<std::string, uint64_t>> statement_waits_;
+  // Per query id: non-idle samples per (interned) wait key.
+  std::map<int64_t, std::map<const WaitKey*, uint64_t>> statement_waits_;
   std::map<int64_t, std::string> statement_texts_;
   std::map<int64_t, std::pair<uint64_t, double>> statement_stats_;
   // Blocked backends seen per (lock, blocker) key, over the run and per interval.

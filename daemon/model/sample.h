@@ -13,6 +13,8 @@ namespace pgwaitprof::model {
 using SteadyClock = std::chrono::steady_clock;
 using SystemClock = std::chrono::system_clock;
 
+struct WaitKey;  // wait_key.h
+
 // One row of pg_stat_activity. Empty strings stand for SQL NULL.
 struct BackendSample {
   int32_t pid = 0;
@@ -30,6 +32,9 @@ struct BackendSample {
   // The process state the kernel reported for a backend without a wait event ('R' running or
   // runnable, 'D' uninterruptible, 'S' sleeping), when the server runs on this host; 0 unknown.
   char kernel_state = 0;
+  // The backend's wait key (intern_key() in wait_key.h), filed by the sampler once every stage
+  // has amended the snapshot; null until then. Sinks read it with key_of().
+  const WaitKey* key = nullptr;
 };
 
 struct Snapshot {

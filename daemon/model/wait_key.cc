@@ -1,34 +1,100 @@
 // Classification of backends into wait keys.
 #include "daemon/model/wait_key.h"
 
+#include <functional>
+#include <mutex>
+#include <unordered_set>
+
 namespace pgwaitprof::model {
 
-std::string state_class(const std::string& state) {
+std::string_view state_class(std::string_view state) {
   if (state.empty()) return "background";
   if (state == "fastpath function call") return "active";
   if (state.starts_with("idle in transaction")) return "idle in transaction";
   return state;  // active, idle, disabled
 }
 
-std::optional<WaitKey> classify(const BackendSample& backend) {
-  if (backend.hidden) return std::nullopt;
-  WaitKey key{backend.backend_type, state_class(backend.state), backend.wait_event_type,
-              backend.wait_event};
-  if (key.wait_event_type.empty()) {
+namespace {
+
+// A wait key's four parts, borrowed from the backend they describe.
+struct KeyView {
+  std::string_view backend_type, state, wait_event_type, wait_event;
+};
+
+KeyView key_view(const BackendSample& backend) {
+  KeyView view{backend.backend_type, state_class(backend.state), backend.wait_event_type,
+               backend.wait_event};
+  if (view.wait_event_type.empty()) {
     // No wait event: running on a CPU or waiting for one, unless the kernel says it sleeps
     // where PostgreSQL names no wait (page faults, kernel I/O, a sleep outside the wait API).
     if (backend.kernel_state == 'D') {
-      key.wait_event_type = kKernel;
-      key.wait_event = kKernelUninterruptible;
+      view.wait_event_type = kKernel;
+      view.wait_event = kKernelUninterruptible;
     } else if (backend.kernel_state == 'S') {
-      key.wait_event_type = kKernel;
-      key.wait_event = kKernelSleeping;
+      view.wait_event_type = kKernel;
+      view.wait_event = kKernelSleeping;
     } else {
-      key.wait_event_type = kCpu;
-      key.wait_event = kCpu;
+      view.wait_event_type = kCpu;
+      view.wait_event = kCpu;
     }
   }
-  return key;
+  return view;
+}
+
+KeyView key_view(const WaitKey& key) {
+  return {key.backend_type, key.state, key.wait_event_type, key.wait_event};
+}
+
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(const KeyView& view) const {
+    const std::hash<std::string_view> hash;
+    size_t seed = hash(view.backend_type);
+    for (const auto part : {view.state, view.wait_event_type, view.wait_event}) {
+      seed ^= hash(part) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+    }
+    return seed;
+  }
+  size_t operator()(const WaitKey& key) const { return (*this)(key_view(key)); }
+};
+
+struct KeyEqual {
+  using is_transparent = void;
+  static bool equal(const KeyView& a, const KeyView& b) {
+    return a.wait_event == b.wait_event && a.wait_event_type == b.wait_event_type &&
+           a.state == b.state && a.backend_type == b.backend_type;
+  }
+  bool operator()(const KeyView& a, const WaitKey& b) const { return equal(a, key_view(b)); }
+  bool operator()(const WaitKey& a, const KeyView& b) const { return equal(key_view(a), b); }
+  bool operator()(const WaitKey& a, const WaitKey& b) const { return a == b; }
+};
+
+}  // namespace
+
+std::optional<WaitKey> classify(const BackendSample& backend) {
+  if (backend.hidden) return std::nullopt;
+  const auto view = key_view(backend);
+  return WaitKey{std::string(view.backend_type), std::string(view.state),
+                 std::string(view.wait_event_type), std::string(view.wait_event)};
+}
+
+const WaitKey* intern_key(const BackendSample& backend) {
+  if (backend.hidden) return nullptr;
+  // Never destroyed: the keys outlive every sink that holds a pointer to one.
+  static auto* const keys = new std::unordered_set<WaitKey, KeyHash, KeyEqual>();
+  static std::mutex mutex;
+  const auto view = key_view(backend);
+  const std::lock_guard lock(mutex);
+  if (const auto found = keys->find(view); found != keys->end()) return &*found;
+  // Element addresses of an unordered_set survive rehashing.
+  return &*keys
+               ->insert(WaitKey{std::string(view.backend_type), std::string(view.state),
+                                std::string(view.wait_event_type), std::string(view.wait_event)})
+               .first;
+}
+
+void assign_keys(Snapshot& snapshot) {
+  for (auto& backend : snapshot.backends) backend.key = intern_key(backend);
 }
 
 bool is_idle(const WaitKey& key) {

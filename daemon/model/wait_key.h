@@ -4,6 +4,7 @@
 #include <compare>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "daemon/model/sample.h"
 
@@ -24,10 +25,21 @@ inline constexpr const char* kKernelUninterruptible = "uninterruptible";
 inline constexpr const char* kKernelSleeping = "sleeping (no wait event)";
 
 // The state class of pg_stat_activity.state; background processes have a NULL state.
-std::string state_class(const std::string& state);
+std::string_view state_class(std::string_view state);
 
 // Hidden backends are not classified: nothing is known about what they do.
 std::optional<WaitKey> classify(const BackendSample& backend);
+
+// The wait key of a backend as one shared object per distinct key, for the life of the process
+// (there are a few hundred at most), so that sinks count by pointer instead of comparing
+// strings; null for a hidden backend. Thread-safe; allocates only for a key never seen before.
+const WaitKey* intern_key(const BackendSample& backend);
+// The key a sampler filed with the backend (BackendSample::key), or intern_key() of it.
+inline const WaitKey* key_of(const BackendSample& backend) {
+  return backend.key != nullptr ? backend.key : intern_key(backend);
+}
+// Files intern_key() of every backend in its `key`: once per row, after every snapshot stage.
+void assign_keys(Snapshot& snapshot);
 
 // Idle sessions, and background processes sleeping in their main loop (wait type Activity, or
 // Extension for extensions' workers such as pg_wait_sampling's collector) or on a deliberate

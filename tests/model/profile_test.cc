@@ -99,6 +99,54 @@ TEST(Profile, SharesAasAndErrors) {
   EXPECT_EQ(profile.stats(true).size(), 3u);
 }
 
+TEST(InternKey, OneObjectPerDistinctKeyAndTheSameKeyAsClassify) {
+  const auto first = backend(1, "idle in transaction (aborted)", "Client", "ClientRead");
+  const auto second = backend(2, "idle in transaction", "Client", "ClientRead");
+  const WaitKey* key = intern_key(first);
+  ASSERT_NE(key, nullptr);
+  // Same state class and event: the same object, equal to what classify() builds.
+  EXPECT_EQ(intern_key(second), key);
+  EXPECT_EQ(*key, *classify(first));
+  EXPECT_NE(intern_key(backend(1, "active", "Client", "ClientRead")), key);
+  // The kernel's state is part of a key without a wait event.
+  auto sleeping = backend(3, "active", "", "");
+  sleeping.kernel_state = 'S';
+  EXPECT_EQ(intern_key(sleeping)->wait_event, kKernelSleeping);
+  EXPECT_EQ(intern_key(backend(3, "active", "", ""))->wait_event_type, kCpu);
+  auto hidden = first;
+  hidden.hidden = true;
+  EXPECT_EQ(intern_key(hidden), nullptr);
+}
+
+TEST(InternKey, SinksUseTheFiledKeyAndFallBackToInterning) {
+  Snapshot snapshot;
+  snapshot.backends = {backend(1, "active", "IO", "WALSync"), backend(2, "active", "", "")};
+  EXPECT_EQ(key_of(snapshot.backends[0])->wait_event, "WALSync");
+  assign_keys(snapshot);
+  EXPECT_EQ(snapshot.backends[0].key, intern_key(snapshot.backends[0]));
+  EXPECT_EQ(snapshot.backends[1].key->wait_event_type, kCpu);
+}
+
+TEST(Profile, ACopyCountsApartFromItsOriginal) {
+  Snapshot snapshot;
+  snapshot.backends = {backend(1, "active", "IO", "WALSync")};
+  Profile original;
+  original.add_snapshot(snapshot);  // builds the original's index of counters
+  Profile copy = original;
+  copy.add_snapshot(snapshot);
+  Profile assigned;
+  assigned = copy;
+  assigned.add_snapshot(snapshot);
+  const WaitKey key = *classify(snapshot.backends[0]);
+  EXPECT_EQ(original.counts().at(key), 1u);
+  EXPECT_EQ(copy.counts().at(key), 2u);
+  EXPECT_EQ(assigned.counts().at(key), 3u);
+  Profile moved = std::move(assigned);
+  moved.add_snapshot(snapshot);
+  EXPECT_EQ(moved.counts().at(key), 4u);
+  EXPECT_EQ(moved.snapshots(), 4u);
+}
+
 TEST(Histogram, BucketsAreUpperInclusive) {
   Histogram histogram({0.1, 1});
   histogram.observe(0.1);
@@ -125,14 +173,14 @@ TEST(WaitTracker, ContiguousWaitIsMiddleOfItsBounds) {
   EXPECT_TRUE(at(30ms, {backend(7, "active", "Lock", "tuple")}).empty());
   auto done = at(40ms, {backend(7, "active", "IO", "WALSync")});
   ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].wait_event, "tuple");
+  EXPECT_EQ(done[0].key->wait_event, "tuple");
   // Seen at 10..30 ms: at least 20 ms, at most 40 ms (0..40): estimate 30 ms.
   EXPECT_NEAR(done[0].estimated_length.count(), 0.030, 1e-9);
   EXPECT_EQ(tracker.open_waits(), 1u);
   // The backend goes away: its open wait ends with it.
   auto gone = at(50ms, {});
   ASSERT_EQ(gone.size(), 1u);
-  EXPECT_EQ(gone[0].wait_event, "WALSync");
+  EXPECT_EQ(gone[0].key->wait_event, "WALSync");
   EXPECT_EQ(tracker.open_waits(), 0u);
 }
 
@@ -147,6 +195,31 @@ TEST(WaitTracker, PidReuseIsANewBackend) {
   second.taken_at_steady += 10ms;
   second.backends[0].backend_start += 1s;  // same pid, new backend
   EXPECT_EQ(tracker.observe(second).size(), 1u);
+}
+
+TEST(WaitTracker, AWaitMissingFromOneSnapshotIsTwoWaits) {
+  using namespace std::chrono_literals;
+  WaitTracker tracker;
+  const auto start = SteadyClock::time_point{} + 1h;
+  auto at = [&](std::chrono::milliseconds offset, std::vector<BackendSample> backends) {
+    Snapshot snapshot;
+    snapshot.taken_at_steady = start + offset;
+    snapshot.backends = std::move(backends);
+    return tracker.observe(snapshot);
+  };
+  const auto waiting = backend(4, "active", "LWLock", "WALWrite");
+  EXPECT_TRUE(at(0ms, {waiting}).empty());
+  EXPECT_TRUE(at(10ms, {waiting}).empty());
+  // On a CPU in between: the first wait ended (seen 0..10 ms, bounds 0..20 ms: 15 ms).
+  const auto ended = at(20ms, {backend(4, "active", "", "")});
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_NEAR(ended[0].estimated_length.count(), 0.015, 1e-9);
+  EXPECT_EQ(tracker.open_waits(), 0u);
+  EXPECT_TRUE(at(30ms, {waiting}).empty());
+  // Seen at 30 ms only, between 20 and 40 ms: 10 ms.
+  const auto second = at(40ms, {});
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_NEAR(second[0].estimated_length.count(), 0.010, 1e-9);
 }
 
 }  // namespace
