@@ -74,7 +74,9 @@ asio::awaitable<CollectResult> ActivitySource::prepare(PgSession& session) {
 
 asio::awaitable<CollectResult> ActivitySource::collect(CollectContext& context) {
   if (auto error = send(*context.session)) co_return error;
-  co_return co_await receive(context);
+  if (auto error = co_await receive(context)) co_return error;
+  parse(*context.snapshot);
+  co_return std::nullopt;
 }
 
 CollectResult ActivitySource::send(PgSession& session) {
@@ -93,8 +95,13 @@ asio::awaitable<CollectResult> ActivitySource::receive(CollectContext& context) 
   snapshot.taken_at_steady = sent_at_steady_;
   snapshot.query_duration = model::SteadyClock::now() - sent_at_steady_;
   if (!outcome.ok()) co_return collector_error(*outcome.error, *context.session);
-  parse_activity(outcome.result.get(), snapshot);
+  answer_ = std::move(outcome.result);
   co_return std::nullopt;
+}
+
+void ActivitySource::parse(model::Snapshot& snapshot) {
+  if (answer_) parse_activity(answer_.get(), snapshot);
+  answer_.reset();
 }
 
 }  // namespace pgwaitprof::collectors

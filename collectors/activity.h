@@ -23,17 +23,21 @@ class ActivitySource : public Collector {
   std::string_view name() const override { return "activity"; }
   asio::awaitable<CollectResult> prepare(PgSession& session) override;
   // Fills context.snapshot: its times, the query's duration and every backend but our own.
-  // It is send() and then receive().
+  // It is send(), receive() and parse().
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
   // Sends the snapshot query; its send time is the snapshot's time.
   CollectResult send(PgSession& session);
-  // Waits for the answer to send() and fills context.snapshot as collect() does. The query's
-  // duration runs from the send to the moment the answer is read.
+  // Waits for the answer to send() and fills context.snapshot's times; the query's duration
+  // runs from the send to the moment the answer is read. The rows wait for parse(), so the
+  // next query can be sent first.
   asio::awaitable<CollectResult> receive(CollectContext& context);
+  // Fills the backends of `snapshot` from the answer receive() got.
+  void parse(model::Snapshot& snapshot);
 
  private:
   model::SystemClock::time_point sent_at_{};
   model::SteadyClock::time_point sent_at_steady_{};
+  PgResult answer_;
 };
 
 }  // namespace pgwaitprof::collectors

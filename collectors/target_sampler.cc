@@ -236,8 +236,9 @@ void TargetSampler::connection_lost(const std::string& reason) {
 }
 
 asio::awaitable<void> TargetSampler::sample() {
+  using namespace asio::experimental::awaitable_operators;
   if (options_.source == model::SamplerSource::kActivity) {
-    co_await sample_activity();
+    co_await (sample_activity() || watch_snapshots());
   } else {
     co_await sample_wait_sampling();
   }
@@ -294,25 +295,37 @@ asio::awaitable<void> TargetSampler::sample_activity() {
   // A query sent ahead may still be on the connection: run() closes it.
 }
 
+// One timer for the whole connection, not one per query: it wakes when the query in flight
+// would be 5 s old, and otherwise sets itself for 5 s after the one in flight then.
+asio::awaitable<void> TargetSampler::watch_snapshots() {
+  asio::steady_timer timer(executor_);
+  while (state_ == SamplerState::kSampling && !lost_) {
+    const auto now = model::SteadyClock::now();
+    if (in_flight_ && now - in_flight_since_ >= kSnapshotTimeout) {
+      connection_lost("snapshot query did not answer in 5 s");
+      session_.close();
+      co_return;
+    }
+    timer.expires_at((in_flight_ ? in_flight_since_ : now) + kSnapshotTimeout);
+    if (auto [error] = co_await timer.async_wait(kAsTuple); error) co_return;
+  }
+}
+
 bool TargetSampler::send_snapshot() {
   if (auto error = activity_->send(session_)) {
     connection_lost(error->message);
     return false;
   }
+  in_flight_ = true;
+  in_flight_since_ = model::SteadyClock::now();
   return true;
 }
 
 asio::awaitable<bool> TargetSampler::receive_snapshot() {
-  using namespace asio::experimental::awaitable_operators;
   CollectContext context{&session_, &fanout_, &snapshot_, nullptr, model::SteadyClock::now()};
-  asio::steady_timer watchdog(executor_, kSnapshotTimeout);
-  auto outcome = co_await (activity_->receive(context) || watchdog.async_wait(kAsTuple));
-  if (outcome.index() == 1) {
-    connection_lost("snapshot query did not answer in 5 s");
-    session_.close();
-    co_return false;
-  }
-  const auto& error = std::get<0>(outcome);
+  const auto error = co_await activity_->receive(context);
+  in_flight_ = false;
+  if (lost_) co_return false;  // the watchdog closed the connection
   fanout_.on_collector_status(activity_->name(),
                               std::chrono::duration<double>(snapshot_.query_duration).count(),
                               !error.has_value());
@@ -328,6 +341,7 @@ asio::awaitable<bool> TargetSampler::receive_snapshot() {
 }
 
 asio::awaitable<void> TargetSampler::deliver_snapshot() {
+  activity_->parse(snapshot_);
   CollectContext context{&session_, &fanout_, &snapshot_, nullptr, model::SteadyClock::now()};
   for (auto& stage : stages_) co_await collect_timed(*stage, context);
   // Once per row, after every stage: the sinks count by these keys.

@@ -65,6 +65,8 @@ class TargetSampler {
   asio::awaitable<void> sample_wait_sampling();
   // One snapshot in three steps, so the next query can go out before this one is processed.
   bool send_snapshot();
+  // Ends sampling when a snapshot query has not answered in 5 s.
+  asio::awaitable<void> watch_snapshots();
   asio::awaitable<bool> receive_snapshot();
   asio::awaitable<void> deliver_snapshot();
   asio::awaitable<void> sleep_until(model::SteadyClock::time_point until);
@@ -102,6 +104,8 @@ class TargetSampler {
   std::vector<ScheduledCollector> collectors_;
   model::Snapshot snapshot_;  // reused: its backends' storage survives from tick to tick
   bool delivered_ = false;    // snapshot_ holds a delivered snapshot (the target collectors')
+  bool in_flight_ = false;    // a snapshot query has been sent and not yet answered
+  model::SteadyClock::time_point in_flight_since_{};
   SamplerState state_ = SamplerState::kConnecting;
   bool connected_ = false;  // as last told to the sinks
   bool lost_ = false;       // the current connection is gone; leave kSampling

@@ -245,11 +245,18 @@ int run_benchmark(int argc, char** argv) {
   app.add_option("--seconds", rate_seconds, "length of each maximum-rate measurement")
       ->check(CLI::Range(1, 600))
       ->capture_default_str();
+  int query_version = 0;
+  app.add_option("--print-snapshot-query", query_version,
+                 "print the snapshot query for this server_version_num and exit");
   app.add_option("--kernel-backends", kernel_backends,
                  "sleeping backends for the /proc reading cost (6.)")
       ->check(CLI::Range(1, 180))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (query_version > 0) {
+    fmt::print("{};\n", collectors::activity_query(query_version));
+    return 0;
+  }
   const auto rate_window = std::chrono::seconds(rate_seconds);
 
   // The sampler's lifecycle lines would interleave with the figures.

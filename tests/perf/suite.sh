@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# The sampler's performance suite (issue 10), in one invocation on a scratch cluster it starts
+# and stops: the tps cost of each sampler beside none (pgwaitprof at 100 Hz and 1 kHz with the
+# rates they achieved, pg_wait_sampling at 10 ms, psql \watch 0.01), the rate under that load,
+# the rate and client and server cost per snapshot at 10, 100, 500 and 1,000 backends beside a
+# raw pgbench loop of the same query, the accuracy against pg_wait_sampling on tpcb and
+# update-5rows, RSS over 10 minutes at 1 kHz, and /metrics scrape time with every wait event
+# present. Configurations alternate within each round; every figure is printed raw and the
+# medians go to docs/performance.md (or --out FILE).
+#
+#   tests/perf/suite.sh [--quick] [--out FILE]
+#
+# --quick shortens every part (one round, 3 s windows, 20 s of RSS) to check the suite itself.
+# Needs a build (BUILD_DIR, default ./build) and deploy/install-deps.sh. Run it on an
+# otherwise idle machine: it measures the machine as much as the sampler. A figure, not a test.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD_DIR:-$root/build}
+out=$root/docs/performance.md
+rounds=3 window=10 pairs=3 accuracy_runs=3 accuracy_window=20 rss_seconds=600
+backend_counts="10 100 500 1000"
+command="tests/perf/suite.sh $*"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) rounds=1 window=3 pairs=1 accuracy_runs=1 accuracy_window=5 rss_seconds=20
+      backend_counts="10 100" ;;
+    --out) out=$2; shift ;;
+    *) echo "suite.sh: error: unknown argument \"$1\"" >&2; exit 2 ;;
+  esac
+  shift
+done
+for binary in "$build/daemon/pgwaitprof" "$build/tests/pgwaitprof_bench" \
+  "$build/tests/pgwaitprof_scrape_cost"; do
+  if [ ! -x "$binary" ]; then
+    echo "suite.sh: error: could not find executable \"$binary\"" >&2
+    echo "suite.sh: hint: Build it first with deploy/build.sh (BUILD_DIR=$build)." >&2
+    exit 1
+  fi
+done
+
+cluster=$(mktemp -d /tmp/pgwaitprof-suite-cluster-XXXXXX)
+eval "$(SCRATCH_MAX_CONNECTIONS=1100 "$root/deploy/scratch-cluster.sh" start "$cluster")"
+. "$root/tests/perf/daemon_lib.sh"
+sleepers_pid=""
+suite_cleanup() {
+  [ -n "$sleepers_pid" ] && kill "$sleepers_pid" 2>/dev/null || true
+  cleanup
+  "$root/deploy/scratch-cluster.sh" stop "$cluster"
+}
+trap suite_cleanup EXIT
+results=$work/results.jsonl
+: >"$results"
+record() { echo "$1" >>"$results"; echo "  $1"; }
+psql_at() { psql -X -At -c "$1"; }
+stop_daemon() {
+  kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null || true
+  daemon_pid=""
+}
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }  # user + system, in clock ticks
+clk_tck=$(getconf CLK_TCK)
+
+echo "suite.sh: scratch cluster at $PGHOST port $PGPORT; pgbench tables at scale 10"
+pgbench -i -q -s 10 >"$work/init.log" 2>&1
+"$build/tests/pgwaitprof_bench" --print-snapshot-query "$(psql_at 'SHOW server_version_num')" \
+  >"$work/snapshot.sql"
+record "$(printf '{"part":"machine","cpus":%s,"cpu":"%s","kernel":"%s","server":"%s","date":"%s","command":"%s"}' \
+  "$(nproc)" "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)" "$(uname -r)" \
+  "$(psql_at 'SHOW server_version')" "$(date -u +%Y-%m-%dT%H:%MZ)" "$command")"
+
+# pg_wait_sampling is preloaded in the scratch cluster; its collector sleeps for an hour between
+# samples except in the configurations that use it.
+wait_sampling_period() {  # $1: milliseconds
+  psql -X -q -c "ALTER SYSTEM SET pg_wait_sampling.profile_period = $1" \
+    -c "ALTER SYSTEM SET pg_wait_sampling.history_period = $1" -c "SELECT pg_reload_conf()" >/dev/null
+  sleep 0.5
+}
+wait_sampling_period 3600000
+
+# --- 1. and 3.: tps cost of each sampler, and the rate pgwaitprof achieves under that load ---
+echo "# 1. tps cost: pgbench tpcb -M prepared -c 8 -j 2 -T $window, $rounds rounds"
+overhead_once() {  # $1: round, $2: configuration
+  local watch_pid="" s0=0 m0=0
+  case $2 in
+    pgwaitprof_100hz) start_daemon 100 ;;
+    pgwaitprof_1khz) start_daemon 1000 ;;
+    pg_wait_sampling_10ms) wait_sampling_period 10 ;;
+    psql_watch) printf 'SELECT statement_timestamp(), pid, state, wait_event_type, wait_event FROM pg_stat_activity\n\\watch 0.01\n' |
+      psql -X -At -o "$work/watch.out" >/dev/null 2>&1 & watch_pid=$! ;;
+  esac
+  if [ -n "$daemon_pid" ]; then
+    s0=$(metric 'pgwaitprof_snapshots_total{target="local"}')
+    m0=$(metric 'pgwaitprof_missed_ticks_total{target="local"}')
+  fi
+  local tps
+  tps=$(pgbench -n -M prepared -c 8 -j 2 -T "$window" 2>&1 | awk '/^tps/ { print $3 }')
+  local rate=null taken=null
+  if [ -n "$daemon_pid" ]; then
+    local s1 m1
+    s1=$(metric 'pgwaitprof_snapshots_total{target="local"}')
+    m1=$(metric 'pgwaitprof_missed_ticks_total{target="local"}')
+    rate=$(python3 -c "print(round(($s1 - $s0) / $window, 1))")
+    taken=$(python3 -c "print(round(($s1 - $s0) / max(1, ($s1 - $s0) + ($m1 - $m0)), 4))")
+    stop_daemon
+  fi
+  if [ -n "$watch_pid" ]; then
+    kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true
+    rate=$(python3 -c "print(round(len({l.split('|')[0] for l in open('$work/watch.out') if '|' in l}) / $window, 1))")
+  fi
+  [ "$2" = pg_wait_sampling_10ms ] && wait_sampling_period 3600000
+  record "{\"part\":\"overhead\",\"round\":$1,\"config\":\"$2\",\"tps\":$tps,\"rate_hz\":$rate,\"ticks_taken\":$taken}"
+}
+configs=(none pgwaitprof_100hz pgwaitprof_1khz pg_wait_sampling_10ms psql_watch)
+for round in $(seq "$rounds"); do
+  # Each round starts one configuration later, so no configuration always follows another.
+  for offset in $(seq 0 $((${#configs[@]} - 1))); do
+    overhead_once "$round" "${configs[$(((offset + round - 1) % ${#configs[@]}))]}"
+  done
+done
+
+# --- 2.: rate and cost per snapshot with many backends, beside a raw loop of the same query ---
+echo "# 2. rate at hz=10000 with N backends in pg_sleep, $pairs pairs of $window s"
+echo "SELECT pg_sleep(3600);" >"$work/sleep.sql"
+start_sleepers() {  # $1: count
+  pgbench -n -c "$1" -j 2 -T 36000 -f "$work/sleep.sql" >"$work/sleepers.log" 2>&1 &
+  sleepers_pid=$!
+  for _ in $(seq 600); do
+    [ "$(psql_at "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3600);'")" -ge "$1" ] && return 0
+    sleep 0.2
+  done
+  echo "suite.sh: error: could not start $1 sleeping backends" >&2
+  cat "$work/sleepers.log" >&2
+  exit 1
+}
+stop_sleepers() {
+  kill "$sleepers_pid" 2>/dev/null || true; wait "$sleepers_pid" 2>/dev/null || true
+  sleepers_pid=""
+  # pg_sleep does not notice its client has gone.
+  psql_at "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3600);'" >/dev/null
+  while [ "$(psql_at "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3600);'")" -gt 0 ]; do sleep 0.2; done
+}
+for count in $backend_counts; do
+  start_sleepers "$count"
+  rows=$(psql_at "SELECT count(*) - 1 FROM pg_stat_activity")
+  for pair in $(seq "$pairs"); do
+    raw=$(pgbench -n -M prepared -c 1 -T "$window" -f "$work/snapshot.sql" 2>&1 | awk '/^tps/ { print $3 }')
+    start_daemon 10000
+    backend_pid=$(psql_at "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgwaitprof' AND pid <> pg_backend_pid() LIMIT 1")
+    s0=$(metric 'pgwaitprof_snapshots_total{target="local"}')
+    c0=$(cpu_ticks "$daemon_pid") b0=$(cpu_ticks "$backend_pid")
+    sleep "$window"
+    s1=$(metric 'pgwaitprof_snapshots_total{target="local"}')
+    c1=$(cpu_ticks "$daemon_pid") b1=$(cpu_ticks "$backend_pid")
+    stop_daemon
+    record "$(python3 -c "
+snaps = $s1 - $s0
+rate = snaps / $window
+ceiling = min($raw, 10000)
+client_us = ($c1 - $c0) / $clk_tck * 1e6 / max(1, snaps)
+server_us = ($b1 - $b0) / $clk_tck * 1e6 / max(1, snaps)
+print('{\"part\":\"backends\",\"backends\":$count,\"rows\":$rows,\"pair\":$pair,\"raw_hz\":%.1f,\"rate_hz\":%.1f,\"ratio\":%.3f,\"client_us_per_snapshot\":%.1f,\"client_us_per_row\":%.3f,\"server_us_per_snapshot\":%.1f}' % (
+    $raw, rate, rate / ceiling, client_us, client_us / max(1, $rows), server_us))")"
+  done
+  stop_sleepers
+done
+
+# --- 4.: accuracy against pg_wait_sampling on the same window ---
+echo "# 4. accuracy: activity at 100 Hz vs pg_wait_sampling at 10 ms, 16 clients, $accuracy_window s"
+wait_sampling_period 10
+cat >"$work/accuracy.yaml" <<YAML
+listen: 127.0.0.1:$port
+data_dir: $work/accuracy-data
+targets:
+  - {name: activity, dsn: "$dsn", hz: 100, source: activity}
+  - {name: wait_sampling, dsn: "$dsn", source: pg_wait_sampling, pg_wait_sampling_poll_ms: 1000}
+YAML
+"$binary" daemon -c "$work/accuracy.yaml" >"$work/accuracy.log" 2>&1 &
+daemon_pid=$!
+sleep 3
+for run in $(seq "$accuracy_runs"); do
+  for workload in tpcb update-5rows; do
+    curl -s "http://127.0.0.1:$port/metrics" >"$work/before.txt"
+    if [ "$workload" = tpcb ]; then
+      pgbench -n -M prepared -c 16 -j 2 -T "$accuracy_window" >"$work/load.txt" 2>&1
+    else
+      pgbench -n -M prepared -c 16 -j 2 -T "$accuracy_window" -s 10 \
+        -f "$root/deploy/workloads/update_5rows.pgbench" >"$work/load.txt" 2>&1
+    fi
+    sleep 2.5  # the extension's profile is read once a second
+    curl -s "http://127.0.0.1:$port/metrics" >"$work/after.txt"
+    record "$(python3 "$root/tests/perf/suite_tvd.py" "$work/before.txt" "$work/after.txt" "$workload" "$run")"
+  done
+done
+stop_daemon
+wait_sampling_period 3600000
+
+# --- 5.: RSS over time at 1 kHz under light load ---
+echo "# 5. RSS at 1 kHz for $rss_seconds s with pgbench -R 200"
+start_daemon 1000
+start_load $((rss_seconds + 5))
+sleep 10
+rss_start=$(rss_kb) rss_max=$rss_start
+for _ in $(seq $((rss_seconds / 10))); do
+  sleep 10
+  rss_now=$(rss_kb)
+  [ "$rss_now" -gt "$rss_max" ] && rss_max=$rss_now
+done
+record "{\"part\":\"rss\",\"seconds\":$rss_seconds,\"start_kib\":$rss_start,\"end_kib\":$rss_now,\"max_kib\":$rss_max}"
+kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true
+load_pid=""
+stop_daemon
+
+# --- 6.: /metrics with every wait event present ---
+echo "# 6. /metrics scrape with every PostgreSQL 15 wait event present"
+"$build/tests/pgwaitprof_scrape_cost" --serve 60 --listen "127.0.0.1:$port" >"$work/scrape.txt" &
+scrape_pid=$!
+for _ in $(seq 100); do grep -q '^listening' "$work/scrape.txt" && break; sleep 0.1; done
+for _ in $(seq 100); do
+  curl -s -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$port/metrics"
+done >"$work/scrape_times.txt"
+kill "$scrape_pid" 2>/dev/null || true; wait "$scrape_pid" 2>/dev/null || true
+record "$(python3 - "$work/scrape.txt" "$work/scrape_times.txt" <<'PY'
+import json, sys
+figures = dict(line.split(None, 1) for line in open(sys.argv[1]) if line.strip())
+times = sorted(float(t) * 1000 for t in open(sys.argv[2]) if t.strip())
+print(json.dumps({"part": "scrape", "series": int(figures["series"]),
+                  "body_bytes": int(figures["body_bytes"]),
+                  "serialize_p50_ms": float(figures["serialize_p50_ms"]),
+                  "http_p50_ms": round(times[len(times) // 2], 2),
+                  "http_p99_ms": round(times[int(len(times) * 0.99) - 1], 2)}))
+PY
+)"
+
+cp "$results" "${out%.md}.jsonl"
+python3 "$root/tests/perf/suite_report.py" "$results" >"$out"
+echo "suite.sh: wrote $out (raw figures in ${out%.md}.jsonl)"
