@@ -47,12 +47,10 @@ void parse_activity(const PGresult* result, model::Snapshot& snapshot) {
     text(row, 3, backend.wait_event_type);
     text(row, 4, backend.wait_event);
     backend.query_id.reset();
-    if (!PQgetisnull(result, row, 5))
-      backend.query_id = to_integer<int64_t>(result, row, 5);
+    if (!PQgetisnull(result, row, 5)) backend.query_id = to_integer<int64_t>(result, row, 5);
     text(row, 6, backend.datname);
     text(row, 7, backend.application_name);
-    backend.backend_start =
-        std::chrono::microseconds(to_integer<int64_t>(result, row, 8));
+    backend.backend_start = std::chrono::microseconds(to_integer<int64_t>(result, row, 8));
     backend.hidden = PQgetvalue(result, row, 9)[0] == 't';
     backend.kernel_state = 0;
     backend.key = nullptr;

@@ -1,12 +1,11 @@
 // /proc readers for the kernel's view of local backends.
 #include "collectors/kernel.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "config/logging.h"
 
@@ -21,11 +20,17 @@ auto log() {
   return logger;
 }
 
+// The whole of a /proc file; "" when it cannot be read (the process has gone).
 std::string read_small_file(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buffer[4096];
+  for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return text;
 }
 
 std::string_view after_command(std::string_view stat) {
@@ -116,6 +121,7 @@ bool server_is_local(pid_t backend_pid, const std::string& data_directory) {
 asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   local_ = false;
   previous_.clear();
+  states_.clear();
   last_reading_.reset();
   if (mode_ == config::LocalMode::kNo) co_return std::nullopt;
   sampler_pid_ = session.backend_pid();
@@ -131,11 +137,55 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   co_return std::nullopt;
 }
 
-void KernelStage::read_states(model::Snapshot& snapshot) const {
+std::optional<char> ProcessStates::state(int32_t pid, int64_t backend_start) {
+  auto found = files_.find(pid);
+  if (found != files_.end() && found->second.backend_start != backend_start) {
+    ::close(found->second.fd);  // the pid was reused
+    files_.erase(found);
+    found = files_.end();
+  }
+  if (found == files_.end()) {
+    if (files_.size() >= kMaxOpen) return read_process_state(pid);
+    const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    found = files_.emplace(pid, File{backend_start, fd, readings_}).first;
+  }
+  found->second.read_in = readings_;
+  // The kernel writes the file anew for every read from its start.
+  char buffer[512];
+  const ssize_t got = ::pread(found->second.fd, buffer, sizeof buffer, 0);
+  if (got <= 0) {
+    ::close(found->second.fd);  // the process has gone
+    files_.erase(found);
+    return std::nullopt;
+  }
+  return parse_process_state(std::string_view(buffer, static_cast<size_t>(got)));
+}
+
+void ProcessStates::next_reading() {
+  if (++readings_ % kSweepEvery != 0) return;
+  // Close the files of backends not read since the last sweep (gone, or waiting since).
+  for (auto file = files_.begin(); file != files_.end();) {
+    if (readings_ - file->second.read_in < kSweepEvery) {
+      ++file;
+      continue;
+    }
+    ::close(file->second.fd);
+    file = files_.erase(file);
+  }
+}
+
+void ProcessStates::clear() {
+  for (const auto& [pid, file] : files_) ::close(file.fd);
+  files_.clear();
+}
+
+void KernelStage::read_states(model::Snapshot& snapshot) {
+  states_.next_reading();
   for (auto& backend : snapshot.backends) {
     // Only a backend PostgreSQL says is not waiting needs the kernel's word.
     if (!backend.wait_event_type.empty() || backend.hidden) continue;
-    backend.kernel_state = read_process_state(backend.pid).value_or(0);
+    backend.kernel_state = states_.state(backend.pid, backend.backend_start.count()).value_or(0);
   }
 }
 

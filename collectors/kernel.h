@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "collectors/collector.h"
 #include "collectors/sampler_options.h"
@@ -41,6 +42,33 @@ std::optional<char> read_process_state(pid_t pid);
 // data directory (the postmaster runs in it).
 bool server_is_local(pid_t backend_pid, const std::string& data_directory);
 
+// The state letters of backends, each from its /proc/<pid>/stat kept open between snapshots, so
+// a reading is one pread() instead of an open, reads and a close. Files of backends not read
+// for 1,000 readings are closed; at most 256 are kept open (the rest are read the long way).
+class ProcessStates {
+ public:
+  ProcessStates() = default;
+  ProcessStates(const ProcessStates&) = delete;
+  ProcessStates& operator=(const ProcessStates&) = delete;
+  ~ProcessStates() { clear(); }
+  // `backend_start` tells a reused pid from the backend whose file is open.
+  std::optional<char> state(int32_t pid, int64_t backend_start);
+  void next_reading();  // once per snapshot, before its states
+  void clear();
+  size_t open_files() const { return files_.size(); }
+
+ private:
+  static constexpr size_t kMaxOpen = 256;
+  static constexpr uint64_t kSweepEvery = 1000;
+  struct File {
+    int64_t backend_start = 0;
+    int fd = -1;
+    uint64_t read_in = 0;  // the reading that last used it
+  };
+  std::unordered_map<int32_t, File> files_;
+  uint64_t readings_ = 0;
+};
+
 // The snapshot stage of a local target: sets each unwaiting backend's kernel_state, and once
 // a second delivers the target's kernel times (client backends, background processes, the
 // sampler's own backend) to the sink. Does nothing for a target that is not on this host.
@@ -53,7 +81,7 @@ class KernelStage : public Collector {
   bool local() const { return local_; }
 
  private:
-  void read_states(model::Snapshot& snapshot) const;
+  void read_states(model::Snapshot& snapshot);
   void read_times(const model::Snapshot& snapshot, model::SteadyClock::time_point now,
                   model::SampleSink& sink);
 
@@ -64,6 +92,7 @@ class KernelStage : public Collector {
   int64_t last_reading_epoch_us_ = 0;  // the same moment as a backend_start
   // (pid, backend start) -> the previous reading, so a reused pid does not count twice.
   std::map<std::pair<int32_t, int64_t>, Schedstat> previous_;
+  ProcessStates states_;
 };
 
 // A run collector: the load generator's threads' kernel times, once per interval.

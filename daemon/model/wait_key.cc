@@ -87,8 +87,7 @@ const WaitKey* intern_key(const BackendSample& backend) {
   const std::lock_guard lock(mutex);
   if (const auto found = keys->find(view); found != keys->end()) return &*found;
   // Element addresses of an unordered_set survive rehashing.
-  return &*keys
-               ->insert(WaitKey{std::string(view.backend_type), std::string(view.state),
+  return &*keys->insert(WaitKey{std::string(view.backend_type), std::string(view.state),
                                 std::string(view.wait_event_type), std::string(view.wait_event)})
                .first;
 }

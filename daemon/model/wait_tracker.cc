@@ -17,7 +17,8 @@ const std::vector<CompletedWait>& WaitTracker::observe(const Snapshot& snapshot)
     if (key == nullptr || key->wait_event_type == kCpu || is_idle(*key)) continue;
     // Without a previous snapshot the start of the wait is unknown: take this one as its bound.
     const OpenWait started{key, have_previous_ ? previous_ : now, now, now, number};
-    auto [entry, inserted] = open_.try_emplace({backend.pid, backend.backend_start.count()}, started);
+    auto [entry, inserted] =
+        open_.try_emplace({backend.pid, backend.backend_start.count()}, started);
     OpenWait& wait = entry->second;
     if (inserted || wait.seen_in == number) continue;
     // Every entry left from the last snapshot was seen in it: the same key goes on, another

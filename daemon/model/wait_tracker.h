@@ -3,8 +3,8 @@
 #pragma once
 
 #include <chrono>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,7 +31,7 @@ class WaitTracker {
 
  private:
   struct OpenWait {
-    const WaitKey* key = nullptr;  // interned: one wait event is one key of one backend
+    const WaitKey* key = nullptr;          // interned: one wait event is one key of one backend
     SteadyClock::time_point before_first;  // the snapshot before the wait was first seen
     SteadyClock::time_point first_seen;
     SteadyClock::time_point last_seen;

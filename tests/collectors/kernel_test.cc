@@ -2,7 +2,10 @@
 #include "collectors/kernel.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -41,6 +44,37 @@ TEST(ReadProc, ThisProcessRunsAndHasCpuTime) {
   EXPECT_GE(whole->on_cpu_ns, stat->on_cpu_ns);
   EXPECT_EQ(read_process_state(getpid()), 'R');  // reading its own stat, it runs
   EXPECT_FALSE(read_schedstat(-5));
+}
+
+TEST(ProcessStates, KeepsAFileOpenPerBackendAndDropsItWhenThePidIsReusedOrGone) {
+  ProcessStates states;
+  EXPECT_EQ(states.state(getpid(), 1), 'R');
+  EXPECT_EQ(states.state(getpid(), 1), 'R');
+  EXPECT_EQ(states.open_files(), 1u);
+  // Another backend start for the same pid: a new backend, its own file.
+  EXPECT_EQ(states.state(getpid(), 2), 'R');
+  EXPECT_EQ(states.open_files(), 1u);
+  // A child that sleeps, read while it exists, then gone: no state and no file left.
+  const pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  std::optional<char> sleeping;
+  for (int attempt = 0; attempt < 200 && sleeping != 'S'; ++attempt) {
+    sleeping = states.state(child, 7);
+    usleep(5000);
+  }
+  EXPECT_EQ(sleeping, 'S');
+  EXPECT_EQ(states.open_files(), 2u);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_FALSE(states.state(child, 7));
+  EXPECT_EQ(states.open_files(), 1u);
+  // Files not read for a sweep's worth of readings are closed.
+  for (int reading = 0; reading < 1000; ++reading) states.next_reading();
+  EXPECT_EQ(states.open_files(), 0u);
 }
 
 TEST(ServerIsLocal, NotForAPidThatDoesNotExistOrAnotherDataDirectory) {

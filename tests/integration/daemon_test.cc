@@ -2,6 +2,7 @@
 // 1000 Hz, the exposition (checked by promtool), reconnection, signals, reload, privileges
 // and the pg_wait_sampling source.
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "tests/integration/harness.h"
@@ -103,6 +104,61 @@ TEST_F(DaemonTest, SamplesAt1000HzAndServesValidMetrics) {
       {"/bin/sh", "-c", "promtool check metrics < " + (daemon.dir / "metrics.txt").string()});
   EXPECT_EQ(check.exit_code, 0) << check.output;
   load->wait(15s);
+}
+
+// The sum of every sample of the series whose name and labels start with `series`.
+double metric_sum(const std::string& exposition, const std::string& series) {
+  double sum = 0;
+  std::istringstream lines(exposition);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(series)) sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+// At the 10 kHz cap the server's answers set the pace: every tick is taken or counted as missed,
+// and each snapshot is counted once with all its rows. The next tick's query goes out before an
+// answer is parsed, so an answer lost, parsed twice or mixed with the next would show here.
+TEST_F(DaemonTest, AtTheRateCapEveryTickIsTakenOrMissedAndEverySnapshotCountedOnce) {
+  Daemon daemon("cap", target_yaml("local", 10000));
+  ASSERT_TRUE(eventually(10s, [&] {
+    return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0;
+  })) << daemon.process->log();
+  std::this_thread::sleep_for(1s);
+  struct Reading {
+    std::chrono::steady_clock::time_point at;
+    double snapshots, missed, samples;
+  };
+  auto read = [&] {
+    const auto exposition = daemon.metrics();
+    return Reading{
+        std::chrono::steady_clock::now(),
+        metric(exposition, "pgwaitprof_snapshots_total{target=\"local\"}").value_or(0),
+        metric(exposition, "pgwaitprof_missed_ticks_total{target=\"local\"}").value_or(0),
+        metric_sum(exposition, "pgwaitprof_wait_samples_total{target=\"local\"")};
+  };
+  // Every backend but the daemon's own and psql's.
+  auto backends = [] {
+    return std::stod(
+        psql("SELECT count(*) - 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid()").output);
+  };
+  const double backends_before = backends();
+  const auto first = read();
+  std::this_thread::sleep_for(5s);
+  const auto second = read();
+  const double backends_after = backends();
+  const double seconds = std::chrono::duration<double>(second.at - first.at).count();
+  const double taken = second.snapshots - first.snapshots;
+  const double ticks = taken + second.missed - first.missed;
+  // Scrapes see counters published every 100 ms: up to 0.2 s of ticks either way.
+  EXPECT_NEAR(ticks / (10000 * seconds), 1.0, 0.06)
+      << taken << " snapshots and " << second.missed - first.missed << " missed in " << seconds
+      << " s";
+  EXPECT_GT(taken / seconds, 1000) << daemon.process->log();
+  ASSERT_GT(taken, 0);
+  const double rows = (second.samples - first.samples) / taken;
+  EXPECT_GE(rows, std::min(backends_before, backends_after) - 0.5);
+  EXPECT_LE(rows, std::max(backends_before, backends_after) + 0.5);
 }
 
 TEST_F(DaemonTest, ServerRestartTurnsUpToZeroAndBackWithoutDaemonRestart) {

@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
   int repeats = 200;
   app.add_option("--serve", serve_s, "serve /metrics for this many seconds after measuring");
   app.add_option("--listen", listen, "host:port to serve on");
-  app.add_option("--repeats", repeats, "in-process serializations to time")->check(CLI::PositiveNumber);
+  app.add_option("--repeats", repeats, "in-process serializations to time")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   const auto metrics = every_wait_event();
@@ -99,7 +100,8 @@ int main(int argc, char** argv) {
   fmt::print("serialize_max_ms {:.3f}\n", micros.back() / 1000);
   std::fflush(stdout);
   if (serve_s <= 0) return 0;
-  exporters::MetricsServer server(listen, [&targets] { return targets; }, "bench", "bench");
+  exporters::MetricsServer server(
+      listen, [&targets] { return targets; }, "bench", "bench");
   fmt::print("listening {}\n", server.listen());
   std::fflush(stdout);
   std::this_thread::sleep_for(std::chrono::seconds(serve_s));

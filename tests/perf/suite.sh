@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The sampler's performance suite (issue 10), in one invocation on a scratch cluster it starts
 # and stops: the tps cost of each sampler beside none (pgwaitprof at 100 Hz and 1 kHz with the
-# rates they achieved, pg_wait_sampling at 10 ms, psql \watch 0.01), the rate under that load,
+# rates they achieved, a raw pgbench loop of pgwaitprof's query at 1000/s, pg_wait_sampling at
+# 10 ms, psql \watch 0.01), the rate under that load,
 # the rate and client and server cost per snapshot at 10, 100, 500 and 1,000 backends beside a
 # raw pgbench loop of the same query, the accuracy against pg_wait_sampling on tpcb and
 # update-5rows, RSS over 10 minutes at 1 kHz, and /metrics scrape time with every wait event
@@ -77,13 +78,18 @@ wait_sampling_period() {  # $1: milliseconds
 wait_sampling_period 3600000
 
 # --- 1. and 3.: tps cost of each sampler, and the rate pgwaitprof achieves under that load ---
-echo "# 1. tps cost: pgbench tpcb -M prepared -c 8 -j 2 -T $window, $rounds rounds"
+# Each sampler's window follows one without any sampler, and its tps is taken relative to that
+# one; pgbench vacuums its tables before every window (no -n), so the tables do not bloat from
+# one window to the next and later windows are not slower for that alone.
+echo "# 1. tps cost: pgbench tpcb -M prepared -c 8 -j 2 -T $window, $rounds rounds of pairs"
 overhead_once() {  # $1: round, $2: configuration
   local watch_pid="" s0=0 m0=0
   case $2 in
     pgwaitprof_100hz) start_daemon 100 ;;
     pgwaitprof_1khz) start_daemon 1000 ;;
     pg_wait_sampling_10ms) wait_sampling_period 10 ;;
+    raw_loop_1khz) pgbench -n -M prepared -c 1 -R 1000 -T $((window + 3)) -f "$work/snapshot.sql" \
+      >"$work/raw_loop.out" 2>&1 & watch_pid=$! ;;
     psql_watch) printf 'SELECT statement_timestamp(), pid, state, wait_event_type, wait_event FROM pg_stat_activity\n\\watch 0.01\n' |
       psql -X -At -o "$work/watch.out" >/dev/null 2>&1 & watch_pid=$! ;;
   esac
@@ -92,7 +98,7 @@ overhead_once() {  # $1: round, $2: configuration
     m0=$(metric 'pgwaitprof_missed_ticks_total{target="local"}')
   fi
   local tps
-  tps=$(pgbench -n -M prepared -c 8 -j 2 -T "$window" 2>&1 | awk '/^tps/ { print $3 }')
+  tps=$(pgbench -M prepared -c 8 -j 2 -T "$window" 2>&1 | awk '/^tps/ { print $3 }')
   local rate=null taken=null
   if [ -n "$daemon_pid" ]; then
     local s1 m1
@@ -102,17 +108,21 @@ overhead_once() {  # $1: round, $2: configuration
     taken=$(python3 -c "print(round(($s1 - $s0) / max(1, ($s1 - $s0) + ($m1 - $m0)), 4))")
     stop_daemon
   fi
-  if [ -n "$watch_pid" ]; then
-    kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true
+  if [ "$2" = raw_loop_1khz ]; then
+    wait "$watch_pid" 2>/dev/null || true
+    rate=$(awk '/^tps/ { printf "%.1f", $3 }' "$work/raw_loop.out")
+  elif [ -n "$watch_pid" ]; then
+    kill "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true
     rate=$(python3 -c "print(round(len({l.split('|')[0] for l in open('$work/watch.out') if '|' in l}) / $window, 1))")
   fi
   [ "$2" = pg_wait_sampling_10ms ] && wait_sampling_period 3600000
   record "{\"part\":\"overhead\",\"round\":$1,\"config\":\"$2\",\"tps\":$tps,\"rate_hz\":$rate,\"ticks_taken\":$taken}"
 }
-configs=(none pgwaitprof_100hz pgwaitprof_1khz pg_wait_sampling_10ms psql_watch)
+configs=(pgwaitprof_100hz pgwaitprof_1khz raw_loop_1khz pg_wait_sampling_10ms psql_watch)
 for round in $(seq "$rounds"); do
-  # Each round starts one configuration later, so no configuration always follows another.
+  # Each round starts one sampler later, so no sampler always comes first.
   for offset in $(seq 0 $((${#configs[@]} - 1))); do
+    overhead_once "$round" none
     overhead_once "$round" "${configs[$(((offset + round - 1) % ${#configs[@]}))]}"
   done
 done

@@ -11,6 +11,7 @@ CONFIG_NAMES = {
     "none": "no sampler",
     "pgwaitprof_100hz": "pgwaitprof daemon, 100 Hz",
     "pgwaitprof_1khz": "pgwaitprof daemon, 1 kHz",
+    "raw_loop_1khz": "pgbench `-R 1000` loop of pgwaitprof's snapshot query (the floor at 1 kHz)",
     "pg_wait_sampling_10ms": "pg_wait_sampling in-server, 10 ms",
     "psql_watch": "psql `\\watch 0.01` on pg_stat_activity",
 }
@@ -31,31 +32,41 @@ def verdict(met):
 def overhead(parts):
     rows = parts["overhead"]
     rounds = sorted({row["round"] for row in rows})
-    base = {row["round"]: row["tps"] for row in rows if row["config"] == "none"}
+    # Each sampler's window against the window without a sampler just before it.
+    pairs = defaultdict(dict)  # config -> round -> (ratio, row)
+    baseline = None
+    for row in rows:
+        if row["config"] == "none":
+            baseline = row
+        elif baseline is not None and baseline["round"] == row["round"]:
+            pairs[row["config"]][row["round"]] = (row["tps"] / baseline["tps"], row)
+    none_tps = [row["tps"] for row in rows if row["config"] == "none"]
     lines = [
         "## 1. What each sampler costs in tps, and the rate it achieves",
         "",
-        "pgbench tpcb-like, `-M prepared -c 8 -j 2`, scale 10, each window alone on the machine; "
-        "tps relative to no sampler in the same round (configurations rotate from round to "
-        "round). The rate is what the sampler took, beside what was asked.",
+        "pgbench tpcb-like, `-M prepared -c 8 -j 2`, scale 10, vacuumed by pgbench before each "
+        "window. Each sampler's window directly follows one without any sampler; its tps is "
+        "relative to that one (the order of the samplers rotates from round to round). The "
+        "rate is what the sampler took, beside what was asked.",
         "",
         "| sampler | " + " | ".join(f"round {r}" for r in rounds) + " | median | rate taken |",
         "|---|" + "---|" * (len(rounds) + 2),
+        "| no sampler | " + " | ".join("1" for _ in rounds) +
+        f" | 1 | ({median(none_tps):.0f} tps median, {spread(none_tps, 0)}) |",
     ]
     medians = {}
     for config, name in CONFIG_NAMES.items():
-        mine = {row["round"]: row for row in rows if row["config"] == config}
-        ratios = [mine[r]["tps"] / base[r] for r in rounds if r in mine and r in base]
-        medians[config] = median(ratios)
-        rates = [mine[r]["rate_hz"] for r in rounds if r in mine and mine[r]["rate_hz"] is not None]
-        rate = f"{median(rates):.0f}/s ({spread(rates, 0)})" if rates else "-"
         if config == "none":
-            cells = [f"{mine[r]['tps']:.0f} tps" for r in rounds if r in mine]
-            lines.append(f"| {name} | " + " | ".join(cells) + " | 1 | - |")
             continue
-        cells = [f"{ratio:.3f}" for ratio in ratios]
+        mine = pairs[config]
+        ratios = [mine[r][0] for r in rounds if r in mine]
+        medians[config] = median(ratios)
+        rates = [mine[r][1]["rate_hz"] for r in rounds
+                 if r in mine and mine[r][1]["rate_hz"] is not None]
+        rate = f"{median(rates):.0f}/s ({spread(rates, 0)})" if rates else "-"
+        cells = [f"{mine[r][0]:.3f}" if r in mine else "-" for r in rounds]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {medians[config]:.3f} | {rate} |")
-    taken = [row["ticks_taken"] for row in rows if row["config"] == "pgwaitprof_1khz"]
+    taken = [mine[1]["ticks_taken"] for r, mine in sorted(pairs["pgwaitprof_1khz"].items())]
     lines += [
         "",
         "## 2. The rate under that load",
@@ -63,7 +74,7 @@ def overhead(parts):
         "Share of the 1 kHz ticks taken (snapshots over snapshots plus missed ticks) while the "
         "8 clients ran, per round: " + ", ".join(f"{100 * t:.2f} %" for t in taken) + ".",
         "",
-        f"- Target: at least 98 % of ticks in every round: {verdict(all(t >= 0.98 for t in taken))}.",
+        f"- Target: at least 98 % of ticks in every round: {verdict(bool(taken) and all(t >= 0.98 for t in taken))}.",
         f"- Target: tps cost at 1 kHz at most 3 % (median ratio >= 0.97): "
         f"{verdict(medians.get('pgwaitprof_1khz', 0) >= 0.97)} ({medians.get('pgwaitprof_1khz', 0):.3f}).",
         "",
@@ -101,12 +112,25 @@ def backends(parts):
             + f" | {median([r['client_us_per_snapshot'] for r in mine]):.0f} | "
             f"{median([r['client_us_per_row'] for r in mine]):.3f} | "
             f"{median([r['server_us_per_snapshot'] for r in mine]):.0f} |")
-    per_row = [row["client_us_per_row"] for row in rows if row["backends"] >= 100]
+    # The issue measured 2 µs a row with 507 backends: the same count is the comparison.
+    per_row = [row["client_us_per_row"] for row in rows if row["backends"] >= 500]
+    counts = sorted(by_count)
+    lines += [""]
+    if len(counts) >= 2:
+        low, high = by_count[counts[0]], by_count[counts[-1]]
+        slope = ((median([r["client_us_per_snapshot"] for r in high]) -
+                  median([r["client_us_per_snapshot"] for r in low])) /
+                 (high[0]["rows"] - low[0]["rows"]))
+        lines += [
+            f"Each further row costs the client {slope:.3f} µs (the slope of the medians from "
+            f"{low[0]['rows']} to {high[0]['rows']} rows); the rest of a snapshot's client CPU "
+            "is the same at every count (the tick, the socket waits, the query's round trip).",
+            "",
+        ]
     lines += [
-        "",
         f"- Target: ratio at least 0.9 in every pair at every count: {verdict(all_met)}.",
         f"- Target: client CPU per row at most a quarter of the 2 µs measured before (0.5 µs), "
-        f"at 100 backends and more: {verdict(bool(per_row) and max(per_row) <= 0.5)} "
+        f"at 500 backends and more: {verdict(bool(per_row) and max(per_row) <= 0.5)} "
         f"(largest {max(per_row) if per_row else float('nan'):.3f} µs).",
         "",
     ]
