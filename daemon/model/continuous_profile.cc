@@ -20,13 +20,7 @@ void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
   ++current_.snapshots;
   current_.hidden_backends = snapshot.hidden_backends;
   for (const auto& backend : snapshot.backends) {
-    const WaitKey* key = key_of(backend);
-    if (key == nullptr) continue;
-    auto counter = counters_.find(key);
-    if (counter == counters_.end()) {
-      counter = counters_.emplace(key, &current_.wait_samples[*key]).first;
-    }
-    ++*counter->second;
+    if (const WaitKey* key = key_of(backend)) count_key(current_.wait_samples, counters_, key);
   }
   current_.snapshot_durations.observe(
       std::chrono::duration<double>(snapshot.query_duration).count());

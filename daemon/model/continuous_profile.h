@@ -70,7 +70,7 @@ class ContinuousProfile : public SampleSink {
   TargetMetrics current_;
   // Interned key -> its counter in current_.wait_samples, and its wait-length histogram in
   // current_.wait_durations (map nodes never move).
-  std::unordered_map<const WaitKey*, uint64_t*> counters_;
+  KeyIndex counters_;
   std::unordered_map<const WaitKey*, Histogram*> duration_histograms_;
   WaitTracker tracker_;
   std::atomic<std::shared_ptr<const TargetMetrics>> published_;

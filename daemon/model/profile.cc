@@ -9,11 +9,7 @@ namespace pgwaitprof::model {
 void Profile::add_snapshot(const Snapshot& snapshot) {
   ++snapshots_;
   for (const auto& backend : snapshot.backends) {
-    const WaitKey* key = key_of(backend);
-    if (key == nullptr) continue;
-    auto counter = counters_.find(key);
-    if (counter == counters_.end()) counter = counters_.emplace(key, &counts_[*key]).first;
-    ++*counter->second;
+    if (const WaitKey* key = key_of(backend)) count_key(counts_, counters_, key);
   }
 }
 

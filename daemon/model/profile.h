@@ -27,6 +27,17 @@ struct WaitStat {
   bool errors_reliable = false;  // the estimate had enough independent batches
 };
 
+// Counters per wait key found by the interned key (intern_key() in wait_key.h, never another
+// WaitKey: the index keeps the pointer) instead of by comparing strings: `index` maps each key
+// seen to its entry in `counts` (std::map nodes never move).
+using KeyIndex = std::unordered_map<const WaitKey*, uint64_t*>;
+inline void count_key(std::map<WaitKey, uint64_t>& counts, KeyIndex& index,
+                      const WaitKey* interned) {
+  auto counter = index.find(interned);
+  if (counter == index.end()) counter = index.emplace(interned, &counts[*interned]).first;
+  ++*counter->second;
+}
+
 class Profile {
  public:
   Profile() = default;
@@ -62,9 +73,7 @@ class Profile {
  private:
   uint64_t snapshots_ = 0;
   std::map<WaitKey, uint64_t> counts_;
-  // Interned key -> its counter in counts_ (map nodes never move): a snapshot's rows are
-  // counted without comparing strings.
-  std::unordered_map<const WaitKey*, uint64_t*> counters_;
+  KeyIndex counters_;  // into counts_, for add_snapshot()
 };
 
 // Share and AAS of `count` among `total` samples in `snapshots` (errors not estimated).

@@ -93,19 +93,30 @@ overhead_once() {  # $1: round, $2: configuration
     psql_watch) printf 'SELECT statement_timestamp(), pid, state, wait_event_type, wait_event FROM pg_stat_activity\n\\watch 0.01\n' |
       psql -X -At -o "$work/watch.out" >/dev/null 2>&1 & watch_pid=$! ;;
   esac
+  # Snapshot queries answered within 1 ms and within 2.5 ms (histogram buckets), and all.
+  local durations='pgwaitprof_snapshot_duration_seconds'
+  local q0=0 q1=0 q2=0
   if [ -n "$daemon_pid" ]; then
     s0=$(metric 'pgwaitprof_snapshots_total{target="local"}')
     m0=$(metric 'pgwaitprof_missed_ticks_total{target="local"}')
+    q0=$(metric "${durations}_count{target=\"local\"}")
+    q1=$(metric "${durations}_bucket{target=\"local\",le=\"0.001\"}")
+    q2=$(metric "${durations}_bucket{target=\"local\",le=\"0.0025\"}")
   fi
   local tps
   tps=$(pgbench -M prepared -c 8 -j 2 -T "$window" 2>&1 | awk '/^tps/ { print $3 }')
-  local rate=null taken=null
+  local rate=null taken=null within_1ms=null within_2_5ms=null
   if [ -n "$daemon_pid" ]; then
-    local s1 m1
+    local s1 m1 r0 r1 r2
     s1=$(metric 'pgwaitprof_snapshots_total{target="local"}')
     m1=$(metric 'pgwaitprof_missed_ticks_total{target="local"}')
+    r0=$(metric "${durations}_count{target=\"local\"}")
+    r1=$(metric "${durations}_bucket{target=\"local\",le=\"0.001\"}")
+    r2=$(metric "${durations}_bucket{target=\"local\",le=\"0.0025\"}")
     rate=$(python3 -c "print(round(($s1 - $s0) / $window, 1))")
     taken=$(python3 -c "print(round(($s1 - $s0) / max(1, ($s1 - $s0) + ($m1 - $m0)), 4))")
+    within_1ms=$(python3 -c "print(round(($r1 - $q1) / max(1, $r0 - $q0), 4))")
+    within_2_5ms=$(python3 -c "print(round(($r2 - $q2) / max(1, $r0 - $q0), 4))")
     stop_daemon
   fi
   if [ "$2" = raw_loop_1khz ]; then
@@ -116,9 +127,9 @@ overhead_once() {  # $1: round, $2: configuration
     rate=$(python3 -c "print(round(len({l.split('|')[0] for l in open('$work/watch.out') if '|' in l}) / $window, 1))")
   fi
   [ "$2" = pg_wait_sampling_10ms ] && wait_sampling_period 3600000
-  record "{\"part\":\"overhead\",\"round\":$1,\"config\":\"$2\",\"tps\":$tps,\"rate_hz\":$rate,\"ticks_taken\":$taken}"
+  record "{\"part\":\"overhead\",\"round\":$1,\"config\":\"$2\",\"tps\":$tps,\"rate_hz\":$rate,\"ticks_taken\":$taken,\"queries_within_1ms\":$within_1ms,\"queries_within_2_5ms\":$within_2_5ms}"
 }
-configs=(pgwaitprof_100hz pgwaitprof_1khz raw_loop_1khz pg_wait_sampling_10ms psql_watch)
+configs=(none_again pgwaitprof_100hz pgwaitprof_1khz raw_loop_1khz pg_wait_sampling_10ms psql_watch)
 for round in $(seq "$rounds"); do
   # Each round starts one sampler later, so no sampler always comes first.
   for offset in $(seq 0 $((${#configs[@]} - 1))); do
