@@ -41,6 +41,11 @@ KeyView key_view(const BackendSample& backend) {
   return view;
 }
 
+WaitKey owned(const KeyView& view) {
+  return {std::string(view.backend_type), std::string(view.state),
+          std::string(view.wait_event_type), std::string(view.wait_event)};
+}
+
 KeyView key_view(const WaitKey& key) {
   return {key.backend_type, key.state, key.wait_event_type, key.wait_event};
 }
@@ -73,9 +78,7 @@ struct KeyEqual {
 
 std::optional<WaitKey> classify(const BackendSample& backend) {
   if (backend.hidden) return std::nullopt;
-  const auto view = key_view(backend);
-  return WaitKey{std::string(view.backend_type), std::string(view.state),
-                 std::string(view.wait_event_type), std::string(view.wait_event)};
+  return owned(key_view(backend));
 }
 
 const WaitKey* intern_key(const BackendSample& backend) {
@@ -87,9 +90,7 @@ const WaitKey* intern_key(const BackendSample& backend) {
   const std::lock_guard lock(mutex);
   if (const auto found = keys->find(view); found != keys->end()) return &*found;
   // Element addresses of an unordered_set survive rehashing.
-  return &*keys->insert(WaitKey{std::string(view.backend_type), std::string(view.state),
-                                std::string(view.wait_event_type), std::string(view.wait_event)})
-               .first;
+  return &*keys->insert(owned(view)).first;
 }
 
 void assign_keys(Snapshot& snapshot) {

@@ -157,16 +157,23 @@ TEST(Histogram, BucketsAreUpperInclusive) {
   EXPECT_DOUBLE_EQ(histogram.sum, 7.6);
 }
 
-TEST(WaitTracker, ContiguousWaitIsMiddleOfItsBounds) {
-  using namespace std::chrono_literals;
+// Feeds one tracker snapshots taken at offsets from a fixed start.
+struct TrackedSnapshots {
   WaitTracker tracker;
-  const auto start = SteadyClock::time_point{} + 1h;
-  auto at = [&](std::chrono::milliseconds offset, std::vector<BackendSample> backends) {
+  SteadyClock::time_point start = SteadyClock::time_point{} + std::chrono::hours(1);
+  std::vector<CompletedWait> operator()(std::chrono::milliseconds offset,
+                                        std::vector<BackendSample> backends) {
     Snapshot snapshot;
     snapshot.taken_at_steady = start + offset;
     snapshot.backends = std::move(backends);
     return tracker.observe(snapshot);
-  };
+  }
+};
+
+TEST(WaitTracker, ContiguousWaitIsMiddleOfItsBounds) {
+  using namespace std::chrono_literals;
+  TrackedSnapshots at;
+  auto& tracker = at.tracker;
   EXPECT_TRUE(at(0ms, {backend(7, "active", "", "")}).empty());
   EXPECT_TRUE(at(10ms, {backend(7, "active", "Lock", "tuple")}).empty());
   EXPECT_TRUE(at(20ms, {backend(7, "active", "Lock", "tuple")}).empty());
@@ -199,14 +206,8 @@ TEST(WaitTracker, PidReuseIsANewBackend) {
 
 TEST(WaitTracker, AWaitMissingFromOneSnapshotIsTwoWaits) {
   using namespace std::chrono_literals;
-  WaitTracker tracker;
-  const auto start = SteadyClock::time_point{} + 1h;
-  auto at = [&](std::chrono::milliseconds offset, std::vector<BackendSample> backends) {
-    Snapshot snapshot;
-    snapshot.taken_at_steady = start + offset;
-    snapshot.backends = std::move(backends);
-    return tracker.observe(snapshot);
-  };
+  TrackedSnapshots at;
+  auto& tracker = at.tracker;
   const auto waiting = backend(4, "active", "LWLock", "WALWrite");
   EXPECT_TRUE(at(0ms, {waiting}).empty());
   EXPECT_TRUE(at(10ms, {waiting}).empty());
