@@ -10,6 +10,8 @@
 #include "daemon/engine/atomic_file.h"
 #include "daemon/engine/run_directory.h"
 #include "daemon/engine/run_state.h"
+#include "daemon/history/run_index.h"
+#include "daemon/history/run_to_run.h"
 #include "daemon/model/run_analysis.h"
 #include "daemon/model/workloads.h"
 #include "exporters/report_render.h"
@@ -176,6 +178,17 @@ void conclude(RunState& state, RunControl& control) {
   }
   auto warnings = model::bottleneck_warnings(run, state.command.threads);
   run.warnings.insert(run.warnings.end(), warnings.begin(), warnings.end());
+}
+
+void add_run_to_run(RunState& state) {
+  auto& run = state.run();
+  if (run.status != model::RunStatus::kCompleted) return;
+  const auto data_dir = history::data_dir_of(state.outcome.dir);
+  if (!data_dir) return;
+  std::vector<std::string> warnings;
+  const auto past = history::load_history(*data_dir, &warnings);
+  for (const auto& warning : warnings) log()->warn("{}", warning);
+  run.run_to_run = history::run_to_run(history::summarize(run, state.outcome.dir), past);
 }
 
 // Step 8: the run directory. A run whose report cannot be kept is failed, and says why.

@@ -347,6 +347,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   state.session.close();
   note_missing_statements(state);
   conclude(state, control);
+  add_run_to_run(state);
   write(state);
   if (run.status != model::RunStatus::kCompleted && state.outcome.exit_code == 0) {
     state.outcome.exit_code = 1;

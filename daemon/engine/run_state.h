@@ -61,6 +61,9 @@ void note_missing_statements(RunState& state);
 void mark_checkpoint_after(model::Run& run);
 // Step 7: the load generator's summary, the run's status and the warnings.
 void conclude(RunState& state, RunControl& control);
+// Step 7b: where a repeat of a completed run should land, from the comparable earlier runs of
+// its data directory (history/run_to_run.h); its own report is not in the history yet.
+void add_run_to_run(RunState& state);
 // Step 8: the run directory. A run whose report cannot be kept is failed, and says why.
 void write(RunState& state);
 

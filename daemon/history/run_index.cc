@@ -15,7 +15,8 @@
 namespace pgwaitprof::history {
 namespace {
 
-constexpr int kIndexVersion = 2;  // 2: tps_half_width only where the report states one
+// 2: tps_half_width only where the report states one; 3: wait_shares and command.
+constexpr int kIndexVersion = 3;
 
 void add_children(const std::filesystem::path& parent, std::vector<std::filesystem::path>& dirs) {
   std::error_code error;

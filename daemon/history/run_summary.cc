@@ -32,6 +32,31 @@ std::string top_wait_of(const model::Profile& profile) {
   return top ? model::display_name(*top) : "";
 }
 
+// Shares of the steady state's non-idle samples, as the report's share column states them.
+std::map<std::string, double> wait_shares_of(const model::Run& run,
+                                             const model::SteadyWindow& window) {
+  std::map<std::string, double> shares;
+  const auto profile = model::window_profile(run, window);
+  const auto total = static_cast<double>(profile.total(false));
+  if (total <= 0) return shares;
+  for (const auto& [key, count] : profile.counts()) {
+    if (!model::is_idle(key))
+      shares[model::display_name(key)] += static_cast<double>(count) / total;
+  }
+  return shares;
+}
+
+std::string command_of(const model::Run& run, const std::filesystem::path& dir) {
+  const std::string own = dir.lexically_normal().string() + "/";
+  std::string command;
+  for (const auto& word : run.loadgen_argv) {
+    if (word.starts_with("--log-prefix=")) continue;
+    if (!command.empty()) command += ' ';
+    command += word.starts_with(own) ? word.substr(own.size()) : word;
+  }
+  return command;
+}
+
 }  // namespace
 
 std::string short_server_version(const std::string& version) {
@@ -46,6 +71,13 @@ std::string matrix_of_dir(const std::filesystem::path& run_dir) {
     return parent.parent_path().filename().string();
   }
   return "";
+}
+
+std::optional<std::filesystem::path> data_dir_of(const std::filesystem::path& run_dir) {
+  const auto runs = run_dir.lexically_normal().parent_path();
+  if (runs.filename() != "runs") return std::nullopt;
+  if (!matrix_of_dir(run_dir).empty()) return runs.parent_path().parent_path().parent_path();
+  return runs.parent_path();
 }
 
 RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
@@ -81,6 +113,8 @@ RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
     }
   }
   summary.top_wait = top_wait_of(run.profile);
+  summary.wait_shares = wait_shares_of(run, window);
+  summary.command = command_of(run, dir);
   summary.host = run.environment.hostname;
   summary.server_version = short_server_version(run.environment.server_version);
   summary.server_version_num = run.environment.server_version_num;
@@ -108,6 +142,8 @@ nlohmann::json to_json(const RunSummary& s) {
           {"latency_ms", number(s.latency_ms)},
           {"aas", s.aas},
           {"top_wait", s.top_wait},
+          {"wait_shares", s.wait_shares},
+          {"command", s.command},
           {"class_aas", s.class_aas},
           {"host", s.host},
           {"server_version", s.server_version},
@@ -135,6 +171,8 @@ RunSummary summary_from_json(const nlohmann::json& json) {
   s.latency_ms = number_of(json, "latency_ms");
   s.aas = json.value("aas", 0.0);
   s.top_wait = json.value("top_wait", "");
+  s.wait_shares = json.value("wait_shares", std::map<std::string, double>{});
+  s.command = json.value("command", "");
   s.class_aas = json.value("class_aas", std::map<std::string, double>{});
   s.host = json.value("host", "");
   s.server_version = json.value("server_version", "");

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 
 #include "daemon/model/run.h"
@@ -29,6 +30,11 @@ struct RunSummary {
   double latency_ms = 0;      // the load generator's average latency; NaN when none
   double aas = 0;             // non-idle samples per snapshot
   std::string top_wait;       // the most sampled non-idle wait (display name)
+  // Share of the non-idle samples of the steady state, per non-idle wait (display name).
+  std::map<std::string, double> wait_shares;
+  // The load generator's command with the run's own paths left out (its transaction log
+  // prefix, files in its run directory by name): equal for repeats of one configuration.
+  std::string command;
   std::map<std::string, double> class_aas;  // AAS per wait class (CPU, LWLock, IO, ...)
   std::string host;
   std::string server_version;  // "PostgreSQL 16.3"
@@ -40,6 +46,10 @@ struct RunSummary {
 
 // The matrix directory's name of a run directory <data_dir>/matrix/NAME/runs/ID, else "".
 std::string matrix_of_dir(const std::filesystem::path& run_dir);
+
+// The data directory a run directory belongs to: <data_dir>/runs/ID or
+// <data_dir>/matrix/NAME/runs/ID; nullopt for a run directory elsewhere.
+std::optional<std::filesystem::path> data_dir_of(const std::filesystem::path& run_dir);
 
 // The summary of a run read from `dir`.
 RunSummary summarize(const model::Run& run, const std::filesystem::path& dir);

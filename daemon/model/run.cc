@@ -79,6 +79,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, server_version, ser
                                                 cpu_count, memory_bytes, hostname,
                                                 wait_event_descriptions)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Outage, start_s, duration_s, missed_ticks, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRunFigure, name, value, sd, half_width)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRun, runs, needed, figures)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelTime, on_cpu_s, runqueue_s, covered_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LockBlocker, lock_type, object, blocker_statement,
                                                 blocker_state, blocker_application,
@@ -291,6 +293,7 @@ json to_json(const Run& run) {
   // Only fixed-work runs and runs with --checkpoint-after have these.
   if (run.work) document["work"] = work_to_json(run.work);
   if (run.checkpoint_after) document["checkpoint_after"] = checkpoint_to_json(run.checkpoint_after);
+  if (run.run_to_run) document["run_to_run"] = *run.run_to_run;
   return document;
 }
 
@@ -360,6 +363,7 @@ Run run_from_json(const json& j) {
   if (j.contains("checkpoint_after")) {
     run.checkpoint_after = checkpoint_from_json(j.at("checkpoint_after"));
   }
+  if (j.contains("run_to_run")) run.run_to_run = j.at("run_to_run").get<RunToRun>();
   return run;
 }
 

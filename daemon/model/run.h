@@ -189,6 +189,26 @@ struct SamplerInfo {
   int hidden_backends = 0;
 };
 
+// Where a repeat of the run should land, from the spread of the same figures over earlier
+// comparable runs in the data directory (history/run_to_run.h says which runs are comparable).
+// A run's own errors are within-run: they cannot see what changes from one run to the next
+// (pages cached, where the scheduler puts the clients, the checkpoints a run meets), which on
+// a shared machine is often many times larger.
+struct RunToRunFigure {
+  std::string name;  // "tps" or a wait event's display name (its share of non-idle samples)
+  double value = 0;  // this run's steady-state figure
+  double sd = 0;     // standard deviation of the figure between the comparable runs
+  // t(runs - 1) x sqrt(2) x sd: a repeat differs from this run by less with 95 % confidence
+  // (both carry the run-to-run noise).
+  double half_width = 0;
+};
+
+struct RunToRun {
+  size_t runs = 0;    // comparable earlier runs used (the newest ones, at most 10)
+  size_t needed = 0;  // how many an estimate needs; figures is empty with fewer
+  std::vector<RunToRunFigure> figures;  // tps first, then the run's largest wait events
+};
+
 struct Run {
   int schema_version = kReportSchemaVersion;
   std::string id;
@@ -227,6 +247,9 @@ struct Run {
   std::vector<std::string> warnings;
   std::optional<WorkDone> work;                     // fixed-work runs only
   std::optional<CheckpointAfter> checkpoint_after;  // --checkpoint-after only
+  // From the data directory's history when the run was written; none for a run written
+  // outside a data directory.
+  std::optional<RunToRun> run_to_run;
 };
 
 // The figure a matrix cell or a comparison is made of: tps (higher is better), or a fixed-work

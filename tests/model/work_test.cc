@@ -1,4 +1,5 @@
-// Fixed-work runs and the checkpoint after a run: their figures and their report.json codec.
+// Fixed-work runs, the checkpoint after a run and the run-to-run spread: their figures and
+// their report.json codec.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,20 @@ TEST(WorkDone, ReportsWithoutThemStillLoad) {
   EXPECT_FALSE(back.work);
   EXPECT_FALSE(back.checkpoint_after);
   EXPECT_FALSE(run_from_json(to_json(minimal_run())).work);  // null when absent
+}
+
+TEST(RunToRun, RoundTripsThroughReportJson) {
+  model::Run run = minimal_run();
+  EXPECT_FALSE(to_json(run).contains("run_to_run"));  // written outside a data directory
+  run.run_to_run = RunToRun{8, 3, {{"tps", 4000, 300, 740}, {"IO | WALSync", 0.3, 0.02, 0.05}}};
+  const model::Run back = run_from_json(nlohmann::json::parse(to_json(run).dump()));
+  ASSERT_TRUE(back.run_to_run);
+  EXPECT_EQ(back.run_to_run->runs, 8u);
+  EXPECT_EQ(back.run_to_run->needed, 3u);
+  ASSERT_EQ(back.run_to_run->figures.size(), 2u);
+  EXPECT_EQ(back.run_to_run->figures[1].name, "IO | WALSync");
+  EXPECT_DOUBLE_EQ(back.run_to_run->figures[0].half_width, 740);
+  EXPECT_DOUBLE_EQ(back.run_to_run->figures[1].sd, 0.02);
 }
 
 }  // namespace
