@@ -380,6 +380,7 @@ std::string html_section(const report_detail::SectionTable& table) {
     title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
   std::string html = "<h2>" + html_escape(title) + "</h2>\n<div class=\"panel\">\n";
   for (const auto& note : table.notes) html += "<p class=\"note\">" + html_escape(note) + "</p>\n";
+  if (table.header.empty()) return html + "</div>\n";
   const bool bars = !table.bars.empty();
   html += "<table class=\"section\"><thead><tr>";
   if (bars) html += "<th>wait classes</th>";
@@ -427,8 +428,9 @@ std::string render_html(const model::Run& run, const RenderOptions& options) {
           html_profile_table(run, options) + "</div>\n";
   std::vector<std::string> stalls;
   for (const auto& stall : run.stalls) stalls.push_back(stall.summary());
-  for (const auto& section : {report_detail::kernel_section(run), report_detail::lock_section(run),
-                              report_detail::statements_section(run)}) {
+  for (const auto& section :
+       {report_detail::run_to_run_section(run), report_detail::kernel_section(run),
+        report_detail::lock_section(run), report_detail::statements_section(run)}) {
     if (section) html += html_section(*section);
   }
   if (run.statements.empty() && !run.statements_note.empty()) {

@@ -173,11 +173,12 @@ void text_timeline(TextWriter& out, const model::Run& run) {
 
 // The explaining sections (kernel view, lock waits, statements), each as a padded table.
 void text_sections(TextWriter& out, const model::Run& run) {
-  for (const auto& section :
-       {kernel_section(run), lock_section(run), statements_section(run), checkpoint_section(run)}) {
+  for (const auto& section : {run_to_run_section(run), kernel_section(run), lock_section(run),
+                              statements_section(run), checkpoint_section(run)}) {
     if (!section) continue;
     out.section(section->title);
     for (const auto& note : section->notes) out.line("  (" + note + ")");
+    if (section->header.empty()) continue;
     std::vector<std::vector<std::string>> rows{section->header};
     rows.insert(rows.end(), section->rows.begin(), section->rows.end());
     const std::string table = text_table(rows, section->right_aligned);
@@ -444,13 +445,14 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
   out += md_profile(run, options);
   out += md_loadgen(run);
   out += md_timeline(run);
-  for (const auto& section :
-       {kernel_section(run), lock_section(run), statements_section(run), checkpoint_section(run)}) {
+  for (const auto& section : {run_to_run_section(run), kernel_section(run), lock_section(run),
+                              statements_section(run), checkpoint_section(run)}) {
     if (!section) continue;
     std::string title = section->title;
     title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
     out += "\n## " + md_escape(title) + "\n\n";
     for (const auto& note : section->notes) out += md_escape(note) + "\n\n";
+    if (section->header.empty()) continue;
     std::vector<std::vector<std::string>> rows{section->header};
     rows.insert(rows.end(), section->rows.begin(), section->rows.end());
     out += markdown_table(rows, section->right_aligned);

@@ -230,4 +230,41 @@ std::optional<SectionTable> checkpoint_section(const model::Run& run, size_t top
   return table;
 }
 
+std::optional<SectionTable> run_to_run_section(const model::Run& run) {
+  if (!run.run_to_run) return std::nullopt;
+  const auto& spread = *run.run_to_run;
+  const char* compared =
+      "the same workload and command, host, server version and non-default settings";
+  SectionTable table;
+  if (spread.figures.empty()) {
+    table.title = "run to run: not estimated";
+    table.notes.push_back(fmt::format(
+        "{} earlier comparable run{} in this data directory ({}), {} needed: the errors above are "
+        "within-run and do not show how much a repeat of this run varies",
+        spread.runs, spread.runs == 1 ? "" : "s", compared, spread.needed));
+    return table;
+  }
+  table.title = fmt::format("run to run: from {} earlier comparable runs", spread.runs);
+  table.notes.push_back(fmt::format(
+      "a repeat of this run should land within ± (95 %): t({}) x sqrt(2) x the standard deviation "
+      "between the {} newest earlier runs of this data directory with {}; it includes what the "
+      "within-run errors above cannot see (caching, scheduling, checkpoints)",
+      spread.runs - 1, spread.runs, compared));
+  table.header = {"figure", "this run", "a repeat within", "sd between runs"};
+  table.right_aligned = {false, true, true, true};
+  for (const auto& figure : spread.figures) {
+    if (figure.name == "tps") {
+      table.rows.push_back({"tps", fmt::format("{:.1f}", figure.value),
+                            fmt::format("± {:.1f} ({:.1f} %)", figure.half_width,
+                                        100 * ratio(figure.half_width, figure.value)),
+                            fmt::format("{:.1f}", figure.sd)});
+    } else {
+      table.rows.push_back({"share of " + figure.name, fmt::format("{:.1f}%", 100 * figure.value),
+                            fmt::format("± {:.1f} points", 100 * figure.half_width),
+                            fmt::format("{:.1f} points", 100 * figure.sd)});
+    }
+  }
+  return table;
+}
+
 }  // namespace pgwaitprof::exporters::report_detail

@@ -35,6 +35,11 @@ std::optional<SectionTable> statements_section(const model::Run& run, size_t top
 // of its intervals (all backends: the checkpointer's own writes and fsyncs are the point).
 std::optional<SectionTable> checkpoint_section(const model::Run& run, size_t top = 10);
 
+// None when the run was written outside a data directory: where a repeat of the run should land
+// (tps and its largest waits' shares), from the comparable earlier runs; a title and a note
+// alone when there were too few of them.
+std::optional<SectionTable> run_to_run_section(const model::Run& run);
+
 // The profile's CPU row split by the kernel (server on this host). A sampled CPU backend is
 // runnable (the kernel state of each one without a wait event is read: sleeping ones are rows of
 // their own); whether it was on a CPU or queued for one is not sampled, so the row is split in

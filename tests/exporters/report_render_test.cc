@@ -414,5 +414,36 @@ TEST(RenderKernelSplit, NoRunQueueLeavesTheRowOnCpuAndNoKernelTimesNoSplit) {
   EXPECT_EQ(render_html(remote).find("waiting for a CPU"), std::string::npos);
 }
 
+TEST_F(RenderText, RunToRunSectionInEveryFormat) {
+  EXPECT_EQ(render_text(run_).find("run to run"), std::string::npos);  // no history: no section
+  auto run = run_;
+  run.run_to_run = model::RunToRun{
+      8, 3, {{"tps", 4012.5, 301.2, 801.4}, {"IO | WALSync", 0.3012, 0.0153, 0.0407}}};
+  const std::string text = render_text(run);
+  EXPECT_NE(text.find("run to run: from 8 earlier comparable runs"), std::string::npos) << text;
+  EXPECT_NE(text.find("t(7) x sqrt(2)"), std::string::npos) << text;
+  EXPECT_TRUE(
+      has_line(text, "  tps                      4012.5  ± 801.4 (20.0 %)            301.2"))
+      << text;
+  EXPECT_TRUE(
+      has_line(text, "  share of IO | WALSync     30.1%      ± 4.1 points       1.5 points"))
+      << text;
+  const std::string markdown = render_markdown(run);
+  EXPECT_NE(markdown.find("## Run to run: from 8 earlier comparable runs"), std::string::npos);
+  EXPECT_NE(markdown.find("| share of IO \\| WALSync | 30.1% | ± 4.1 points | 1.5 points |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(render_html(run).find("<td class=\"n\">± 801.4 (20.0 %)</td>"), std::string::npos);
+
+  run.run_to_run = model::RunToRun{1, 3, {}};
+  const std::string none = render_text(run);
+  EXPECT_NE(none.find("run to run: not estimated"), std::string::npos) << none;
+  EXPECT_NE(none.find("1 earlier comparable run in this data directory"), std::string::npos);
+  EXPECT_NE(render_markdown(run).find("3 needed: the errors above are within-run"),
+            std::string::npos);
+  const std::string html = render_html(run);
+  EXPECT_NE(html.find("Run to run: not estimated"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pgwaitprof::exporters
