@@ -92,6 +92,11 @@ struct MetricInput {
   model::BatchMeansOptions options_a, options_b;  // of those runs' intervals
   // With one run a side, why this metric has no within-run test at all ("" for tps).
   std::string no_within_run;
+  // With one run a side: the tps spread of the run whose report has the most earlier
+  // comparable runs, and whose it is ("A", "B").
+  std::optional<model::RunToRunFigure> spread;
+  size_t spread_runs = 0;
+  bool spread_of_b = false;
 };
 
 SideFigure repeats_figure(const std::vector<double>& values) {
@@ -104,6 +109,12 @@ SideFigure within_run_figure(const std::vector<double>& values,
   if (!estimate || !estimate->reliable) return repeats_figure(values);
   const double half_width = estimate->half_width(0.95);
   return {estimate->mean, estimate->mean - half_width, estimate->mean + half_width, true};
+}
+
+// A lone run's figure ± t x the sd between its earlier comparable runs.
+SideFigure run_to_run_figure(double value, const model::RunToRunFigure& spread, size_t runs) {
+  const double t = model::student_t_quantile(0.975, static_cast<double>(runs - 1));
+  return {value, value - t * spread.sd, value + t * spread.sd, false, true};
 }
 
 // Why a lone run per side cannot be tested within runs: "no within-run error: master's run is
@@ -178,6 +189,18 @@ MetricTest metric_test(MetricInput input, const Words& words, std::optional<doub
     return metric;
   }
   const bool single_runs = metric.a.size() == 1 && metric.b.size() == 1;
+  if (single_runs && input.spread && input.spread->value > 0) {
+    const double log_sd = input.spread->sd / input.spread->value;
+    metric.test = model::run_to_run_log_test(metric.a.front(), metric.b.front(), log_sd,
+                                             static_cast<double>(input.spread_runs - 1), options);
+    auto& side = input.spread_of_b ? metric.side_b : metric.side_a;
+    side = run_to_run_figure(input.spread_of_b ? metric.b.front() : metric.a.front(), *input.spread,
+                             input.spread_runs);
+    set_verdict(metric, words);
+    metric.detail = fmt::format("run-to-run noise from {}'s {} earlier comparable runs",
+                                input.spread_of_b ? label_b : label_a, input.spread_runs);
+    return metric;
+  }
   if (single_runs && input.no_within_run.empty()) {
     metric.side_a = within_run_figure(metric.a, input.within_a);
     metric.side_b = within_run_figure(metric.b, input.within_b);
@@ -268,6 +291,14 @@ CompareCell make_cell(const std::string& variant, int clients, const CellRuns& r
       tps.within_b = model::tps_estimate(run_b, model::steady_window(run_b));
       tps.options_a = model::batch_options(run_a);
       tps.options_b = model::batch_options(run_b);
+      for (const auto* run : {&run_a, &run_b}) {
+        if (!run->run_to_run || run->run_to_run->figures.empty()) continue;
+        const auto& spread = *run->run_to_run;
+        if (spread.runs <= tps.spread_runs || spread.figures.front().name != "tps") continue;
+        tps.spread = spread.figures.front();
+        tps.spread_runs = spread.runs;
+        tps.spread_of_b = run == &run_b;
+      }
     }
   }
   // A run's p99 is a quantile of all its transactions, and report.json keeps per-interval

@@ -2,10 +2,11 @@
 // where both sides have it): throughput, and p99 latency where the runs have it, tested across
 // repeats with Welch's t-test on the log scale (model::welch_log_test): the change with its
 // 95 % interval, the p-value, the smallest change the design could detect, and, with too few
-// repeats, how many would be needed. With a single run a side, tps is tested against the noise
-// inside each run (batch means), which cannot see run-to-run noise, and says so. Then the wait
-// events whose average active sessions moved, with errors from the repeats (or, for a single run,
-// from batch means over its timeline).
+// repeats, how many would be needed. With a single run a side, tps is tested against the spread
+// between earlier runs of the same configuration when a run's report has one (its run-to-run
+// section), else against the noise inside each run (batch means), which cannot see run-to-run
+// noise, and says so. Then the wait events whose average active sessions moved, with errors
+// from the repeats (or, for a single run, from batch means over its timeline).
 #pragma once
 
 #include <limits>
@@ -24,6 +25,8 @@ struct SideFigure {
   double value = std::numeric_limits<double>::quiet_NaN();
   std::optional<double> low, high;  // empty with one run and no within-run estimate
   bool within_run = false;          // the interval is a single run's own (batch means)
+  // The interval is the run's figure ± t x the sd between its earlier comparable runs.
+  bool run_to_run = false;
 };
 
 // One metric of a cell (tps, p99 latency), one value per completed run and side.
@@ -32,7 +35,8 @@ struct MetricTest {
   double median_a = 0, median_b = 0;
   SideFigure side_a, side_b;
   // When both sides have a value: Welch's test across repeats, or with one run a side the
-  // within-run test of their tps (test->within_run), or only the planning figures.
+  // run-to-run test (test->run_to_run) or the within-run test (test->within_run) of their tps,
+  // or only the planning figures.
   std::optional<model::AbTest> test;
   // "faster"/"slower" (tps), "better"/"worse" (latency), "no significant change", "no verdict"
   // (too few repeats, or single runs too short for batch means), "only in <label>",

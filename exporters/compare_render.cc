@@ -35,7 +35,10 @@ std::string format_side(const std::vector<double>& values, const SideFigure& sid
   if (side.low && side.high) {
     text += fmt::format(" [{}, {}]", format(*side.low), format(*side.high));
   }
-  return text + fmt::format(" x{}{}", values.size(), side.within_run ? " within-run" : "");
+  return text + fmt::format(" x{}{}", values.size(),
+                            side.run_to_run   ? " run-to-run"
+                            : side.within_run ? " within-run"
+                                              : "");
 }
 
 std::string detectable_text(const MetricTest& metric) {
@@ -203,6 +206,11 @@ constexpr const char* kWithinRunNote =
     "interval of its own batch means, and the change is tested against the noise inside each "
     "run. That noise is all it sees: it cannot see how much runs of one configuration differ "
     "from each other, so repeat the runs before trusting such a verdict.";
+constexpr const char* kRunToRunNote =
+    "run-to-run: with one run a side, the change is tested against the spread between earlier "
+    "runs of the same configuration in a run's data directory (its report's run-to-run "
+    "section): sd of log tps about sd / tps, the change's error sqrt(2) times that, t with the "
+    "runs - 1 degrees of freedom; the run-to-run side's interval is its tps ± t x sd.";
 constexpr const char* kP99SingleNote =
     "single runs get no p99 test: a run's p99 is a quantile of all its transactions, and "
     "report.json keeps per-interval percentiles, not the per-batch histograms a within-run "
@@ -216,6 +224,8 @@ bool within_run_cell(const CompareCell& cell) {
   return (cell.tps.test && cell.tps.test->within_run) || cell.tps.side_a.within_run ||
          cell.tps.side_b.within_run;
 }
+
+bool run_to_run_cell(const CompareCell& cell) { return cell.tps.test && cell.tps.test->run_to_run; }
 
 bool single_run_p99_cell(const CompareCell& cell) {
   return cell.p99_ms.a.size() == 1 && cell.p99_ms.b.size() == 1;
@@ -235,6 +245,7 @@ std::string render_comparison_text(const Comparison& comparison) {
   const Tables tables = build_tables(comparison);
   std::string out = tables.heading + "\n\n" + throughput_title(comparison) + "\n";
   out += text_table(tables.throughput, tables.throughput_right);
+  if (any_cell(comparison, run_to_run_cell)) out += std::string("note: ") + kRunToRunNote + "\n";
   if (any_cell(comparison, within_run_cell)) out += std::string("note: ") + kWithinRunNote + "\n";
   if (tables.p99.size() > 1) {
     out += std::string("\n") + kP99Title + "\n" + text_table(tables.p99, tables.p99_right);
@@ -262,6 +273,7 @@ std::string render_comparison_markdown(const Comparison& comparison) {
         std::string("### ") + markdown_escape(title) + "\n\n" + markdown_table(table, right) + "\n";
   };
   section(throughput_title(comparison), tables.throughput, tables.throughput_right);
+  if (any_cell(comparison, run_to_run_cell)) out += markdown_escape(kRunToRunNote) + "\n\n";
   if (any_cell(comparison, within_run_cell)) out += markdown_escape(kWithinRunNote) + "\n\n";
   if (tables.p99.size() > 1) {
     section(kP99Title, tables.p99, tables.p99_right);
@@ -290,7 +302,8 @@ nlohmann::json side_json(const SideFigure& side) {
   return {{"value", optional_number(side.value)},
           {"ci_low", optional_number(side.low)},
           {"ci_high", optional_number(side.high)},
-          {"within_run", side.within_run}};
+          {"within_run", side.within_run},
+          {"run_to_run", side.run_to_run}};
 }
 
 nlohmann::json metric_json(const MetricTest& metric) {
@@ -314,6 +327,7 @@ nlohmann::json metric_json(const MetricTest& metric) {
                                  : nlohmann::json();
     json["method"] = test.method;
     json["within_run"] = test.within_run;
+    json["run_to_run"] = test.run_to_run;
   }
   return json;
 }

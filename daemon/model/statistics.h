@@ -148,6 +148,9 @@ struct AbTest {
   // The test compared two single runs from their own batch-means errors
   // (within_run_log_test): it saw the noise inside each run, not the noise between runs.
   bool within_run = false;
+  // The test compared two single runs against the spread between earlier runs of the same
+  // configuration (run_to_run_log_test).
+  bool run_to_run = false;
 
   std::string method;  // for reports: "Welch t-test on log (3 + 3 repeats)"
 };
@@ -175,6 +178,15 @@ AbTest permutation_log_test(std::span<const double> a, std::span<const double> b
 // repeats before they are trusted. Throws std::invalid_argument unless both means are positive
 // and finite and both errors finite with degrees of freedom above 0.
 AbTest within_run_log_test(const MeanEstimate& a, const MeanEstimate& b,
+                           const AbTestOptions& options = {});
+
+// Two single runs, one a side, compared against the noise between runs of their configuration
+// known from earlier comparable runs (a report's run-to-run spread): log(b / a) with the error
+// sqrt(2) x log_sd, log_sd the sd of log(metric) between those runs (about sd / mean), and t
+// with `degrees_of_freedom` (their count - 1). Interval, p-value, verdict, smallest detectable
+// change and repeats needed as in welch_log_test. Throws std::invalid_argument unless both
+// values are positive and finite, log_sd finite and not negative and degrees_of_freedom > 0.
+AbTest run_to_run_log_test(double a, double b, double log_sd, double degrees_of_freedom,
                            const AbTestOptions& options = {});
 
 // Why a batch-means estimate is not reliable, in a few words for a report ("12 batches of 2 s,

@@ -226,6 +226,43 @@ AbTest within_run_log_test(const MeanEstimate& a, const MeanEstimate& b,
   return test;
 }
 
+AbTest run_to_run_log_test(double a, double b, double log_sd, double degrees_of_freedom,
+                           const AbTestOptions& options) {
+  if (!(a > 0) || !std::isfinite(a) || !(b > 0) || !std::isfinite(b) || !(log_sd >= 0) ||
+      !std::isfinite(log_sd) || !(degrees_of_freedom > 0)) {
+    throw std::invalid_argument(fmt::format(
+        "a run-to-run comparison needs positive values and a known spread, got {} and {} with "
+        "log sd {} on {} degrees of freedom",
+        a, b, log_sd, degrees_of_freedom));
+  }
+  const std::vector<double> log_a{std::log(a)}, log_b{std::log(b)};
+  AbTestOptions spread = options;
+  spread.assumed_log_sd = log_sd;
+  AbTest test = describe(log_a, log_b, spread);
+  test.run_to_run = true;
+  test.method = fmt::format("run-to-run noise of {:.0f} earlier comparable runs (1 + 1 runs)",
+                            degrees_of_freedom + 1);
+  const double standard_error = std::sqrt(2.0) * log_sd;
+  const double difference = log_b.front() - log_a.front();
+  const double alpha = 1 - options.confidence;
+  test.degrees_of_freedom = degrees_of_freedom;
+  if (standard_error > 0) {
+    const double quantile = student_t_quantile(1 - alpha / 2, degrees_of_freedom);
+    test.p_value = std::min(
+        1.0, 2 * student_t_upper_tail(std::abs(difference) / standard_error, degrees_of_freedom));
+    test.ci_low_percent = percent_of_log(difference - quantile * standard_error);
+    test.ci_high_percent = percent_of_log(difference + quantile * standard_error);
+    test.min_detectable_percent = percent_of_log(
+        (quantile + student_t_quantile(options.power, degrees_of_freedom)) * standard_error);
+  } else {
+    test.p_value = difference == 0 ? 1.0 : 0.0;  // earlier runs all alike: any change is real
+    test.ci_low_percent = test.ci_high_percent = test.change_percent;
+    test.min_detectable_percent = 0;
+  }
+  test.significant = *test.p_value < alpha;
+  return test;
+}
+
 GeometricMean geometric_mean_interval(std::span<const double> values, double confidence) {
   if (values.empty()) throw std::invalid_argument("a geometric mean needs at least one value");
   std::vector<double> logs;

@@ -213,6 +213,37 @@ TEST(CompareSingleRuns, TpsIsTestedAgainstEachRunsOwnBatchMeans) {
   EXPECT_LE(called, 3);
 }
 
+// A run whose report has a run-to-run spread is tested against it, before its batch means.
+TEST(CompareSingleRuns, ARunToRunSpreadIsTheNoiseBetweenRuns) {
+  auto a = tps_run(120, 1000, 20, 1);
+  a.run_to_run = model::RunToRun{8, 3, {{"tps", 1000, 100, 334}}};
+  const auto within_noise = compare_runs({a}, {tps_run(120, 1100, 20, 2)});
+  const auto& tps = within_noise.cells.at(0).tps;
+  ASSERT_TRUE(tps.test && tps.test->p_value);
+  EXPECT_TRUE(tps.test->run_to_run);
+  EXPECT_FALSE(tps.test->within_run);
+  EXPECT_EQ(tps.verdict, "no significant change");  // within-run noise alone calls it faster
+  EXPECT_EQ(tps.detail, "run-to-run noise from A's 8 earlier comparable runs");
+  EXPECT_TRUE(tps.side_a.run_to_run);
+  const double t = model::student_t_quantile(0.975, 7);
+  EXPECT_NEAR(*tps.side_a.low, 1000 - t * 100, 1e-9);
+  EXPECT_NEAR(*tps.side_a.high, 1000 + t * 100, 1e-9);
+  const std::string text = render_comparison_text(within_noise);
+  EXPECT_NE(text.find(" x1 run-to-run"), std::string::npos) << text;
+  EXPECT_NE(text.find("note: run-to-run: "), std::string::npos) << text;
+  const auto json = nlohmann::json::parse(render_comparison_json(within_noise));
+  EXPECT_EQ(json.at("cells").at(0).at("tps").at("run_to_run"), true);
+  EXPECT_EQ(json.at("cells").at(0).at("tps").at("side_a").at("run_to_run"), true);
+
+  auto b = tps_run(120, 1500, 20, 3);
+  b.run_to_run = model::RunToRun{9, 3, {{"tps", 1500, 150, 480}}};
+  const auto faster = compare_runs({a}, {b});
+  EXPECT_EQ(faster.cells.at(0).tps.verdict, "faster");
+  // The side with more earlier runs gives the noise.
+  EXPECT_EQ(faster.cells.at(0).tps.detail, "run-to-run noise from B's 9 earlier comparable runs");
+  EXPECT_TRUE(faster.cells.at(0).tps.side_b.run_to_run);
+}
+
 TEST(CompareSingleRuns, ARunTooShortForBatchMeansIsNamed) {
   const auto short_b = compare_runs({tps_run(120, 1000, 20, 5)}, {tps_run(8, 1100, 20, 6)});
   const auto& tps = short_b.cells.at(0).tps;

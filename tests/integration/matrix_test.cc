@@ -4,9 +4,12 @@
 
 #include <asio/local/stream_protocol.hpp>
 #include <asio/read_until.hpp>
+#include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "daemon/model/statistics.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {
@@ -264,6 +267,61 @@ TEST_F(DaemonRunTest, RequestForAnExecutableNotConfiguredIsRefused) {
   EXPECT_EQ(std::filesystem::status(dir_ / "data" / "pgwaitprof.sock").permissions() &
                 std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
+// Each run's report states where a repeat should land once the data directory holds three
+// earlier runs of its configuration, and `compare` of two single runs tests against that spread.
+TEST_F(MatrixTest, TheFourthRepeatStatesItsRunToRunSpread) {
+  const auto dir = temp_dir("matrix-run-to-run");
+  write_text(dir / "plan.yaml", "name: rr\ntarget: \"" + test_conninfo() +
+                                    "\"\nscale: 2\nclients: [1]\nduration: 2\nrepeats: 4\n"
+                                    "hz: 100\n");
+  auto result = engine::run_command({pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(),
+                                     "--data-dir", (dir / "data").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::map<int, std::filesystem::path> by_repeat;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(only_subdirectory(dir / "data" / "matrix") / "runs")) {
+    const auto report = nlohmann::json::parse(read_text(entry.path() / "report.json"));
+    by_repeat[report["repeat"].get<int>()] = entry.path();
+  }
+  ASSERT_EQ(by_repeat.size(), 4u);
+  for (int repeat = 1; repeat <= 3; ++repeat) {
+    const auto report = nlohmann::json::parse(read_text(by_repeat[repeat] / "report.json"));
+    ASSERT_TRUE(report.contains("run_to_run")) << report.dump();
+    EXPECT_EQ(report["run_to_run"]["runs"], repeat - 1);
+    EXPECT_TRUE(report["run_to_run"]["figures"].empty());
+  }
+  EXPECT_NE(read_text(by_repeat[2] / "report.txt")
+                .find("run to run: not estimated\n  (1 earlier comparable run in this data "
+                      "directory"),
+            std::string::npos)
+      << read_text(by_repeat[2] / "report.txt");
+  const auto fourth = nlohmann::json::parse(read_text(by_repeat[4] / "report.json"));
+  const auto& spread = fourth["run_to_run"];
+  EXPECT_EQ(spread["runs"], 3);
+  ASSERT_GE(spread["figures"].size(), 2u) << spread.dump();  // tps and at least one wait
+  const auto& tps = spread["figures"][0];
+  EXPECT_EQ(tps["name"], "tps");
+  EXPECT_GT(tps["value"].get<double>(), 0);
+  EXPECT_GT(tps["sd"].get<double>(), 0);
+  EXPECT_NEAR(tps["half_width"].get<double>(),
+              model::student_t_quantile(0.975, 2) * std::sqrt(2.0) * tps["sd"].get<double>(), 1e-6);
+  const auto text = read_text(by_repeat[4] / "report.txt");
+  EXPECT_NE(text.find("run to run: from 3 earlier comparable runs"), std::string::npos) << text;
+  EXPECT_NE(read_text(by_repeat[4] / "report.html").find("Run to run: from 3 earlier"),
+            std::string::npos);
+
+  auto compared = engine::run_command({pgwaitprof_binary(), "compare", by_repeat[1].string(),
+                                       by_repeat[4].string(), "--format", "json"});
+  ASSERT_EQ(compared.exit_code, 0) << compared.output;
+  const auto comparison = nlohmann::json::parse(compared.output);
+  const auto& cell = comparison["cells"][0]["tps"];
+  EXPECT_EQ(cell["run_to_run"], true) << cell.dump();
+  EXPECT_EQ(cell["detail"], "run-to-run noise from " + comparison["label_b"].get<std::string>() +
+                                "'s 3 earlier comparable runs")
+      << cell.dump();
+  EXPECT_EQ(cell["side_b"]["run_to_run"], true) << cell.dump();
 }
 
 TEST_F(MatrixTest, DaemonRunsConfiguredRunsAndMatrixPlansAtStartUp) {

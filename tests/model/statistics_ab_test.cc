@@ -132,5 +132,51 @@ TEST(UnreliableReason, SaysWhatIsMissing) {
   EXPECT_EQ(unreliable_reason(estimate_mean(long_run), options), "");
 }
 
+TEST(RunToRunTest, ClosedForm) {
+  // 5 % between runs, known from 8 earlier runs: the log difference has error sqrt(2) x 5 %.
+  const AbTest test = run_to_run_log_test(1000, 1100, 0.05, 7);
+  EXPECT_TRUE(test.run_to_run);
+  EXPECT_FALSE(test.within_run);
+  EXPECT_NE(test.method.find("8 earlier comparable runs"), std::string::npos) << test.method;
+  const double error = std::sqrt(2.0) * 0.05;
+  const double quantile = student_t_quantile(0.975, 7);
+  ASSERT_TRUE(test.p_value && test.ci_low_percent && test.ci_high_percent);
+  EXPECT_NEAR(*test.p_value, 2 * student_t_upper_tail(std::log(1.1) / error, 7), 1e-15);
+  EXPECT_GT(*test.p_value, 0.05);  // 10 % is inside this noise
+  EXPECT_FALSE(test.significant);
+  EXPECT_NEAR(*test.ci_low_percent, 100 * std::expm1(std::log(1.1) - quantile * error), 1e-9);
+  EXPECT_NEAR(*test.ci_high_percent, 100 * std::expm1(std::log(1.1) + quantile * error), 1e-9);
+  EXPECT_NEAR(*test.min_detectable_percent,
+              100 * std::expm1((quantile + student_t_quantile(0.8, 7)) * error), 1e-9);
+  // Noise between runs plans repeats.
+  ASSERT_TRUE(test.log_sd && test.repeats_needed_for_observed);
+  EXPECT_DOUBLE_EQ(*test.log_sd, 0.05);
+  EXPECT_TRUE(run_to_run_log_test(1000, 1300, 0.05, 7).significant);
+  EXPECT_THROW(run_to_run_log_test(0, 1, 0.05, 7), std::invalid_argument);
+  EXPECT_THROW(run_to_run_log_test(1, 1, std::nan(""), 7), std::invalid_argument);
+  EXPECT_THROW(run_to_run_log_test(1, 1, 0.05, 0), std::invalid_argument);
+}
+
+// Two runs of one configuration against the spread of 8 others: about 5 % are called.
+TEST(RunToRunTest, FalsePositiveRateOfRepeats) {
+  std::mt19937_64 random(21);
+  std::normal_distribution<double> log_tps(std::log(4000), 0.08);
+  int called = 0;
+  constexpr int kPairs = 4000;
+  for (int pair = 0; pair < kPairs; ++pair) {
+    std::vector<double> history(8);
+    double mean = 0;
+    for (auto& value : history) mean += value = log_tps(random);
+    mean /= 8;
+    double squares = 0;
+    for (const double value : history) squares += (value - mean) * (value - mean);
+    const double log_sd = std::sqrt(squares / 7);
+    const double a = std::exp(log_tps(random));
+    const double b = std::exp(log_tps(random));
+    if (run_to_run_log_test(a, b, log_sd, 7).significant) ++called;
+  }
+  EXPECT_NEAR(static_cast<double>(called) / kPairs, 0.05, 0.012);
+}
+
 }  // namespace
 }  // namespace pgwaitprof::model
