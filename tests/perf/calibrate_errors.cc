@@ -72,6 +72,24 @@ Coverage prediction_coverage(std::span<const Estimate> estimates, double confide
   return coverage;
 }
 
+Coverage pairwise_coverage(std::span<const double> values,
+                           const std::function<double(size_t from, size_t to)>& half_width) {
+  Coverage coverage;
+  for (size_t from = 0; from < values.size(); ++from) {
+    size_t checks = 0;
+    for (size_t to = 0; to < values.size(); ++to) {
+      if (to == from) continue;
+      const double width = half_width(from, to);
+      if (!std::isfinite(width)) continue;
+      ++checks;
+      if (std::abs(values[to] - values[from]) <= width) ++coverage.inside;
+    }
+    coverage.checks += checks;
+    ++(checks > 0 ? coverage.estimable_runs : coverage.unestimable_runs);
+  }
+  return coverage;
+}
+
 std::optional<double> dispersion_ratio(std::span<const Estimate> estimates) {
   if (estimates.size() < 2) return std::nullopt;
   double mean = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -49,6 +50,13 @@ struct Coverage {
   std::optional<double> rate() const;
 };
 Coverage prediction_coverage(std::span<const Estimate> estimates, double confidence = 0.95);
+
+// The same count for intervals that depend on the pair: x_j inside x_i ± half_width(i, j), for
+// every ordered pair i != j. Run-to-run intervals are made that way, leaving both runs out of
+// the history the spread comes from. NaN: no interval; a run with none for any j is not
+// estimable.
+Coverage pairwise_coverage(std::span<const double> values,
+                           const std::function<double(size_t from, size_t to)>& half_width);
 
 // Standard deviation of the values between runs over the root mean square of the errors
 // reported, as in issue 11's table: about 1 for honest errors, 3 for errors three times too

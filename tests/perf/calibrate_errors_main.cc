@@ -3,8 +3,10 @@
 // (variants A and A2) and five with synchronous_commit off. It measures, against the issue's
 // targets:
 //   - coverage: how often another A/A run's estimate falls inside the 95 % interval made from
-//     one run (batch means), for the largest wait event's share and for tps; the binomial
-//     formula's (and, for tps, the independent-intervals formula's) coverage beside it;
+//     one run, for the largest wait event's share and for tps: the run-to-run interval a
+//     report states (history/run_to_run.h, from the other A/A runs but the one checked), and
+//     beside it the within-run batch-means interval and the binomial (for tps the
+//     independent-intervals) one;
 //   - false positives: how many 3 + 3 A vs A' comparisons `compare` calls faster or slower;
 //   - power: how many 3 A/A vs 3 synchronous_commit=off comparisons it calls faster.
 // Prints PASS or MISSED per target; exits 1 when a figure cannot be measured, 2 on bad input.
@@ -14,10 +16,12 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "daemon/engine/run_directory.h"
+#include "daemon/history/run_to_run.h"
 #include "daemon/model/run_estimates.h"
 #include "exporters/compare.h"
 #include "tests/perf/calibrate_errors.h"
@@ -37,8 +41,9 @@ constexpr double kPowerTarget = 0.80;
 const std::string kEffectVariant = "sync-off";
 
 struct Runs {
-  std::vector<model::Run> aa;      // variants A and A2: one configuration
-  std::vector<model::Run> effect;  // synchronous_commit off
+  std::vector<model::Run> aa;                     // variants A and A2: one configuration
+  std::vector<model::Run> effect;                 // synchronous_commit off
+  std::vector<history::RunSummary> aa_summaries;  // of aa, as the run history holds them
 };
 
 // Completed runs with a load generator summary, in run id (start time) order.
@@ -62,6 +67,7 @@ Runs load_runs(const fs::path& matrix) {
       fmt::print("skipped run {}: {}\n", run->id, model::to_string(run->status));
       continue;
     }
+    if (run->variant != kEffectVariant) runs.aa_summaries.push_back(history::summarize(*run, dir));
     (run->variant == kEffectVariant ? runs.effect : runs.aa).push_back(std::move(*run));
   }
   return runs;
@@ -127,8 +133,32 @@ std::string ratio_text(std::optional<double> ratio) {
   return ratio ? fmt::format("{:.2f}", *ratio) : "-";
 }
 
-// One coverage line; returns the batch-means coverage (nullopt: not measured).
-std::optional<double> print_coverage(const std::string& what,
+// Run-to-run intervals of `figure` ("tps" or a wait's display name): run i's as its report
+// would state it had the A/A runs but i and j been its history.
+calibration::Coverage run_to_run_coverage(const std::vector<history::RunSummary>& runs,
+                                          const std::string& figure) {
+  std::vector<double> values;
+  for (const auto& run : runs) {
+    const auto share = run.wait_shares.find(figure);
+    values.push_back(figure == "tps"                  ? run.tps
+                     : share == run.wait_shares.end() ? 0.0
+                                                      : share->second);
+  }
+  return calibration::pairwise_coverage(values, [&](size_t from, size_t to) {
+    std::vector<history::RunSummary> others;
+    for (size_t index = runs.size(); index-- > 0;) {  // newest first, as load_history gives
+      if (index != from && index != to) others.push_back(runs[index]);
+    }
+    for (const auto& spread : history::run_to_run(runs[from], others).figures) {
+      if (spread.name == figure) return spread.half_width;
+    }
+    return std::nan("");
+  });
+}
+
+// One coverage line; returns the run-to-run coverage (nullopt: not measured).
+std::optional<double> print_coverage(const std::string& what, const Runs& runs,
+                                     const std::string& figure,
                                      const std::vector<RunEstimates>& estimates,
                                      const char* naive_name) {
   std::vector<Estimate> batch, naive;
@@ -136,16 +166,17 @@ std::optional<double> print_coverage(const std::string& what,
     batch.push_back(estimate.batch);
     naive.push_back(estimate.naive);
   }
+  const auto spread_coverage = run_to_run_coverage(runs.aa_summaries, figure);
   const auto batch_coverage = calibration::prediction_coverage(batch);
   const auto naive_coverage = calibration::prediction_coverage(naive);
   fmt::print(
-      "  {:<46} batch means {} ({} of {} checks; {} of {} runs estimable), {} {}; sd between "
-      "runs / error: {} (batch means), {} ({})\n",
-      what, percent(batch_coverage.rate()), batch_coverage.inside, batch_coverage.checks,
-      batch_coverage.estimable_runs, estimates.size(), naive_name, percent(naive_coverage.rate()),
-      ratio_text(calibration::dispersion_ratio(batch)),
+      "  {:<46} run to run {} ({} of {} checks); within-run: batch means {} ({} of {} runs "
+      "estimable), {} {}; sd between runs / error: {} (batch means), {} ({})\n",
+      what, percent(spread_coverage.rate()), spread_coverage.inside, spread_coverage.checks,
+      percent(batch_coverage.rate()), batch_coverage.estimable_runs, estimates.size(), naive_name,
+      percent(naive_coverage.rate()), ratio_text(calibration::dispersion_ratio(batch)),
       ratio_text(calibration::dispersion_ratio(naive)), naive_name);
-  return batch_coverage.rate();
+  return spread_coverage.rate();
 }
 
 // The largest non-idle wait events of the A/A runs' steady states, largest first.
@@ -247,6 +278,63 @@ std::optional<double> false_positives(const std::vector<model::Run>& runs) {
   return rate;
 }
 
+// Run i with the run-to-run spread its report would state had the A/A runs but i and `also`
+// been its history; nothing from the reports' own spreads (written with whatever history the
+// data directory had then).
+model::Run with_spread(const Runs& runs, size_t i, std::optional<size_t> also) {
+  std::vector<history::RunSummary> others;
+  for (size_t index = runs.aa_summaries.size(); index-- > 0;) {
+    if (index != i && index != also) others.push_back(runs.aa_summaries[index]);
+  }
+  model::Run run = runs.aa[i];
+  run.variant = "A";
+  run.run_to_run = history::run_to_run(runs.aa_summaries[i], others);
+  return run;
+}
+
+model::Run without_spread(model::Run run) {
+  run.variant = "A";
+  run.run_to_run.reset();
+  return run;
+}
+
+// `compare RUN_A RUN_B` of single runs once A's report has a run-to-run spread: every ordered
+// pair of A/A runs (false positives), and every A/A run against every sync-off run (power).
+void single_run_verdicts(const Runs& runs) {
+  size_t pairs = 0, called = 0, tested = 0;
+  for (size_t i = 0; i < runs.aa.size(); ++i) {
+    for (size_t j = 0; j < runs.aa.size(); ++j) {
+      if (i == j) continue;
+      const auto comparison =
+          exporters::compare_runs({with_spread(runs, i, j)}, {without_spread(runs.aa[j])});
+      const auto& tps = comparison.cells.at(0).tps;
+      ++pairs;
+      if (tps.test && tps.test->run_to_run) ++tested;
+      if (tps.verdict == "faster" || tps.verdict == "slower") ++called;
+    }
+  }
+  size_t effect_pairs = 0, effect_called = 0;
+  for (size_t i = 0; i < runs.aa.size(); ++i) {
+    for (const auto& effect : runs.effect) {
+      auto b = without_spread(effect);
+      const auto comparison = exporters::compare_runs({with_spread(runs, i, std::nullopt)}, {b});
+      ++effect_pairs;
+      if (comparison.cells.at(0).tps.verdict == "faster") ++effect_called;
+    }
+  }
+  auto rate = [](size_t part, size_t whole) {
+    return whole ? std::optional(static_cast<double>(part) / static_cast<double>(whole))
+                 : std::nullopt;
+  };
+  fmt::print(
+      "single runs (informational), compare RUN_A RUN_B with A's run-to-run spread from the "
+      "other A/A runs:\n"
+      "  A/A pairs called faster or slower: {} of {} ({}; {} tested against the spread)\n"
+      "  A/A vs {} called faster: {} of {} ({})\n",
+      called, pairs, percent(rate(called, pairs)), tested, kEffectVariant, effect_called,
+      effect_pairs, percent(rate(effect_called, effect_pairs)));
+}
+
 // Every triple of A/A runs against every triple of synchronous_commit=off runs.
 std::optional<double> power(const std::vector<model::Run>& aa,
                             const std::vector<model::Run>& effect) {
@@ -286,23 +374,26 @@ int calibrate(const fs::path& matrix) {
   if (!major.empty()) print_runs(runs.aa, major);
 
   fmt::print(
-      "\ncoverage: another run's estimate inside the 95% interval made from one run, "
-      "x_i ± t·√2·se_i (every ordered pair of A/A runs)\n");
+      "\ncoverage: another run's estimate inside the 95% interval made from one run (every ordered "
+      "pair i, j of A/A runs):\n"
+      "  run to run: x_i ± t·√2·sd, sd between the A/A runs but i and j (as run i's report states "
+      "it with those runs in its history); within-run: x_i ± t·√2·se_i\n");
   std::vector<calibration::Target> targets;
   for (size_t rank = 0; rank < waits.size(); ++rank) {
     std::vector<RunEstimates> shares;
     for (const auto& run : runs.aa) shares.push_back(share_of(run, waits[rank]));
     const std::string what =
         fmt::format("share of {}{}", waits[rank], rank == 0 ? "" : " (informational)");
-    const auto rate = print_coverage(what, shares, "binomial");
-    if (rank == 0) targets.push_back({"coverage, share of " + waits[rank], rate, kCoverageTarget});
+    const auto rate = print_coverage(what, runs, waits[rank], shares, "binomial");
+    if (rank == 0)
+      targets.push_back({"coverage (run to run), share of " + waits[rank], rate, kCoverageTarget});
   }
   if (waits.empty())
-    targets.push_back({"coverage, share of the largest wait", {}, kCoverageTarget});
+    targets.push_back({"coverage (run to run), share of the largest wait", {}, kCoverageTarget});
   std::vector<RunEstimates> tps;
   for (const auto& run : runs.aa) tps.push_back(tps_of(run));
-  targets.push_back({"coverage, steady-state tps",
-                     print_coverage("steady-state tps", tps, "independent intervals"),
+  targets.push_back({"coverage (run to run), steady-state tps",
+                     print_coverage("steady-state tps", runs, "tps", tps, "independent intervals"),
                      kCoverageTarget});
 
   fmt::print("\n");
@@ -310,12 +401,13 @@ int calibrate(const fs::path& matrix) {
                      kFalsePositiveTarget, false});
   targets.push_back({"power of compare at 3 + 3 (" + kEffectVariant + ")",
                      power(runs.aa, runs.effect), kPowerTarget});
+  single_run_verdicts(runs);
 
   fmt::print("\ntargets (issue 11):\n");
   std::vector<calibration::Outcome> outcomes;
   for (const auto& target : targets) {
     outcomes.push_back(calibration::judge(target));
-    fmt::print("  {:<48} {:>7} {} {:.0f}%  {}\n", target.name, percent(target.value),
+    fmt::print("  {:<54} {:>7} {} {:.0f}%  {}\n", target.name, percent(target.value),
                target.at_least ? ">=" : "<=", 100 * target.threshold,
                calibration::outcome_text(outcomes.back()));
   }

@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "daemon/history/run_to_run.h"
 #include "daemon/model/statistics.h"
 
 namespace pgwaitprof::calibration {
@@ -108,6 +109,59 @@ TEST(CalibrationCoverage, SeparatesHonestErrorsFromNaiveOnes) {
   ASSERT_TRUE(dispersion_ratio(naive));
   EXPECT_GT(*dispersion_ratio(naive), 1.8);
   EXPECT_LT(*dispersion_ratio(batch), 1.3);
+}
+
+TEST(CalibrationCoverage, PairwiseIntervalsCountOnlyWhereTheyExist) {
+  const std::vector<double> values = {10, 11, 14};
+  // Run 0 has intervals of 2 (11 inside, 14 not); run 1 none; run 2 one only towards run 0.
+  const auto coverage = pairwise_coverage(values, [](size_t from, size_t to) {
+    if (from == 0) return 2.0;
+    if (from == 2 && to == 0) return 5.0;
+    return std::nan("");
+  });
+  EXPECT_EQ(coverage.checks, 3u);
+  EXPECT_EQ(coverage.inside, 2u);
+  EXPECT_EQ(coverage.estimable_runs, 2u);
+  EXPECT_EQ(coverage.unestimable_runs, 1u);
+}
+
+// Runs whose figures vary between runs by more than any run's own error (a level drawn per
+// run): the run-to-run interval a report states, from the other runs but the two compared,
+// covers 95 %; an interval from within-run errors a tenth as wide covers far less.
+TEST(CalibrationCoverage, RunToRunIntervalsCoverRepeatsOfOneConfiguration) {
+  std::mt19937_64 random(5);
+  std::normal_distribution<double> between(1000, 50);
+  size_t inside = 0, checks = 0, within_inside = 0, within_checks = 0;
+  for (int set = 0; set < 400; ++set) {
+    std::vector<history::RunSummary> runs;
+    std::vector<double> values;
+    std::vector<Estimate> within;
+    for (int index = 0; index < 10; ++index) {
+      history::RunSummary run;
+      run.id = std::to_string(index);
+      run.status = "completed";
+      run.tps = between(random);
+      runs.push_back(run);
+      values.push_back(run.tps);
+      within.push_back({run.tps, 5, 40});
+    }
+    const auto coverage = pairwise_coverage(values, [&](size_t from, size_t to) {
+      std::vector<history::RunSummary> others;
+      for (size_t index = 0; index < runs.size(); ++index) {
+        if (index != from && index != to) others.push_back(runs[index]);
+      }
+      const auto spread = history::run_to_run(runs[from], others);
+      return spread.figures.empty() ? std::nan("") : spread.figures.front().half_width;
+    });
+    inside += coverage.inside;
+    checks += coverage.checks;
+    const auto narrow = prediction_coverage(within);
+    within_inside += narrow.inside;
+    within_checks += narrow.checks;
+  }
+  ASSERT_EQ(checks, 400u * 90);
+  EXPECT_NEAR(static_cast<double>(inside) / static_cast<double>(checks), 0.95, 0.015);
+  EXPECT_LT(static_cast<double>(within_inside) / static_cast<double>(within_checks), 0.3);
 }
 
 TEST(CalibrationCoverage, DispersionRatio) {
