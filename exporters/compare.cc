@@ -24,7 +24,6 @@ using namespace text_format;
 namespace {
 
 constexpr size_t kTopWaits = 15;
-constexpr double kZ95 = 1.959963984540054;
 
 bool counts(const model::Run& run) {
   return run.status == model::RunStatus::kCompleted && run.loadgen.has_value() &&
@@ -362,12 +361,19 @@ SideWaits side_waits(const std::vector<const model::Run*>& runs) {
   return side;
 }
 
-// Mean AAS of one event on one side and its standard error: between repeats with two runs or
-// more, else batch means over the single run's timeline (NaN when it is too short).
-std::pair<double, double> side_estimate(const SideWaits& side, const std::string& match) {
+// Mean AAS of one event on one side, its standard error and that error's degrees of freedom:
+// between repeats with two runs or more (runs - 1), else batch means over the single run's
+// timeline (batches - 1; the error NaN when it is too short).
+struct SideEstimate {
+  double mean = 0;
+  double standard_error = std::numeric_limits<double>::quiet_NaN();
+  double degrees_of_freedom = 0;
+};
+
+SideEstimate side_estimate(const SideWaits& side, const std::string& match) {
   const auto found = side.aas.find(match);
   const size_t runs = side.runs.size();
-  if (runs == 0) return {0, std::numeric_limits<double>::quiet_NaN()};
+  if (runs == 0) return {};
   std::vector<double> values =
       found == side.aas.end() ? std::vector<double>(runs, 0.0) : found->second;
   double mean = 0;
@@ -376,15 +382,30 @@ std::pair<double, double> side_estimate(const SideWaits& side, const std::string
   if (runs >= 2) {
     double squares = 0;
     for (double value : values) squares += (value - mean) * (value - mean);
-    return {mean, std::sqrt(squares / static_cast<double>(runs - 1) / static_cast<double>(runs))};
+    return {mean, std::sqrt(squares / static_cast<double>(runs - 1) / static_cast<double>(runs)),
+            static_cast<double>(runs - 1)};
   }
   const auto& run = *side.runs.front();
   const auto estimate = model::estimate_keys(
       run, model::steady_window(run), false,
       [&](const model::WaitKey& key) { return !model::is_idle(key) && match_key(key) == match; });
-  const double error = estimate.aas.reliable ? estimate.aas.standard_error
-                                             : std::numeric_limits<double>::quiet_NaN();
-  return {mean, error};
+  if (!estimate.aas.reliable) return {mean};
+  return {mean, estimate.aas.standard_error, estimate.aas.degrees_of_freedom};
+}
+
+// Whether |b - a| is beyond the 95 % band of the combined error: Welch's t with
+// Welch-Satterthwaite degrees of freedom (3 + 3 repeats have 2 to 4, where 1.96 would call
+// about one A/A move in ten significant); nullopt when an error is unknown.
+std::optional<bool> significant_move(const SideEstimate& a, const SideEstimate& b) {
+  if (!std::isfinite(a.standard_error) || !std::isfinite(b.standard_error)) return std::nullopt;
+  const double va = a.standard_error * a.standard_error;
+  const double vb = b.standard_error * b.standard_error;
+  const double delta = std::abs(b.mean - a.mean);
+  if (va + vb == 0) return delta > 0;
+  const double df = (va + vb) * (va + vb) /
+                    (va * va / std::max(a.degrees_of_freedom, 1.0) +
+                     vb * vb / std::max(b.degrees_of_freedom, 1.0));
+  return delta > model::student_t_quantile(0.975, df) * std::sqrt(va + vb);
 }
 
 std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,
@@ -401,18 +422,19 @@ std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,
     move.variant = variant;
     move.clients = clients;
     move.wait = side_a.labels.contains(match) ? side_a.labels.at(match) : side_b.labels.at(match);
-    std::tie(move.aas_a, move.stderr_a) = side_estimate(side_a, match);
-    std::tie(move.aas_b, move.stderr_b) = side_estimate(side_b, match);
+    const auto a = side_estimate(side_a, match);
+    const auto b = side_estimate(side_b, match);
+    move.aas_a = a.mean;
+    move.stderr_a = a.standard_error;
+    move.aas_b = b.mean;
+    move.stderr_b = b.standard_error;
     move.delta = move.aas_b - move.aas_a;
     if (move.aas_a > 0) {
       move.relative_pct = move.delta / move.aas_a * 100;
     } else if (move.aas_b > 0) {
       move.relative_pct = std::numeric_limits<double>::infinity();  // new on side B
     }
-    if (std::isfinite(move.stderr_a) && std::isfinite(move.stderr_b)) {
-      move.significant = std::abs(move.delta) > kZ95 * std::sqrt(move.stderr_a * move.stderr_a +
-                                                                 move.stderr_b * move.stderr_b);
-    }
+    move.significant = significant_move(a, b);
     moves.push_back(std::move(move));
   }
   return moves;

@@ -71,7 +71,8 @@ struct WaitMove {
   double stderr_a = 0, stderr_b = 0;
   double delta = 0;         // aas_b - aas_a
   double relative_pct = 0;  // delta / aas_a * 100; 0 when both are 0, +inf when new on B
-  // |delta| beyond the 95 % band of the combined error; nullopt when an error is unknown.
+  // |delta| beyond the 95 % band of the combined error (Welch's t); nullopt when an error is
+  // unknown.
   std::optional<bool> significant;
 };
 

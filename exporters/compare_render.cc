@@ -237,7 +237,7 @@ constexpr const char* kClassTitle =
 constexpr const char* kWaitTitle =
     "wait events that moved: AAS ± standard error (between repeats, or batch means over a "
     "single run's timeline; - = not estimable), significant = beyond the 95% band of the "
-    "combined error";
+    "combined error (Welch's t)";
 
 }  // namespace
 

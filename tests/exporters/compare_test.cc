@@ -300,6 +300,38 @@ TEST(CompareFixtures, WaitMovesArePerCell) {
   }
 }
 
+// 3 + 3 repeats whose WALWrite AAS differ by 2.45 combined standard errors: beyond 1.96, the
+// normal band that called 11 % of the A/A calibration's moves significant, but inside Welch's t
+// on 4 degrees of freedom (2.78); twice that difference is beyond both.
+TEST(CompareWaits, RepeatsAreTestedWithWelchsT) {
+  const auto side = [](const std::string& variant, std::vector<double> walwrite) {
+    std::vector<model::Run> result;
+    for (size_t index = 0; index < walwrite.size(); ++index) {
+      auto run = loadgen_run(variant, 8, 1000, static_cast<int>(index) + 1);
+      run.profile.add(active("LWLock", "WALWrite"), static_cast<uint64_t>(walwrite[index] * 100));
+      run.profile.add(active("CPU", "CPU"), 200);
+      run.profile.add_snapshots(100);
+      result.push_back(std::move(run));
+    }
+    return result;
+  };
+  const auto move_of = [](const Comparison& comparison) {
+    for (const auto& move : comparison.waits) {
+      if (move.wait == "LWLock | WALWrite") return move;
+    }
+    throw std::runtime_error("no WALWrite move");
+  };
+  const auto near = move_of(compare_runs(side("", {1.0, 1.2, 1.4}), side("", {1.4, 1.6, 1.8})));
+  EXPECT_NEAR(near.delta, 0.4, 1e-9);
+  EXPECT_NEAR(near.stderr_a, 0.2 / std::sqrt(3.0), 1e-9);
+  EXPECT_GT(near.delta / std::hypot(near.stderr_a, near.stderr_b), 1.96);
+  ASSERT_TRUE(near.significant);
+  EXPECT_FALSE(*near.significant);
+  const auto far = move_of(compare_runs(side("", {1.0, 1.2, 1.4}), side("", {1.8, 2.0, 2.2})));
+  ASSERT_TRUE(far.significant);
+  EXPECT_TRUE(*far.significant);
+}
+
 TEST(CompareWaits, SingleRunErrorsComeFromBatchMeans) {
   // One 120 s run a side: the error of each side is the batch-means error over its timeline.
   const auto moved = compare_runs({timeline_run(120, 0.30, 1)}, {timeline_run(120, 0.20, 2)});
