@@ -254,7 +254,7 @@ std::optional<SectionTable> run_to_run_section(const model::Run& run) {
   table.right_aligned = {false, true, true, true};
   for (const auto& figure : spread.figures) {
     if (figure.name == "tps") {
-      table.rows.push_back({"tps", fmt::format("{:.1f}", figure.value),
+      table.rows.push_back({"steady-state tps", fmt::format("{:.1f}", figure.value),
                             fmt::format("± {:.1f} ({:.1f} %)", figure.half_width,
                                         100 * ratio(figure.half_width, figure.value)),
                             fmt::format("{:.1f}", figure.sd)});

@@ -2,6 +2,7 @@
 // latencies, the statements' deltas, the summary, the status and warnings, the run directory.
 #include <fmt/format.h>
 
+#include <exception>
 #include <filesystem>
 
 #include "collectors/pgbench_log.h"
@@ -185,10 +186,17 @@ void add_run_to_run(RunState& state) {
   if (run.status != model::RunStatus::kCompleted) return;
   const auto data_dir = history::data_dir_of(state.outcome.dir);
   if (!data_dir) return;
-  std::vector<std::string> warnings;
-  const auto past = history::load_history(*data_dir, &warnings);
-  for (const auto& warning : warnings) log()->warn("{}", warning);
-  run.run_to_run = history::run_to_run(history::summarize(run, state.outcome.dir), past);
+  // The history is read for a figure the report can do without: nothing it throws may cost
+  // the run its report.
+  try {
+    std::vector<std::string> warnings;
+    const auto past = history::load_history(*data_dir, &warnings);
+    for (const auto& warning : warnings) log()->warn("{}", warning);
+    run.run_to_run = history::run_to_run(history::summarize(run, state.outcome.dir), past);
+  } catch (const std::exception& error) {
+    log()->warn("no run-to-run spread: could not read the history of \"{}\": {}",
+                data_dir->string(), error.what());
+  }
 }
 
 // Step 8: the run directory. A run whose report cannot be kept is failed, and says why.

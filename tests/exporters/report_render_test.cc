@@ -423,7 +423,7 @@ TEST_F(RenderText, RunToRunSectionInEveryFormat) {
   EXPECT_NE(text.find("run to run: from 8 earlier comparable runs"), std::string::npos) << text;
   EXPECT_NE(text.find("t(7) x sqrt(2)"), std::string::npos) << text;
   EXPECT_TRUE(
-      has_line(text, "  tps                      4012.5  ± 801.4 (20.0 %)            301.2"))
+      has_line(text, "  steady-state tps         4012.5  ± 801.4 (20.0 %)            301.2"))
       << text;
   EXPECT_TRUE(
       has_line(text, "  share of IO | WALSync     30.1%      ± 4.1 points       1.5 points"))
