@@ -402,9 +402,8 @@ std::optional<bool> significant_move(const SideEstimate& a, const SideEstimate& 
   const double vb = b.standard_error * b.standard_error;
   const double delta = std::abs(b.mean - a.mean);
   if (va + vb == 0) return delta > 0;
-  const double df = (va + vb) * (va + vb) /
-                    (va * va / std::max(a.degrees_of_freedom, 1.0) +
-                     vb * vb / std::max(b.degrees_of_freedom, 1.0));
+  const double df =
+      model::welch_satterthwaite_df(va, a.degrees_of_freedom, vb, b.degrees_of_freedom);
   return delta > model::student_t_quantile(0.975, df) * std::sqrt(va + vb);
 }
 

@@ -30,6 +30,10 @@ double student_t_cdf(double t, double degrees_of_freedom);
 double student_t_quantile(double probability, double degrees_of_freedom);
 // P(T > t) for t >= 0, accurate far into the tail (where 1 - student_t_cdf loses digits).
 double student_t_upper_tail(double t, double degrees_of_freedom);
+// Welch-Satterthwaite degrees of freedom of the sum of two variances (of means), each
+// estimated on its own degrees of freedom: (va + vb)^2 / (va^2 / df_a + vb^2 / df_b); NaN when
+// both variances are 0.
+double welch_satterthwaite_df(double variance_a, double df_a, double variance_b, double df_b);
 
 // --- Mean of an autocorrelated series (batch means) ----------------------------------------
 

@@ -83,6 +83,33 @@ std::optional<size_t> repeats_needed(double change_percent, double log_sd,
   return repeats;
 }
 
+// The t-test of `difference`, a difference of mean logs, with its standard error on `df`
+// degrees of freedom: degrees of freedom, p-value, interval and verdict, and with `detectable`
+// the smallest change it detects with options.power. With no error at all every value was
+// alike and any difference is exact; degrees_of_freedom is then `exact_df`.
+void test_log_difference(AbTest& test, double difference, double standard_error, double df,
+                         double exact_df, bool detectable, const AbTestOptions& options) {
+  const double alpha = 1 - options.confidence;
+  if (standard_error > 0) {
+    const double quantile = student_t_quantile(1 - alpha / 2, df);
+    test.degrees_of_freedom = df;
+    test.p_value =
+        std::min(1.0, 2 * student_t_upper_tail(std::abs(difference) / standard_error, df));
+    test.ci_low_percent = percent_of_log(difference - quantile * standard_error);
+    test.ci_high_percent = percent_of_log(difference + quantile * standard_error);
+    if (detectable) {
+      test.min_detectable_percent =
+          percent_of_log((quantile + student_t_quantile(options.power, df)) * standard_error);
+    }
+  } else {
+    test.degrees_of_freedom = exact_df;
+    test.p_value = difference == 0 ? 1.0 : 0.0;
+    test.ci_low_percent = test.ci_high_percent = test.change_percent;
+    if (detectable) test.min_detectable_percent = 0;
+  }
+  test.significant = *test.p_value < alpha;
+}
+
 // Fields shared by both tests: sizes, geometric means, noise and planning figures.
 AbTest describe(const std::vector<double>& logs_a, const std::vector<double>& logs_b,
                 const AbTestOptions& options) {
@@ -144,6 +171,11 @@ double binomial_coefficient(size_t n, size_t k) {
 
 }  // namespace
 
+double welch_satterthwaite_df(double variance_a, double df_a, double variance_b, double df_b) {
+  return (variance_a + variance_b) * (variance_a + variance_b) /
+         (variance_a * variance_a / df_a + variance_b * variance_b / df_b);
+}
+
 AbTest welch_log_test(std::span<const double> a, std::span<const double> b,
                       const AbTestOptions& options) {
   const std::vector<double> logs_a = logs_of(a, "A");
@@ -152,31 +184,15 @@ AbTest welch_log_test(std::span<const double> a, std::span<const double> b,
   test.method = fmt::format("Welch t-test on log ({} + {} repeats)", a.size(), b.size());
   if (a.size() < 2 || b.size() < 2) return test;
 
-  const double alpha = 1 - options.confidence;
   const double mean_a = mean_of(logs_a);
   const double mean_b = mean_of(logs_b);
-  const double difference = mean_b - mean_a;
   const double per_a = variance_of(logs_a, mean_a) / static_cast<double>(a.size());
   const double per_b = variance_of(logs_b, mean_b) / static_cast<double>(b.size());
-  const double standard_error = std::sqrt(per_a + per_b);
-  if (standard_error > 0) {
-    // Welch-Satterthwaite.
-    const double df = (per_a + per_b) * (per_a + per_b) /
-                      (per_a * per_a / static_cast<double>(a.size() - 1) +
-                       per_b * per_b / static_cast<double>(b.size() - 1));
-    const double quantile = student_t_quantile(1 - alpha / 2, df);
-    test.degrees_of_freedom = df;
-    test.p_value =
-        std::min(1.0, 2 * student_t_upper_tail(std::abs(difference) / standard_error, df));
-    test.ci_low_percent = percent_of_log(difference - quantile * standard_error);
-    test.ci_high_percent = percent_of_log(difference + quantile * standard_error);
-  } else {
-    // Every repeat of each side gave the same value: any difference is exact.
-    test.degrees_of_freedom = static_cast<double>(a.size() + b.size() - 2);
-    test.p_value = difference == 0 ? 1.0 : 0.0;
-    test.ci_low_percent = test.ci_high_percent = test.change_percent;
-  }
-  test.significant = *test.p_value < alpha;
+  // With every repeat of each side alike, the difference is exact.
+  test_log_difference(test, mean_b - mean_a, std::sqrt(per_a + per_b),
+                      welch_satterthwaite_df(per_a, static_cast<double>(a.size() - 1), per_b,
+                                             static_cast<double>(b.size() - 1)),
+                      static_cast<double>(a.size() + b.size() - 2), false, options);
   return test;
 }
 
@@ -201,28 +217,11 @@ AbTest within_run_log_test(const MeanEstimate& a, const MeanEstimate& b,
   // Delta method: the relative error of a mean is the error of its log.
   const double per_a = std::pow(a.standard_error / a.mean, 2);
   const double per_b = std::pow(b.standard_error / b.mean, 2);
-  const double standard_error = std::sqrt(per_a + per_b);
-  const double difference = log_b.front() - log_a.front();
-  const double alpha = 1 - options.confidence;
-  if (standard_error > 0) {
-    const double df = (per_a + per_b) * (per_a + per_b) /
-                      (per_a * per_a / a.degrees_of_freedom + per_b * per_b / b.degrees_of_freedom);
-    const double quantile = student_t_quantile(1 - alpha / 2, df);
-    test.degrees_of_freedom = df;
-    test.p_value =
-        std::min(1.0, 2 * student_t_upper_tail(std::abs(difference) / standard_error, df));
-    test.ci_low_percent = percent_of_log(difference - quantile * standard_error);
-    test.ci_high_percent = percent_of_log(difference + quantile * standard_error);
-    test.min_detectable_percent =
-        percent_of_log((quantile + student_t_quantile(options.power, df)) * standard_error);
-  } else {
-    // Both runs' intervals were all alike: any difference is exact.
-    test.degrees_of_freedom = a.degrees_of_freedom + b.degrees_of_freedom;
-    test.p_value = difference == 0 ? 1.0 : 0.0;
-    test.ci_low_percent = test.ci_high_percent = test.change_percent;
-    test.min_detectable_percent = 0;
-  }
-  test.significant = *test.p_value < alpha;
+  // With both runs' intervals all alike, the difference is exact.
+  test_log_difference(
+      test, log_b.front() - log_a.front(), std::sqrt(per_a + per_b),
+      welch_satterthwaite_df(per_a, a.degrees_of_freedom, per_b, b.degrees_of_freedom),
+      a.degrees_of_freedom + b.degrees_of_freedom, true, options);
   return test;
 }
 
@@ -242,24 +241,9 @@ AbTest run_to_run_log_test(double a, double b, double log_sd, double degrees_of_
   test.run_to_run = true;
   test.method = fmt::format("run-to-run noise of {:.0f} earlier comparable runs (1 + 1 runs)",
                             degrees_of_freedom + 1);
-  const double standard_error = std::sqrt(2.0) * log_sd;
-  const double difference = log_b.front() - log_a.front();
-  const double alpha = 1 - options.confidence;
-  test.degrees_of_freedom = degrees_of_freedom;
-  if (standard_error > 0) {
-    const double quantile = student_t_quantile(1 - alpha / 2, degrees_of_freedom);
-    test.p_value = std::min(
-        1.0, 2 * student_t_upper_tail(std::abs(difference) / standard_error, degrees_of_freedom));
-    test.ci_low_percent = percent_of_log(difference - quantile * standard_error);
-    test.ci_high_percent = percent_of_log(difference + quantile * standard_error);
-    test.min_detectable_percent = percent_of_log(
-        (quantile + student_t_quantile(options.power, degrees_of_freedom)) * standard_error);
-  } else {
-    test.p_value = difference == 0 ? 1.0 : 0.0;  // earlier runs all alike: any change is real
-    test.ci_low_percent = test.ci_high_percent = test.change_percent;
-    test.min_detectable_percent = 0;
-  }
-  test.significant = *test.p_value < alpha;
+  // With earlier runs all alike, any change is real.
+  test_log_difference(test, log_b.front() - log_a.front(), std::sqrt(2.0) * log_sd,
+                      degrees_of_freedom, degrees_of_freedom, true, options);
   return test;
 }
 
