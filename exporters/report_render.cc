@@ -171,17 +171,16 @@ void text_timeline(TextWriter& out, const model::Run& run) {
   }
 }
 
-// The explaining sections (kernel view, lock waits, statements), each as a padded table.
+// The explaining sections (run to run, kernel view, lock waits, statements, checkpoint), each
+// as a padded table.
 void text_sections(TextWriter& out, const model::Run& run) {
-  for (const auto& section : {run_to_run_section(run), kernel_section(run), lock_section(run),
-                              statements_section(run), checkpoint_section(run)}) {
-    if (!section) continue;
-    out.section(section->title);
-    for (const auto& note : section->notes) out.line("  (" + note + ")");
-    if (section->header.empty()) continue;
-    std::vector<std::vector<std::string>> rows{section->header};
-    rows.insert(rows.end(), section->rows.begin(), section->rows.end());
-    const std::string table = text_table(rows, section->right_aligned);
+  for (const auto& section : explaining_sections(run)) {
+    out.section(section.title);
+    for (const auto& note : section.notes) out.line("  (" + note + ")");
+    if (section.header.empty()) continue;
+    std::vector<std::vector<std::string>> rows{section.header};
+    rows.insert(rows.end(), section.rows.begin(), section.rows.end());
+    const std::string table = text_table(rows, section.right_aligned);
     size_t start = 0;
     for (size_t end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
       out.line("  " + table.substr(start, end - start));
@@ -445,17 +444,15 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
   out += md_profile(run, options);
   out += md_loadgen(run);
   out += md_timeline(run);
-  for (const auto& section : {run_to_run_section(run), kernel_section(run), lock_section(run),
-                              statements_section(run), checkpoint_section(run)}) {
-    if (!section) continue;
-    std::string title = section->title;
+  for (const auto& section : explaining_sections(run)) {
+    std::string title = section.title;
     title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
     out += "\n## " + md_escape(title) + "\n\n";
-    for (const auto& note : section->notes) out += md_escape(note) + "\n\n";
-    if (section->header.empty()) continue;
-    std::vector<std::vector<std::string>> rows{section->header};
-    rows.insert(rows.end(), section->rows.begin(), section->rows.end());
-    out += markdown_table(rows, section->right_aligned);
+    for (const auto& note : section.notes) out += md_escape(note) + "\n\n";
+    if (section.header.empty()) continue;
+    std::vector<std::vector<std::string>> rows{section.header};
+    rows.insert(rows.end(), section.rows.begin(), section.rows.end());
+    out += markdown_table(rows, section.right_aligned);
   }
   if (run.statements.empty() && !run.statements_note.empty()) {
     out += "\n## Statements\n\nNone: " + md_escape(run.statements_note) + ".\n";

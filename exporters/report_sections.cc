@@ -267,4 +267,13 @@ std::optional<SectionTable> run_to_run_section(const model::Run& run) {
   return table;
 }
 
+std::vector<SectionTable> explaining_sections(const model::Run& run) {
+  std::vector<SectionTable> sections;
+  for (const auto& section : {run_to_run_section(run), kernel_section(run), lock_section(run),
+                              statements_section(run), checkpoint_section(run)}) {
+    if (section) sections.push_back(*section);
+  }
+  return sections;
+}
+
 }  // namespace pgwaitprof::exporters::report_detail

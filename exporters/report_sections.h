@@ -40,6 +40,10 @@ std::optional<SectionTable> checkpoint_section(const model::Run& run, size_t top
 // alone when there were too few of them.
 std::optional<SectionTable> run_to_run_section(const model::Run& run);
 
+// The sections the text and Markdown reports lay out after the timeline, in their order: run
+// to run, kernel view, lock waits, statements, checkpoint; those the run has.
+std::vector<SectionTable> explaining_sections(const model::Run& run);
+
 // The profile's CPU row split by the kernel (server on this host). A sampled CPU backend is
 // runnable (the kernel state of each one without a wait event is read: sleeping ones are rows of
 // their own); whether it was on a CPU or queued for one is not sampled, so the row is split in
