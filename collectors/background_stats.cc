@@ -5,8 +5,25 @@
 
 namespace pgwaitprof::collectors {
 
+std::string background_query(int server_version_num) {
+  const char* checkpoints =
+      server_version_num >= 180000 ? "SELECT num_done FROM pg_stat_checkpointer"
+      : server_version_num >= 170000
+          ? "SELECT num_timed + num_requested FROM pg_stat_checkpointer"
+          : "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter";
+  return std::string(
+             "SELECT count(*) FILTER (WHERE backend_type = 'autovacuum worker'),"
+             " count(*) FILTER (WHERE backend_type = 'checkpointer'"
+             "   AND wait_event IS DISTINCT FROM 'CheckpointerMain'),"
+             " (SELECT count(*) FROM pg_stat_progress_vacuum v"
+             "   JOIN pg_stat_activity c ON c.pid = v.pid WHERE c.backend_type = 'client backend'),"
+             " (") +
+         checkpoints + ") FROM pg_stat_activity";
+}
+
 asio::awaitable<CollectResult> BackgroundStatsCollector::collect(CollectContext& context) {
-  auto outcome = co_await context.session->execute(kBackgroundQuery);
+  auto outcome =
+      co_await context.session->execute(background_query(context.session->server_version()));
   if (!outcome.ok()) co_return collector_error(*outcome.error, *context.session);
   const PGresult* result = outcome.result.get();
   if (PQntuples(result) != 1)

@@ -3,19 +3,16 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "collectors/collector.h"
 
 namespace pgwaitprof::collectors {
 
-inline constexpr const char* kBackgroundQuery =
-    "SELECT count(*) FILTER (WHERE backend_type = 'autovacuum worker'),"
-    " count(*) FILTER (WHERE backend_type = 'checkpointer'"
-    "   AND wait_event IS DISTINCT FROM 'CheckpointerMain'),"
-    " (SELECT count(*) FROM pg_stat_progress_vacuum v JOIN pg_stat_activity c ON c.pid = v.pid"
-    "   WHERE c.backend_type = 'client backend'),"
-    " (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)"
-    " FROM pg_stat_activity";
+// The background query for a server of `server_version_num`. The checkpoint counter moved from
+// pg_stat_bgwriter to pg_stat_checkpointer in 17; from 18 on, num_timed also counts checkpoints
+// skipped on an idle server, so num_done (checkpoints performed) is the counter there.
+std::string background_query(int server_version_num);
 
 // A checkpoint counts as running when the checkpointer is out of its main-loop sleep or the
 // checkpoint counter moved since the previous collection.
