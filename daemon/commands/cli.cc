@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -19,7 +20,9 @@
 #include "daemon/commands/results_command.h"
 #include "daemon/commands/run_command.h"
 #include "daemon/commands/runs_command.h"
+#include "daemon/commands/standard_output.h"
 #include "daemon/commands/trend_command.h"
+#include "daemon/engine/supervisor.h"
 #include "daemon/model/workloads.h"
 #include "daemon/service/daemon_app.h"
 
@@ -27,6 +30,7 @@ namespace pgwaitprof::commands {
 namespace {
 
 constexpr int kExitFailure = 1;
+int parse_and_dispatch(int argc, char** argv);
 constexpr int kExitUsage = 2;
 
 struct DaemonCommand {
@@ -165,8 +169,7 @@ void add_compare(CLI::App& app, CompareCommand& command) {
   // Everything is stopped and written. Destroying the HTTP server would wait up to 2 s for
   // civetweb's worker threads' socket timeouts, beyond the 1 s a stop may take.
   spdlog::shutdown();
-  std::cout.flush();
-  std::_Exit(code);
+  std::_Exit(finish_standard_output(code));
 }
 
 // Every subcommand's options, filled in by CLI11.
@@ -237,6 +240,17 @@ int dispatch(CLI::App& app, Commands& commands, std::vector<std::string> loadgen
 }  // namespace
 
 int main_cli(int argc, char** argv) {
+  // A closed standard output or error is an error value, never a death (standard_output.h).
+  std::signal(SIGPIPE, SIG_IGN);
+  if (argc == 2 && argv[1] == engine::kSuperviseCommand) return engine::supervise_main();
+  engine::enable_watchdog();
+  capture_standard_output();
+  return finish_standard_output(parse_and_dispatch(argc, argv));
+}
+
+namespace {
+
+int parse_and_dispatch(int argc, char** argv) {
   // Everything after the first "--" goes to pgbench unchanged.
   std::vector<std::string> ours;
   std::vector<std::string> loadgen_args;
@@ -282,5 +296,7 @@ int main_cli(int argc, char** argv) {
     return kExitFailure;
   }
 }
+
+}  // namespace
 
 }  // namespace pgwaitprof::commands

@@ -72,7 +72,8 @@ asio::awaitable<Answer> read_events(Conversation& talk) {
       co_return engine::Error{"the daemon refused the run: " + event.value("message", "")};
     } else if (kind == "done") {
       co_return std::optional<RemoteRunResult>(
-          RemoteRunResult{event.value("dir", ""), event.value("exit_code", 1)});
+          RemoteRunResult{event.value("dir", ""), event.value("exit_code", 1),
+                          event.value("status", ""), event.value("error", "")});
     }
   }
 }
@@ -142,11 +143,12 @@ Answer run_through_daemon(const std::filesystem::path& socket, const engine::Run
   }
   asio::io_context io;
   Conversation talk{stream_protocol::socket(io),
-                    asio::signal_set(io, SIGINT, SIGTERM),
+                    asio::signal_set(io, SIGINT, SIGTERM, SIGHUP),
                     socket,
                     on_line,
                     on_notice,
                     {}};
+  talk.signals.add(SIGQUIT);
   Answer answer = std::optional<RemoteRunResult>{};
   asio::co_spawn(io, converse(talk, request), [&](std::exception_ptr failure, Answer done) {
     if (failure) {

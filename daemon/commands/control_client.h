@@ -18,6 +18,8 @@ namespace pgwaitprof::commands {
 struct RemoteRunResult {
   std::filesystem::path dir;
   int exit_code = 1;
+  std::string status;  // the run's final status, and why when it did not complete
+  std::string error;
 };
 
 // nullopt when no daemon can take the run (no socket, a stale one, a daemon that does not

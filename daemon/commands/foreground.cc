@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "collectors/pg_session.h"
+#include "daemon/engine/fault_point.h"
 #include "daemon/engine/process.h"
 
 namespace pgwaitprof::commands {
@@ -89,6 +90,7 @@ asio::awaitable<engine::Expected<LocalTarget>> open_local_target(const LocalTarg
   if (!scratch) co_return scratch.error();
   local.scratch = std::move(*scratch);
   local.conninfo = local.scratch->conninfo();
+  co_await engine::fault_point("scratch-started", control);
   if (auto failed = co_await initialise_scratch(*local.scratch, options, control)) {
     local.scratch->set_keep(false);
     co_await local.scratch->destroy();

@@ -4,10 +4,14 @@
 // or a scratch cluster made for the command), and a sampler of it running beside their work.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <asio/co_spawn.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
+#include <csignal>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -48,21 +52,29 @@ struct LocalTargetOptions {
 asio::awaitable<engine::Expected<LocalTarget>> open_local_target(const LocalTargetOptions& options,
                                                                  engine::RunControl& control);
 
-// Runs `work` on a fresh io_context. SIGINT/SIGTERM interrupt `control` (the first prints
-// `on_signal`, later ones that pgwaitprof is cleaning up). Returns what `work` returned;
+// The signals that end a foreground command: each one interrupts it the same way, so what it
+// started is stopped and its report is still written (SIGKILL is the watchdog's, see
+// engine/supervisor.h; SIGPIPE is ignored, and a closed standard output only ends the output).
+inline constexpr int kTerminatingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// Runs `work` on a fresh io_context. Every terminating signal interrupts `control` (the first
+// prints `on_signal`, later ones that pgwaitprof is cleaning up). Returns what `work` returned;
 // rethrows what it threw.
 template <typename Result>
 Result drive(const std::string& on_signal,
              std::function<asio::awaitable<Result>(engine::RunControl&)> work) {
   asio::io_context io;
-  asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::signal_set signals(io);
+  for (const int signal_number : kTerminatingSignals) signals.add(signal_number);
   engine::RunControl control(io.get_executor());
   std::function<void()> wait_signal = [&] {
-    signals.async_wait([&](const std::error_code& error, int) {
+    signals.async_wait([&](const std::error_code& error, int signal_number) {
       if (error) return;
+      // stderr may be the terminal that just hung up: a failed write is ignored.
       std::cerr << (control.interrupted() ? "pgwaitprof: already stopping, cleaning up" : on_signal)
-                << '\n';
-      control.interrupt();
+                << std::endl;
+      std::cerr.clear();
+      control.interrupt(fmt::format("interrupted by signal SIG{}", ::sigabbrev_np(signal_number)));
       wait_signal();
     });
   };

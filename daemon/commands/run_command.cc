@@ -58,10 +58,16 @@ std::optional<int> try_daemons(const RunCommand& command, engine::RunRequest req
         [](const std::string& notice) { std::cerr << notice << '\n'; });
     if (!remote) throw std::runtime_error(remote.error().message);
     if (!*remote) continue;
-    auto run = engine::read_run((*remote)->dir);
-    if (!run) throw std::runtime_error(run.error().message);
-    const int exit_code = print_report(*run, (*remote)->dir, (*remote)->exit_code, true);
-    upload_after(request.data_dir, {(*remote)->dir}, command.results_dsn);
+    const auto& done = **remote;
+    auto run = engine::read_run(done.dir);
+    // The daemon's word on how the run ended stands, also when its report could not be kept.
+    if (!run) {
+      throw std::runtime_error(fmt::format("run {}: {}", done.status,
+                                           done.error.empty() ? run.error().message : done.error));
+    }
+    const int exit_code = print_report(*run, done.dir, done.exit_code,
+                                       std::filesystem::exists(done.dir / "report.html"));
+    upload_after(request.data_dir, {done.dir}, command.results_dsn);
     return exit_code;
   }
   return std::nullopt;

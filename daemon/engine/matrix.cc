@@ -11,6 +11,7 @@
 #include "collectors/pg_session.h"
 #include "config/logging.h"
 #include "daemon/engine/atomic_file.h"
+#include "daemon/engine/fault_point.h"
 #include "daemon/engine/process.h"
 #include "daemon/engine/run_directory.h"
 #include "daemon/engine/scratch_cluster.h"
@@ -81,10 +82,11 @@ asio::awaitable<void> before_run(MatrixContext& context, const std::vector<std::
 }
 
 RunRequest cell_request(const MatrixContext& context, const MatrixCellRun& cell,
-                        const std::vector<std::string>& args) {
+                        const std::vector<std::string>& args, bool settings_journaled) {
   const auto& plan = context.plan;
   RunRequest request;
   request.conninfo = context.conninfo;
+  request.holds_settings_lock = settings_journaled;
   const auto variant = std::find_if(plan.variants.begin(), plan.variants.end(),
                                     [&](const auto& v) { return v.name == cell.variant; });
   request.workload = variant != plan.variants.end() && !variant->workload.empty()
@@ -136,6 +138,7 @@ asio::awaitable<Status> run_cells(MatrixContext& context, ServerSettings& settin
       ++outcome.runs_skipped;
       continue;
     }
+    if (executed > 0) co_await fault_point("between-cells", context.control);
     if (context.control.interrupted()) break;
     std::error_code ignored;
     std::filesystem::remove_all(run_dir, ignored);  // a failed attempt is redone whole
@@ -150,7 +153,8 @@ asio::awaitable<Status> run_cells(MatrixContext& context, ServerSettings& settin
     const std::vector<std::string> args{"-c", std::to_string(cell.clients), "-j",
                                         std::to_string(jobs)};
     co_await before_run(context, args);
-    const auto result = co_await context.execute(cell_request(context, cell, args));
+    const auto result =
+        co_await context.execute(cell_request(context, cell, args, settings.journaled()));
     ++executed;
     if (result.run.status == model::RunStatus::kCompleted) ++outcome.runs_done;
     const auto figure = model::run_figure(result.run, plan.metric);
@@ -225,8 +229,14 @@ asio::awaitable<MatrixOutcome> execute_matrix(MatrixContext& context) {
   for (const auto& variant : context.plan.variants) variants.push_back(variant.settings);
   // Before the first run: a plan whose settings the server would refuse fails here, having
   // changed nothing.
-  auto settings =
-      co_await ServerSettings::prepare(context.conninfo, variants, context.scratch != nullptr);
+  // A server that outlives pgwaitprof gets a journal before anything changes; a scratch
+  // cluster goes with pgwaitprof (engine/supervisor.h).
+  // (A named local, not a temporary in the co_await: GCC 12 destroys a conditional
+  // expression's temporary there twice.)
+  std::optional<std::filesystem::path> journal;
+  if (context.scratch == nullptr) journal = context.dir / "settings-journal.json";
+  auto settings = co_await ServerSettings::prepare(context.conninfo, variants,
+                                                   context.scratch != nullptr, journal);
   if (!failed && !settings) failed = settings.error();
   if (!failed) failed = co_await run_cells(context, *settings, outcome);
   // Leave the server as we found it, whatever happened.

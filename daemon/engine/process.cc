@@ -23,6 +23,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "daemon/engine/supervisor.h"
+
 extern char** environ;
 
 namespace pgwaitprof::engine {
@@ -176,6 +178,8 @@ Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& 
         fmt::format("could not open a pidfd for \"{}\": {}", argv[0], std::strerror(open_error))};
   }
   ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+  // Its process group outlives nothing of ours, not even a SIGKILL of pgwaitprof.
+  supervise_process_group(pid);
   return Child{pid, pidfd, out[0], err[0]};
 }
 
@@ -207,6 +211,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const SpawnOptio
   int status = 0;
   while (::waitpid(child->pid, &status, 0) < 0 && errno == EINTR) {
   }
+  release_process_group(child->pid);
   result.exit_code = exit_code_of(status);
   return result;
 }
@@ -240,6 +245,7 @@ asio::awaitable<int> wait_exit(Child& child) {
   // Readable means exited: this waitpid returns at once.
   while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
+  release_process_group(child.pid);
   co_return exit_code_of(status);
 }
 

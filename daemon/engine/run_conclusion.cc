@@ -199,20 +199,23 @@ void add_run_to_run(RunState& state) {
   }
 }
 
-// Step 8: the run directory. A run whose report cannot be kept is failed, and says why.
+// Step 8: the run directory, report.json last. A run whose report cannot be kept is failed, and
+// says why; no rendering that could say otherwise stays behind.
 void write(RunState& state) {
   auto& run = state.run();
-  auto failed = write_file_atomically(state.outcome.dir / "pgbench.log", state.pgbench_log);
-  if (!failed) failed = write_run_directory(state.outcome.dir, run);
+  const auto& dir = state.outcome.dir;
+  auto failed = write_file_atomically(dir / "pgbench.log", state.pgbench_log);
+  if (!failed) failed = write_run_directory(dir, run);
   if (failed) {
     if (run.status == model::RunStatus::kCompleted) run.status = model::RunStatus::kFailed;
     run.error = run.error.empty() ? "could not write the report: " + failed->message
                                   : run.error + "; could not write the report: " + failed->message;
-    // A report.json that says "completed" when the rest is missing would mislead: try to
-    // leave the failed status behind (a full disk may refuse this too).
-    (void)write_file_atomically(state.outcome.dir / "report.json", exporters::render_json(run));
-    log()->error("could not write run directory run_id={} dir={}: {}", run.id,
-                 state.outcome.dir.string(), failed->message);
+    remove_rendered_files(dir);
+    // The failed status with its reason, where the disk allows; else the unfinished report
+    // written at the start stays, which says failed too.
+    (void)write_file_atomically(dir / "report.json", exporters::render_json(run));
+    log()->error("could not write run directory run_id={} dir={}: {}", run.id, dir.string(),
+                 failed->message);
     return;
   }
   state.outcome.report_written = true;

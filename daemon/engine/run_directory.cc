@@ -3,6 +3,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -48,20 +49,38 @@ std::string escape_control_characters(std::string_view text) {
 
 Status write_run_directory(const std::filesystem::path& dir, const model::Run& run) {
   if (auto failed = create_private_directories(dir)) return failed;
-  // report.json first: it is the source of truth the others can be rendered from again.
+  // report.json last: its status is the run's final word, given only once everything it
+  // stands for is durable.
   const std::pair<const char*, std::string (*)(const model::Run&)> files[] = {
-      {"report.json", &exporters::render_json},
       {"report.txt", [](const model::Run& r) { return exporters::render_text(r); }},
       {"report.md", [](const model::Run& r) { return exporters::render_markdown(r); }},
       {"profile.csv", [](const model::Run& r) { return exporters::render_profile_csv(r); }},
       {"timeline.csv", &exporters::render_timeline_csv},
       {"waits.folded", [](const model::Run& r) { return exporters::render_folded(r); }},
       {"report.html", [](const model::Run& r) { return exporters::render_html(r); }},
+      {"report.json", &exporters::render_json},
   };
   for (const auto& [name, render] : files) {
     if (auto failed = write_file_atomically(dir / name, render(run))) return failed;
   }
   return std::nullopt;
+}
+
+void remove_rendered_files(const std::filesystem::path& dir) {
+  for (const char* name :
+       {"report.txt", "report.md", "profile.csv", "timeline.csv", "waits.folded", "report.html"}) {
+    std::error_code ignored;
+    std::filesystem::remove(dir / name, ignored);
+  }
+}
+
+Status write_unfinished_report(const std::filesystem::path& dir, model::Run run) {
+  run.status = model::RunStatus::kFailed;
+  run.error = fmt::format(
+      "unfinished: pgwaitprof (pid {}) is running this run, or ended before writing its report "
+      "(killed, or the machine stopped)",
+      ::getpid());
+  return write_file_atomically(dir / "report.json", exporters::render_json(run));
 }
 
 Expected<model::Run> read_run(const std::filesystem::path& dir_or_report) {

@@ -19,9 +19,18 @@ std::string make_run_id(std::string_view label = "");
 // ("\x1b[31m"), so a label cannot rewrite the terminal that prints a report.
 std::string escape_control_characters(std::string_view text);
 
-// report.json and every rendering of it. On the first failure (a full disk) it stops, leaves
-// no temporary file, and returns "could not write file "PATH": REASON".
+// Every rendering of the run, then report.json. On the first failure (a full disk) it stops,
+// leaves no temporary file, and returns "could not write file "PATH": REASON".
 [[nodiscard]] Status write_run_directory(const std::filesystem::path& dir, const model::Run& run);
+
+// The renderings write_run_directory() writes before report.json, removed: after a failure
+// they could contradict the report.json that says why the run failed.
+void remove_rendered_files(const std::filesystem::path& dir);
+
+// A report.json that says the run is unfinished (failed, with why), written when the run
+// starts: a pgwaitprof killed mid-run (SIGKILL, the OOM killer, a reboot) leaves a run marked
+// failed with a reason, never one without a status. The final report replaces it.
+[[nodiscard]] Status write_unfinished_report(const std::filesystem::path& dir, model::Run run);
 
 // A run from a run directory or a report.json path. The error is one line ("could not open
 // report ...", "could not read report ...: ...").

@@ -20,10 +20,12 @@
 #include "config/logging.h"
 #include "daemon/engine/atomic_file.h"
 #include "daemon/engine/copy_load.h"
+#include "daemon/engine/fault_point.h"
 #include "daemon/engine/loadgen_command.h"
 #include "daemon/engine/process.h"
 #include "daemon/engine/run_directory.h"
 #include "daemon/engine/run_state.h"
+#include "daemon/engine/settings_journal.h"
 #include "daemon/engine/workload_files.h"
 #include "daemon/model/run_analysis.h"
 #include "daemon/model/run_recorder.h"
@@ -82,6 +84,10 @@ asio::awaitable<Status> connect_target(RunState& state) {
   if (auto error = co_await state.session.connect(state.request.conninfo, kConnectTimeout)) {
     co_return Error{
         fmt::format("could not connect to \"{}\": {}", state.run().target, error->message)};
+  }
+  // Settings a killed matrix left on the server are put back before they could skew this run.
+  if (!state.request.holds_settings_lock) {
+    if (auto failed = co_await recover_abandoned_settings(state.session)) co_return failed;
   }
   if (auto error = co_await collectors::describe_server(state.session, state.run().environment)) {
     co_return Error{fmt::format("could not describe server: {}", error->message)};
@@ -317,6 +323,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
                       ? create_private_directories(state.request.data_dir, kDataDirectoryMode)
                       : std::nullopt;
   if (!failed) failed = create_private_directories(state.outcome.dir);
+  if (!failed) failed = write_unfinished_report(state.outcome.dir, run);
   if (!failed) observer.on_started(run.id, state.outcome.dir);
   if (!failed) failed = co_await connect_target(state);
   if (!failed) failed = co_await ensure_pgbench_tables(state, control);
@@ -348,6 +355,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   note_missing_statements(state);
   conclude(state, control);
   add_run_to_run(state);
+  co_await fault_point("report", control);
   write(state);
   if (run.status != model::RunStatus::kCompleted && state.outcome.exit_code == 0) {
     state.outcome.exit_code = 1;

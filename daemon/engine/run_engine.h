@@ -37,6 +37,9 @@ struct RunRequest {
   // CHECKPOINT when the load ends, timed and sampled as its own part of the run
   // (--checkpoint-after, a plan's checkpoint_after).
   bool checkpoint_after = false;
+  // The caller (a matrix) holds the server's settings lock and journal: the run does not look
+  // for an unfinished journal of another pgwaitprof (engine/settings_journal.h).
+  bool holds_settings_lock = false;
 };
 
 // What a run tells whoever started it, as it goes.

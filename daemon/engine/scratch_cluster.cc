@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "config/logging.h"
+#include "daemon/engine/supervisor.h"
 
 namespace pgwaitprof::engine {
 namespace {
@@ -76,11 +77,17 @@ asio::awaitable<Status> ScratchCluster::initialise(RunControl& control) {
   // Debian links some server programs into PATH: the real directory holds all of them.
   bin_dir_ = fs::canonical(initdb).parent_path();
   run_as_ = unprivileged_account();
-  std::string pattern = (fs::temp_directory_path() / "pgwaitprof-scratch-XXXXXX").string();
+  // What a killed pgwaitprof (and its watchdog) left goes before anything new is made.
+  sweep_abandoned_scratch_directories();
+  std::string pattern =
+      (fs::temp_directory_path() / (std::string(kScratchPrefix) + "XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     co_return Error{fmt::format("could not create temporary directory \"{}\"", pattern)};
   }
   directory_ = pattern;
+  // From here on the directory and every server in it go with pgwaitprof, however it ends.
+  supervise_scratch_directory(directory_);
+  write_scratch_owner(directory_);
   if (run_as_ && ::chown(directory_.c_str(), run_as_->uid, run_as_->gid) != 0) {
     co_return Error{fmt::format("could not change owner of \"{}\"", directory_.string())};
   }
@@ -173,6 +180,9 @@ asio::awaitable<void> ScratchCluster::destroy() {
   if (directory_.empty()) co_return;
   if (options_.keep) {
     log()->info("keeping scratch cluster dir={} conninfo=\"{}\"", directory_.string(), conninfo());
+    release_scratch_directory(directory_);
+    std::error_code ignored;
+    std::filesystem::remove(directory_ / "owner", ignored);
     co_return;
   }
   if (std::filesystem::exists(directory_ / "data" / "postmaster.pid")) {
@@ -192,6 +202,7 @@ void ScratchCluster::remove_directory() {
     log()->error("could not remove scratch cluster dir={}: {}", directory_.string(),
                  error.message());
   }
+  release_scratch_directory(directory_);
   directory_.clear();
 }
 

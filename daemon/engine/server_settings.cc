@@ -212,7 +212,7 @@ asio::awaitable<Expected<std::map<std::string, std::string>>> read_auto_conf(
 
 asio::awaitable<Expected<ServerSettings>> ServerSettings::prepare(
     const std::string& conninfo, const std::vector<std::map<std::string, std::string>>& variants,
-    bool can_restart) {
+    bool can_restart, std::optional<std::filesystem::path> journal) {
   std::map<std::string, std::set<std::string>> values;
   for (const auto& variant : variants) {
     for (const auto& [name, value] : variant) values[lower(name)].insert(value);
@@ -220,6 +220,13 @@ asio::awaitable<Expected<ServerSettings>> ServerSettings::prepare(
   ServerSettings settings;
   settings.conninfo_ = conninfo;
   if (values.empty()) co_return settings;
+  // First: what a killed matrix left is put back, so the prior state read below is the
+  // server's own.
+  if (journal) {
+    auto opened = co_await SettingsJournal::open(conninfo, *journal);
+    if (!opened) co_return opened.error();
+    settings.journal_ = std::move(*opened);
+  }
   collectors::PgSession session(co_await asio::this_coro::executor);
   if (auto error = co_await session.connect(conninfo, 10s)) {
     co_return Error{"could not connect to check the plan's settings: " + error->message};
@@ -242,12 +249,21 @@ asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::apply(
     const std::map<std::string, std::string>& settings) {
   std::map<std::string, std::optional<std::string>> wanted = prior_;
   for (const auto& [name, value] : settings) wanted[lower(name)] = value;
-  collectors::PgSession session(co_await asio::this_coro::executor);
-  if (auto error = co_await session.connect(conninfo_, 10s)) {
-    co_return Error{"could not connect to change settings: " + error->message};
+  // The journal's session holds the settings lock; a scratch cluster gets a session per change.
+  std::optional<collectors::PgSession> own_session;
+  if (!journal_) {
+    own_session.emplace(co_await asio::this_coro::executor);
+    if (auto error = co_await own_session->connect(conninfo_, 10s)) {
+      co_return Error{"could not connect to change settings: " + error->message};
+    }
   }
+  auto& session = journal_ ? journal_->session() : *own_session;
   for (const auto& [name, value] : wanted) {
     if (current_[name] == value) continue;  // untouched lines keep their bytes and their place
+    // Written ahead: the journal is durable before the server changes.
+    if (journal_) {
+      if (auto failed = co_await journal_->begin()) co_return *failed;
+    }
     const auto sql =
         value ? fmt::format("ALTER SYSTEM SET {} = {}", name, collectors::quote_literal(*value))
               : "ALTER SYSTEM RESET " + name;
@@ -256,6 +272,21 @@ asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::apply(
       co_return Error{fmt::format("could not run \"{}\": {}", sql, done.error->message)};
     current_[name] = value;
   }
+  co_return co_await reload(session);
+}
+
+asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::restore() {
+  if (!journal_) {
+    static const std::map<std::string, std::string> kNothing;
+    co_return co_await apply(kNothing);
+  }
+  if (auto failed = co_await journal_->restore()) co_return *failed;
+  current_ = prior_;
+  co_return co_await reload(journal_->session());
+}
+
+asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::reload(
+    collectors::PgSession& session) {
   if (auto reloaded = co_await session.execute("SELECT pg_reload_conf()"); !reloaded.ok()) {
     co_return Error{"could not reload the configuration: " + reloaded.error->message};
   }

@@ -98,6 +98,7 @@ DaemonApp::DaemonApp(std::optional<std::filesystem::path> config_path, DaemonOve
       signals_(io_, SIGINT, SIGTERM, SIGHUP),
       samplers_(io_.get_executor()),
       tasks_(io_.get_executor()) {
+  signals_.add(SIGQUIT);
   config_ = load();
   config::set_log_level(config_.log_level);
   published_.store(

@@ -95,5 +95,49 @@ TEST_F(DiskFull, DaemonRunFailsWithTheReasonAndTheDaemonKeepsSampling) {
   expect_no_temporary_files(data);
 }
 
+// Item 10 of issue 23: the disk fills while a daemon run writes its report (report.html does not
+// fit). report.json, written last, says failed with the reason; no rendering that says
+// completed stays; the client that asked for the run prints the reason and no path to a
+// report.html that does not exist.
+TEST_F(DiskFull, DiskFullWhileTheReportIsWrittenLeavesAFailedRunAndTheClientSaysWhy) {
+  const auto data = mount_ / "data";
+  ::setenv("PGWAITPROF_FAULT_HOLD", "report", 1);
+  ::setenv("PGWAITPROF_FAULT_HOLD_SECONDS", "3", 1);
+  FaultDaemon daemon("disk-full-report", "", test_conninfo(), 100, data);
+  ::unsetenv("PGWAITPROF_FAULT_HOLD");
+  ::unsetenv("PGWAITPROF_FAULT_HOLD_SECONDS");
+  ASSERT_TRUE(daemon.up()) << daemon.process->log();
+  ChildProcess client(
+      {"/usr/bin/env", "PGWAITPROF_SOCKET=" + daemon.socket().string(), pgwaitprof_binary(), "run",
+       test_conninfo(), "--data-dir", (mount_ / "client").string(), "--", "-c", "1", "-T", "2"},
+      daemon.dir / "client.log");
+  ASSERT_TRUE(eventually(60s, [&] {
+    return daemon.process->log().find("holding at report") != std::string::npos;
+  })) << daemon.process->log();
+  // Room for the small files and report.json, not for report.html (about 100 kB).
+  fill();
+  ::truncate((mount_ / "filler").c_str(),
+             static_cast<off_t>(std::filesystem::file_size(mount_ / "filler")) - 60 * 1024);
+  const auto code = client.wait(60s);
+  ASSERT_TRUE(code.has_value()) << client.log();
+  EXPECT_EQ(*code, 1) << client.log();
+  EXPECT_NE(client.log().find("No space left on device"), std::string::npos) << client.log();
+  // No "report: .../report.html" line for a page that was not written.
+  EXPECT_EQ(client.log().find("\nreport: "), std::string::npos) << client.log();
+  std::filesystem::path run_dir;
+  for (const auto& entry : std::filesystem::directory_iterator(data / "runs")) {
+    run_dir = entry.path();
+  }
+  const auto report = nlohmann::json::parse(read_text(run_dir / "report.json"));
+  EXPECT_EQ(report["status"], "failed");
+  EXPECT_NE(report["error"].get<std::string>().find("could not write the report"),
+            std::string::npos)
+      << report["error"];
+  for (const char* rendering : {"report.txt", "report.md", "report.html"}) {
+    EXPECT_FALSE(std::filesystem::exists(run_dir / rendering)) << rendering;
+  }
+  expect_no_temporary_files(data);
+}
+
 }  // namespace
 }  // namespace pgwaitprof::testing

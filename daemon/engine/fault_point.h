@@ -1,0 +1,18 @@
+// Fault injection for the tests of pgwaitprof's guarantees (tests/faults/signal_class_test.cc):
+// with PGWAITPROF_FAULT_HOLD=NAME in its environment, pgwaitprof says
+// "pgwaitprof: holding at NAME" on stderr when it reaches the point NAME and waits there, until
+// it is interrupted or for PGWAITPROF_FAULT_HOLD_SECONDS (default 60), so that a test can end it
+// by a signal at exactly that point of a run (say, while it writes its report). Without the
+// variable (always, outside those tests) a fault point does nothing.
+#pragma once
+
+#include <asio/awaitable.hpp>
+#include <string_view>
+
+#include "daemon/engine/run_control.h"
+
+namespace pgwaitprof::engine {
+
+asio::awaitable<void> fault_point(std::string_view name, RunControl& control);
+
+}  // namespace pgwaitprof::engine

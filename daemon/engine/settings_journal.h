@@ -1,0 +1,97 @@
+// A write-ahead journal of the server settings a matrix changes, so that the server is left as
+// it was found however the matrix ends (a SIGKILL, the OOM killer, a reboot included).
+//
+// Before the first ALTER SYSTEM of a matrix, the server's prior state (the bytes of
+// postgresql.auto.conf where the role may read them, and its settings in file order) is written
+// durably next to the matrix (settings-journal.json), and then a marker is set on the server
+// itself: the custom setting pgwaitprof.settings_journal = 'HOST:PATH' (only where the journal
+// is, never the values: any role can read a custom setting). While the matrix runs it holds a
+// session-level advisory lock on a connection of its own; a dead matrix's lock goes with its
+// connection. Every pgwaitprof that touches the server (matrix, --resume, run, the daemon's
+// runs) first looks for the marker: with the lock free it restores the journal, with the lock
+// held it refuses. Restoring replays ALTER SYSTEM so the settings come back in their order, then
+// checks the file's bytes; where they still differ (a hand-edited file) and the role may, it
+// writes the original bytes back (lo_export). The marker goes last, the journal file after it.
+#pragma once
+
+#include <asio/awaitable.hpp>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/pg_session.h"
+#include "daemon/engine/expected.h"
+
+namespace pgwaitprof::engine {
+
+// The custom setting that marks an unfinished journal on the server.
+inline constexpr const char* kJournalMarker = "pgwaitprof.settings_journal";
+
+// One line of postgresql.auto.conf: a setting and its value as pg_file_settings shows it.
+struct AutoConfEntry {
+  std::string name;  // lower case
+  std::string value;
+  bool operator==(const AutoConfEntry&) const = default;
+};
+
+// What the journal keeps of the server before the matrix changed it.
+struct JournalRecord {
+  std::string host;                    // where the journal file is
+  std::string target;                  // the server, password masked
+  std::optional<std::string> bytes;    // postgresql.auto.conf, when the role could read it
+  std::vector<AutoConfEntry> entries;  // its settings in file order, the marker left out
+};
+std::string journal_to_json(const JournalRecord& record);
+Expected<JournalRecord> journal_from_json(const std::string& text);
+
+// The ALTER SYSTEM statements that turn the file's `current` entries into `original`, order
+// included: ALTER SYSTEM SET appends a setting at the end, so every setting after the first
+// difference is reset and set again in the original order; the marker is reset last. Pure.
+std::vector<std::string> replay_statements(const std::vector<AutoConfEntry>& current,
+                                           const std::vector<AutoConfEntry>& original);
+
+// "HOST:PATH" of a marker, split; nullopt when it is not one.
+struct MarkerValue {
+  std::string host;
+  std::filesystem::path path;
+};
+std::optional<MarkerValue> parse_marker(const std::string& value);
+
+// This host's name, as journals and markers record it.
+std::string journal_host();
+
+class SettingsJournal {
+ public:
+  // Connects a session of its own, takes the settings lock (refused, one line, when another
+  // pgwaitprof holds it), restores what a dead matrix left, and reads the server's state.
+  static asio::awaitable<Expected<std::unique_ptr<SettingsJournal>>> open(
+      const std::string& conninfo, std::filesystem::path path);
+  SettingsJournal(const SettingsJournal&) = delete;
+  SettingsJournal& operator=(const SettingsJournal&) = delete;
+  ~SettingsJournal();
+
+  // The journal file, then the marker: before the first change. Idempotent.
+  asio::awaitable<Status> begin();
+  // Runs one ALTER SYSTEM on the lock's session.
+  asio::awaitable<Status> alter_system(const std::string& sql);
+  // The server back to the journal, checked byte for byte where the file can be read; the
+  // marker and the journal file go only then. Idempotent.
+  asio::awaitable<Status> restore();
+  collectors::PgSession& session() { return *session_; }
+
+ private:
+  explicit SettingsJournal(std::filesystem::path path) : path_(std::move(path)) {}
+  std::unique_ptr<collectors::PgSession> session_;
+  std::filesystem::path path_;
+  JournalRecord record_;
+  bool begun_ = false;
+};
+
+// What every pgwaitprof does first on a server it may change or benchmark: when the server
+// carries an unfinished journal's marker and no pgwaitprof holds the settings lock, restore the
+// journal (logged); when one holds it, refuse with one line. `session` is connected.
+asio::awaitable<Status> recover_abandoned_settings(collectors::PgSession& session);
+
+}  // namespace pgwaitprof::engine

@@ -1,0 +1,285 @@
+// The whole class of ways a foreground command can end (issue 23): `run` and `matrix`, on a
+// scratch cluster and on an external server, ended by SIGHUP, SIGINT, SIGTERM, SIGQUIT, a closed
+// pipe (SIGPIPE) and SIGKILL at each point of their work: set-up, load, report writing, between
+// matrix cells. Afterwards, within a bound or after the next invocation: no postmaster or
+// pgbench left, no scratch directory left, the external server's postgresql.auto.conf
+// byte-identical to before, and every run directory complete or marked failed with a reason.
+// Fault points (daemon/engine/fault_point.h) hold the program at the exact point.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+
+#include "tests/faults/fault_harness.h"
+
+namespace pgwaitprof::testing {
+namespace {
+
+struct Ending {
+  const char* command;  // run, matrix
+  const char* target;   // scratch, external
+  const char* phase;    // setup, load, report, between-cells
+  int signal_number;    // SIGPIPE: the read end of its output pipe closed
+};
+
+std::string name_of(const Ending& ending) {
+  std::string name = fmt::format("{}_{}_{}_{}", ending.command, ending.target, ending.phase,
+                                 ::sigabbrev_np(ending.signal_number));
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+void PrintTo(const Ending& ending, std::ostream* out) { *out << name_of(ending); }
+
+// pgwaitprof with stdout and stderr on one pipe that the test reads (and may close).
+class PipedProgram {
+ public:
+  PipedProgram(const std::vector<std::string>& argv, const std::vector<std::string>& environment) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+    std::vector<std::string> arguments = argv;
+    std::vector<char*> pointers;
+    for (auto& argument : arguments) pointers.push_back(argument.data());
+    pointers.push_back(nullptr);
+    std::vector<std::string> variables = environment;
+    std::vector<char*> env_pointers;
+    for (char** entry = environ; *entry != nullptr; ++entry) env_pointers.push_back(*entry);
+    for (auto& variable : variables) env_pointers.push_back(variable.data());
+    env_pointers.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(fds[1], STDOUT_FILENO);
+      ::dup2(fds[1], STDERR_FILENO);
+      ::execve(pointers[0], pointers.data(), env_pointers.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    read_fd_ = fds[0];
+  }
+  PipedProgram(const PipedProgram&) = delete;
+  PipedProgram& operator=(const PipedProgram&) = delete;
+  ~PipedProgram() {
+    if (!exit_code_) {
+      ::kill(pid_, SIGKILL);
+      wait(5s);
+    }
+    close_pipe();
+  }
+  pid_t pid() const { return pid_; }
+  const std::string& output() const { return output_; }
+  void close_pipe() {
+    if (read_fd_ >= 0) ::close(read_fd_);
+    read_fd_ = -1;
+  }
+  // Reads what is there (for at most `wait_for`), so the program never blocks on a full pipe.
+  void drain(std::chrono::milliseconds wait_for) {
+    if (read_fd_ < 0) return;
+    pollfd wanted{read_fd_, POLLIN, 0};
+    if (::poll(&wanted, 1, static_cast<int>(wait_for.count())) <= 0) return;
+    char buffer[8192];
+    const auto got = ::read(read_fd_, buffer, sizeof buffer);
+    if (got > 0) output_.append(buffer, static_cast<size_t>(got));
+    if (got == 0) close_pipe();
+  }
+  // Reads until `done` holds or `timeout` passes.
+  bool until(std::chrono::seconds timeout, const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done()) return true;
+      drain(20ms);
+      if (read_fd_ < 0 && exited()) return done();
+    }
+    return done();
+  }
+  bool exited() {
+    if (exit_code_) return true;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return exit_code_.has_value();
+  }
+  std::optional<int> wait(std::chrono::seconds timeout) {
+    until(timeout, [&] { return exited(); });
+    return exit_code_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int read_fd_ = -1;
+  std::string output_;
+  std::optional<int> exit_code_;
+};
+
+std::string scratch_directory(const std::string& output) {
+  const std::string marker = "creating scratch cluster dir=";
+  const auto at = output.find(marker);
+  if (at == std::string::npos) return "";
+  const auto start = at + marker.size();
+  return output.substr(start, output.find(' ', start) - start);
+}
+
+std::filesystem::path auto_conf() {
+  return std::filesystem::path(env("PGWAITPROF_TEST_PGDATA")) / "postgresql.auto.conf";
+}
+
+// A pgbench of the load (not pgbench -i) whose command line names `needle`.
+bool load_running(const std::string& needle) {
+  for (const pid_t pid : processes_with(needle)) {
+    if (runs_program(pid, "pgbench") && cmdline_of(pid).find(" -i ") == std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Every report.json under `dir`: completed, or not completed with a reason.
+void expect_runs_complete_or_failed_with_reason(const std::filesystem::path& dir) {
+  for (const auto& file : files_under(dir)) {
+    if (file.filename() != "report.json") continue;
+    const auto report = nlohmann::json::parse(read_text(file), nullptr, false);
+    ASSERT_TRUE(report.is_object()) << file;
+    const auto status = report.value("status", "");
+    if (status == "completed") continue;
+    EXPECT_TRUE(status == "failed" || status == "interrupted") << file << ": " << status;
+    EXPECT_FALSE(report.value("error", "").empty()) << file << " says " << status << " without why";
+  }
+}
+
+class SignalClass : public ::testing::TestWithParam<Ending> {
+ protected:
+  void SetUp() override {
+    require_cluster();
+    // Values the user set before, which the plan's variants change.
+    ASSERT_EQ(psql("ALTER SYSTEM SET work_mem = '77MB'").exit_code, 0);
+    ASSERT_EQ(psql("ALTER SYSTEM SET commit_delay = 5").exit_code, 0);
+    ASSERT_EQ(psql("SELECT pg_reload_conf()").exit_code, 0);
+    before_ = read_text(auto_conf());
+  }
+  void TearDown() override {
+    psql("ALTER SYSTEM RESET work_mem");
+    psql("ALTER SYSTEM RESET commit_delay");
+    psql("SELECT pg_reload_conf()");
+  }
+  std::string before_;
+};
+
+std::vector<std::string> command_line(const Ending& ending, const std::filesystem::path& dir) {
+  const bool scratch = std::string_view(ending.target) == "scratch";
+  const auto data = (dir / "data").string();
+  std::vector<std::string> argv;
+  if (std::string_view(ending.command) == "run") {
+    argv = {pgwaitprof_binary(),
+            "run",
+            "--no-daemon",
+            "--data-dir",
+            data,
+            "--scale",
+            "1",
+            "--",
+            "-c",
+            "1",
+            "-T",
+            "3"};
+  } else {
+    // Two variants that change the server, one run each: a change between the cells.
+    write_text(dir / "plan.yaml",
+               fmt::format("name: signals\n{}scale: 1\nclients: [1]\nduration: 2\nrepeats: 1\n"
+                           "hz: 100\nwarmup: 0\ncheckpoint: false\nvariants:\n"
+                           "  - name: a\n    settings: {{work_mem: 8MB, commit_delay: '10'}}\n"
+                           "  - name: b\n    settings: {{synchronous_commit: 'off'}}\n",
+                           scratch ? "" : "target: \"" + test_conninfo() + "\"\n"));
+    argv = {pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(), "--data-dir", data};
+  }
+  return scratch ? without_pg_environment(argv) : argv;
+}
+
+TEST_P(SignalClass, LeavesNothingRunningNoScratchDirectoryTheServerAsFoundAndEveryRunMarked) {
+  const Ending ending = GetParam();
+  const auto dir = temp_dir("signals-" + name_of(ending));
+  const std::string phase = ending.phase;
+  const bool hold = phase != "load";
+  const bool pipe_closed = ending.signal_number == SIGPIPE;
+  std::vector<std::string> environment{"PGWAITPROF_FAULT_HOLD=" +
+                                       (phase == "setup" ? std::string("scratch-started") : phase)};
+  // A closed pipe does not end the command: the hold then only has to outlast closing it.
+  environment.push_back(std::string("PGWAITPROF_FAULT_HOLD_SECONDS=") + (pipe_closed ? "1" : "60"));
+  PipedProgram program(command_line(ending, dir), environment);
+
+  const std::string at =
+      hold ? "holding at " + (phase == "setup" ? "scratch-started" : phase) : std::string();
+  ASSERT_TRUE(program.until(90s,
+                            [&] {
+                              return hold ? program.output().find(at) != std::string::npos
+                                          : load_running(dir.string());
+                            }))
+      << "never reached " << phase << ":\n"
+      << program.output();
+  const std::string scratch = scratch_directory(program.output());
+  if (std::string_view(ending.target) == "scratch") {
+    ASSERT_FALSE(scratch.empty());
+  }
+
+  if (pipe_closed) {
+    program.close_pipe();
+  } else {
+    ::kill(program.pid(), ending.signal_number);
+  }
+  const auto code = program.wait(120s);
+  ASSERT_TRUE(code.has_value()) << "still running:\n" << program.output();
+  if (ending.signal_number == SIGKILL) {
+    EXPECT_EQ(*code, 128 + SIGKILL);
+  } else if (pipe_closed || (phase == "report" && std::string_view(ending.command) == "run")) {
+    // A reader gone ends the output, not the work: the command finished as it would have. A
+    // signal while the report is written comes after the load: the run is complete.
+    EXPECT_EQ(*code, 0) << program.output();
+  } else {
+    EXPECT_NE(*code, 0) << program.output();
+  }
+
+  // No postmaster, backend or pgbench of the scratch cluster, and no directory (for SIGKILL
+  // the watchdog's work, so within a bound).
+  if (!scratch.empty()) {
+    EXPECT_TRUE(eventually(
+        30s, [&] { return processes_with(scratch).empty() && !std::filesystem::exists(scratch); }))
+        << scratch << " left: " << processes_with(scratch).size() << " processes\n"
+        << program.output();
+  }
+  EXPECT_TRUE(eventually(15s, [&] { return !load_running(dir.string()); }))
+      << "a pgbench of the run is still running";
+
+  if (std::string_view(ending.target) == "external") {
+    if (ending.signal_number == SIGKILL) {
+      // The next invocation that touches the server puts back what the killed one changed.
+      const auto next =
+          engine::run_command({pgwaitprof_binary(), "run", "--no-daemon", "--data-dir",
+                               (dir / "next").string(), "--", "-c", "1", "-t", "20"});
+      EXPECT_EQ(next.exit_code, 0) << next.output;
+    }
+    EXPECT_EQ(read_text(auto_conf()), before_);
+    EXPECT_EQ(psql("SHOW synchronous_commit").output, "on\n");
+  }
+  expect_runs_complete_or_failed_with_reason(dir);
+}
+
+std::vector<Ending> endings() {
+  std::vector<Ending> all;
+  const int signals[] = {SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGPIPE, SIGKILL};
+  for (const int signal_number : signals) {
+    for (const char* phase : {"setup", "load", "report"}) {
+      all.push_back({"run", "scratch", phase, signal_number});
+    }
+    for (const char* phase : {"load", "report"}) {
+      all.push_back({"run", "external", phase, signal_number});
+    }
+    for (const char* phase : {"load", "between-cells"}) {
+      all.push_back({"matrix", "external", phase, signal_number});
+    }
+    all.push_back({"matrix", "scratch", "between-cells", signal_number});
+  }
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Endings, SignalClass, ::testing::ValuesIn(endings()),
+                         [](const auto& info) { return name_of(info.param); });
+
+}  // namespace
+}  // namespace pgwaitprof::testing
