@@ -213,48 +213,9 @@ void text_tail(TextWriter& out, const model::Run& run) {
 // ---------------------------------------------------------------------------------------------
 // Markdown
 
-// Table cells and prose of the report: "|" would end the cell, "<" could start HTML, "*", "_",
-// "`" emphasis, "[" a link, and a line break the table row.
-std::string md_escape(std::string_view text) {
-  return markdown_escape(text, MarkdownEscape::kMarkupAndHtml);
-}
-
-// A code span that survives inside a table cell: pipes escaped, backticks fenced around.
-std::string md_code(std::string_view text) {
-  if (text.empty()) return "";
-  std::string body;
-  for (char c : text) {
-    if (c == '|') {
-      body += "\\|";
-    } else if (c == '\n') {
-      body += ' ';
-    } else {
-      body += c;
-    }
-  }
-  const std::string fence = body.find('`') == std::string::npos ? "`" : "`` ";
-  const std::string close = fence == "`" ? "`" : " ``";
-  return fence + body + close;
-}
-
-// A fenced block long enough not to be closed by backticks inside the text.
-std::string md_fence(std::string_view text) {
-  size_t longest = 0;
-  size_t run = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  std::string fence(std::max<size_t>(3, longest + 1), '`');
-  return fence;
-}
-
 std::string md_stderr(const model::Run& run) {
   if (run.loadgen_stderr.empty()) return "";
-  const std::string fence = md_fence(run.loadgen_stderr);
-  std::string stderr_text = run.loadgen_stderr;
-  if (stderr_text.back() != '\n') stderr_text += '\n';
-  return "\nLoad generator stderr:\n\n" + fence + "text\n" + stderr_text + fence + "\n";
+  return "\nLoad generator stderr:\n\n" + markdown_code_block(run.loadgen_stderr);
 }
 
 }  // namespace
@@ -286,21 +247,21 @@ std::string md_profile(const model::Run& run, const RenderOptions& options) {
   const ProfileTable table = profile_table(run, options, false);
   std::string title = profile_title(table, options);
   title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-  out += "\n## " + md_escape(title) + "\n\n" + md_escape(profile_heading(run, table, options)) +
-         ".\n\n";
-  if (!table.note.empty()) out += md_escape(table.note) + ".\n\n";
+  out += "\n## " + markdown_escape(title) + "\n\n" +
+         markdown_escape(profile_heading(run, table, options)) + ".\n\n";
+  if (!table.note.empty()) out += markdown_escape(table.note) + ".\n\n";
   if (const auto excluded = table.window.description(); !excluded.empty()) {
-    out += md_escape(excluded) + " (`--no-trim` keeps it).\n\n";
+    out += markdown_escape(excluded) + " (`--no-trim` keeps it).\n\n";
   }
-  out += markdown_row({"count", md_escape(table.dimension), "share", "AAS", "± err"});
+  out += markdown_row({"count", markdown_escape(table.dimension), "share", "AAS", "± err"});
   out += "|---:|:---|---:|---:|---:|\n";
   for (const auto& row : table.rows) {
-    out += markdown_row({fmt::format("{}", row.stat.count), md_escape(row.label),
+    out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
                          percent(row.stat.share), fmt::format("{:.2f}", row.stat.aas),
                          error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)});
     if (const auto split = cpu_split(run, table, row)) {
       for (const auto& sub : split->sub_rows()) {
-        out += markdown_row({"", "&nbsp;&nbsp;" + md_escape(sub.label), percent(sub.share),
+        out += markdown_row({"", "&nbsp;&nbsp;" + markdown_escape(sub.label), percent(sub.share),
                              fmt::format("{:.2f}", sub.aas), ""});
       }
     }
@@ -310,11 +271,11 @@ std::string md_profile(const model::Run& run, const RenderOptions& options) {
                           : 0.0;
   out += markdown_row({fmt::format("**{}**", table.total), "**total**",
                        table.total > 0 ? "100.0%" : "-", fmt::format("{:.2f}", total_aas), ""});
-  out += "\n" + md_escape(model::error_method_note()) + ".\n";
+  out += "\n" + markdown_escape(model::error_method_note()) + ".\n";
   if (const auto meanings = row_meanings(run, table); !meanings.empty()) {
     out += "\nWhat the events above mean (`pgwaitprof explain EVENT` says more):\n\n";
     for (const auto& [label, meaning] : meanings) {
-      out += "- **" + md_escape(label) + "**: " + md_escape(meaning) + "\n";
+      out += "- **" + markdown_escape(label) + "**: " + markdown_escape(meaning) + "\n";
     }
   }
   if (!table.idle.empty()) {
@@ -325,7 +286,7 @@ std::string md_profile(const model::Run& run, const RenderOptions& options) {
                                            : 0.0);
     out += markdown_row({"count", "idle wait (backend type)", "AAS"}) + "|---:|:---|---:|\n";
     for (const auto& row : table.idle) {
-      out += markdown_row({fmt::format("{}", row.stat.count), md_escape(row.label),
+      out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
                            fmt::format("{:.2f}", row.stat.aas)});
     }
   }
@@ -337,12 +298,7 @@ std::string md_loadgen(const model::Run& run) {
   std::string out;
   out += "\n## Load generator\n\n";
   if (run.loadgen) {
-    std::string summary;
-    for (const auto& summary_line : loadgen_summary_lines(*run.loadgen)) {
-      summary += summary_line + "\n";
-    }
-    const std::string fence = md_fence(summary);
-    out += fence + "text\n" + summary + fence + "\n";
+    out += markdown_code_block(loadgen_summary_lines(*run.loadgen));
   } else {
     out += fmt::format("No summary (exit code {}).\n", run.loadgen_exit_code);
   }
@@ -355,7 +311,7 @@ std::string md_timeline(const model::Run& run) {
   std::string out;
   const auto rows = timeline_rows(run);
   if (rows.empty()) return "";
-  out += "\n## Timeline\n\n" + md_escape(timeline_legend(run)) + ".\n\n";
+  out += "\n## Timeline\n\n" + markdown_escape(timeline_legend(run)) + ".\n\n";
   const bool tails = run.latency.has_value();
   std::vector<std::string> header = {"t s", "tps", "lat ms", "stddev", "fail"};
   if (tails) header.insert(header.end(), {"p99 ms", "max ms"});
@@ -390,7 +346,7 @@ std::string md_timeline(const model::Run& run) {
       cells.push_back(row.runq_aas ? fmt::format("{:.2f}", *row.runq_aas) : "-");
     }
     for (double aas : row.aas) cells.push_back(fmt::format("{:.2f}", aas));
-    cells.push_back(md_escape(row.dominant_wait.empty() ? "-" : row.dominant_wait));
+    cells.push_back(markdown_escape(row.dominant_wait.empty() ? "-" : row.dominant_wait));
     if (row.cpu) {
       for (double pct :
            {row.cpu->user_pct, row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct}) {
@@ -400,7 +356,7 @@ std::string md_timeline(const model::Run& run) {
     } else {
       cells.insert(cells.end(), 5, "-");
     }
-    cells.push_back(md_escape(row.background) + (row.stalled ? " **stall**" : "") +
+    cells.push_back(markdown_escape(row.background) + (row.stalled ? " **stall**" : "") +
                     (row.sampler_outage ? " **sampler disconnected**" : ""));
     out += markdown_row(cells);
   }
@@ -411,15 +367,16 @@ std::string md_environment(const model::Environment& environment) {
   std::string out;
   out += "\n## Environment\n\n" + markdown_row({"", ""}) + "|---|---|\n";
   for (const auto& [key, value] : environment_facts(environment)) {
-    out += markdown_row({key, md_escape(value)});
+    out += markdown_row({key, markdown_escape(value)});
   }
   if (!environment.settings.empty()) {
     out += "\nNon-default settings:\n\n";
     out += markdown_row({"name", "value", "unit", "as SHOW prints it", "source"});
     out += "|:---|---:|:---|---:|:---|\n";
     for (const auto& setting : environment.settings) {
-      out += markdown_row({md_code(setting.name), md_code(setting.value), md_escape(setting.unit),
-                           md_escape(setting_show_value(setting)), md_escape(setting.source)});
+      out += markdown_row(
+          {markdown_code(setting.name), markdown_code(setting.value), markdown_escape(setting.unit),
+           markdown_escape(setting_show_value(setting)), markdown_escape(setting.source)});
     }
   }
   return out;
@@ -428,15 +385,15 @@ std::string md_environment(const model::Environment& environment) {
 }  // namespace
 
 std::string render_markdown(const model::Run& run, const RenderOptions& options) {
-  std::string out = fmt::format("# pgwaitprof run {}{}\n\n", md_code(run.id),
-                                run.label.empty() ? "" : ": " + md_escape(run.label));
+  std::string out = fmt::format("# pgwaitprof run {}{}\n\n", markdown_code(run.id),
+                                run.label.empty() ? "" : ": " + markdown_escape(run.label));
   if (const auto banner = status_banner(run); !banner.empty()) {
-    out += "> **" + md_escape(banner) + "**\n\n";
+    out += "> **" + markdown_escape(banner) + "**\n\n";
   }
   out += markdown_row({"", ""}) + "|---|---|\n";
   for (const auto& [key, value] : header_facts(run, options.trim)) {
     const bool code = key == "target" || key == "command";
-    out += markdown_row({key, code ? md_code(value) : md_escape(value)});
+    out += markdown_row({key, code ? markdown_code(value) : markdown_escape(value)});
   }
 
   if (run.status != model::RunStatus::kCompleted) out += md_stderr(run);
@@ -447,22 +404,22 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
   for (const auto& section : explaining_sections(run)) {
     std::string title = section.title;
     title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-    out += "\n## " + md_escape(title) + "\n\n";
-    for (const auto& note : section.notes) out += md_escape(note) + "\n\n";
+    out += "\n## " + markdown_escape(title) + "\n\n";
+    for (const auto& note : section.notes) out += markdown_escape(note) + "\n\n";
     if (section.header.empty()) continue;
     std::vector<std::vector<std::string>> rows{section.header};
     rows.insert(rows.end(), section.rows.begin(), section.rows.end());
     out += markdown_table(rows, section.right_aligned);
   }
   if (run.statements.empty() && !run.statements_note.empty()) {
-    out += "\n## Statements\n\nNone: " + md_escape(run.statements_note) + ".\n";
+    out += "\n## Statements\n\nNone: " + markdown_escape(run.statements_note) + ".\n";
   }
   out += "\n## Stalls\n\n";
   if (run.stalls.empty()) out += "None.\n";
-  for (const auto& stall : run.stalls) out += "- " + md_escape(stall.summary()) + "\n";
+  for (const auto& stall : run.stalls) out += "- " + markdown_escape(stall.summary()) + "\n";
   if (!run.warnings.empty()) {
     out += "\n## Warnings\n\n";
-    for (const auto& warning : run.warnings) out += "- " + md_escape(warning) + "\n";
+    for (const auto& warning : run.warnings) out += "- " + markdown_escape(warning) + "\n";
   }
 
   out += md_environment(run.environment);

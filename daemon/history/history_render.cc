@@ -6,7 +6,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "daemon/engine/run_directory.h"
 #include "exporters/text_format.h"
 
 namespace pgwaitprof::history {
@@ -40,11 +39,10 @@ std::vector<std::vector<std::string>> runs_rows(const std::vector<RunSummary>& r
                                                  "clients", "duration", "tps", "latency", "AAS",
                                                  "top wait", "host", "server"}};
   for (const auto& run : runs) {
-    rows.push_back({run.id, engine::escape_control_characters(run.label), started(run.started_at),
-                    status_cell(run), run.workload, std::to_string(run.clients),
-                    fmt::format("{:.0f} s", run.duration_s), tps_cell(run),
-                    number_or_dash(run.latency_ms, "{:.2f} ms"), fmt::format("{:.2f}", run.aas),
-                    run.top_wait, run.host, run.server_version});
+    rows.push_back({run.id, run.label, started(run.started_at), status_cell(run), run.workload,
+                    std::to_string(run.clients), fmt::format("{:.0f} s", run.duration_s),
+                    tps_cell(run), number_or_dash(run.latency_ms, "{:.2f} ms"),
+                    fmt::format("{:.2f}", run.aas), run.top_wait, run.host, run.server_version});
   }
   return rows;
 }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "daemon/engine/run_directory.h"
 #include "daemon/history/history_render.h"
 #include "exporters/html_assets.h"
 #include "exporters/text_format.h"
@@ -55,7 +54,7 @@ std::vector<std::vector<std::string>> trend_rows(const Trend& trend, std::vector
     std::vector<std::string> row = {
         run.started_at.substr(0, 16),
         run.id,
-        engine::escape_control_characters(run.label),
+        run.label,
         tps_text(run),
         baseline_text(point),
         point.baseline_median ? fmt::format("{:+.1f}%", point.change_pct) : ""};
