@@ -368,7 +368,7 @@ std::string render_comparison_json(const Comparison& comparison) {
                    {"label_b", comparison.label_b},
                    {"cells", std::move(cells)},
                    {"waits", std::move(waits)}};
-  return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_text(document, 2) + "\n";
 }
 
 }  // namespace pgwaitprof::exporters

@@ -67,8 +67,7 @@ nlohmann::json summary_json(const model::Run& run, const RenderOptions& options)
 std::string render_json(const model::Run& run) {
   auto json = model::to_json(run);
   json["summary"] = summary_json(run, {});
-  // Invalid UTF-8 (a label, a load generator's output) must not make the report unwritable.
-  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(json, 2) + "\n";
 }
 
 namespace {

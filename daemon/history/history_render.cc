@@ -92,7 +92,7 @@ std::string render_runs(const std::vector<RunSummary>& runs, const std::string& 
       entry.erase("report_mtime_ns");
       json.push_back(std::move(entry));
     }
-    return json.dump(2) + "\n";
+    return tf::json_text(json, 2) + "\n";
   }
   if (format == "csv") return runs_csv(runs);
   if (format == "md")

@@ -107,7 +107,7 @@ std::string trend_html(const Trend& trend, const std::string& table) {
       ".flag{color:#c00;font-weight:bold}</style></head><body>\n<h1>tps trend</h1>\n<p>" +
       tf::html_escape("Rule: " + trend.rule) + "</p>\n<div id=\"trend-chart\"></div>\n" + table +
       "<script type=\"application/json\" id=\"trend-data\">" +
-      exporters::html_assets::script_safe_json(trend_json(trend).dump()) + "</script>\n" +
+      exporters::html_assets::script_safe_json(tf::json_text(trend_json(trend))) + "</script>\n" +
       exporters::html_assets::body_scripts();
   html += R"(<script>
 (function () {
@@ -149,7 +149,7 @@ std::string html_table(const std::vector<std::vector<std::string>>& rows) {
 }  // namespace
 
 std::string render_trend(const Trend& trend, const std::string& format) {
-  if (format == "json") return trend_json(trend).dump(2) + "\n";
+  if (format == "json") return tf::json_text(trend_json(trend), 2) + "\n";
   std::vector<bool> right;
   const auto rows = trend_rows(trend, right);
   if (format == "html") return trend_html(trend, html_table(rows));
