@@ -72,11 +72,11 @@ std::string render_json(const model::Run& run) {
 
 namespace {
 
-// flamegraph.pl and speedscope split frames on ';' and the count off at the last space.
+// flamegraph.pl and speedscope split frames on ';' and the count off at the last space; a
+// line break, which would end the stack, is written out by text_escape.
 std::string folded_frame(std::string_view name) {
-  std::string frame(name.empty() ? "-" : name);
-  std::replace_if(
-      frame.begin(), frame.end(), [](char c) { return c == ';' || c == '\n' || c == '\r'; }, '_');
+  std::string frame = name.empty() ? "-" : text_escape(name);
+  std::replace(frame.begin(), frame.end(), ';', '_');
   return frame;
 }
 

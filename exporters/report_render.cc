@@ -33,11 +33,21 @@ class TextWriter {
     line();
     line(title);
   }
+  // The keys are the report's own; the values come from the run.
   void facts(const std::vector<std::pair<std::string, std::string>>& facts, size_t indent) {
     size_t width = 0;
     for (const auto& [key, value] : facts) width = std::max(width, key.size());
     for (const auto& [key, value] : facts) {
-      line(std::string(indent, ' ') + pad_right(key, width + 2) + value);
+      line(std::string(indent, ' ') + pad_right(key, width + 2) + text_escape(value));
+    }
+  }
+  // Lines of a load generator's output, each escaped.
+  void output_lines(std::string_view text) {
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      line("  " + text_escape(text.substr(start, end - start)));
+      start = end + 1;
     }
   }
   std::string take() { return std::move(out_); }
@@ -53,12 +63,15 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
   if (const auto excluded = table.window.description(); !excluded.empty()) {
     out.line("(" + excluded + "; --no-trim keeps it)");
   }
-  const size_t width = label_width(table, table.dimension);
+  std::vector<std::string> labels;
+  for (const auto& row : table.rows) labels.push_back(text_escape(row.label));
+  const size_t width = label_width(labels, table.dimension);
   out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7}  {}", "count", pad_right(table.dimension, width),
                        "share", "AAS", pad_left("± err", 6)));
-  for (const auto& row : table.rows) {
+  for (size_t index = 0; index < table.rows.size(); ++index) {
+    const auto& row = table.rows[index];
     out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}  {:>6}", row.stat.count,
-                         pad_right(row.label, width), percent(row.stat.share), row.stat.aas,
+                         pad_right(labels[index], width), percent(row.stat.share), row.stat.aas,
                          error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)));
     if (const auto split = cpu_split(run, table, row)) {
       for (const auto& sub : split->sub_rows()) {
@@ -82,33 +95,29 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
                   table.snapshots > 0
                       ? static_cast<double>(table.idle_total) / static_cast<double>(table.snapshots)
                       : 0.0));
+  std::vector<std::string> idle_labels;
+  for (const auto& row : table.idle) idle_labels.push_back(text_escape(row.label));
   size_t idle_width = display_width("idle wait (backend type)");
-  for (const auto& row : table.idle) idle_width = std::max(idle_width, display_width(row.label));
+  for (const auto& label : idle_labels) idle_width = std::max(idle_width, display_width(label));
   out.line(fmt::format("  {:>9}  {}  {:>7}", "count",
                        pad_right("idle wait (backend type)", idle_width), "AAS"));
-  for (const auto& row : table.idle) {
-    out.line(fmt::format("  {:>9}  {}  {:>7.2f}", row.stat.count, pad_right(row.label, idle_width),
-                         row.stat.aas));
+  for (size_t index = 0; index < table.idle.size(); ++index) {
+    out.line(fmt::format("  {:>9}  {}  {:>7.2f}", table.idle[index].stat.count,
+                         pad_right(idle_labels[index], idle_width), table.idle[index].stat.aas));
   }
 }
 
 void text_stderr(TextWriter& out, const model::Run& run) {
   if (run.loadgen_stderr.empty()) return;
   out.section("load generator stderr");
-  size_t begin = 0;
-  while (begin < run.loadgen_stderr.size()) {
-    size_t end = run.loadgen_stderr.find('\n', begin);
-    if (end == std::string::npos) end = run.loadgen_stderr.size();
-    out.line("  " + run.loadgen_stderr.substr(begin, end - begin));
-    begin = end + 1;
-  }
+  out.output_lines(run.loadgen_stderr);
 }
 
 void text_loadgen(TextWriter& out, const model::Run& run) {
   if (run.loadgen) {
     out.section("load generator summary");
     for (const auto& summary_line : loadgen_summary_lines(*run.loadgen)) {
-      out.line("  " + summary_line);
+      out.line("  " + text_escape(summary_line));
     }
   } else {
     out.section(fmt::format("load generator summary: none (exit code {})", run.loadgen_exit_code));
@@ -120,10 +129,12 @@ void text_timeline(TextWriter& out, const model::Run& run) {
   const auto rows = timeline_rows(run);
   if (rows.empty()) return;
   out.section("timeline (" + timeline_legend(run) + ")");
-  size_t dominant_width = display_width("dominant wait");
+  std::vector<std::string> dominant;
   for (const auto& row : rows) {
-    dominant_width = std::max(dominant_width, display_width(row.dominant_wait));
+    dominant.push_back(row.dominant_wait.empty() ? "-" : text_escape(row.dominant_wait));
   }
+  size_t dominant_width = display_width("dominant wait");
+  for (const auto& name : dominant) dominant_width = std::max(dominant_width, display_width(name));
   // The tail per interval, when pgbench's transaction log was read.
   const bool tails = run.latency.has_value();
   std::string header =
@@ -137,7 +148,8 @@ void text_timeline(TextWriter& out, const model::Run& run) {
                         pad_right("dominant wait", dominant_width), "usr%", "sys%", "iow%", "idle%",
                         "lg", "bg");
   out.line(header);
-  for (const auto& row : rows) {
+  for (size_t index = 0; index < rows.size(); ++index) {
+    const auto& row = rows[index];
     std::string text = fmt::format("  {:>6}", format_seconds(row.start_s));
     if (row.loadgen) {
       text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
@@ -156,7 +168,7 @@ void text_timeline(TextWriter& out, const model::Run& run) {
                             : fmt::format("{:>6} {:>6} ", "-", "-");
     }
     for (double aas : row.aas) text += fmt::format(" {:>6.2f}", aas);
-    text += "  " + pad_right(row.dominant_wait.empty() ? "-" : row.dominant_wait, dominant_width);
+    text += "  " + pad_right(dominant[index], dominant_width);
     if (row.cpu) {
       text += fmt::format("  {:>5.1f} {:>5.1f} {:>5.1f} {:>5.1f} {:>5.2f}", row.cpu->user_pct,
                           row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct,
@@ -175,8 +187,8 @@ void text_timeline(TextWriter& out, const model::Run& run) {
 // as a padded table.
 void text_sections(TextWriter& out, const model::Run& run) {
   for (const auto& section : explaining_sections(run)) {
-    out.section(section.title);
-    for (const auto& note : section.notes) out.line("  (" + note + ")");
+    out.section(text_escape(section.title));
+    for (const auto& note : section.notes) out.line("  (" + text_escape(note) + ")");
     if (section.header.empty()) continue;
     std::vector<std::vector<std::string>> rows{section.header};
     rows.insert(rows.end(), section.rows.begin(), section.rows.end());
@@ -187,26 +199,28 @@ void text_sections(TextWriter& out, const model::Run& run) {
     }
   }
   if (run.statements.empty() && !run.statements_note.empty()) {
-    out.section("statements: none (" + run.statements_note + ")");
+    out.section("statements: none (" + text_escape(run.statements_note) + ")");
   }
 }
 
 void text_tail(TextWriter& out, const model::Run& run) {
   if (!run.stalls.empty()) {
     out.section(fmt::format("stalls ({})", run.stalls.size()));
-    for (const auto& stall : run.stalls) out.line("  " + stall.summary());
+    for (const auto& stall : run.stalls) out.line("  " + text_escape(stall.summary()));
   } else if (!run.timeline.empty()) {
     out.section("stalls: none");
   }
   if (!run.warnings.empty()) {
     out.section("warnings");
-    for (const auto& warning : run.warnings) out.line("  - " + warning);
+    for (const auto& warning : run.warnings) out.line("  - " + text_escape(warning));
   }
   out.section("environment");
   out.facts(environment_facts(run.environment), 2);
   if (!run.environment.settings.empty()) {
     out.line("  non-default settings:");
-    for (const auto& setting : run.environment.settings) out.line("    " + setting_line(setting));
+    for (const auto& setting : run.environment.settings) {
+      out.line("    " + text_escape(setting_line(setting)));
+    }
   }
 }
 
@@ -222,11 +236,11 @@ std::string md_stderr(const model::Run& run) {
 
 std::string render_text(const model::Run& run, const RenderOptions& options) {
   TextWriter out;
-  out.line(fmt::format("pgwaitprof run {}{}", run.id,
-                       run.label.empty() ? "" : fmt::format(" \"{}\"", run.label)));
+  out.line(fmt::format("pgwaitprof run {}{}", text_escape(run.id),
+                       run.label.empty() ? "" : fmt::format(" \"{}\"", text_escape(run.label))));
   if (const auto banner = status_banner(run); !banner.empty()) {
     out.line();
-    out.line("*** " + banner + " ***");
+    out.line("*** " + text_escape(banner) + " ***");
   }
   out.line();
   out.facts(header_facts(run, options.trim), 0);

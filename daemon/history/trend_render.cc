@@ -159,7 +159,7 @@ std::string render_trend(const Trend& trend, const std::string& format) {
            "\n" + summary;
   }
   if (trend.points.empty()) return "no runs\n";
-  return "rule: " + trend.rule + "\n\n" + tf::text_table(rows, right) + summary;
+  return "rule: " + tf::text_escape(trend.rule) + "\n\n" + tf::text_table(rows, right) + summary;
 }
 
 }  // namespace pgwaitprof::history
