@@ -64,6 +64,7 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
     out.line("(" + excluded + "; --no-trim keeps it)");
   }
   std::vector<std::string> labels;
+  labels.reserve(table.rows.size());
   for (const auto& row : table.rows) labels.push_back(text_escape(row.label));
   const size_t width = label_width(labels, table.dimension);
   out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7}  {}", "count", pad_right(table.dimension, width),
@@ -96,6 +97,7 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
                       ? static_cast<double>(table.idle_total) / static_cast<double>(table.snapshots)
                       : 0.0));
   std::vector<std::string> idle_labels;
+  idle_labels.reserve(table.idle.size());
   for (const auto& row : table.idle) idle_labels.push_back(text_escape(row.label));
   size_t idle_width = display_width("idle wait (backend type)");
   for (const auto& label : idle_labels) idle_width = std::max(idle_width, display_width(label));
@@ -130,6 +132,7 @@ void text_timeline(TextWriter& out, const model::Run& run) {
   if (rows.empty()) return;
   out.section("timeline (" + timeline_legend(run) + ")");
   std::vector<std::string> dominant;
+  dominant.reserve(rows.size());
   for (const auto& row : rows) {
     dominant.push_back(row.dominant_wait.empty() ? "-" : text_escape(row.dominant_wait));
   }
