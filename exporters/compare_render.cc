@@ -243,7 +243,7 @@ constexpr const char* kWaitTitle =
 
 std::string render_comparison_text(const Comparison& comparison) {
   const Tables tables = build_tables(comparison);
-  std::string out = tables.heading + "\n\n" + throughput_title(comparison) + "\n";
+  std::string out = text_escape(tables.heading) + "\n\n" + throughput_title(comparison) + "\n";
   out += text_table(tables.throughput, tables.throughput_right);
   if (any_cell(comparison, run_to_run_cell)) out += std::string("note: ") + kRunToRunNote + "\n";
   if (any_cell(comparison, within_run_cell)) out += std::string("note: ") + kWithinRunNote + "\n";
@@ -368,7 +368,7 @@ std::string render_comparison_json(const Comparison& comparison) {
                    {"label_b", comparison.label_b},
                    {"cells", std::move(cells)},
                    {"waits", std::move(waits)}};
-  return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_text(document, 2) + "\n";
 }
 
 }  // namespace pgwaitprof::exporters

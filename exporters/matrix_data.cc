@@ -120,7 +120,7 @@ std::string render_matrix_json(const MatrixTable& table) {
   const json document = {{"name", table.name},         {"metric", to_string(table.metric)},
                          {"split_by", table.split_by}, {"variants", table.variants},
                          {"clients", table.clients},   {"cells", std::move(cells)}};
-  return document.dump(2) + "\n";
+  return json_text(document, 2) + "\n";
 }
 
 }  // namespace pgwaitprof::exporters

@@ -296,7 +296,7 @@ std::string html_composition(const MatrixTable& table) {
             "</div></div>\n";
   }
   html += "</div>\n<script type=\"application/json\" id=\"composition-data\">" +
-          html_assets::script_safe_json(composition_data(table).dump()) + "</script>\n";
+          html_assets::script_safe_json(json_text(composition_data(table))) + "</script>\n";
   return html;
 }
 

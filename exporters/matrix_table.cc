@@ -61,14 +61,20 @@ void set_dominant(MatrixCell& cell, const model::Profile& profile) {
 
 // A grid of variants down and client counts across, each variant on one or more lines (median,
 // then range). Columns that do not fit in kTextWidth continue in a further block, repeating the
-// variant names, as psql wraps wide output.
+// variant names, as psql wraps wide output. Labels and cells (variant and wait names) are
+// escaped here, as text_table escapes its cells.
 struct GridRow {
   std::string label;
   std::vector<std::string> cells;
 };
 
-std::string render_grid(const std::vector<std::string>& headers, const std::vector<GridRow>& rows,
-                        bool right_aligned = true) {
+std::string render_grid(const std::vector<std::string>& headers,
+                        const std::vector<GridRow>& raw_rows, bool right_aligned = true) {
+  std::vector<GridRow> rows;
+  for (const auto& row : raw_rows) {
+    rows.push_back({text_escape(row.label), {}});
+    for (const auto& cell : row.cells) rows.back().cells.push_back(text_escape(cell));
+  }
   // Widths in columns, not bytes: the composition's cells carry a "±".
   size_t label_width = display_width("clients");
   for (const auto& row : rows) label_width = std::max(label_width, display_width(row.label));
@@ -125,7 +131,8 @@ std::string text_composition(const MatrixTable& table) {
       const bool heading = row.kind == CompositionRow::Kind::kHeading;
       rows.push_back({heading ? row.label + ":" : row.label, row.cells});
     }
-    out += "\n" + variant_label(variant) + "\n" + render_grid(client_headers(table), rows);
+    out += "\n" + text_escape(variant_label(variant)) + "\n" +
+           render_grid(client_headers(table), rows);
   }
   if (out.empty()) return out;  // no run sampled anything
   return "\n" + composition_title() + "\n" + composition_note() + "\n" + out;
@@ -360,7 +367,7 @@ MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string 
 
 std::string render_matrix_text(const MatrixTable& table) {
   std::string out;
-  if (!table.name.empty()) out += table.name + "\n\n";
+  if (!table.name.empty()) out += text_escape(table.name) + "\n\n";
   out += fmt::format("{} by clients, median of {} (min-max below)\n\n", figure_title(table),
                      repeats_text(table));
   const auto headers = client_headers(table);
@@ -406,7 +413,7 @@ std::string render_matrix_text(const MatrixTable& table) {
   const auto notes = failed_notes(table);
   if (!notes.empty()) {
     out += "\n* failed runs, left out of tps, latency and wait profiles:\n";
-    for (const auto& note : notes) out += "  " + note + "\n";
+    for (const auto& note : notes) out += "  " + text_escape(note) + "\n";
   }
   return out;
 }

@@ -67,17 +67,16 @@ nlohmann::json summary_json(const model::Run& run, const RenderOptions& options)
 std::string render_json(const model::Run& run) {
   auto json = model::to_json(run);
   json["summary"] = summary_json(run, {});
-  // Invalid UTF-8 (a label, a load generator's output) must not make the report unwritable.
-  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(json, 2) + "\n";
 }
 
 namespace {
 
-// flamegraph.pl and speedscope split frames on ';' and the count off at the last space.
+// flamegraph.pl and speedscope split frames on ';' and the count off at the last space; a
+// line break, which would end the stack, is written out by text_escape.
 std::string folded_frame(std::string_view name) {
-  std::string frame(name.empty() ? "-" : name);
-  std::replace_if(
-      frame.begin(), frame.end(), [](char c) { return c == ';' || c == '\n' || c == '\r'; }, '_');
+  std::string frame = name.empty() ? "-" : text_escape(name);
+  std::replace(frame.begin(), frame.end(), ';', '_');
   return frame;
 }
 

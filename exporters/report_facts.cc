@@ -20,10 +20,9 @@ std::string number_or_dash(double value, int decimals) {
   return std::isfinite(value) ? fmt::format("{:.{}f}", value, decimals) : "-";
 }
 
-// Width of the name column of the profile table: the hackers' 32 columns unless a name is longer.
-size_t label_width(const ProfileTable& table, std::string_view title) {
+size_t label_width(const std::vector<std::string>& labels, std::string_view title) {
   size_t width = std::max<size_t>(32, display_width(title));
-  for (const auto& row : table.rows) width = std::max(width, display_width(row.label));
+  for (const auto& label : labels) width = std::max(width, display_width(label));
   return width;
 }
 

@@ -14,8 +14,9 @@ namespace pgwaitprof::exporters::report_detail {
 std::string percent(double fraction);  // "12.3%"
 // Fixed decimals, or "-" for a value pgbench printed as -nan.
 std::string number_or_dash(double value, int decimals);
-// Width of the name column of the profile table: the hackers' 32 columns unless a name is longer.
-size_t label_width(const ProfileTable& table, std::string_view title);
+// Width of the name column of the profile table: the hackers' 32 columns unless a name (as
+// printed, escaped) is longer.
+size_t label_width(const std::vector<std::string>& labels, std::string_view title);
 std::string profile_title(const ProfileTable& table, const RenderOptions& options);
 std::string profile_heading(const model::Run& run, const ProfileTable& table,
                             const RenderOptions& options);

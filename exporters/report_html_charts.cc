@@ -248,7 +248,8 @@ std::string html_timeline_panel(const model::Run& run, const std::vector<Timelin
   html += "<p class=\"chart-help js-only\">" + html_escape(help) + "</p>\n";
   html += "<div class=\"fallback\">\n" + svg_timeline(run, rows, series, lanes) + "</div>\n";
   html += "<script type=\"application/json\" id=\"timeline-data\">" +
-          html_assets::script_safe_json(timeline_chart_data(run, rows).dump()) + "</script>\n";
+          html_assets::script_safe_json(text_format::json_text(timeline_chart_data(run, rows))) +
+          "</script>\n";
   return html + "</div>\n";
 }
 

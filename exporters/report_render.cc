@@ -33,11 +33,21 @@ class TextWriter {
     line();
     line(title);
   }
+  // The keys are the report's own; the values come from the run.
   void facts(const std::vector<std::pair<std::string, std::string>>& facts, size_t indent) {
     size_t width = 0;
     for (const auto& [key, value] : facts) width = std::max(width, key.size());
     for (const auto& [key, value] : facts) {
-      line(std::string(indent, ' ') + pad_right(key, width + 2) + value);
+      line(std::string(indent, ' ') + pad_right(key, width + 2) + text_escape(value));
+    }
+  }
+  // Lines of a load generator's output, each escaped.
+  void output_lines(std::string_view text) {
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      line("  " + text_escape(text.substr(start, end - start)));
+      start = end + 1;
     }
   }
   std::string take() { return std::move(out_); }
@@ -53,12 +63,16 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
   if (const auto excluded = table.window.description(); !excluded.empty()) {
     out.line("(" + excluded + "; --no-trim keeps it)");
   }
-  const size_t width = label_width(table, table.dimension);
+  std::vector<std::string> labels;
+  labels.reserve(table.rows.size());
+  for (const auto& row : table.rows) labels.push_back(text_escape(row.label));
+  const size_t width = label_width(labels, table.dimension);
   out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7}  {}", "count", pad_right(table.dimension, width),
                        "share", "AAS", pad_left("± err", 6)));
-  for (const auto& row : table.rows) {
+  for (size_t index = 0; index < table.rows.size(); ++index) {
+    const auto& row = table.rows[index];
     out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}  {:>6}", row.stat.count,
-                         pad_right(row.label, width), percent(row.stat.share), row.stat.aas,
+                         pad_right(labels[index], width), percent(row.stat.share), row.stat.aas,
                          error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)));
     if (const auto split = cpu_split(run, table, row)) {
       for (const auto& sub : split->sub_rows()) {
@@ -82,33 +96,30 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
                   table.snapshots > 0
                       ? static_cast<double>(table.idle_total) / static_cast<double>(table.snapshots)
                       : 0.0));
+  std::vector<std::string> idle_labels;
+  idle_labels.reserve(table.idle.size());
+  for (const auto& row : table.idle) idle_labels.push_back(text_escape(row.label));
   size_t idle_width = display_width("idle wait (backend type)");
-  for (const auto& row : table.idle) idle_width = std::max(idle_width, display_width(row.label));
+  for (const auto& label : idle_labels) idle_width = std::max(idle_width, display_width(label));
   out.line(fmt::format("  {:>9}  {}  {:>7}", "count",
                        pad_right("idle wait (backend type)", idle_width), "AAS"));
-  for (const auto& row : table.idle) {
-    out.line(fmt::format("  {:>9}  {}  {:>7.2f}", row.stat.count, pad_right(row.label, idle_width),
-                         row.stat.aas));
+  for (size_t index = 0; index < table.idle.size(); ++index) {
+    out.line(fmt::format("  {:>9}  {}  {:>7.2f}", table.idle[index].stat.count,
+                         pad_right(idle_labels[index], idle_width), table.idle[index].stat.aas));
   }
 }
 
 void text_stderr(TextWriter& out, const model::Run& run) {
   if (run.loadgen_stderr.empty()) return;
   out.section("load generator stderr");
-  size_t begin = 0;
-  while (begin < run.loadgen_stderr.size()) {
-    size_t end = run.loadgen_stderr.find('\n', begin);
-    if (end == std::string::npos) end = run.loadgen_stderr.size();
-    out.line("  " + run.loadgen_stderr.substr(begin, end - begin));
-    begin = end + 1;
-  }
+  out.output_lines(run.loadgen_stderr);
 }
 
 void text_loadgen(TextWriter& out, const model::Run& run) {
   if (run.loadgen) {
     out.section("load generator summary");
     for (const auto& summary_line : loadgen_summary_lines(*run.loadgen)) {
-      out.line("  " + summary_line);
+      out.line("  " + text_escape(summary_line));
     }
   } else {
     out.section(fmt::format("load generator summary: none (exit code {})", run.loadgen_exit_code));
@@ -120,10 +131,13 @@ void text_timeline(TextWriter& out, const model::Run& run) {
   const auto rows = timeline_rows(run);
   if (rows.empty()) return;
   out.section("timeline (" + timeline_legend(run) + ")");
-  size_t dominant_width = display_width("dominant wait");
+  std::vector<std::string> dominant;
+  dominant.reserve(rows.size());
   for (const auto& row : rows) {
-    dominant_width = std::max(dominant_width, display_width(row.dominant_wait));
+    dominant.push_back(row.dominant_wait.empty() ? "-" : text_escape(row.dominant_wait));
   }
+  size_t dominant_width = display_width("dominant wait");
+  for (const auto& name : dominant) dominant_width = std::max(dominant_width, display_width(name));
   // The tail per interval, when pgbench's transaction log was read.
   const bool tails = run.latency.has_value();
   std::string header =
@@ -137,7 +151,8 @@ void text_timeline(TextWriter& out, const model::Run& run) {
                         pad_right("dominant wait", dominant_width), "usr%", "sys%", "iow%", "idle%",
                         "lg", "bg");
   out.line(header);
-  for (const auto& row : rows) {
+  for (size_t index = 0; index < rows.size(); ++index) {
+    const auto& row = rows[index];
     std::string text = fmt::format("  {:>6}", format_seconds(row.start_s));
     if (row.loadgen) {
       text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
@@ -156,7 +171,7 @@ void text_timeline(TextWriter& out, const model::Run& run) {
                             : fmt::format("{:>6} {:>6} ", "-", "-");
     }
     for (double aas : row.aas) text += fmt::format(" {:>6.2f}", aas);
-    text += "  " + pad_right(row.dominant_wait.empty() ? "-" : row.dominant_wait, dominant_width);
+    text += "  " + pad_right(dominant[index], dominant_width);
     if (row.cpu) {
       text += fmt::format("  {:>5.1f} {:>5.1f} {:>5.1f} {:>5.1f} {:>5.2f}", row.cpu->user_pct,
                           row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct,
@@ -175,8 +190,8 @@ void text_timeline(TextWriter& out, const model::Run& run) {
 // as a padded table.
 void text_sections(TextWriter& out, const model::Run& run) {
   for (const auto& section : explaining_sections(run)) {
-    out.section(section.title);
-    for (const auto& note : section.notes) out.line("  (" + note + ")");
+    out.section(text_escape(section.title));
+    for (const auto& note : section.notes) out.line("  (" + text_escape(note) + ")");
     if (section.header.empty()) continue;
     std::vector<std::vector<std::string>> rows{section.header};
     rows.insert(rows.end(), section.rows.begin(), section.rows.end());
@@ -187,85 +202,48 @@ void text_sections(TextWriter& out, const model::Run& run) {
     }
   }
   if (run.statements.empty() && !run.statements_note.empty()) {
-    out.section("statements: none (" + run.statements_note + ")");
+    out.section("statements: none (" + text_escape(run.statements_note) + ")");
   }
 }
 
 void text_tail(TextWriter& out, const model::Run& run) {
   if (!run.stalls.empty()) {
     out.section(fmt::format("stalls ({})", run.stalls.size()));
-    for (const auto& stall : run.stalls) out.line("  " + stall.summary());
+    for (const auto& stall : run.stalls) out.line("  " + text_escape(stall.summary()));
   } else if (!run.timeline.empty()) {
     out.section("stalls: none");
   }
   if (!run.warnings.empty()) {
     out.section("warnings");
-    for (const auto& warning : run.warnings) out.line("  - " + warning);
+    for (const auto& warning : run.warnings) out.line("  - " + text_escape(warning));
   }
   out.section("environment");
   out.facts(environment_facts(run.environment), 2);
   if (!run.environment.settings.empty()) {
     out.line("  non-default settings:");
-    for (const auto& setting : run.environment.settings) out.line("    " + setting_line(setting));
+    for (const auto& setting : run.environment.settings) {
+      out.line("    " + text_escape(setting_line(setting)));
+    }
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Markdown
 
-// Table cells and prose of the report: "|" would end the cell, "<" could start HTML, "*", "_",
-// "`" emphasis, "[" a link, and a line break the table row.
-std::string md_escape(std::string_view text) {
-  return markdown_escape(text, MarkdownEscape::kMarkupAndHtml);
-}
-
-// A code span that survives inside a table cell: pipes escaped, backticks fenced around.
-std::string md_code(std::string_view text) {
-  if (text.empty()) return "";
-  std::string body;
-  for (char c : text) {
-    if (c == '|') {
-      body += "\\|";
-    } else if (c == '\n') {
-      body += ' ';
-    } else {
-      body += c;
-    }
-  }
-  const std::string fence = body.find('`') == std::string::npos ? "`" : "`` ";
-  const std::string close = fence == "`" ? "`" : " ``";
-  return fence + body + close;
-}
-
-// A fenced block long enough not to be closed by backticks inside the text.
-std::string md_fence(std::string_view text) {
-  size_t longest = 0;
-  size_t run = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  std::string fence(std::max<size_t>(3, longest + 1), '`');
-  return fence;
-}
-
 std::string md_stderr(const model::Run& run) {
   if (run.loadgen_stderr.empty()) return "";
-  const std::string fence = md_fence(run.loadgen_stderr);
-  std::string stderr_text = run.loadgen_stderr;
-  if (stderr_text.back() != '\n') stderr_text += '\n';
-  return "\nLoad generator stderr:\n\n" + fence + "text\n" + stderr_text + fence + "\n";
+  return "\nLoad generator stderr:\n\n" + markdown_code_block(run.loadgen_stderr);
 }
 
 }  // namespace
 
 std::string render_text(const model::Run& run, const RenderOptions& options) {
   TextWriter out;
-  out.line(fmt::format("pgwaitprof run {}{}", run.id,
-                       run.label.empty() ? "" : fmt::format(" \"{}\"", run.label)));
+  out.line(fmt::format("pgwaitprof run {}{}", text_escape(run.id),
+                       run.label.empty() ? "" : fmt::format(" \"{}\"", text_escape(run.label))));
   if (const auto banner = status_banner(run); !banner.empty()) {
     out.line();
-    out.line("*** " + banner + " ***");
+    out.line("*** " + text_escape(banner) + " ***");
   }
   out.line();
   out.facts(header_facts(run, options.trim), 0);
@@ -286,21 +264,21 @@ std::string md_profile(const model::Run& run, const RenderOptions& options) {
   const ProfileTable table = profile_table(run, options, false);
   std::string title = profile_title(table, options);
   title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-  out += "\n## " + md_escape(title) + "\n\n" + md_escape(profile_heading(run, table, options)) +
-         ".\n\n";
-  if (!table.note.empty()) out += md_escape(table.note) + ".\n\n";
+  out += "\n## " + markdown_escape(title) + "\n\n" +
+         markdown_escape(profile_heading(run, table, options)) + ".\n\n";
+  if (!table.note.empty()) out += markdown_escape(table.note) + ".\n\n";
   if (const auto excluded = table.window.description(); !excluded.empty()) {
-    out += md_escape(excluded) + " (`--no-trim` keeps it).\n\n";
+    out += markdown_escape(excluded) + " (`--no-trim` keeps it).\n\n";
   }
-  out += markdown_row({"count", md_escape(table.dimension), "share", "AAS", "± err"});
+  out += markdown_row({"count", markdown_escape(table.dimension), "share", "AAS", "± err"});
   out += "|---:|:---|---:|---:|---:|\n";
   for (const auto& row : table.rows) {
-    out += markdown_row({fmt::format("{}", row.stat.count), md_escape(row.label),
+    out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
                          percent(row.stat.share), fmt::format("{:.2f}", row.stat.aas),
                          error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)});
     if (const auto split = cpu_split(run, table, row)) {
       for (const auto& sub : split->sub_rows()) {
-        out += markdown_row({"", "&nbsp;&nbsp;" + md_escape(sub.label), percent(sub.share),
+        out += markdown_row({"", "&nbsp;&nbsp;" + markdown_escape(sub.label), percent(sub.share),
                              fmt::format("{:.2f}", sub.aas), ""});
       }
     }
@@ -310,11 +288,11 @@ std::string md_profile(const model::Run& run, const RenderOptions& options) {
                           : 0.0;
   out += markdown_row({fmt::format("**{}**", table.total), "**total**",
                        table.total > 0 ? "100.0%" : "-", fmt::format("{:.2f}", total_aas), ""});
-  out += "\n" + md_escape(model::error_method_note()) + ".\n";
+  out += "\n" + markdown_escape(model::error_method_note()) + ".\n";
   if (const auto meanings = row_meanings(run, table); !meanings.empty()) {
     out += "\nWhat the events above mean (`pgwaitprof explain EVENT` says more):\n\n";
     for (const auto& [label, meaning] : meanings) {
-      out += "- **" + md_escape(label) + "**: " + md_escape(meaning) + "\n";
+      out += "- **" + markdown_escape(label) + "**: " + markdown_escape(meaning) + "\n";
     }
   }
   if (!table.idle.empty()) {
@@ -325,7 +303,7 @@ std::string md_profile(const model::Run& run, const RenderOptions& options) {
                                            : 0.0);
     out += markdown_row({"count", "idle wait (backend type)", "AAS"}) + "|---:|:---|---:|\n";
     for (const auto& row : table.idle) {
-      out += markdown_row({fmt::format("{}", row.stat.count), md_escape(row.label),
+      out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
                            fmt::format("{:.2f}", row.stat.aas)});
     }
   }
@@ -337,12 +315,7 @@ std::string md_loadgen(const model::Run& run) {
   std::string out;
   out += "\n## Load generator\n\n";
   if (run.loadgen) {
-    std::string summary;
-    for (const auto& summary_line : loadgen_summary_lines(*run.loadgen)) {
-      summary += summary_line + "\n";
-    }
-    const std::string fence = md_fence(summary);
-    out += fence + "text\n" + summary + fence + "\n";
+    out += markdown_code_block(loadgen_summary_lines(*run.loadgen));
   } else {
     out += fmt::format("No summary (exit code {}).\n", run.loadgen_exit_code);
   }
@@ -355,7 +328,7 @@ std::string md_timeline(const model::Run& run) {
   std::string out;
   const auto rows = timeline_rows(run);
   if (rows.empty()) return "";
-  out += "\n## Timeline\n\n" + md_escape(timeline_legend(run)) + ".\n\n";
+  out += "\n## Timeline\n\n" + markdown_escape(timeline_legend(run)) + ".\n\n";
   const bool tails = run.latency.has_value();
   std::vector<std::string> header = {"t s", "tps", "lat ms", "stddev", "fail"};
   if (tails) header.insert(header.end(), {"p99 ms", "max ms"});
@@ -390,7 +363,7 @@ std::string md_timeline(const model::Run& run) {
       cells.push_back(row.runq_aas ? fmt::format("{:.2f}", *row.runq_aas) : "-");
     }
     for (double aas : row.aas) cells.push_back(fmt::format("{:.2f}", aas));
-    cells.push_back(md_escape(row.dominant_wait.empty() ? "-" : row.dominant_wait));
+    cells.push_back(markdown_escape(row.dominant_wait.empty() ? "-" : row.dominant_wait));
     if (row.cpu) {
       for (double pct :
            {row.cpu->user_pct, row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct}) {
@@ -400,7 +373,7 @@ std::string md_timeline(const model::Run& run) {
     } else {
       cells.insert(cells.end(), 5, "-");
     }
-    cells.push_back(md_escape(row.background) + (row.stalled ? " **stall**" : "") +
+    cells.push_back(markdown_escape(row.background) + (row.stalled ? " **stall**" : "") +
                     (row.sampler_outage ? " **sampler disconnected**" : ""));
     out += markdown_row(cells);
   }
@@ -411,15 +384,16 @@ std::string md_environment(const model::Environment& environment) {
   std::string out;
   out += "\n## Environment\n\n" + markdown_row({"", ""}) + "|---|---|\n";
   for (const auto& [key, value] : environment_facts(environment)) {
-    out += markdown_row({key, md_escape(value)});
+    out += markdown_row({key, markdown_escape(value)});
   }
   if (!environment.settings.empty()) {
     out += "\nNon-default settings:\n\n";
     out += markdown_row({"name", "value", "unit", "as SHOW prints it", "source"});
     out += "|:---|---:|:---|---:|:---|\n";
     for (const auto& setting : environment.settings) {
-      out += markdown_row({md_code(setting.name), md_code(setting.value), md_escape(setting.unit),
-                           md_escape(setting_show_value(setting)), md_escape(setting.source)});
+      out += markdown_row(
+          {markdown_code(setting.name), markdown_code(setting.value), markdown_escape(setting.unit),
+           markdown_escape(setting_show_value(setting)), markdown_escape(setting.source)});
     }
   }
   return out;
@@ -428,15 +402,15 @@ std::string md_environment(const model::Environment& environment) {
 }  // namespace
 
 std::string render_markdown(const model::Run& run, const RenderOptions& options) {
-  std::string out = fmt::format("# pgwaitprof run {}{}\n\n", md_code(run.id),
-                                run.label.empty() ? "" : ": " + md_escape(run.label));
+  std::string out = fmt::format("# pgwaitprof run {}{}\n\n", markdown_code(run.id),
+                                run.label.empty() ? "" : ": " + markdown_escape(run.label));
   if (const auto banner = status_banner(run); !banner.empty()) {
-    out += "> **" + md_escape(banner) + "**\n\n";
+    out += "> **" + markdown_escape(banner) + "**\n\n";
   }
   out += markdown_row({"", ""}) + "|---|---|\n";
   for (const auto& [key, value] : header_facts(run, options.trim)) {
     const bool code = key == "target" || key == "command";
-    out += markdown_row({key, code ? md_code(value) : md_escape(value)});
+    out += markdown_row({key, code ? markdown_code(value) : markdown_escape(value)});
   }
 
   if (run.status != model::RunStatus::kCompleted) out += md_stderr(run);
@@ -447,22 +421,22 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
   for (const auto& section : explaining_sections(run)) {
     std::string title = section.title;
     title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-    out += "\n## " + md_escape(title) + "\n\n";
-    for (const auto& note : section.notes) out += md_escape(note) + "\n\n";
+    out += "\n## " + markdown_escape(title) + "\n\n";
+    for (const auto& note : section.notes) out += markdown_escape(note) + "\n\n";
     if (section.header.empty()) continue;
     std::vector<std::vector<std::string>> rows{section.header};
     rows.insert(rows.end(), section.rows.begin(), section.rows.end());
     out += markdown_table(rows, section.right_aligned);
   }
   if (run.statements.empty() && !run.statements_note.empty()) {
-    out += "\n## Statements\n\nNone: " + md_escape(run.statements_note) + ".\n";
+    out += "\n## Statements\n\nNone: " + markdown_escape(run.statements_note) + ".\n";
   }
   out += "\n## Stalls\n\n";
   if (run.stalls.empty()) out += "None.\n";
-  for (const auto& stall : run.stalls) out += "- " + md_escape(stall.summary()) + "\n";
+  for (const auto& stall : run.stalls) out += "- " + markdown_escape(stall.summary()) + "\n";
   if (!run.warnings.empty()) {
     out += "\n## Warnings\n\n";
-    for (const auto& warning : run.warnings) out += "- " + md_escape(warning) + "\n";
+    for (const auto& warning : run.warnings) out += "- " + markdown_escape(warning) + "\n";
   }
 
   out += md_environment(run.environment);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 namespace pgwaitprof::exporters::text_format {
@@ -29,7 +30,109 @@ const char* html_entity(char c, bool quotes) {
   }
 }
 
+// One character of UTF-8 at the start of `text`: its code point and length in bytes; length 0
+// when the bytes there are not valid UTF-8 (a stray continuation byte, an overlong form, a
+// surrogate, a code point past U+10FFFF, a sequence cut short).
+struct Utf8Char {
+  char32_t code_point = 0;
+  size_t length = 0;
+};
+
+Utf8Char next_utf8(std::string_view text) {
+  const auto byte = [&](size_t at) { return static_cast<unsigned char>(text[at]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return {lead, 1};
+  size_t length = 0;
+  unsigned char low = 0x80;  // the range of the second byte, narrower after some leads
+  unsigned char high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // overlong
+    if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
+  } else {
+    return {};
+  }
+  if (text.size() < length || byte(1) < low || byte(1) > high) return {};
+  char32_t code_point = lead & (0xFF >> (length + 1));
+  for (size_t at = 1; at < length; ++at) {
+    if ((byte(at) & 0xC0) != 0x80) return {};
+    code_point = (code_point << 6) | (byte(at) & 0x3F);
+  }
+  return {code_point, length};
+}
+
+// The characters text_escape writes out beyond C0 and DEL: C1 controls, the line and paragraph
+// separators, and the bidirectional controls (which reorder the rest of a line as displayed).
+bool is_unicode_control(char32_t code_point) {
+  return (code_point >= 0x80 && code_point <= 0x9F) || code_point == 0x2028 ||
+         code_point == 0x2029 || code_point == 0x061C || code_point == 0x200E ||
+         code_point == 0x200F || (code_point >= 0x202A && code_point <= 0x202E) ||
+         (code_point >= 0x2066 && code_point <= 0x2069);
+}
+
+// Calls `keep(bytes)` for each run of text to keep as it is, and `control(written, blank)` for
+// each control character or invalid byte with text_escape's spelling of it; `blank` for a line
+// break, carriage return or tab, which Markdown shows as a space.
+template <typename Keep, typename Control>
+void scan_controls(std::string_view text, Keep keep, Control control) {
+  size_t kept = 0;  // start of the pending run of ordinary text
+  size_t at = 0;
+  while (at < text.size()) {
+    const Utf8Char next = next_utf8(text.substr(at));
+    std::string written;
+    if (next.length == 0) {
+      written = fmt::format("\\x{:02x}", static_cast<unsigned char>(text[at]));
+    } else if (next.code_point == '\n') {
+      written = "\\n";
+    } else if (next.code_point == '\r') {
+      written = "\\r";
+    } else if (next.code_point == '\t') {
+      written = "\\t";
+    } else if (next.code_point < 0x20 || next.code_point == 0x7F) {
+      written = fmt::format("\\x{:02x}", static_cast<unsigned>(next.code_point));
+    } else if (is_unicode_control(next.code_point)) {
+      written = fmt::format("\\u{:04x}", static_cast<unsigned>(next.code_point));
+    } else {
+      at += next.length;
+      continue;
+    }
+    keep(text.substr(kept, at - kept));
+    const bool blank = next.length > 0 && (next.code_point == '\n' || next.code_point == '\r' ||
+                                           next.code_point == '\t');
+    control(written, blank);
+    at += std::max<size_t>(next.length, 1);
+    kept = at;
+  }
+  keep(text.substr(kept));
+}
+
+// The longest run of backticks in `text`.
+size_t longest_backtick_run(std::string_view text) {
+  size_t longest = 0;
+  size_t run = 0;
+  for (const char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return longest;
+}
+
 }  // namespace
+
+std::string text_escape(std::string_view text) {
+  std::string escaped;
+  escaped.reserve(text.size());
+  scan_controls(
+      text, [&](std::string_view kept) { escaped += kept; },
+      [&](const std::string& written, bool) { escaped += written; });
+  return escaped;
+}
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -66,14 +169,20 @@ std::string rstrip(std::string text) {
 
 std::string text_table(const std::vector<std::vector<std::string>>& rows,
                        const std::vector<bool>& right_aligned) {
-  std::vector<size_t> widths(right_aligned.size(), 0);
+  std::vector<std::vector<std::string>> escaped;
+  escaped.reserve(rows.size());
   for (const auto& row : rows) {
+    escaped.emplace_back();
+    for (const auto& cell : row) escaped.back().push_back(text_escape(cell));
+  }
+  std::vector<size_t> widths(right_aligned.size(), 0);
+  for (const auto& row : escaped) {
     for (size_t column = 0; column < row.size(); ++column) {
       widths[column] = std::max(widths[column], display_width(row[column]));
     }
   }
   std::string out;
-  for (const auto& row : rows) {
+  for (const auto& row : escaped) {
     std::string line;
     for (size_t column = 0; column < row.size(); ++column) {
       if (column > 0) line += "  ";
@@ -85,23 +194,76 @@ std::string text_table(const std::vector<std::vector<std::string>>& rows,
   return out;
 }
 
-std::string markdown_escape(std::string_view text, MarkdownEscape mode) {
-  const bool html = mode == MarkdownEscape::kMarkupAndHtml;
-  const std::string_view backslashed = html ? "|\\*_`[]" : "|\\*_`";
+std::string markdown_escape(std::string_view text) {
   std::string escaped;
-  for (const char c : text) {
-    if (backslashed.find(c) != std::string_view::npos) {
-      escaped += '\\';
-      escaped += c;
-    } else if (const char* entity = html ? html_entity(c, false) : nullptr) {
-      escaped += entity;
-    } else if (html && c == '\n') {
+  escaped.reserve(text.size());
+  const auto markup = [&](std::string_view kept) {
+    for (const char c : kept) {
+      if (std::string_view("\\|*_~`[]").find(c) != std::string_view::npos) {
+        escaped += '\\';
+        escaped += c;
+      } else if (const char* entity = html_entity(c, false)) {
+        escaped += entity;
+      } else {
+        escaped += c;
+      }
+    }
+  };
+  scan_controls(text, markup, [&](const std::string& written, bool blank) {
+    if (blank) {
       escaped += ' ';
     } else {
-      escaped += c;
+      markup(written);  // its backslash escaped in turn, so that "\x1b" shows
     }
-  }
+  });
   return escaped;
+}
+
+std::string markdown_code(std::string_view text) {
+  if (text.empty()) return "";
+  std::string body;
+  body.reserve(text.size());
+  // GitHub's table reads "\\" before "\|": a backslash right before a pipe cannot be shown
+  // verbatim in a code span inside a table, so such text is escaped as prose instead.
+  bool backslash_pipe = false;
+  const auto keep = [&](std::string_view kept) {
+    for (const char c : kept) {
+      if (c == '|') {
+        backslash_pipe |= !body.empty() && body.back() == '\\';
+        body += '\\';
+      }
+      body += c;
+    }
+  };
+  scan_controls(text, keep,
+                [&](const std::string& written, bool blank) { body += blank ? " " : written; });
+  if (backslash_pipe) return markdown_escape(text);
+  // A span's content loses one space at each end when it has one at both, and a backtick at
+  // an end would join the fence: padded with a space then.
+  const std::string fence(longest_backtick_run(body) + 1, '`');
+  const bool pad = body.front() == '`' || body.back() == '`' ||
+                   (body.front() == ' ' && body.back() == ' ' &&
+                    body.find_first_not_of(' ') != std::string::npos);
+  const std::string padding = pad ? " " : "";
+  return fence + padding + body + padding + fence;
+}
+
+std::string markdown_code_block(const std::vector<std::string>& lines, std::string_view info) {
+  std::string body;
+  for (const auto& line : lines) body += text_escape(line) + '\n';
+  const std::string fence(std::max<size_t>(3, longest_backtick_run(body) + 1), '`');
+  return fence + std::string(info) + "\n" + body + fence + "\n";
+}
+
+std::string markdown_code_block(std::string_view text, std::string_view info) {
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return markdown_code_block(lines, info);
 }
 
 std::string markdown_row(const std::vector<std::string>& cells) {
@@ -141,9 +303,10 @@ std::string html_escape(std::string_view text) {
 }
 
 std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string field = text_escape(text);
+  if (field.find_first_of(",\"") == std::string::npos) return field;
   std::string quoted = "\"";
-  for (const char c : text) {
+  for (const char c : field) {
     if (c == '"') quoted += '"';
     quoted += c;
   }
@@ -157,6 +320,10 @@ std::string csv_row(const std::vector<std::string>& fields) {
     row += csv_field(fields[index]);
   }
   return row + "\n";
+}
+
+std::string json_text(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 bool wait_class_before(std::string_view a, std::string_view b) {

@@ -1,10 +1,14 @@
 // Formatting helpers every exporter shares: the median of a sample, tps as posted to
-// pgsql-hackers, plain-text tables padded to display width, and escaping for Markdown, HTML and
-// CSV. One copy, so that the run report, the comparison and the matrix table never disagree.
+// pgsql-hackers, plain-text tables padded to display width, and the one escaper of each output
+// format (text and terminal, Markdown, HTML, CSV, JSON). One copy, so that the run report, the
+// comparison, the matrix table and the history never disagree, and so that every string that
+// came from a user or a server (labels, names, query text, settings, error text) is escaped on
+// its way out by its format's escaper, once.
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,24 +30,43 @@ std::string pad_left(std::string_view text, size_t width);
 // Without its trailing spaces.
 std::string rstrip(std::string text);
 
-// Plain-text table: every column padded to its widest cell, columns two spaces apart,
-// `right_aligned` ones (numbers) padded on the left; trailing spaces dropped, one line a row.
+// Text and terminal: what a terminal would act on instead of showing is written out. C0
+// control characters and DEL as "\x1b" (a line break, carriage return and tab as "\n", "\r",
+// "\t"), C1 controls (U+0080-U+009F: "\u009b" is CSI) and the characters that break or
+// reorder a line (U+2028, U+2029 and the bidirectional controls, as in "Trojan Source") as
+// "\u202e", and a byte that is not part of valid UTF-8 as "\xff". Everything else, a backslash
+// too, is kept as it is: ordinary text reads the same, and a second pass changes nothing.
+std::string text_escape(std::string_view text);
+
+// Plain-text table: every cell through text_escape, every column padded to its widest cell,
+// columns two spaces apart, `right_aligned` ones (numbers) padded on the left; trailing spaces
+// dropped, one line a row.
 std::string text_table(const std::vector<std::vector<std::string>>& rows,
                        const std::vector<bool>& right_aligned);
 
-enum class MarkdownEscape {
-  // '|' would end a table cell, '\\' escape, and '*', '_', '`' emphasis or code: backslashed.
-  kMarkup,
-  // As kMarkup, and '[', ']' backslashed (links); '<', '>', '&' as HTML entities (raw HTML);
-  // a line break, which would end a table row, as a space.
-  kMarkupAndHtml,
-};
-std::string markdown_escape(std::string_view text, MarkdownEscape mode = MarkdownEscape::kMarkup);
+// Markdown, for a table cell, a list item, a heading or the middle of a sentence: the text as
+// it was given, nothing in it read as markup. '\\', '|' (a cell's end), '*', '_', '~'
+// (emphasis), '`' (code) and '[', ']' (links) backslashed; '<', '>', '&' as HTML entities (no
+// tag, comment or autolink); a line break or tab as a space (a line break would end the table
+// row); other control characters written out as text_escape does.
+std::string markdown_escape(std::string_view text);
+// A code span for a table cell (a connection string, a command line, a setting): shown
+// verbatim, with line breaks and tabs as spaces and other control characters written out as
+// text_escape does; '|' backslashed (a table reads it before the span), fenced by more
+// backticks than the text has in a row. Text with a backslash right before a pipe, which a
+// GitHub table would split there, is markdown_escape'd instead. "" for "".
+std::string markdown_code(std::string_view text);
+// A fenced code block (```text ... ```) of lines of output: each line through text_escape (a
+// line break inside one written out), the fence longer than any run of backticks in them, so
+// nothing inside can close it. The text form takes the lines it holds.
+std::string markdown_code_block(const std::vector<std::string>& lines,
+                                std::string_view info = "text");
+std::string markdown_code_block(std::string_view text, std::string_view info = "text");
 
 // One table row of cells taken as they are (already escaped): "| a | b |\n".
 std::string markdown_row(const std::vector<std::string>& cells);
 // rows[0] is the header, followed by the alignment row ("--:" where `right_aligned`, "---"
-// otherwise); every cell escaped with MarkdownEscape::kMarkup.
+// otherwise); every cell through markdown_escape.
 std::string markdown_table(const std::vector<std::vector<std::string>>& rows,
                            const std::vector<bool>& right_aligned);
 
@@ -61,9 +84,17 @@ std::string_view wait_class_colour(std::string_view wait_class);
 // '&', '<', '>', '"' and '\'' as entities: safe in element text and in quoted attributes.
 std::string html_escape(std::string_view text);
 
-// RFC 4180: a field with a comma, a quote or a line break is quoted, quotes doubled.
+// CSV (RFC 4180): the field through text_escape (a CSV of pgwaitprof's holds names and
+// figures, never multi-line text, and is read in terminals too), then quoted, quotes doubled,
+// when it has a comma or a quote.
 std::string csv_field(std::string_view text);
 // The fields, each by csv_field, comma-separated, with the line's "\n".
 std::string csv_row(const std::vector<std::string>& fields);
+
+// JSON text: nlohmann's escaping (quotes, backslashes and control characters as \u escapes),
+// with bytes that are not valid UTF-8 replaced by U+FFFD instead of throwing, so that a label
+// or a server's string cannot make a report, a listing or an index unwritable. `indent` as
+// nlohmann::json::dump (-1: one line).
+std::string json_text(const nlohmann::json& value, int indent = -1);
 
 }  // namespace pgwaitprof::exporters::text_format

@@ -13,6 +13,7 @@
 #include "daemon/engine/matrix.h"
 #include "daemon/engine/run_directory.h"
 #include "daemon/history/run_index.h"
+#include "exporters/text_format.h"
 
 namespace pgwaitprof::commands {
 namespace {
@@ -110,7 +111,9 @@ int matrix_command(const MatrixCommand& command) {
                   },
                   local->scratch.get(),
                   control,
-                  [](const std::string& line) { std::cerr << line << '\n'; }};
+                  [](const std::string& line) {
+                    std::cerr << exporters::text_format::text_escape(line) << '\n';
+                  }};
               co_return co_await engine::execute_matrix(context);
             });
         if (local->scratch) co_await local->scratch->destroy();

@@ -13,17 +13,21 @@
 #include "daemon/engine/run_engine.h"
 #include "daemon/service/control_server.h"
 #include "exporters/report_render.h"
+#include "exporters/text_format.h"
 
 namespace pgwaitprof::commands {
 namespace {
 
-// Echoes the load generator's output to the terminal as pgbench itself would.
+using exporters::text_format::text_escape;
+
+// Echoes the load generator's output to the terminal as pgbench itself would, with control
+// characters written out (its errors quote the server's, which may quote query text).
 class TerminalObserver : public engine::RunObserver {
  public:
   void on_started(const std::string& run_id, const std::filesystem::path& dir) override {
     std::cerr << fmt::format("pgwaitprof: run {} -> {}\n", run_id, dir.string());
   }
-  void on_loadgen_line(std::string_view line) override { std::cerr << line << '\n'; }
+  void on_loadgen_line(std::string_view line) override { std::cerr << text_escape(line) << '\n'; }
 };
 
 int print_report(const model::Run& run, const std::filesystem::path& dir, int exit_code,
@@ -32,7 +36,8 @@ int print_report(const model::Run& run, const std::filesystem::path& dir, int ex
   std::cout << exporters::render_text(run);
   if (written) std::cout << fmt::format("\nreport: {}\n", (dir / "report.html").string());
   if (run.status != model::RunStatus::kCompleted) {
-    std::cerr << fmt::format("pgwaitprof: run {}: {}\n", to_string(run.status), run.error);
+    std::cerr << fmt::format("pgwaitprof: run {}: {}\n", to_string(run.status),
+                             text_escape(run.error));
   }
   return exit_code;
 }
@@ -54,7 +59,7 @@ std::optional<int> try_daemons(const RunCommand& command, engine::RunRequest req
   request.conninfo = command.target.value_or("");
   for (const auto& socket : daemon_sockets(command)) {
     auto remote = run_through_daemon(
-        socket, request, [](const std::string& line) { std::cerr << line << '\n'; },
+        socket, request, [](const std::string& line) { std::cerr << text_escape(line) << '\n'; },
         [](const std::string& notice) { std::cerr << notice << '\n'; });
     if (!remote) throw std::runtime_error(remote.error().message);
     if (!*remote) continue;

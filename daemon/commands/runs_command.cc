@@ -13,6 +13,7 @@
 #include "daemon/history/results_db.h"
 #include "daemon/history/run_index.h"
 #include "exporters/report_render.h"
+#include "exporters/text_format.h"
 
 namespace pgwaitprof::commands {
 namespace {
@@ -86,8 +87,10 @@ int prune(const RunsCommand& command, const std::vector<history::RunSummary>& ru
     std::cout << "no runs older than " << command.older_than << '\n';
     return 0;
   }
-  for (const auto* run : old)
-    std::cout << run->started_at.substr(0, 19) << "  " << run->dir << '\n';
+  for (const auto* run : old) {
+    std::cout << exporters::text_format::text_escape(run->started_at.substr(0, 19)) << "  "
+              << exporters::text_format::text_escape(run->dir) << '\n';
+  }
   if (!command.yes && !confirmed(old.size())) {
     std::cerr << "pgwaitprof: nothing removed\nHINT: Pass --yes to remove without asking.\n";
     return isatty(STDIN_FILENO) ? 0 : kExitUsage;

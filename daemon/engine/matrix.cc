@@ -17,6 +17,7 @@
 #include "daemon/engine/scratch_cluster.h"
 #include "daemon/engine/server_settings.h"
 #include "exporters/matrix_table.h"
+#include "exporters/text_format.h"
 
 namespace pgwaitprof::engine {
 namespace {
@@ -198,7 +199,8 @@ void write_matrix_status(const std::filesystem::path& dir, const MatrixOutcome& 
                                {"error", outcome.error},
                                {"runs_total", outcome.runs_total},
                                {"runs_done", outcome.runs_done}};
-  if (auto failed = write_file_atomically(dir / "status.json", json.dump(2) + "\n")) {
+  if (auto failed = write_file_atomically(dir / "status.json",
+                                          exporters::text_format::json_text(json, 2) + "\n")) {
     log()->error("could not write matrix status dir={}: {}", dir.string(), failed->message);
   }
 }

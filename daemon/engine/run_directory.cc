@@ -34,19 +34,6 @@ std::string make_run_id(std::string_view label) {
   return suffix.empty() ? id : id + "-" + suffix;
 }
 
-std::string escape_control_characters(std::string_view text) {
-  std::string escaped;
-  for (const char character : text) {
-    const auto byte = static_cast<unsigned char>(character);
-    if (byte < 0x20 || byte == 0x7f) {
-      escaped += fmt::format("\\x{:02x}", byte);
-    } else {
-      escaped += character;
-    }
-  }
-  return escaped;
-}
-
 Status write_run_directory(const std::filesystem::path& dir, const model::Run& run) {
   if (auto failed = create_private_directories(dir)) return failed;
   // report.json last: its status is the run's final word, given only once everything it

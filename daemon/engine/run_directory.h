@@ -15,10 +15,6 @@ namespace pgwaitprof::engine {
 // "20261129-215116-0b34-readme-c8": UTC time, 16 random bits, the label's safe characters.
 std::string make_run_id(std::string_view label = "");
 
-// A label as it is stored and shown: control characters and escape sequences written out
-// ("\x1b[31m"), so a label cannot rewrite the terminal that prints a report.
-std::string escape_control_characters(std::string_view text);
-
 // Every rendering of the run, then report.json. On the first failure (a full disk) it stops,
 // leaves no temporary file, and returns "could not write file "PATH": REASON".
 [[nodiscard]] Status write_run_directory(const std::filesystem::path& dir, const model::Run& run);

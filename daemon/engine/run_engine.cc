@@ -31,6 +31,7 @@
 #include "daemon/model/run_recorder.h"
 #include "daemon/model/workloads.h"
 #include "exporters/report_render.h"
+#include "exporters/text_format.h"
 
 namespace pgwaitprof::engine {
 namespace {
@@ -56,7 +57,9 @@ void begin(RunState& state, const collectors::TargetSampler& sampler) {
   auto& run = state.run();
   const auto& request = state.request;
   run.id = make_run_id(request.label);
-  run.label = escape_control_characters(request.label);
+  // Stored with its control characters written out, so that report.json, the index and the
+  // results database hold no terminal escapes; every renderer still escapes it for its format.
+  run.label = exporters::text_format::text_escape(request.label);
   run.target = request.conninfo.empty() ? "(PG* environment variables)"
                                         : collectors::mask_password(request.conninfo);
   run.workload = request.workload;

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "daemon/engine/run_directory.h"
 #include "exporters/text_format.h"
 
 namespace pgwaitprof::history {
@@ -40,11 +39,10 @@ std::vector<std::vector<std::string>> runs_rows(const std::vector<RunSummary>& r
                                                  "clients", "duration", "tps", "latency", "AAS",
                                                  "top wait", "host", "server"}};
   for (const auto& run : runs) {
-    rows.push_back({run.id, engine::escape_control_characters(run.label), started(run.started_at),
-                    status_cell(run), run.workload, std::to_string(run.clients),
-                    fmt::format("{:.0f} s", run.duration_s), tps_cell(run),
-                    number_or_dash(run.latency_ms, "{:.2f} ms"), fmt::format("{:.2f}", run.aas),
-                    run.top_wait, run.host, run.server_version});
+    rows.push_back({run.id, run.label, started(run.started_at), status_cell(run), run.workload,
+                    std::to_string(run.clients), fmt::format("{:.0f} s", run.duration_s),
+                    tps_cell(run), number_or_dash(run.latency_ms, "{:.2f} ms"),
+                    fmt::format("{:.2f}", run.aas), run.top_wait, run.host, run.server_version});
   }
   return rows;
 }
@@ -94,7 +92,7 @@ std::string render_runs(const std::vector<RunSummary>& runs, const std::string& 
       entry.erase("report_mtime_ns");
       json.push_back(std::move(entry));
     }
-    return json.dump(2) + "\n";
+    return tf::json_text(json, 2) + "\n";
   }
   if (format == "csv") return runs_csv(runs);
   if (format == "md")

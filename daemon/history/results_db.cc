@@ -8,9 +8,12 @@
 
 #include "daemon/history/run_index.h"
 #include "exporters/report_render.h"
+#include "exporters/text_format.h"
 
 namespace pgwaitprof::history {
 namespace {
+
+using exporters::text_format::json_text;
 
 std::string text_of(double value) { return std::isfinite(value) ? fmt::format("{}", value) : ""; }
 
@@ -103,12 +106,12 @@ std::vector<std::string> run_params(const model::Run& run, const RunSummary& sum
           text_of(summary.latency_ms),
           text_of(summary.aas),
           summary.top_wait,
-          nlohmann::json(summary.class_aas).dump(),
+          json_text(nlohmann::json(summary.class_aas)),
           summary.server_version,
           std::to_string(summary.server_version_num),
           summary.kernel,
-          nlohmann::json(summary.settings).dump(),
-          report.at("environment").dump(),
+          json_text(nlohmann::json(summary.settings)),
+          json_text(report.at("environment")),
           text};
 }
 
@@ -206,9 +209,9 @@ engine::Status ResultsDb::upload(const model::Run& run, const std::string& matri
       {"BEGIN", {}},
       {kUpsertRun, run_params(run, summary)},
       {"DELETE FROM pgwaitprof.run_waits WHERE run_id = $1", {id}},
-      {kInsertWaits, {id, waits_of(run).dump()}},
+      {kInsertWaits, {id, json_text(waits_of(run))}},
       {"DELETE FROM pgwaitprof.run_timeline WHERE run_id = $1", {id}},
-      {kInsertTimeline, {id, timeline_of(run).dump()}},
+      {kInsertTimeline, {id, json_text(timeline_of(run))}},
       {"INSERT INTO pgwaitprof.matrix_runs SELECT $1, $2, $3, $4::integer WHERE $1 <> '' "
        "ON CONFLICT (matrix, run_id) DO UPDATE SET variant = EXCLUDED.variant, "
        "repeat = EXCLUDED.repeat",

@@ -11,6 +11,7 @@
 
 #include "daemon/engine/atomic_file.h"
 #include "daemon/engine/run_directory.h"
+#include "exporters/text_format.h"
 
 namespace pgwaitprof::history {
 namespace {
@@ -115,7 +116,8 @@ std::vector<RunSummary> load_history(const std::filesystem::path& data_dir,
     for (const auto& run : runs) json["runs"].push_back(to_json(run));
     // A read-only data directory still lists its runs; the index is only a cache.
     local.written = std::filesystem::is_directory(data_dir) &&
-                    !engine::write_file_atomically(index_path(data_dir), json.dump());
+                    !engine::write_file_atomically(index_path(data_dir),
+                                                   exporters::text_format::json_text(json));
   }
   local.runs = runs.size();
   if (stats) *stats = local;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "daemon/engine/run_directory.h"
 #include "daemon/history/history_render.h"
 #include "exporters/html_assets.h"
 #include "exporters/text_format.h"
@@ -55,7 +54,7 @@ std::vector<std::vector<std::string>> trend_rows(const Trend& trend, std::vector
     std::vector<std::string> row = {
         run.started_at.substr(0, 16),
         run.id,
-        engine::escape_control_characters(run.label),
+        run.label,
         tps_text(run),
         baseline_text(point),
         point.baseline_median ? fmt::format("{:+.1f}%", point.change_pct) : ""};
@@ -108,7 +107,7 @@ std::string trend_html(const Trend& trend, const std::string& table) {
       ".flag{color:#c00;font-weight:bold}</style></head><body>\n<h1>tps trend</h1>\n<p>" +
       tf::html_escape("Rule: " + trend.rule) + "</p>\n<div id=\"trend-chart\"></div>\n" + table +
       "<script type=\"application/json\" id=\"trend-data\">" +
-      exporters::html_assets::script_safe_json(trend_json(trend).dump()) + "</script>\n" +
+      exporters::html_assets::script_safe_json(tf::json_text(trend_json(trend))) + "</script>\n" +
       exporters::html_assets::body_scripts();
   html += R"(<script>
 (function () {
@@ -150,7 +149,7 @@ std::string html_table(const std::vector<std::vector<std::string>>& rows) {
 }  // namespace
 
 std::string render_trend(const Trend& trend, const std::string& format) {
-  if (format == "json") return trend_json(trend).dump(2) + "\n";
+  if (format == "json") return tf::json_text(trend_json(trend), 2) + "\n";
   std::vector<bool> right;
   const auto rows = trend_rows(trend, right);
   if (format == "html") return trend_html(trend, html_table(rows));
@@ -160,7 +159,7 @@ std::string render_trend(const Trend& trend, const std::string& format) {
            "\n" + summary;
   }
   if (trend.points.empty()) return "no runs\n";
-  return "rule: " + trend.rule + "\n\n" + tf::text_table(rows, right) + summary;
+  return "rule: " + tf::text_escape(trend.rule) + "\n\n" + tf::text_table(rows, right) + summary;
 }
 
 }  // namespace pgwaitprof::history

@@ -1,8 +1,15 @@
-// Commands that need no server: explain.
+// Commands that need no server: explain, and report, runs and trend on a saved run.
+#include "daemon/model/run.h"
+#include "exporters/report_render.h"
+#include "tests/exporters/escaping_fixture.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {
 namespace {
+
+using exporters::escaping_test::kHostile;
+using exporters::escaping_test::markdown_hazard;
+using exporters::escaping_test::terminal_hazard;
 
 TEST(ExplainCommand, OldAndNewNamesAndUnknownOnes) {
   auto old_name = engine::run_command({pgwaitprof_binary(), "explain", "WALWriteLock"});
@@ -20,6 +27,57 @@ TEST(ExplainCommand, OldAndNewNamesAndUnknownOnes) {
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.output.find("pgwaitprof: unknown wait event \"NoSuchWait\""), std::string::npos)
       << unknown.output;
+}
+
+// Issue 23, items 6 and 7 through the binary: a saved run whose label, statement, lock
+// blocker, warning and load generator output hold an escape sequence, HTML and Markdown
+// syntax, printed by report, runs and trend in their terminal and Markdown formats.
+TEST(SavedRunCommands, HostileStringsReachNeitherTheTerminalNorTheMarkdownRaw) {
+  auto run = model::run_from_json(nlohmann::json::parse(
+      read_text(std::filesystem::path(PGWAITPROF_FIXTURES) / "report_v1.json")));
+  run.label = kHostile;
+  run.workload = kHostile;
+  model::StatementProfile statement;
+  statement.query_id = 7;
+  statement.text = kHostile;
+  statement.samples = 100;
+  statement.waits = {{"CPU", 100}};
+  run.statements.push_back(statement);
+  model::LockBlocker blocker;
+  blocker.lock_type = "relation";
+  blocker.blocker_application = kHostile;
+  blocker.blocker_statement = kHostile;
+  blocker.observations = 3;
+  run.lock_blockers.push_back(blocker);
+  run.warnings.push_back(kHostile);
+  run.loadgen_stderr = kHostile;
+  const auto data = temp_dir("hostile");
+  const auto dir = data / "runs" / run.id;
+  std::filesystem::create_directories(dir);
+  write_text(dir / "report.json", exporters::render_json(run));
+
+  const auto pgwaitprof = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), pgwaitprof_binary());
+    auto result = engine::run_command(args);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    return result.output;
+  };
+  for (const char* format : {"text", "csv", "timeline-csv", "folded"}) {
+    const auto output = pgwaitprof({"report", dir.string(), "--format", format});
+    EXPECT_EQ(terminal_hazard(output), "") << format << "\n" << output;
+  }
+  const auto markdown = pgwaitprof({"report", dir.string(), "--format", "md"});
+  EXPECT_EQ(markdown_hazard(markdown), "") << markdown;
+  EXPECT_NE(markdown.find("&lt;body id=\"pwned\"&gt;"), std::string::npos) << markdown;
+  for (const char* command : {"runs", "trend"}) {
+    const auto text = pgwaitprof({command, "--data-dir", data.string()});
+    EXPECT_EQ(terminal_hazard(text), "") << text;
+    EXPECT_NE(text.find("\\x1b[31mred"), std::string::npos) << text;
+    const auto listed = pgwaitprof({command, "--data-dir", data.string(), "--format", "md"});
+    EXPECT_EQ(markdown_hazard(listed), "") << listed;
+    EXPECT_NE(listed.find("&lt;body id=\"pwned\"&gt;"), std::string::npos) << listed;
+  }
+  std::filesystem::remove_all(data);
 }
 
 }  // namespace
