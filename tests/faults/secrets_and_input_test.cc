@@ -2,9 +2,7 @@
 // malformed URI is masked everywhere, /metrics off loopback needs basic auth (bcrypt) or
 // insecure: true, control characters in --label are escaped, --workload nosuch fails before any
 // work, a failed run says what happened, and a refused daemon socket is reported on stderr.
-#include <crypt.h>
 #include <fmt/format.h>
-#include <netinet/in.h>
 
 #include "tests/faults/fault_harness.h"
 
@@ -100,36 +98,6 @@ TEST_F(InputFaults, PasswordsLeaveTheCommandLineAndEveryOutput) {
     EXPECT_EQ(daemon_line.find(secret), std::string::npos) << daemon_line;
     EXPECT_EQ(uri_daemon.log().find(secret), std::string::npos) << uri_daemon.log();
   }
-}
-
-// GET /metrics on 127.0.0.1:port with optional basic auth; the status line and the body.
-std::string get_metrics(int port, const std::string& user_password = "") {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return "";
-  }
-  std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n";
-  if (!user_password.empty()) {
-    auto result =
-        engine::run_command({"/bin/sh", "-c", "printf %s '" + user_password + "' | base64 -w0"});
-    request += "Authorization: Basic " + result.output + "\r\n";
-  }
-  send_all(fd, request + "\r\n");
-  std::string response = read_to_eof(fd, 10s);
-  ::close(fd);
-  return response;
-}
-
-std::string bcrypt_hash(const std::string& password) {
-  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
-  crypt_gensalt_rn("$2b$", 5, nullptr, 0, salt, sizeof salt);
-  crypt_data data{};
-  return crypt_r(password.c_str(), salt, &data);
 }
 
 // Item 14: off loopback, /metrics needs basic auth (bcrypt, as exporter-toolkit) or an explicit
