@@ -2,17 +2,13 @@
 #include "exporters/prometheus_exporter.h"
 
 #include <CivetServer.h>
-#include <crypt.h>
 #include <fmt/format.h>
 #include <prometheus/gauge.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <cstring>
-#include <mutex>
-#include <set>
-
 #include "config/logging.h"
+#include "exporters/basic_auth.h"
 
 namespace pgwaitprof::exporters {
 namespace {
@@ -196,14 +192,6 @@ std::vector<MetricFamily> TargetCollectable::Collect() const {
   }
 }
 
-bool password_matches(const std::string& password, const std::string& hash) {
-  crypt_data data{};
-  const char* computed = ::crypt_r(password.c_str(), hash.c_str(), &data);
-  // crypt_r returns "*0"-style failure tokens rather than NULL for a bad setting.
-  return computed != nullptr && computed[0] != '*' && std::strlen(computed) == hash.size() &&
-         std::memcmp(computed, hash.data(), hash.size()) == 0;
-}
-
 namespace {
 
 // Every thread of the HTTP server (the acceptor and the workers, which check credentials and
@@ -248,23 +236,10 @@ MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provi
     throw std::runtime_error("could not listen on \"" + listen + "\": " + error.what());
   }
   if (!basic_auth_users.empty()) {
-    // bcrypt costs tens of milliseconds a check: a scraper's credentials, once right, are kept
-    // (in memory only) so a scrape every second does not spend a core on hashing.
-    struct Verified {
-      std::mutex mutex;
-      std::set<std::pair<std::string, std::string>> pairs;
-    };
-    auto verified = std::make_shared<Verified>();
+    auto checker = std::make_shared<BasicAuthChecker>(basic_auth_users);
     exposer_->RegisterAuth(
-        [users = std::move(basic_auth_users), verified](const std::string& user,
-                                                        const std::string& password) {
-          const auto found = users.find(user);
-          if (found == users.end()) return false;
-          std::lock_guard<std::mutex> lock(verified->mutex);
-          if (verified->pairs.contains({user, password})) return true;
-          if (!password_matches(password, found->second)) return false;
-          verified->pairs.insert({user, password});
-          return true;
+        [checker](const std::string& user, const std::string& password) {
+          return checker->check(user, password);
         },
         "pgwaitprof");
   }

@@ -34,14 +34,12 @@ class TargetCollectable : public prometheus::Collectable {
   Provider provider_;
 };
 
-// Whether `password` matches a bcrypt (or any crypt(3)) `hash`.
-bool password_matches(const std::string& password, const std::string& hash);
-
 // The HTTP server (civetweb, one thread per connection) is configured so that a few hostile
 // clients cannot keep scrapes out: enough threads that a handful of slow connections leave
 // most of them free, a deadline on reading a request's header (request_timeout_ms, counted
 // from the connection's start, however slowly the bytes trickle in), no keep-alive (an idle
-// connection holds no thread), bounded queues.
+// connection holds no thread), bounded queues, and basic auth whose failures queue behind one
+// another (BasicAuthChecker).
 class MetricsServer {
  public:
   // Threads serving connections: each holds one connection until it is answered or its
