@@ -118,30 +118,38 @@ void BasicAuthChecker::note_refused() {
   refused_since_warning_ = 0;
 }
 
-bool BasicAuthChecker::hash_in_turn(const std::string& password, const std::string& hash) {
+bool BasicAuthChecker::hash_in_turn(const std::string& client, const std::string& password,
+                                    const std::string& hash) {
   std::unique_lock<std::mutex> lock(turn_mutex_);
-  if (next_ticket_ - finished_ >= kMaxPendingChecks) {
+  const auto from_client = pending_by_client_.find(client);
+  if (next_ticket_ - finished_ >= kMaxPendingChecks ||
+      (from_client != pending_by_client_.end() && from_client->second >= kMaxPendingPerClient)) {
     note_refused();
     return false;
   }
+  ++pending_by_client_[client];
   const uint64_t ticket = next_ticket_++;
   turn_changed_.wait(lock, [&] { return ticket < finished_ + kConcurrentHashes; });
   lock.unlock();
   // The turn passes on however the check ends.
   struct Done {
     BasicAuthChecker& checker;
+    const std::string& client;
     ~Done() {
       {
         std::lock_guard<std::mutex> done_lock(checker.turn_mutex_);
         ++checker.finished_;
+        const auto pending = checker.pending_by_client_.find(client);
+        if (--pending->second == 0) checker.pending_by_client_.erase(pending);
       }
       checker.turn_changed_.notify_all();
     }
-  } done{*this};
+  } done{*this, client};
   return password_matches(password, hash);
 }
 
-bool BasicAuthChecker::check(const std::string& user, const std::string& password) {
+bool BasicAuthChecker::check(const std::string& client, const std::string& user,
+                             const std::string& password) {
   if (users_.empty()) return false;
   try {
     const Digest credentials = digest({"credentials", user, password});
@@ -156,10 +164,10 @@ bool BasicAuthChecker::check(const std::string& user, const std::string& passwor
       // (the same one for the same name), against a salt that matches nothing.
       uint64_t pick = 0;
       std::memcpy(&pick, name.data(), sizeof pick);
-      hash_in_turn(password, users_[pick % users_.size()].dummy_setting);
+      hash_in_turn(client, password, users_[pick % users_.size()].dummy_setting);
       return false;
     }
-    if (!hash_in_turn(password, found->hash)) return false;
+    if (!hash_in_turn(client, password, found->hash)) return false;
     remember(credentials);
     return true;
   } catch (const std::exception& error) {

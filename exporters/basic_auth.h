@@ -6,9 +6,10 @@
 // - credentials that once verified are remembered as a keyed digest (never the password), so a
 //   scraper's every scrape costs microseconds instead of a bcrypt;
 // - bcrypt runs one check at a time, first come first served, and only kMaxPendingChecks may
-//   hash or wait to hash: beyond that a check is refused at once. A flood of wrong passwords
-//   then holds a few of the HTTP server's threads and at most one core, never all of them, and
-//   remembered scrapers are not queued behind it.
+//   hash or wait to hash, kMaxPendingPerClient of them from one client address: beyond that a
+//   check is refused at once. A flood of wrong passwords then holds a few of the HTTP server's
+//   threads and at most one core, never all of them; remembered scrapers are not queued behind
+//   it, and one flooding host leaves room for a new scraper elsewhere.
 #pragma once
 
 #include <array>
@@ -32,6 +33,8 @@ class BasicAuthChecker {
  public:
   // Checks that hash or wait to hash at once; more are refused (a fast 401).
   static constexpr size_t kMaxPendingChecks = 8;
+  // Of them, checks from one client address.
+  static constexpr size_t kMaxPendingPerClient = 2;
   // bcrypt checks that run at once (the rest wait, in order of arrival).
   static constexpr size_t kConcurrentHashes = 1;
   // Credentials remembered after a successful check (the oldest is forgotten first).
@@ -44,9 +47,9 @@ class BasicAuthChecker {
   BasicAuthChecker& operator=(const BasicAuthChecker&) = delete;
   ~BasicAuthChecker();
 
-  // Whether `user` exists and `password` is its password. Called on the HTTP server's threads
-  // at once; never throws.
-  bool check(const std::string& user, const std::string& password);
+  // Whether `user` exists and `password` is its password, asked by `client` (its address; ""
+  // when unknown). Called on the HTTP server's threads at once; never throws.
+  bool check(const std::string& client, const std::string& user, const std::string& password);
 
  private:
   using Digest = std::array<unsigned char, 32>;
@@ -61,8 +64,9 @@ class BasicAuthChecker {
   bool remembered(const Digest& credentials);
   void remember(const Digest& credentials);
   // bcrypt of `password` against `hash`, after waiting for a turn; false without hashing when
-  // kMaxPendingChecks are already pending.
-  bool hash_in_turn(const std::string& password, const std::string& hash);
+  // kMaxPendingChecks, or kMaxPendingPerClient from `client`, are already pending.
+  bool hash_in_turn(const std::string& client, const std::string& password,
+                    const std::string& hash);
   void note_refused();
 
   std::array<unsigned char, 32> key_{};
@@ -74,8 +78,9 @@ class BasicAuthChecker {
 
   std::mutex turn_mutex_;
   std::condition_variable turn_changed_;
-  uint64_t next_ticket_ = 0;  // tickets handed out
-  uint64_t finished_ = 0;     // tickets whose check is done
+  uint64_t next_ticket_ = 0;                         // tickets handed out
+  uint64_t finished_ = 0;                            // tickets whose check is done
+  std::map<std::string, size_t> pending_by_client_;  // at most kMaxPendingChecks entries
   uint64_t refused_since_warning_ = 0;
   std::chrono::steady_clock::time_point last_warning_{};
 };

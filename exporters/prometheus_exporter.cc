@@ -203,6 +203,17 @@ void* lower_thread_priority(const mg_context* /*context*/, int /*thread_type*/) 
   return nullptr;
 }
 
+// The address of the client whose request this thread serves: civetweb calls begin_request on
+// the worker thread before the auth handler, whose callback (prometheus-cpp's) is told only the
+// user and the password.
+thread_local std::string request_client;
+
+int note_request_client(mg_connection* connection) {
+  const mg_request_info* info = mg_get_request_info(connection);
+  request_client = info != nullptr ? info->remote_addr : "";
+  return 0;  // civetweb handles the request
+}
+
 // civetweb 1.15's options (mg_get_valid_options() of Debian's libcivetweb1), see MetricsServer.
 std::vector<std::string> server_options(const std::string& listen) {
   return {"listening_ports",    listen,
@@ -230,6 +241,7 @@ MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provi
       .Set(1);
   CivetCallbacks callbacks;
   callbacks.init_thread = lower_thread_priority;
+  callbacks.begin_request = note_request_client;
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(server_options(listen), &callbacks);
   } catch (const std::exception& error) {
@@ -239,7 +251,7 @@ MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provi
     auto checker = std::make_shared<BasicAuthChecker>(basic_auth_users);
     exposer_->RegisterAuth(
         [checker](const std::string& user, const std::string& password) {
-          return checker->check(user, password);
+          return checker->check(request_client, user, password);
         },
         "pgwaitprof");
   }

@@ -23,17 +23,17 @@ TEST(BasicAuth, EachUserWithItsOwnPasswordAndNobodyElse) {
                             {"grafana", bcrypt_hash("other-pw", "$2a$", 5)},
                             {"agent", bcrypt_hash("third-pw", "$2y$", 4)}});
   for (int round = 0; round < 2; ++round) {  // the second round answers from memory
-    EXPECT_TRUE(checker.check("prometheus", "scrape-pw"));
-    EXPECT_TRUE(checker.check("grafana", "other-pw"));
-    EXPECT_TRUE(checker.check("agent", "third-pw"));
+    EXPECT_TRUE(checker.check("127.0.0.1", "prometheus", "scrape-pw"));
+    EXPECT_TRUE(checker.check("127.0.0.1", "grafana", "other-pw"));
+    EXPECT_TRUE(checker.check("127.0.0.1", "agent", "third-pw"));
   }
-  EXPECT_FALSE(checker.check("prometheus", "other-pw"));
-  EXPECT_FALSE(checker.check("grafana", "scrape-pw"));
-  EXPECT_FALSE(checker.check("prometheus", "scrape-pw "));
-  EXPECT_FALSE(checker.check("prometheus", ""));
-  EXPECT_FALSE(checker.check("Prometheus", "scrape-pw"));
-  EXPECT_FALSE(checker.check("nobody", "scrape-pw"));
-  EXPECT_FALSE(checker.check("", ""));
+  EXPECT_FALSE(checker.check("127.0.0.1", "prometheus", "other-pw"));
+  EXPECT_FALSE(checker.check("127.0.0.1", "grafana", "scrape-pw"));
+  EXPECT_FALSE(checker.check("127.0.0.1", "prometheus", "scrape-pw "));
+  EXPECT_FALSE(checker.check("127.0.0.1", "prometheus", ""));
+  EXPECT_FALSE(checker.check("127.0.0.1", "Prometheus", "scrape-pw"));
+  EXPECT_FALSE(checker.check("127.0.0.1", "nobody", "scrape-pw"));
+  EXPECT_FALSE(checker.check("127.0.0.1", "", ""));
 }
 
 TEST(BasicAuth, MoreVerifiedCredentialsThanRememberedStillPass) {
@@ -43,10 +43,10 @@ TEST(BasicAuth, MoreVerifiedCredentialsThanRememberedStillPass) {
   const size_t count = BasicAuthChecker::kRememberedCredentials + 4;
   for (size_t round = 0; round < 2; ++round) {
     for (size_t index = 0; index < count; ++index) {
-      EXPECT_TRUE(checker.check("prometheus", stem + std::to_string(index))) << index;
+      EXPECT_TRUE(checker.check("127.0.0.1", "prometheus", stem + std::to_string(index))) << index;
     }
   }
-  EXPECT_FALSE(checker.check("prometheus", std::string(71, 'x')));
+  EXPECT_FALSE(checker.check("127.0.0.1", "prometheus", std::string(71, 'x')));
 }
 
 TEST(BasicAuth, AHashThatIsNotBcryptIsRefusedAtTheStart) {
@@ -56,8 +56,8 @@ TEST(BasicAuth, AHashThatIsNotBcryptIsRefusedAtTheStart) {
 
 TEST(BasicAuth, NoUsersLetsNobodyIn) {
   BasicAuthChecker checker({});
-  EXPECT_FALSE(checker.check("", ""));
-  EXPECT_FALSE(checker.check("prometheus", "scrape-pw"));
+  EXPECT_FALSE(checker.check("127.0.0.1", "", ""));
+  EXPECT_FALSE(checker.check("127.0.0.1", "prometheus", "scrape-pw"));
 }
 
 TEST(BasicAuth, PasswordMatchesOnlyItsHash) {

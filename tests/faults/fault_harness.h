@@ -3,6 +3,7 @@
 // integration harness (the scratch cluster of deploy/test.sh, the pgwaitprof binary).
 #pragma once
 
+#include <arpa/inet.h>
 #include <crypt.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -92,9 +93,19 @@ inline std::string read_to_eof(int fd, std::chrono::milliseconds timeout = 30s) 
   return text;
 }
 
-// A blocking TCP connection to 127.0.0.1:port; -1 when it failed.
-inline int connect_loopback(int port) {
+// A blocking TCP connection to 127.0.0.1:port, from `from` (another loopback address, such as
+// 127.0.0.2, stands for another host); -1 when it failed.
+inline int connect_loopback(int port, const char* from = nullptr) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (from != nullptr) {
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    ::inet_pton(AF_INET, from, &source.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
@@ -126,8 +137,9 @@ inline std::string base64(std::string_view text) {
 // given: the whole answer (status line, headers, body), or "" when nothing answered in
 // `timeout`.
 inline std::string get_metrics(int port, const std::string& user_password = "",
-                               std::chrono::milliseconds timeout = 10s) {
-  const int fd = connect_loopback(port);
+                               std::chrono::milliseconds timeout = 10s,
+                               const char* from = nullptr) {
+  const int fd = connect_loopback(port, from);
   if (fd < 0) return "";
   std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n";
   if (!user_password.empty()) request += "Authorization: Basic " + base64(user_password) + "\r\n";
@@ -145,9 +157,11 @@ inline std::string bcrypt_hash(const std::string& password, int cost = 5) {
   return crypt_r(password.c_str(), salt, &data);
 }
 
-// The web: section of a daemon's configuration with one basic-auth user.
-inline std::string basic_auth_config(const std::string& user, const std::string& hash) {
-  return "web:\n  basic_auth_users:\n    " + user + ": \"" + hash + "\"\n";
+// The web: section of a daemon's configuration with these basic-auth users (name -> hash).
+inline std::string basic_auth_config(const std::map<std::string, std::string>& users) {
+  std::string section = "web:\n  basic_auth_users:\n";
+  for (const auto& [user, hash] : users) section += "    " + user + ": \"" + hash + "\"\n";
+  return section;
 }
 
 // One request on a fresh connection, and the first event line of the answer (parsed).
