@@ -27,7 +27,7 @@ bool read_bcrypt_setting(const std::string& hash, std::string& prefix, unsigned 
     return false;
   }
   prefix = hash.substr(0, 4);
-  cost = static_cast<unsigned long>((hash[4] - '0') * 10 + (hash[5] - '0'));
+  cost = static_cast<unsigned long>(hash[4] - '0') * 10 + static_cast<unsigned long>(hash[5] - '0');
   return true;
 }
 
@@ -55,14 +55,15 @@ BasicAuthChecker::BasicAuthChecker(const std::map<std::string, std::string>& use
       throw std::runtime_error("basic auth user \"" + name + "\" has no bcrypt hash");
     }
     std::array<unsigned char, 16> salt{};
-    char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+    std::array<char, CRYPT_GENSALT_OUTPUT_SIZE> setting{};
     if (RAND_bytes(salt.data(), static_cast<int>(salt.size())) != 1 ||
         ::crypt_gensalt_rn(prefix.c_str(), cost, reinterpret_cast<const char*>(salt.data()),
-                           static_cast<int>(salt.size()), setting, sizeof setting) == nullptr) {
+                           static_cast<int>(salt.size()), setting.data(),
+                           static_cast<int>(setting.size())) == nullptr) {
       throw std::runtime_error("could not make a dummy bcrypt salt for basic auth user \"" + name +
                                "\"");
     }
-    users_.push_back({digest({"user", name}), hash, setting});
+    users_.push_back({digest({"user", name}), hash, setting.data()});
   }
   remembered_.reserve(kRememberedCredentials);
 }

@@ -229,7 +229,7 @@ std::vector<std::string> server_options(const std::string& listen) {
 
 MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
                              const std::string& version, const std::string& revision,
-                             std::map<std::string, std::string> basic_auth_users)
+                             const std::map<std::string, std::string>& basic_auth_users)
     : listen_(listen),
       registry_(std::make_shared<prometheus::Registry>()),
       targets_(std::make_shared<TargetCollectable>(std::move(provider))) {

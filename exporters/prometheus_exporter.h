@@ -57,7 +57,7 @@ class MetricsServer {
   // With `basic_auth_users` (user -> bcrypt hash), /metrics asks for HTTP basic auth.
   MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
                 const std::string& version, const std::string& revision,
-                std::map<std::string, std::string> basic_auth_users = {});
+                const std::map<std::string, std::string>& basic_auth_users = {});
   const std::string& listen() const { return listen_; }
 
  private:

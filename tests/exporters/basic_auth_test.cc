@@ -6,16 +6,18 @@
 #include <crypt.h>
 #include <gtest/gtest.h>
 
+#include <array>
+
 namespace pgwaitprof::exporters {
 namespace {
 
 std::string bcrypt_hash(const std::string& password, const char* prefix, int cost) {
-  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
-  EXPECT_NE(
-      crypt_gensalt_rn(prefix, static_cast<unsigned long>(cost), nullptr, 0, salt, sizeof salt),
-      nullptr);
+  std::array<char, CRYPT_GENSALT_OUTPUT_SIZE> salt{};
+  EXPECT_NE(crypt_gensalt_rn(prefix, static_cast<unsigned long>(cost), nullptr, 0, salt.data(),
+                             static_cast<int>(salt.size())),
+            nullptr);
   crypt_data data{};
-  return crypt_r(password.c_str(), salt, &data);
+  return crypt_r(password.c_str(), salt.data(), &data);
 }
 
 TEST(BasicAuth, EachUserWithItsOwnPasswordAndNobodyElse) {
