@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +39,20 @@ struct PgOutcome {
   bool ok() const { return !error.has_value(); }
 };
 
-// "host=db1 password=secret" -> "host=db1 password=********"; URIs too. For logs and reports.
+// A connection string or URI for logs and reports, read by libpq's own parser
+// (PQconninfoParse): with a password (or sslpassword) it is rebuilt in keyword form with the
+// value masked, "host=db1 password=********"; without one it is returned as written. A string
+// libpq cannot parse is masked as text (mask_secrets).
 std::string mask_password(const std::string& conninfo);
 // Every password in a text that may quote a connection string (libpq's and pgbench's error
-// messages do, e.g. `invalid URI: "postgresql://u:secret@[::1"`) masked, wherever it appears.
+// messages do, e.g. `invalid URI: "postgresql://u:secret@[::1"`) masked, wherever it appears:
+// keyword values read as libpq reads them (quoted, or bare with backslash escapes), a URI's
+// user info and its password query parameter, percent-encoded or not.
 std::string mask_secrets(std::string_view text);
+// mask_secrets() over memory that must keep its length (the process's own argv, which every
+// local user reads in /proc/PID/cmdline): each secret byte becomes '*', so the password's
+// length stays visible. If libpq would still read a password in the result, all of it is '*'.
+void mask_secrets_in_place(std::span<char> text);
 
 // A connection string split for a child process: the string without its password (so it can go
 // in an argv, which every local user can read in /proc) and the password (for PGPASSWORD in the

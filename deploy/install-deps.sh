@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake pkg-config git
-  libpq-dev libasio-dev libspdlog-dev libfmt-dev prometheus-cpp-dev libyaml-cpp-dev
+  libpq-dev libssl-dev libasio-dev libspdlog-dev libfmt-dev prometheus-cpp-dev libcivetweb-dev
+  libyaml-cpp-dev
   nlohmann-json3-dev libcli11-dev googletest libgtest-dev libgmock-dev
   # the formatting check of deploy/test.sh
   clang-format

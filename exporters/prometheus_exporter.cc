@@ -1,17 +1,14 @@
-// Metric families from TargetMetrics snapshots.
+// Metric families from TargetMetrics snapshots, and the HTTP server that exposes them.
 #include "exporters/prometheus_exporter.h"
 
-#include <crypt.h>
+#include <CivetServer.h>
 #include <fmt/format.h>
 #include <prometheus/gauge.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <cstring>
-#include <mutex>
-#include <set>
-
 #include "config/logging.h"
+#include "exporters/basic_auth.h"
 
 namespace pgwaitprof::exporters {
 namespace {
@@ -187,11 +184,6 @@ std::vector<MetricFamily> build_metric_families(const TargetMetricsList& targets
 }
 
 std::vector<MetricFamily> TargetCollectable::Collect() const {
-  // Runs on the exposer's HTTP threads, which also serialise the answer: at nice 10 a crowd of
-  // scrapers cannot take the CPU from the sampler (issue 8: 200 scrapers cost it 12 %).
-  thread_local const bool lowered =
-      ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kScrapeNice) == 0;
-  (void)lowered;
   try {
     return build_metric_families(provider_());
   } catch (const std::exception& error) {
@@ -200,17 +192,44 @@ std::vector<MetricFamily> TargetCollectable::Collect() const {
   }
 }
 
-bool password_matches(const std::string& password, const std::string& hash) {
-  crypt_data data{};
-  const char* computed = ::crypt_r(password.c_str(), hash.c_str(), &data);
-  // crypt_r returns "*0"-style failure tokens rather than NULL for a bad setting.
-  return computed != nullptr && computed[0] != '*' && std::strlen(computed) == hash.size() &&
-         std::memcmp(computed, hash.data(), hash.size()) == 0;
+namespace {
+
+// Every thread of the HTTP server (the acceptor and the workers, which check credentials and
+// serialise the answer) runs at nice 10 from its start: neither a crowd of scrapers nor a
+// flood of wrong passwords can take the CPU from the sampler (issue 8: 200 scrapers cost it
+// 12 %).
+void* lower_thread_priority(const mg_context* /*context*/, int /*thread_type*/) {
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kScrapeNice);
+  return nullptr;
 }
+
+// The address of the client whose request this thread serves: civetweb calls begin_request on
+// the worker thread before the auth handler, whose callback (prometheus-cpp's) is told only the
+// user and the password.
+thread_local std::string request_client;
+
+int note_request_client(mg_connection* connection) {
+  const mg_request_info* info = mg_get_request_info(connection);
+  request_client = info != nullptr ? info->remote_addr : "";
+  return 0;  // civetweb handles the request
+}
+
+// civetweb 1.15's options (mg_get_valid_options() of Debian's libcivetweb1), see MetricsServer.
+std::vector<std::string> server_options(const std::string& listen) {
+  return {"listening_ports",    listen,
+          "num_threads",        std::to_string(MetricsServer::kWorkerThreads),
+          "connection_queue",   std::to_string(MetricsServer::kQueuedConnections),
+          "listen_backlog",     std::to_string(MetricsServer::kListenBacklog),
+          "request_timeout_ms", std::to_string(MetricsServer::kRequestTimeout.count()),
+          "max_request_size",   std::to_string(MetricsServer::kMaxRequestBytes),
+          "enable_keep_alive",  "no"};
+}
+
+}  // namespace
 
 MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
                              const std::string& version, const std::string& revision,
-                             std::map<std::string, std::string> basic_auth_users)
+                             const std::map<std::string, std::string>& basic_auth_users)
     : listen_(listen),
       registry_(std::make_shared<prometheus::Registry>()),
       targets_(std::make_shared<TargetCollectable>(std::move(provider))) {
@@ -220,29 +239,19 @@ MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provi
       .Register(*registry_)
       .Add({{"version", version}, {"revision", revision}})
       .Set(1);
+  CivetCallbacks callbacks;
+  callbacks.init_thread = lower_thread_priority;
+  callbacks.begin_request = note_request_client;
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(listen);
+    exposer_ = std::make_unique<prometheus::Exposer>(server_options(listen), &callbacks);
   } catch (const std::exception& error) {
     throw std::runtime_error("could not listen on \"" + listen + "\": " + error.what());
   }
   if (!basic_auth_users.empty()) {
-    // bcrypt costs tens of milliseconds a check: a scraper's credentials, once right, are kept
-    // (in memory only) so a scrape every second does not spend a core on hashing.
-    struct Verified {
-      std::mutex mutex;
-      std::set<std::pair<std::string, std::string>> pairs;
-    };
-    auto verified = std::make_shared<Verified>();
+    auto checker = std::make_shared<BasicAuthChecker>(basic_auth_users);
     exposer_->RegisterAuth(
-        [users = std::move(basic_auth_users), verified](const std::string& user,
-                                                        const std::string& password) {
-          const auto found = users.find(user);
-          if (found == users.end()) return false;
-          std::lock_guard<std::mutex> lock(verified->mutex);
-          if (verified->pairs.contains({user, password})) return true;
-          if (!password_matches(password, found->second)) return false;
-          verified->pairs.insert({user, password});
-          return true;
+        [checker](const std::string& user, const std::string& password) {
+          return checker->check(request_client, user, password);
         },
         "pgwaitprof");
   }

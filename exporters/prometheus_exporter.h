@@ -7,6 +7,7 @@
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,16 +34,30 @@ class TargetCollectable : public prometheus::Collectable {
   Provider provider_;
 };
 
-// Whether `password` matches a bcrypt (or any crypt(3)) `hash`.
-bool password_matches(const std::string& password, const std::string& hash);
-
+// The HTTP server (civetweb, one thread per connection) is configured so that a few hostile
+// clients cannot keep scrapes out: enough threads that a handful of slow connections leave
+// most of them free, a deadline on reading a request's header (request_timeout_ms, counted
+// from the connection's start, however slowly the bytes trickle in), no keep-alive (an idle
+// connection holds no thread), bounded queues, and basic auth whose failures queue behind one
+// another (BasicAuthChecker).
 class MetricsServer {
  public:
+  // Threads serving connections: each holds one connection until it is answered or its
+  // deadline passes.
+  static constexpr int kWorkerThreads = 32;
+  // Accepted connections waiting for a thread; beyond them, the kernel's listen backlog.
+  static constexpr int kQueuedConnections = 64;
+  static constexpr int kListenBacklog = 128;
+  // A request's header (and each wait to send the answer) must come within this.
+  static constexpr std::chrono::milliseconds kRequestTimeout{3000};
+  // Longer headers are refused (413); a scrape's are under 1 kB.
+  static constexpr int kMaxRequestBytes = 8192;
+
   // Binds `listen` ("host:port"); throws std::runtime_error with a one-line message on failure.
   // With `basic_auth_users` (user -> bcrypt hash), /metrics asks for HTTP basic auth.
   MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
                 const std::string& version, const std::string& revision,
-                std::map<std::string, std::string> basic_auth_users = {});
+                const std::map<std::string, std::string>& basic_auth_users = {});
   const std::string& listen() const { return listen_; }
 
  private:

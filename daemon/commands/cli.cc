@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "collectors/pg_session.h"
@@ -264,6 +265,12 @@ int parse_and_dispatch(int argc, char** argv) {
     (after_separator ? loadgen_args : ours).push_back(arg);
   }
   std::reverse(ours.begin(), ours.end());  // CLI11 parses a reversed vector
+  // Every local user reads argv in /proc/PID/cmdline (ps) for as long as we run: now that it is
+  // copied, the passwords of every connection string in it (targets, --results-dsn, DSNs in
+  // the load generator's arguments) are overwritten where the kernel shows them.
+  for (int index = 1; index < argc; ++index) {
+    collectors::mask_secrets_in_place({argv[index], std::strlen(argv[index])});
+  }
 
   CLI::App app{"pgwaitprof: wait-event sampling profiler for PostgreSQL benchmarks"};
   Commands commands;

@@ -3,6 +3,9 @@
 // integration harness (the scratch cluster of deploy/test.sh, the pgwaitprof binary).
 #pragma once
 
+#include <arpa/inet.h>
+#include <crypt.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -88,6 +91,77 @@ inline std::string read_to_eof(int fd, std::chrono::milliseconds timeout = 30s) 
     text.append(buffer, static_cast<size_t>(got));
   }
   return text;
+}
+
+// A blocking TCP connection to 127.0.0.1:port, from `from` (another loopback address, such as
+// 127.0.0.2, stands for another host); -1 when it failed.
+inline int connect_loopback(int port, const char* from = nullptr) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (from != nullptr) {
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    ::inet_pton(AF_INET, from, &source.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+inline std::string base64(std::string_view text) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string encoded;
+  for (size_t at = 0; at < text.size(); at += 3) {
+    uint32_t group = static_cast<unsigned char>(text[at]) << 16;
+    if (at + 1 < text.size()) group |= static_cast<unsigned char>(text[at + 1]) << 8;
+    if (at + 2 < text.size()) group |= static_cast<unsigned char>(text[at + 2]);
+    encoded += kAlphabet[(group >> 18) & 63];
+    encoded += kAlphabet[(group >> 12) & 63];
+    encoded += at + 1 < text.size() ? kAlphabet[(group >> 6) & 63] : '=';
+    encoded += at + 2 < text.size() ? kAlphabet[group & 63] : '=';
+  }
+  return encoded;
+}
+
+// GET /metrics on 127.0.0.1:port, with basic auth when `user_password` ("user:password") is
+// given: the whole answer (status line, headers, body), or "" when nothing answered in
+// `timeout`.
+inline std::string get_metrics(int port, const std::string& user_password = "",
+                               std::chrono::milliseconds timeout = 10s,
+                               const char* from = nullptr) {
+  const int fd = connect_loopback(port, from);
+  if (fd < 0) return "";
+  std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n";
+  if (!user_password.empty()) request += "Authorization: Basic " + base64(user_password) + "\r\n";
+  send_all(fd, request + "\r\n");
+  std::string response = read_to_eof(fd, timeout);
+  ::close(fd);
+  return response;
+}
+
+// A bcrypt hash of `password` as htpasswd -B makes one; `cost` sets its time (2^cost rounds).
+inline std::string bcrypt_hash(const std::string& password, int cost = 5) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, salt, sizeof salt);
+  crypt_data data{};
+  return crypt_r(password.c_str(), salt, &data);
+}
+
+// The web: section of a daemon's configuration with these basic-auth users (name -> hash).
+inline std::string basic_auth_config(const std::map<std::string, std::string>& users) {
+  std::string section = "web:\n  basic_auth_users:\n";
+  for (const auto& [user, hash] : users) section += "    " + user + ": \"" + hash + "\"\n";
+  return section;
 }
 
 // One request on a fresh connection, and the first event line of the answer (parsed).
