@@ -17,17 +17,13 @@
 #include <vector>
 
 #include "config/config_error.h"
+#include "config/numbers.h"
+#include "config/quote.h"
 
 namespace pgwaitprof::config::yaml {
 
-// Values are echoed in messages: one line, at most 80 characters, in double quotes.
-std::string quote(std::string_view text);
 std::string join_quoted(std::span<const std::string_view> words);
 std::string join_quoted(const std::vector<std::string>& words);
-// A YAML plain integer (decimal, optional sign); too large values saturate.
-std::optional<long long> parse_integer(std::string_view text);
-// A finite decimal number; "inf" and "nan" are not valid rates or intervals.
-std::optional<double> parse_number(std::string_view text);
 std::string_view kind_name(const YAML::Node& node);
 // Quoted scalars ('x', "x", !!str x) are strings even when they look like numbers or booleans.
 bool is_quoted(const YAML::Node& node);
@@ -96,6 +92,8 @@ std::chrono::seconds read_duration(const Document& doc, const Value& value, long
                                    long long max_s);
 std::vector<Value> read_list(const Document& doc, const Value& value);
 std::vector<std::string> read_string_list(const Document& doc, const Value& value);
+// A list of pgbench arguments whose numeric options hold valid numbers (check_pgbench_numbers).
+std::vector<std::string> read_pgbench_args(const Document& doc, const Value& value);
 std::vector<Value> read_map(const Document& doc, const Value& value);
 std::vector<Value> read_map_list(const Document& doc, const Value& value);
 
