@@ -25,9 +25,13 @@ struct Migration {
   const char* sql;
 };
 const std::vector<Migration>& migrations();
+// The schema version this pgwaitprof writes: its last migration's.
+int latest_schema_version();
 
 class ResultsDb {
  public:
+  // Refuses a database whose schema is newer than latest_schema_version(): its tables may have
+  // columns this pgwaitprof does not fill, and it must not write them half.
   static engine::Expected<ResultsDb> connect(const std::string& dsn);
 
   // Applies the migrations not yet applied, in one transaction under an advisory lock, and
@@ -50,6 +54,9 @@ class ResultsDb {
   engine::Expected<collectors::PgResult> exec(const std::string& sql,
                                               const std::vector<std::string>& params = {});
   void rollback();  // of a failed transaction; its own failure changes nothing
+  // "results database "HOST:PORT/DBNAME" has schema version N, newer than this pgwaitprof's M:
+  // upgrade pgwaitprof" when `version` is newer than ours.
+  engine::Status refuse_newer(int version) const;
 
   collectors::PgConnection connection_;
 };
