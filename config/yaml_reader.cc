@@ -379,16 +379,18 @@ std::string read_file(const std::filesystem::path& path, std::string_view what) 
     throw ConfigError(fmt::format("could not open {} {}: {}", what, quote(path.string()),
                                   std::generic_category().message(errno)));
   }
-  std::string text;
-  std::array<char, 8192> buffer{};
-  std::size_t count = 0;
-  while ((count = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
-    text.append(buffer.data(), count);
-  }
+  // One byte beyond the limit tells a file that is too large, whatever it is (/dev/zero too).
+  std::string text(kMaxFileBytes + 1, '\0');
+  const std::size_t count = std::fread(text.data(), 1, text.size(), file.get());
   if (std::ferror(file.get())) {
     throw ConfigError(fmt::format("could not read {} {}: {}", what, quote(path.string()),
                                   std::generic_category().message(errno)));
   }
+  if (count > kMaxFileBytes) {
+    throw ConfigError(fmt::format("{} {} is too large (more than {} KiB)", what,
+                                  quote(path.string()), kMaxFileBytes / 1024));
+  }
+  text.resize(count);
   return text;
 }
 

@@ -95,10 +95,14 @@ config::ValidatedConfig apply_overrides(config::ValidatedConfig config,
 DaemonApp::DaemonApp(std::optional<std::filesystem::path> config_path, DaemonOverrides overrides)
     : config_path_(std::move(config_path)),
       overrides_(std::move(overrides)),
-      signals_(io_, SIGINT, SIGTERM, SIGHUP),
+      signals_(io_, SIGHUP),  // a reload asked for meanwhile is done once running
       samplers_(io_.get_executor()),
       tasks_(io_.get_executor()) {
   config_ = load();
+  // Until the configuration is read, SIGTERM and SIGINT end the process at once: nothing exists
+  // yet to stop or write, and the parse of a large file would otherwise delay the stop.
+  signals_.add(SIGINT);
+  signals_.add(SIGTERM);
   config::set_log_level(config_.log_level);
   published_.store(
       std::make_shared<const std::vector<std::shared_ptr<model::ContinuousProfile>>>());
