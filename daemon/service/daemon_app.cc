@@ -344,9 +344,11 @@ asio::awaitable<void> DaemonApp::shutdown() {
 }
 
 int DaemonApp::run() {
-  if (auto failed =
-          engine::create_private_directories(config_.data_dir, engine::kDataDirectoryMode)) {
-    throw std::runtime_error(failed->message);
+  const auto claimed = engine::claim_data_directory(config_.data_dir);
+  if (!claimed) throw std::runtime_error(claimed.error().message);
+  if (*claimed) {
+    log()->warn("data directory was open to other users, its mode is now {:04o} path={} was={:04o}",
+                engine::kDataDirectoryMode, config_.data_dir.string(), **claimed);
   }
   auto lock = DataDirLock::acquire(config_.data_dir);
   if (!lock) throw std::runtime_error(lock.error().message);
