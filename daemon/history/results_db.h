@@ -70,6 +70,8 @@ struct PushResult {
 };
 engine::Status queue_upload(const std::filesystem::path& data_dir,
                             const std::filesystem::path& run_dir);
+// One push of a queue at a time: a second one (another `results push`, the daemon's) waits for
+// the first and then pushes what is left.
 PushResult push_pending(const std::filesystem::path& data_dir, const std::string& dsn);
 // Queues the run directories (those with a report.json), then pushes everything pending.
 PushResult upload_runs(const std::filesystem::path& data_dir,

@@ -279,6 +279,48 @@ TEST_F(ResultsTest, NewerSchemaIsRefusedWithOneLine) {
   fs::remove_all(data);
 }
 
+// Two `results push` of one queue at once: the second waits for the first and finds the queue
+// empty. They both took every entry, and the second read an entry the first had removed as the
+// run directory "" ("could not open report """) and still exited 0.
+TEST_F(ResultsTest, ConcurrentPushesUploadEachRunOnce) {
+  using namespace std::chrono_literals;
+  const std::string database = "pgwaitprof_results_concurrent";
+  recreate(database);
+  const auto dsn = results_dsn(database);
+  ASSERT_EQ(pgwaitprof({"results", "migrate", "--results-dsn", dsn}).exit_code, 0);
+  const auto data = temp_dir("results-concurrent");
+  fs::create_directories(data / "results-pending");
+  auto report = json::parse(read_text(fs::path(PGWAITPROF_FIXTURES) / "report_v1.json"));
+  constexpr int kRuns = 12;
+  for (int index = 0; index < kRuns; ++index) {
+    const auto id = fmt::format("20261203-000000-{:04}", index);
+    report["id"] = id;
+    fs::create_directories(data / "runs" / id);
+    write_text(data / "runs" / id / "report.json", report.dump());
+    write_text(data / "results-pending" / id, (data / "runs" / id).string() + "\n");
+  }
+  const std::vector<std::string> push{
+      pgwaitprof_binary(), "results", "push", "--results-dsn", dsn, "--data-dir", data.string()};
+  ChildProcess first(push, data / "first.log");
+  ChildProcess second(push, data / "second.log");
+  ASSERT_EQ(first.wait(60s), 0) << first.log();
+  ASSERT_EQ(second.wait(60s), 0) << second.log();
+  int uploaded = 0;
+  for (const auto& log : {first.log(), second.log()}) {
+    EXPECT_EQ(log.find("could not"), std::string::npos) << log;
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(log, match, std::regex(R"(uploaded (\d+) runs?, 0 pending)")))
+        << log;
+    uploaded += std::stoi(match[1]);
+  }
+  EXPECT_EQ(uploaded, kRuns);
+  EXPECT_EQ(trimmed(psql_in(database, "SELECT count(*) FROM pgwaitprof.runs").output),
+            std::to_string(kRuns));
+  EXPECT_TRUE(fs::is_empty(data / "results-pending"));
+  psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+  fs::remove_all(data);
+}
+
 TEST_F(ResultsTest, DaemonRetriesWithBackoffUntilTheDatabaseIsBack) {
   using namespace std::chrono_literals;
   const std::string database = "pgwaitprof_results_daemon";
