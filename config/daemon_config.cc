@@ -229,7 +229,7 @@ RunConfig read_run(const Document& doc, const Value& item,
   if (const Value* label = reader.find("label"))
     run.label = read_string(doc, *label, Empty::kAllowedAsNull);
   if (const Value* args = reader.find("pgbench_args")) {
-    run.pgbench_args = read_string_list(doc, *args);
+    run.pgbench_args = read_pgbench_args(doc, *args);
   }
   if (const Value* interval = reader.find("interval")) {
     // pgbench -P takes whole seconds: 0.5 would silently become 0.

@@ -98,7 +98,7 @@ std::vector<int> read_clients(const Document& doc, const Value& value) {
 }
 
 std::vector<std::string> read_plan_pgbench_args(const Document& doc, const Value& value) {
-  std::vector<std::string> args = read_string_list(doc, value);
+  const std::vector<std::string> args = read_string_list(doc, value);
   const std::vector<Value> items = read_list(doc, value);
   for (std::size_t index = 0; index < args.size(); ++index) {
     const std::string& arg = args[index];
@@ -114,7 +114,7 @@ std::vector<std::string> read_plan_pgbench_args(const Document& doc, const Value
       }
     }
   }
-  return args;
+  return read_pgbench_args(doc, value);
 }
 
 std::vector<Variant> read_variants(const Document& doc, const Value& value) {

@@ -8,8 +8,6 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -69,32 +67,6 @@ std::string shown(const YAML::Node& node) {
   return quote(node.Scalar());
 }
 
-// Values are echoed in messages; keep them on one line and short so what() stays one line.
-std::string quote(std::string_view text) {
-  constexpr std::size_t kMaxShown = 80;
-  std::string out = "\"";
-  for (std::size_t index = 0; index < text.size(); ++index) {
-    if (index == kMaxShown) {
-      out += "...";
-      break;
-    }
-    const char character = text[index];
-    if (character == '\n') {
-      out += "\\n";
-    } else if (character == '\r') {
-      out += "\\r";
-    } else if (character == '\t') {
-      out += "\\t";
-    } else if (static_cast<unsigned char>(character) < 0x20) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(character));
-    } else {
-      out += character;
-    }
-  }
-  out += '"';
-  return out;
-}
-
 std::string join_quoted(std::span<const std::string_view> words) {
   std::string out;
   for (const std::string_view word : words) {
@@ -102,39 +74,6 @@ std::string join_quoted(std::span<const std::string_view> words) {
     out += quote(word);
   }
   return out;
-}
-
-// A YAML plain integer (decimal, optional sign). Values too large for long long saturate, so
-// that the caller's range check reports them as out of range rather than as not a number.
-std::optional<long long> parse_integer(std::string_view text) {
-  const bool negative = text.starts_with('-');
-  if (negative || text.starts_with('+')) text.remove_prefix(1);
-  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
-  long long magnitude = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), magnitude);
-  if (end != text.data() + text.size()) return std::nullopt;
-  if (error == std::errc::result_out_of_range) {
-    magnitude = std::numeric_limits<long long>::max();
-  } else if (error != std::errc{}) {
-    return std::nullopt;
-  }
-  return negative ? -magnitude : magnitude;
-}
-
-// A finite decimal number; "inf" and "nan" are not valid rates or intervals.
-std::optional<double> parse_number(std::string_view text) {
-  const bool negative = text.starts_with('-');
-  if (negative || text.starts_with('+')) text.remove_prefix(1);
-  if (text.empty() || !(text.front() == '.' || (text.front() >= '0' && text.front() <= '9'))) {
-    return std::nullopt;
-  }
-  double magnitude = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), magnitude,
-                                            std::chars_format::general);
-  if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(magnitude)) {
-    return std::nullopt;
-  }
-  return negative ? -magnitude : magnitude;
 }
 
 std::string_view kind_name(const YAML::Node& node) {
@@ -272,9 +211,7 @@ long long read_integer(const Document& doc, const Value& value, long long min, l
                      ? "must be an integer, not a string"
                      : "must be an integer");
   }
-  if (*number < min || *number > max) {
-    fail_invalid(doc, value, fmt::format("must be between {} and {}", min, max));
-  }
+  if (auto rule = integer_in_range(*number, min, max)) fail_invalid(doc, value, *rule);
   return *number;
 }
 
@@ -292,9 +229,7 @@ double read_number(const Document& doc, const Value& value) {
 
 double read_number(const Document& doc, const Value& value, double min, double max) {
   const double number = read_number(doc, value);
-  if (number < min || number > max) {
-    fail_invalid(doc, value, fmt::format("must be between {} and {}", min, max));
-  }
+  if (auto rule = finite_in_range(number, min, max)) fail_invalid(doc, value, *rule);
   return number;
 }
 
@@ -387,6 +322,15 @@ std::vector<std::string> read_string_list(const Document& doc, const Value& valu
   return strings;
 }
 
+std::vector<std::string> read_pgbench_args(const Document& doc, const Value& value) {
+  std::vector<std::string> args = read_string_list(doc, value);
+  if (const auto error = check_pgbench_numbers(args)) {
+    fail_invalid(doc, read_list(doc, value)[error->index],
+                 fmt::format("the value of pgbench option \"{}\" {}", error->option, error->rule));
+  }
+  return args;
+}
+
 // A map value (labels, settings); an empty one for `key:` with nothing after it.
 std::vector<Value> read_map(const Document& doc, const Value& value) {
   if (!value.node.IsNull() && !value.node.IsMap()) {
@@ -435,16 +379,18 @@ std::string read_file(const std::filesystem::path& path, std::string_view what) 
     throw ConfigError(fmt::format("could not open {} {}: {}", what, quote(path.string()),
                                   std::generic_category().message(errno)));
   }
-  std::string text;
-  std::array<char, 8192> buffer{};
-  std::size_t count = 0;
-  while ((count = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
-    text.append(buffer.data(), count);
-  }
+  // One byte beyond the limit tells a file that is too large, whatever it is (/dev/zero too).
+  std::string text(kMaxFileBytes + 1, '\0');
+  const std::size_t count = std::fread(text.data(), 1, text.size(), file.get());
   if (std::ferror(file.get())) {
     throw ConfigError(fmt::format("could not read {} {}: {}", what, quote(path.string()),
                                   std::generic_category().message(errno)));
   }
+  if (count > kMaxFileBytes) {
+    throw ConfigError(fmt::format("{} {} is too large (more than {} KiB)", what,
+                                  quote(path.string()), kMaxFileBytes / 1024));
+  }
+  text.resize(count);
   return text;
 }
 

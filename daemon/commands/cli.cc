@@ -15,8 +15,10 @@
 #include "collectors/pg_session.h"
 #include "config/daemon_config.h"
 #include "config/logging.h"
+#include "config/numbers.h"
 #include "daemon/commands/explain_command.h"
 #include "daemon/commands/matrix_command.h"
+#include "daemon/commands/number_options.h"
 #include "daemon/commands/report_command.h"
 #include "daemon/commands/results_command.h"
 #include "daemon/commands/run_command.h"
@@ -53,7 +55,7 @@ void add_daemon(CLI::App& app, DaemonCommand& command) {
   daemon->add_option("--target", overrides.target,
                      "connection string or URI of the one target to sample");
   daemon->add_option("--hz", overrides.hz, "snapshots per second for every target (activity)")
-      ->check(CLI::Range(config::kMinHz, config::kMaxHz));
+      ->transform(finite_in_range(config::kMinHz, config::kMaxHz));
   daemon->add_option("--source", command.source, "activity (default) or pg_wait_sampling")
       ->check(CLI::IsMember(model::sampler_source_names()));
   daemon->add_option("--listen", overrides.listen,
@@ -68,9 +70,9 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source) {
   run->add_option("target", command.target,
                   "connection string or URI; none: PG* variables, else a scratch cluster");
   run->add_option("--hz", command.hz, "snapshots per second (1-10000; source activity)")
-      ->check(CLI::Range(config::kMinHz, config::kMaxHz));
+      ->transform(finite_in_range(config::kMinHz, config::kMaxHz));
   run->add_option("--interval", command.interval_s, "timeline interval in seconds (pgbench -P)")
-      ->check(CLI::Range(1LL, config::kMaxIntervalS));
+      ->transform(integer_in_range(1, config::kMaxIntervalS));
   run->add_option("--workload", command.workload, "a built-in workload")
       ->check(CLI::IsMember(model::workload_names()));
   run->add_option("--label", command.label, "a label for the run");
@@ -84,7 +86,7 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source) {
                                                    {"true", config::LocalMode::kYes},
                                                    {"false", config::LocalMode::kNo}}));
   run->add_option("--scale", command.scale, "pgbench -i scale of a scratch cluster")
-      ->check(CLI::Range(1, 100000));
+      ->transform(integer_in_range(1, 100000));
   run->add_flag("--keep-cluster", command.keep_cluster, "leave the scratch cluster running");
   run->add_flag("--keep-transaction-log", command.keep_transaction_log,
                 "keep pgbench's per-transaction log (pgbench_log.*) in the run directory");
@@ -108,7 +110,7 @@ void add_report(CLI::App& app, ReportCommand& command) {
       ->check(
           CLI::IsMember({"wait_event", "backend_type", "state", "wait_event_type", "query_id"}));
   report->add_option("--top", command.top, "rows before the rest is summed as \"other\"")
-      ->check(CLI::PositiveNumber);
+      ->transform(integer_in_range(1, 1000000));
   report->add_flag("--include-idle", command.include_idle, "count idle sessions in shares");
   report->add_flag("--no-trim", command.no_trim,
                    "keep the warm-up (found by MSER-5) in the summary figures and errors");
@@ -120,11 +122,11 @@ void add_matrix(CLI::App& app, MatrixCommand& command) {
   matrix->add_option("--resume", command.resume_dir, "finish an interrupted matrix directory");
   matrix->add_option("--data-dir", command.data_dir, "where the matrix directory is written");
   matrix->add_option("--duration", command.duration_s, "override the plan's duration (seconds)")
-      ->check(CLI::Range(1, 86400));
+      ->transform(integer_in_range(1, 86400));
   matrix->add_option("--repeats", command.repeats, "override the plan's repeats")
-      ->check(CLI::Range(1, 100));
+      ->transform(integer_in_range(1, 100));
   matrix->add_option("--scale", command.scale, "override the plan's scale")
-      ->check(CLI::Range(1, 100000));
+      ->transform(integer_in_range(1, 100000));
   matrix->add_option("--target", command.target,
                      "run the plan on this server (connection string) instead of its target");
   matrix
@@ -217,6 +219,10 @@ int dispatch(CLI::App& app, Commands& commands, std::vector<std::string> loadgen
     if (run.source == model::SamplerSource::kPgWaitSampling && run.hz) {
       std::cerr << "pgwaitprof: --hz cannot be used with --source pg_wait_sampling\n"
                    "HINT: The extension samples at its own pg_wait_sampling.profile_period.\n";
+      return kExitUsage;
+    }
+    if (const auto invalid = config::check_pgbench_numbers(loadgen_args)) {
+      std::cerr << "pgwaitprof: " << invalid->message() << '\n';
       return kExitUsage;
     }
     run.pgbench_args = std::move(loadgen_args);

@@ -138,6 +138,10 @@ void add_runs_command(CLI::App& app, RunsCommand& command) {
   auto* prune = runs->add_subcommand("prune", "remove runs older than an age");
   prune->add_option("--older-than", command.older_than, "an age: 90d, 12h, 2w")->required();
   prune->add_flag("--yes", command.yes, "do not ask");
+  // `runs show ID --data-dir DIR` as well as `runs --data-dir DIR show ID`: the options of
+  // `runs` are taken after its subcommands too.
+  show->fallthrough();
+  prune->fallthrough();
 }
 
 int runs_command(const CLI::App& app, const RunsCommand& command) {

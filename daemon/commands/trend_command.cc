@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "daemon/commands/number_options.h"
 #include "daemon/history/history_render.h"
 #include "daemon/history/trend.h"
 
@@ -17,7 +18,7 @@ void add_trend_command(CLI::App& app, TrendCommand& command) {
   trend->add_option("--group-by", command.group_by,
                     "server_version, kernel, label, host, workload or setting:NAME");
   trend->add_option("--window", command.window, "previous runs the noise is judged on")
-      ->check(CLI::Range(3, 1000));
+      ->transform(integer_in_range(3, 1000));
 }
 
 int trend_command(const TrendCommand& command) {

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace pgwaitprof::engine {
 
@@ -57,6 +58,37 @@ Status create_private_directories(const std::filesystem::path& path, mode_t mode
         fmt::format("could not create directory \"{}\": {}", path.string(), std::strerror(errno))};
   }
   return std::nullopt;
+}
+
+Expected<std::optional<mode_t>> claim_data_directory(const std::filesystem::path& path) {
+  if (auto failed = create_private_directories(path, kDataDirectoryMode)) return *failed;
+  // The checks and the change on one open directory: a rename in between changes nothing.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return Error{fmt::format("could not open data directory \"{}\": {}", path.string(),
+                             std::strerror(errno))};
+  }
+  const std::unique_ptr<const int, void (*)(const int*)> closer(
+      &fd, [](const int* open) { ::close(*open); });
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) {
+    return Error{fmt::format("could not stat data directory \"{}\": {}", path.string(),
+                             std::strerror(errno))};
+  }
+  if (status.st_uid != ::geteuid()) {
+    return Error{fmt::format(
+        "data directory \"{}\" is owned by uid {}, not by this user (uid {}): run as its owner",
+        path.string(), status.st_uid, ::geteuid())};
+  }
+  const mode_t mode = status.st_mode & 07777;
+  if ((mode & (S_IWGRP | S_IRWXO)) == 0) return std::optional<mode_t>();
+  if (::fchmod(fd, kDataDirectoryMode) != 0) {
+    return Error{
+        fmt::format("could not change mode of data directory \"{}\" from {:04o} to "
+                    "{:04o}: {}",
+                    path.string(), mode, kDataDirectoryMode, std::strerror(errno))};
+  }
+  return std::optional<mode_t>(mode);
 }
 
 }  // namespace pgwaitprof::engine

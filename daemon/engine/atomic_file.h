@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 #include "daemon/engine/expected.h"
@@ -26,5 +27,14 @@ inline constexpr mode_t kDataDirectoryMode = 0700;
 // "could not create directory "PATH": REASON".
 [[nodiscard]] Status create_private_directories(const std::filesystem::path& path,
                                                 mode_t mode = kPrivateDirectoryMode);
+
+// The daemon's data directory, made its own: created with kDataDirectoryMode when missing. An
+// existing one must belong to this process's user (the error says whose it is), and one that
+// others may write to or enter (group write, any bit for others) is tightened to
+// kDataDirectoryMode: whoever can write to it could replace the control socket, the lock file
+// or the runs. 0700 and the 0750 of the systemd unit are kept. Returns the mode it had when it
+// was tightened, for a warning.
+[[nodiscard]] Expected<std::optional<mode_t>> claim_data_directory(
+    const std::filesystem::path& path);
 
 }  // namespace pgwaitprof::engine

@@ -171,7 +171,12 @@ asio::awaitable<Status> run_cells(MatrixContext& context, ServerSettings& settin
 Status write_tables(MatrixContext& context, MatrixOutcome& outcome) {
   std::vector<model::Run> runs;
   for (const auto& cell : matrix_order(context.plan)) {
-    if (auto run = read_run(context.dir / "runs" / cell.name())) runs.push_back(std::move(*run));
+    auto run = read_run(context.dir / "runs" / cell.name());
+    if (!run) continue;
+    // The table's columns are the plan's client counts: a run that failed before its load
+    // generator started, written by an older pgwaitprof, says 0.
+    run->clients = cell.clients;
+    runs.push_back(std::move(*run));
   }
   const auto table = exporters::build_matrix_table(runs, context.plan.name, context.plan.metric,
                                                    context.plan.split_by);

@@ -65,6 +65,9 @@ void begin(RunState& state, const collectors::TargetSampler& sampler) {
   run.workload = request.workload;
   run.variant = request.variant;
   run.repeat = request.repeat;
+  // As asked for, so that a run that fails before its load generator starts still says how many
+  // clients it was for (a matrix would otherwise show it in a column of 0 clients).
+  run.clients = pgbench_int_option(request.pgbench_args, 'c', "client", 1);
   run.interval_s = static_cast<double>(request.interval.count());
   run.sampler.source = sampler.options().source;
   run.sampler.hz = run.sampler.source == model::SamplerSource::kActivity ? sampler.options().hz : 0;

@@ -132,7 +132,20 @@ engine::Expected<ResultsDb> ResultsDb::connect(const std::string& dsn) {
   // "schema ... already exists, skipping" and the like are not for the user.
   PQsetNoticeProcessor(
       connection.get(), [](void*, const char*) {}, nullptr);
-  return ResultsDb(std::move(connection));
+  ResultsDb db(std::move(connection));
+  const auto version = db.schema_version();
+  if (!version) return version.error();
+  if (auto newer = db.refuse_newer(*version)) return *newer;
+  return db;
+}
+
+engine::Status ResultsDb::refuse_newer(int version) const {
+  if (version <= latest_schema_version()) return std::nullopt;
+  const auto* connection = connection_.get();
+  return engine::Error{fmt::format(
+      "results database \"{}:{}/{}\" has schema version {}, newer than this pgwaitprof's {}: "
+      "upgrade pgwaitprof",
+      PQhost(connection), PQport(connection), PQdb(connection), version, latest_schema_version())};
 }
 
 engine::Expected<collectors::PgResult> ResultsDb::exec(const std::string& sql,
@@ -178,6 +191,13 @@ engine::Expected<int> ResultsDb::migrate() {
     }
   }
   auto current = schema_version();
+  // Under the lock: a newer pgwaitprof may have migrated since connect() looked.
+  if (current) {
+    if (auto newer = refuse_newer(*current)) {
+      rollback();
+      return *newer;
+    }
+  }
   int applied = 0;
   for (const auto& migration : migrations()) {
     if (!current || migration.version <= *current) continue;

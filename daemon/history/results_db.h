@@ -25,9 +25,13 @@ struct Migration {
   const char* sql;
 };
 const std::vector<Migration>& migrations();
+// The schema version this pgwaitprof writes: its last migration's.
+int latest_schema_version();
 
 class ResultsDb {
  public:
+  // Refuses a database whose schema is newer than latest_schema_version(): its tables may have
+  // columns this pgwaitprof does not fill, and it must not write them half.
   static engine::Expected<ResultsDb> connect(const std::string& dsn);
 
   // Applies the migrations not yet applied, in one transaction under an advisory lock, and
@@ -50,6 +54,9 @@ class ResultsDb {
   engine::Expected<collectors::PgResult> exec(const std::string& sql,
                                               const std::vector<std::string>& params = {});
   void rollback();  // of a failed transaction; its own failure changes nothing
+  // "results database "HOST:PORT/DBNAME" has schema version N, newer than this pgwaitprof's M:
+  // upgrade pgwaitprof" when `version` is newer than ours.
+  engine::Status refuse_newer(int version) const;
 
   collectors::PgConnection connection_;
 };
@@ -63,6 +70,8 @@ struct PushResult {
 };
 engine::Status queue_upload(const std::filesystem::path& data_dir,
                             const std::filesystem::path& run_dir);
+// One push of a queue at a time: a second one (another `results push`, the daemon's) waits for
+// the first and then pushes what is left.
 PushResult push_pending(const std::filesystem::path& data_dir, const std::string& dsn);
 // Queues the run directories (those with a report.json), then pushes everything pending.
 PushResult upload_runs(const std::filesystem::path& data_dir,

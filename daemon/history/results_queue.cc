@@ -1,9 +1,15 @@
 // Reading runs back from the results database, and the upload queue of the data directory.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 
 #include "daemon/engine/atomic_file.h"
 #include "daemon/engine/run_directory.h"
@@ -59,6 +65,37 @@ RunSummary summary_of_row(const PGresult* result, int row) {
 
 fs::path queue_dir(const fs::path& data_dir) { return data_dir / "results-pending"; }
 
+// An exclusive flock on <data_dir>/results-pending.lock, held while a push reads and empties
+// the queue; the kernel drops it when the process ends.
+class QueueLock {
+ public:
+  static engine::Expected<QueueLock> take(const fs::path& data_dir) {
+    const auto path = data_dir / "results-pending.lock";
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return engine::Error{
+          fmt::format("could not open lock file \"{}\": {}", path.string(), std::strerror(errno))};
+    }
+    QueueLock lock(fd);
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        return engine::Error{
+            fmt::format("could not lock file \"{}\": {}", path.string(), std::strerror(errno))};
+      }
+    }
+    return lock;
+  }
+  QueueLock(QueueLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  QueueLock& operator=(QueueLock&&) = delete;
+  ~QueueLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  explicit QueueLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 }  // namespace
 
 engine::Expected<std::vector<RunSummary>> ResultsDb::list(const RunFilter& filter) {
@@ -97,6 +134,15 @@ PushResult push_pending(const fs::path& data_dir, const std::string& dsn) {
   PushResult result;
   std::vector<fs::path> queued;
   std::error_code error;
+  if (!fs::is_directory(queue_dir(data_dir), error)) return result;
+  // One push of a queue at a time (two `results push`, or one beside the daemon's): the second
+  // waits, then finds what the first left. Without it both took the same entries, and the one
+  // that came second read a removed entry as the run directory "".
+  auto lock = QueueLock::take(data_dir);
+  if (!lock) {
+    result.error = lock.error().message;
+    return result;
+  }
   for (fs::directory_iterator it(queue_dir(data_dir), error), end; !error && it != end;
        it.increment(error)) {
     if (it->is_regular_file() && it->path().filename().string().front() != '.') {
@@ -113,8 +159,13 @@ PushResult push_pending(const fs::path& data_dir, const std::string& dsn) {
     return result;
   }
   for (const auto& entry : queued) {
+    std::ifstream file(entry);
+    if (!file) {  // taken by a push that does not lock (an older pgwaitprof)
+      --result.pending;
+      continue;
+    }
     std::string dir;
-    std::getline(std::ifstream(entry) >> std::ws, dir);
+    std::getline(file >> std::ws, dir);
     auto run = engine::read_run(dir);
     if (!run) {  // the run directory is gone or broken: nothing left to upload
       fs::remove(entry, error);

@@ -67,4 +67,6 @@ CREATE TABLE pgwaitprof.matrix_runs (
   return all;
 }
 
+int latest_schema_version() { return migrations().back().version; }
+
 }  // namespace pgwaitprof::history

@@ -22,7 +22,10 @@ ResultsUploader::ResultsUploader(asio::any_io_executor executor, std::filesystem
       dsn_(std::move(dsn)),
       retry_(executor_) {}
 
-ResultsUploader::~ResultsUploader() { stop(); }
+ResultsUploader::~ResultsUploader() {
+  stop();
+  worker_.join();
+}
 
 void ResultsUploader::add(const std::filesystem::path& run_dir) {
   if (auto failed = queue_upload(data_dir_, run_dir)) {
@@ -70,7 +73,6 @@ void ResultsUploader::stop() {
   if (stopped_) return;
   stopped_ = true;
   retry_.cancel();
-  worker_.join();
 }
 
 }  // namespace pgwaitprof::history

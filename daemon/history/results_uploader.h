@@ -20,13 +20,15 @@ class ResultsUploader {
   ResultsUploader(asio::any_io_executor executor, std::filesystem::path data_dir, std::string dsn);
   ResultsUploader(const ResultsUploader&) = delete;
   ResultsUploader& operator=(const ResultsUploader&) = delete;
-  ~ResultsUploader();  // stop()
+  ~ResultsUploader();  // stop(), then waits for the push in flight
 
   // Queues the run directory and pushes the queue (now, or after the push in flight).
   void add(const std::filesystem::path& run_dir);
   // Pushes what an earlier process left queued.
   void push();
-  // No further pushes; waits for the one in flight (bounded by the connect timeout).
+  // No further pushes. The one in flight is not waited for: a daemon that is stopping exits
+  // within a second, and an upload cut short is rolled back by the server and stays queued
+  // (a connection attempt alone may take the 5 s connect timeout).
   void stop();
 
  private:

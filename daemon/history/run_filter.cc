@@ -10,6 +10,8 @@
 #include <map>
 #include <regex>
 
+#include "config/numbers.h"
+
 namespace pgwaitprof::history {
 namespace {
 
@@ -67,7 +69,11 @@ std::optional<std::chrono::seconds> parse_age(const std::string& text) {
   const long long count = std::stoll(match[1]);
   static const std::map<char, long long> unit = {
       {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 7 * 86400}};
-  return std::chrono::seconds(count * unit.at(match[2].str()[0]));
+  // A bound far enough back to hold every run, and near enough that "now - age" is a time.
+  constexpr long long kMaxAgeS = 100LL * 366 * 86400;
+  const long long age_s = count * unit.at(match[2].str()[0]);
+  if (config::integer_in_range(age_s, 0, kMaxAgeS)) return std::nullopt;
+  return std::chrono::seconds(age_s);
 }
 
 engine::Expected<std::string> parse_time_bound(const std::string& option, const std::string& text,

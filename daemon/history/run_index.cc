@@ -99,6 +99,17 @@ std::vector<RunSummary> load_history(const std::filesystem::path& data_dir,
     }
     changed = true;
     ++local.read;
+    std::error_code error;
+    if (const auto bytes = std::filesystem::file_size(report, error);
+        !error && bytes > kMaxHistoryReportBytes) {
+      ++local.unreadable;
+      if (warnings) {
+        warnings->push_back(fmt::format(
+            "report \"{}\" is too large for the run history ({} MB, at most {} MB): left out",
+            report.string(), (bytes + (1 << 20) - 1) >> 20, kMaxHistoryReportBytes >> 20));
+      }
+      continue;
+    }
     auto run = engine::read_run(report);
     if (!run) {
       ++local.unreadable;

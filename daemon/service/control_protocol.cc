@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "config/daemon_config.h"
+#include "config/numbers.h"
 #include "daemon/model/workloads.h"
 
 namespace pgwaitprof::service {
@@ -107,13 +110,22 @@ engine::Status read_field(const std::string& key, const json& value, engine::Run
     return std::nullopt;
   }
   if (key == "interval_s") {
-    if (!value.is_number_integer() || value.get<long long>() < 1 ||
-        value.get<long long>() > config::kMaxIntervalS) {
+    if (!value.is_number_integer()) {
       return Error{
           fmt::format("invalid value for \"interval_s\": must be an integer between 1 and {}",
                       config::kMaxIntervalS)};
     }
-    run.interval = std::chrono::seconds(value.get<long long>());
+    // An unsigned beyond long long would wrap around to a negative number: it saturates.
+    constexpr auto kLargest = std::numeric_limits<long long>::max();
+    const long long seconds =
+        value.is_number_unsigned() &&
+                value.get<unsigned long long>() > static_cast<unsigned long long>(kLargest)
+            ? kLargest
+            : value.get<long long>();
+    if (auto rule = config::integer_in_range(seconds, 1, config::kMaxIntervalS)) {
+      return Error{fmt::format("invalid value for \"interval_s\": {}", *rule)};
+    }
+    run.interval = std::chrono::seconds(seconds);
     return std::nullopt;
   }
   return Error{fmt::format("unrecognized key \"{}\"", key)};
@@ -135,6 +147,12 @@ engine::Expected<engine::RunRequest> parse_run_request(std::string_view line) {
     if (auto failed = read_field(key, value, run)) return *failed;
   }
   if (run.label.size() > 200) return Error{"invalid value for \"label\": longer than 200 bytes"};
+  // Another load generator's arguments are not pgbench's: it is refused or allowed by name.
+  if (const auto invalid = std::filesystem::path(run.loadgen).filename() == "pgbench"
+                               ? config::check_pgbench_numbers(run.pgbench_args)
+                               : std::nullopt) {
+    return Error{invalid->message()};
+  }
   return run;
 }
 

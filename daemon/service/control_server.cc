@@ -92,7 +92,8 @@ ControlServer::ControlServer(asio::any_io_executor executor, std::filesystem::pa
       service_(service),
       limits_(limits),
       acceptor_(executor),
-      connections_(executor) {}
+      connections_(executor),
+      closing_(executor) {}
 
 engine::Status ControlServer::open() {
   std::error_code error;
@@ -113,6 +114,7 @@ engine::Status ControlServer::open() {
 }
 
 void ControlServer::close() {
+  closing_.set();
   if (!acceptor_.is_open()) return;
   std::error_code ignored;
   acceptor_.close(ignored);
@@ -167,13 +169,18 @@ asio::awaitable<void> ControlServer::refuse(stream_protocol::socket& socket, std
 asio::awaitable<void> ControlServer::serve_connection(stream_protocol::socket socket) {
   std::string buffer;
   asio::steady_timer deadline(executor_, limits_.request_timeout);
+  // A client that has not asked for anything yet does not hold up a stopping daemon.
   auto read =
       co_await (asio::async_read_until(socket, asio::dynamic_buffer(buffer, kMaxRequestBytes), '\n',
                                        kAsTuple) ||
-                deadline.async_wait(kAsTuple));
+                deadline.async_wait(kAsTuple) || closing_.wait());
   if (read.index() == 1) {
     co_await refuse(socket, "timeout",
                     fmt::format("no request within {} s", limits_.request_timeout.count()));
+    co_return;
+  }
+  if (read.index() == 2) {
+    co_await refuse(socket, "busy", "the daemon is stopping");
     co_return;
   }
   const auto [error, length] = std::get<0>(read);

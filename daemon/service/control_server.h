@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "collectors/async_event.h"
 #include "collectors/task_group.h"
 #include "daemon/engine/expected.h"
 #include "daemon/service/run_service.h"
@@ -35,7 +36,8 @@ class ControlServer {
   [[nodiscard]] engine::Status open();
   // Accepts until close(); returns when every connection has ended.
   asio::awaitable<void> serve();
-  // Stops accepting and removes the socket; connections in progress finish their runs.
+  // Stops accepting and removes the socket; connections in progress finish their runs, those
+  // still waiting for their request are refused at once ("busy": the daemon is stopping).
   void close();
   const std::filesystem::path& path() const { return path_; }
 
@@ -52,6 +54,7 @@ class ControlServer {
   ControlLimits limits_;
   asio::local::stream_protocol::acceptor acceptor_;
   collectors::TaskGroup connections_;
+  collectors::AsyncEvent closing_;
 };
 
 }  // namespace pgwaitprof::service

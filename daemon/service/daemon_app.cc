@@ -65,6 +65,37 @@ class ActiveRunObserver : public engine::RunObserver {
   model::ActiveRun run_;
 };
 
+// What a running daemon cannot change: the address it listens on, the data directory it has
+// locked (its control socket and runs are there), the control socket's limits and the results
+// database its uploader pushes to. A reload that changes one says which, with the value kept,
+// and takes the rest (a data_dir changed silently sent the next runs to an unlocked directory).
+void keep_restart_only(config::ValidatedConfig& next, const config::ValidatedConfig& running) {
+  std::vector<std::string> kept;
+  if (next.listen != running.listen || next.web.basic_auth_users != running.web.basic_auth_users ||
+      next.web.insecure != running.web.insecure) {
+    kept.push_back(fmt::format("listen={} and web", running.listen));
+    next.listen = running.listen;
+    next.web = running.web;
+  }
+  if (next.data_dir != running.data_dir) {
+    kept.push_back(fmt::format("data_dir={}", running.data_dir.string()));
+    next.data_dir = running.data_dir;
+  }
+  if (next.control.max_connections != running.control.max_connections ||
+      next.control.request_timeout != running.control.request_timeout) {
+    kept.push_back("control");
+    next.control = running.control;
+  }
+  if (next.results.dsn != running.results.dsn) {
+    kept.push_back("results");  // the connection string may hold a password
+    next.results = running.results;
+  }
+  if (!kept.empty()) {
+    log()->warn("configuration changes that need a restart were not applied, keeping {}",
+                fmt::join(kept, ", "));
+  }
+}
+
 }  // namespace
 
 config::ValidatedConfig apply_overrides(config::ValidatedConfig config,
@@ -95,11 +126,15 @@ config::ValidatedConfig apply_overrides(config::ValidatedConfig config,
 DaemonApp::DaemonApp(std::optional<std::filesystem::path> config_path, DaemonOverrides overrides)
     : config_path_(std::move(config_path)),
       overrides_(std::move(overrides)),
-      signals_(io_, SIGINT, SIGTERM, SIGHUP),
+      signals_(io_, SIGHUP),  // a reload asked for meanwhile is done once running
       samplers_(io_.get_executor()),
       tasks_(io_.get_executor()) {
   signals_.add(SIGQUIT);
   config_ = load();
+  // Until the configuration is read, SIGTERM and SIGINT end the process at once: nothing exists
+  // yet to stop or write, and the parse of a large file would otherwise delay the stop.
+  signals_.add(SIGINT);
+  signals_.add(SIGTERM);
   config::set_log_level(config_.log_level);
   published_.store(
       std::make_shared<const std::vector<std::shared_ptr<model::ContinuousProfile>>>());
@@ -297,12 +332,7 @@ void DaemonApp::reload() {
   try {
     auto next = load();
     config::set_log_level(next.log_level);
-    if (next.listen != config_.listen ||
-        next.web.basic_auth_users != config_.web.basic_auth_users) {
-      log()->warn("listen address and web settings change only with a restart");
-      next.listen = config_.listen;
-      next.web = config_.web;
-    }
+    keep_restart_only(next, config_);
     apply(next);
     config_ = std::move(next);
     log()->info("configuration reloaded targets={}", targets_.size());
@@ -341,9 +371,11 @@ asio::awaitable<void> DaemonApp::shutdown() {
 }
 
 int DaemonApp::run() {
-  if (auto failed =
-          engine::create_private_directories(config_.data_dir, engine::kDataDirectoryMode)) {
-    throw std::runtime_error(failed->message);
+  const auto claimed = engine::claim_data_directory(config_.data_dir);
+  if (!claimed) throw std::runtime_error(claimed.error().message);
+  if (*claimed) {
+    log()->warn("data directory was open to other users, its mode is now {:04o} path={} was={:04o}",
+                engine::kDataDirectoryMode, config_.data_dir.string(), **claimed);
   }
   auto lock = DataDirLock::acquire(config_.data_dir);
   if (!lock) throw std::runtime_error(lock.error().message);

@@ -47,9 +47,10 @@ class DaemonApp : public RunService {
   DaemonApp(std::optional<std::filesystem::path> config_path, DaemonOverrides overrides);
   ~DaemonApp() override;
 
-  // Creates and locks the data directory, opens the control socket and samples until
-  // SIGTERM/SIGINT. Throws std::runtime_error when the data directory is in use or the socket
-  // cannot be created. Returns the exit code.
+  // Creates or claims (engine::claim_data_directory) and locks the data directory, opens the
+  // control socket and samples until SIGTERM/SIGINT. Throws std::runtime_error when the data
+  // directory is another user's or in use, or the socket cannot be created. Returns the exit
+  // code.
   int run();
 
   std::optional<Refusal> admit(const engine::RunRequest& request) override;

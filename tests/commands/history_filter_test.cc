@@ -67,6 +67,11 @@ TEST(RunFilter, ParsesTimesAndAges) {
   EXPECT_EQ(parse_age("2w")->count(), 14 * 86400);
   EXPECT_FALSE(parse_age("90"));
   EXPECT_FALSE(parse_age("-3d"));
+  // An age beyond a century would take "now - age" out of what a clock can hold.
+  EXPECT_EQ(parse_age("5200w")->count(), 5200LL * 7 * 86400);
+  EXPECT_FALSE(parse_age("999999999w"));
+  EXPECT_EQ(parse_time_bound("--since", "999999999w", false, now).error().message,
+            "invalid value for --since: \"999999999w\"");
 }
 
 TEST(RunFilter, RejectsBadStatusAndSetting) {

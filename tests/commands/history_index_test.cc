@@ -95,6 +95,26 @@ TEST_F(RunIndex, LeavesOutUnreadableReportsWithAWarning) {
   EXPECT_NE(warnings[0].find("could not read report"), std::string::npos);
 }
 
+// A report beyond the limit is not parsed at all (a sparse file: were it parsed, it would be
+// "could not read report" after reading 64 MB of zeros); the other runs are listed.
+TEST_F(RunIndex, LeavesOutTooLargeReportsUnreadWithAWarning) {
+  add_run(data_dir_ / "runs", "20261130-100000-aaaa-one", "one", "2026-11-30T10:00:00.000Z");
+  const auto huge = data_dir_ / "runs/huge/report.json";
+  fs::create_directories(huge.parent_path());
+  std::ofstream(huge) << "{";
+  fs::resize_file(huge, kMaxHistoryReportBytes + 1);
+  std::vector<std::string> warnings;
+  IndexStats stats;
+  const auto runs = load_history(data_dir_, &warnings, &stats);
+  ASSERT_EQ(runs.size(), 1U);
+  EXPECT_EQ(runs[0].label, "one");
+  EXPECT_EQ(stats.unreadable, 1U);
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_EQ(warnings[0],
+            "report \"" + huge.string() +
+                "\" is too large for the run history (65 MB, at most 64 MB): left out");
+}
+
 TEST_F(RunIndex, ResolvesIdsPrefixesLabelsAndExpressions) {
   add_run(data_dir_ / "runs", "20261130-100000-aaaa-x", "nightly", "2026-11-30T10:00:00.000Z");
   add_run(data_dir_ / "runs", "20261130-110000-bbbb-x", "nightly", "2026-11-30T11:00:00.000Z");

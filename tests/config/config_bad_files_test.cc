@@ -51,6 +51,8 @@ const std::vector<BadFile> kBadConfigs = {
     {"config_bad_hz_quoted.yaml",
      R"(2:9: invalid value for "hz": "100" (must be a number, not a string))"},
     {"config_bad_hz_missing_value.yaml", "2:5: missing value for \"hz\""},
+    // YAML's own spelling of NaN: not a number, whatever the YAML library makes of it.
+    {"config_bad_hz_nan.yaml", R"(3:9: invalid value for "hz": ".nan" (must be a number))"},
     {"config_bad_targets_scalar.yaml", "1:10: \"targets\" must be a list, not a scalar"},
     {"config_bad_target_scalar_item.yaml",
      "2:5: each item of \"targets\" must be a map, not a scalar"},
@@ -106,6 +108,10 @@ const std::vector<BadFile> kBadConfigs = {
     {"config_bad_pgbench_args_scalar.yaml", "4:19: \"pgbench_args\" must be a list, not a scalar"},
     {"config_bad_pgbench_args_item.yaml",
      "4:24: each item of \"pgbench_args\" must be a string, not a map"},
+    // pgbench's atof takes "nan" for a rate.
+    {"config_bad_pgbench_rate_nan.yaml",
+     R"(4:34: invalid value for "pgbench_args": "nan" (the value of pgbench option "-R" must be a )"
+     R"(number between 0.001 and 1000000000))"},
     {"config_bad_log_level.yaml",
      "1:12: invalid value for \"log_level\": \"verbose\" (must be one of \"trace\", \"debug\", "
      "\"info\", \"warn\", \"error\", \"off\")"},
@@ -186,6 +192,10 @@ const std::vector<BadFile> kBadPlans = {
     {"plan_bad_pgbench_args_owned.yaml",
      "1:30: invalid value for \"pgbench_args\": \"-c\" (clients, jobs and duration are set by the "
      "plan's \"clients\", \"jobs\" and \"duration\")"},
+    // pgbench -P is also the timeline's interval.
+    {"plan_bad_pgbench_progress.yaml",
+     R"(1:16: invalid value for "pgbench_args": "--progress=0" (the value of pgbench option )"
+     R"("--progress" must be between 1 and 3600))"},
     {"plan_bad_syntax_tab.yaml", "2:2: invalid YAML: illegal block entry"},
 };
 INSTANTIATE_TEST_SUITE_P(MatrixFixtures, MatrixBadFile, testing::ValuesIn(kBadPlans),

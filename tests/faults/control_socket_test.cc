@@ -2,6 +2,7 @@
 // end of file, oversized and mistyped requests, pgbench options outside the allow-list, more
 // clients than allowed, running out of file descriptors, a second daemon on the same data
 // directory, and a client whose daemon never answers.
+#include <netinet/in.h>
 #include <sys/resource.h>
 
 #include <cstdlib>
@@ -251,6 +252,51 @@ TEST_F(ControlSocketFaults, ClientOfASilentDaemonStopsOnSignals) {
   EXPECT_LT(std::chrono::steady_clock::now() - sent, 3s);
   EXPECT_NE(run.log().find("stopped waiting for the daemon"), std::string::npos) << run.log();
   ::close(listener);
+}
+
+// Issue 23: SIGTERM stops the daemon within a second also while a client is connected without
+// having asked for anything (it waited for control.request_timeout, 10 s) and while the results
+// uploader connects to a database that does not answer (it waited for libpq's 5 s connect
+// timeout). The waiting client is told why it is closed.
+TEST_F(ControlSocketFaults, SigtermDoesNotWaitForIdleClientsOrTheUploader) {
+  // A results database that accepts connections (the kernel does, into the backlog) and never
+  // answers them.
+  const int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(silent, 16), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::getsockname(silent, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const auto data = temp_dir("stop-data");
+  std::filesystem::create_directories(data / "results-pending");
+  write_text(data / "results-pending" / "queued", "/nonexistent/run\n");  // pushed at start
+  FaultDaemon daemon("stop",
+                     "results:\n  dsn: \"host=127.0.0.1 port=" +
+                         std::to_string(ntohs(address.sin_port)) + " sslmode=disable\"\n",
+                     test_conninfo(), 100, data);
+  ASSERT_TRUE(daemon.up()) << daemon.process->log();
+  const int idle = connect_unix(daemon.socket());
+  ASSERT_GE(idle, 0);
+  pollfd pending{silent, POLLIN, 0};
+  ASSERT_EQ(::poll(&pending, 1, 5000), 1) << "the uploader never connected";
+
+  const auto sent = std::chrono::steady_clock::now();
+  daemon.process->signal(SIGTERM);
+  const auto code = daemon.process->wait(15s);
+  const auto took = std::chrono::steady_clock::now() - sent;
+  ASSERT_TRUE(code.has_value()) << daemon.process->log();
+  EXPECT_EQ(*code, 0);
+  EXPECT_LT(took, 1s) << daemon.process->log();
+  const std::string reply = read_to_eof(idle, 2s);
+  const auto refusal = nlohmann::json::parse(reply.substr(0, reply.find('\n')), nullptr, false);
+  ASSERT_TRUE(refusal.is_object()) << reply;
+  EXPECT_EQ(refusal["code"], "busy");
+  EXPECT_EQ(refusal["message"], "the daemon is stopping");
+  EXPECT_TRUE(std::filesystem::exists(data / "results-pending" / "queued"));
+  ::close(idle);
+  ::close(silent);
 }
 
 }  // namespace

@@ -234,6 +234,30 @@ TEST_F(DaemonTest, SighupRejectsBadConfigAndKeepsCountersOfUnchangedTargets) {
   EXPECT_TRUE(daemon.process->running());
 }
 
+// The data directory is locked and holds the control socket: a reload that changes it says so
+// and keeps the running one (it was silently taken for the next runs); the rest of the new
+// configuration applies.
+TEST_F(DaemonTest, SighupWithAnotherDataDirWarnsAndKeepsTheRunningOne) {
+  Daemon daemon("reload-data-dir", target_yaml("local", 100));
+  ASSERT_TRUE(
+      eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0; }));
+  std::string changed = daemon.config(target_yaml("local", 100) + target_yaml("second", 50));
+  const std::string data_line = "data_dir: " + (daemon.dir / "data").string();
+  changed.replace(changed.find(data_line), data_line.size(),
+                  "data_dir: " + (daemon.dir / "other").string());
+  write_text(daemon.dir / "pgwaitprof.yaml", changed);
+  daemon.process->signal(SIGHUP);
+  EXPECT_TRUE(
+      eventually(10s, [&] { return daemon.value("pgwaitprof_up{target=\"second\"}") == 1.0; }));
+  EXPECT_NE(daemon.process->log().find(
+                "configuration changes that need a restart were not applied, keeping data_dir=" +
+                (daemon.dir / "data").string()),
+            std::string::npos)
+      << daemon.process->log();
+  EXPECT_TRUE(std::filesystem::exists(daemon.dir / "data" / "pgwaitprof.sock"));
+  EXPECT_FALSE(std::filesystem::exists(daemon.dir / "other"));
+}
+
 TEST_F(DaemonTest, RoleWithoutPgMonitorGetsHintAndHiddenBackends) {
   ASSERT_EQ(
       psql("DROP ROLE IF EXISTS pgwaitprof_unprivileged; CREATE ROLE pgwaitprof_unprivileged LOGIN")

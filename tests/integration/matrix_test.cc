@@ -324,6 +324,40 @@ TEST_F(MatrixTest, TheFourthRepeatStatesItsRunToRunSpread) {
   EXPECT_EQ(cell["side_b"]["run_to_run"], true) << cell.dump();
 }
 
+// A variant whose runs fail before pgbench starts (its workload's set-up cannot create its
+// function on a read-only server) keeps the plan's client counts: no column of 0 clients in
+// the table, its cells are failed, and its reports say how many clients they were for.
+TEST_F(MatrixTest, AVariantThatFailsBeforePgbenchStartsAddsNoColumn) {
+  const auto dir = temp_dir("matrix-early-failure");
+  write_text(dir / "plan.yaml",
+             "name: early\ntarget: \"" + test_conninfo() +
+                 "\"\nscale: 2\nclients: [1, 2]\nduration: 1\nrepeats: 1\nhz: 100\n"
+                 "variants:\n  - name: fine\n  - name: read-only\n    workload: tpcb-func\n"
+                 "    settings: {default_transaction_read_only: \"on\"}\n");
+  auto result = engine::run_command({pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(),
+                                     "--data-dir", (dir / "data").string()});
+  const auto matrix = only_subdirectory(dir / "data" / "matrix");
+  const auto table = nlohmann::json::parse(read_text(matrix / "table.json"));
+  EXPECT_EQ(table["clients"], nlohmann::json({1, 2})) << result.output;
+  ASSERT_EQ(table["cells"].size(), 4u) << table.dump();
+  for (const auto& cell : table["cells"]) {
+    const bool failing = cell["variant"] == "read-only";
+    EXPECT_EQ(cell["tps"].empty(), failing) << cell.dump();
+  }
+  const auto text = read_text(matrix / "table.txt");
+  EXPECT_NE(text.find("\nclients  "), std::string::npos) << text;
+  EXPECT_EQ(text.find(" 0 clients"), std::string::npos) << text;
+  EXPECT_NE(text.find("read-only at 2 clients: 1 of 1 runs failed"), std::string::npos) << text;
+  const auto failed =
+      nlohmann::json::parse(read_text(matrix / "runs" / "read_only-c2-r1" / "report.json"));
+  EXPECT_EQ(failed["status"], "failed");
+  EXPECT_NE(failed["error"].get<std::string>().find("could not set up workload"), std::string::npos)
+      << failed["error"];
+  EXPECT_EQ(failed["clients"], 2);
+  EXPECT_EQ(psql("SELECT count(*) FROM pg_file_settings WHERE sourcefile LIKE '%auto.conf'").output,
+            "0\n");
+}
+
 TEST_F(MatrixTest, DaemonRunsConfiguredRunsAndMatrixPlansAtStartUp) {
   const auto dir = temp_dir("daemon-startup");
   write_text(dir / "plan.yaml", "name: startup\nclients: [1]\nduration: 2\nrepeats: 1\n");

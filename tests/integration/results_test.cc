@@ -240,6 +240,87 @@ TEST_F(ResultsTest, RunMadeWhileTheDatabaseIsMissingIsUploadedWhenItIsBack) {
   fs::remove_all(data);
 }
 
+// A database that a newer pgwaitprof migrated (version 2 here, with a column this one does not
+// fill) is refused with one line by migrate and by push, before anything is written: the run
+// stays queued for the newer pgwaitprof.
+TEST_F(ResultsTest, NewerSchemaIsRefusedWithOneLine) {
+  const std::string database = "pgwaitprof_results_newer";
+  recreate(database);
+  const auto dsn = results_dsn(database);
+  ASSERT_EQ(pgwaitprof({"results", "migrate", "--results-dsn", dsn}).exit_code, 0);
+  ASSERT_EQ(psql_in(database,
+                    "ALTER TABLE pgwaitprof.runs ADD COLUMN cost double precision NOT NULL; "
+                    "INSERT INTO pgwaitprof.schema_migrations (version, description) "
+                    "VALUES (2, 'from a newer pgwaitprof')")
+                .exit_code,
+            0);
+  const std::string refusal = fmt::format(
+      "pgwaitprof: results database \"{}:{}/{}\" has schema version 2, newer than "
+      "this pgwaitprof's 1: upgrade pgwaitprof\n",
+      env("PGHOST"), env("PGPORT"), database);
+  auto migrated = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
+  EXPECT_EQ(migrated.exit_code, 1);
+  EXPECT_EQ(migrated.output, refusal);
+
+  const auto data = temp_dir("results-newer");
+  fs::create_directories(data / "runs" / "queued");
+  fs::create_directories(data / "results-pending");
+  fs::copy_file(fs::path(PGWAITPROF_FIXTURES) / "report_v1.json",
+                data / "runs" / "queued" / "report.json");
+  write_text(data / "results-pending" / "queued", (data / "runs" / "queued").string() + "\n");
+  auto pushed = pgwaitprof({"results", "push", "--results-dsn", dsn, "--data-dir", data.string()});
+  EXPECT_EQ(pushed.exit_code, 1);
+  EXPECT_NE(pushed.output.find(refusal), std::string::npos) << pushed.output;
+  EXPECT_NE(pushed.output.find("uploaded 0 runs, 1 pending"), std::string::npos) << pushed.output;
+  EXPECT_EQ(pushed.output.find("null value"), std::string::npos) << pushed.output;
+  EXPECT_TRUE(fs::exists(data / "results-pending" / "queued"));
+  EXPECT_EQ(trimmed(psql_in(database, "SELECT count(*) FROM pgwaitprof.runs").output), "0");
+  psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+  fs::remove_all(data);
+}
+
+// Two `results push` of one queue at once: the second waits for the first and finds the queue
+// empty. They both took every entry, and the second read an entry the first had removed as the
+// run directory "" ("could not open report """) and still exited 0.
+TEST_F(ResultsTest, ConcurrentPushesUploadEachRunOnce) {
+  using namespace std::chrono_literals;
+  const std::string database = "pgwaitprof_results_concurrent";
+  recreate(database);
+  const auto dsn = results_dsn(database);
+  ASSERT_EQ(pgwaitprof({"results", "migrate", "--results-dsn", dsn}).exit_code, 0);
+  const auto data = temp_dir("results-concurrent");
+  fs::create_directories(data / "results-pending");
+  auto report = json::parse(read_text(fs::path(PGWAITPROF_FIXTURES) / "report_v1.json"));
+  constexpr int kRuns = 12;
+  for (int index = 0; index < kRuns; ++index) {
+    const auto id = fmt::format("20261203-000000-{:04}", index);
+    report["id"] = id;
+    fs::create_directories(data / "runs" / id);
+    write_text(data / "runs" / id / "report.json", report.dump());
+    write_text(data / "results-pending" / id, (data / "runs" / id).string() + "\n");
+  }
+  const std::vector<std::string> push{
+      pgwaitprof_binary(), "results", "push", "--results-dsn", dsn, "--data-dir", data.string()};
+  ChildProcess first(push, data / "first.log");
+  ChildProcess second(push, data / "second.log");
+  ASSERT_EQ(first.wait(60s), 0) << first.log();
+  ASSERT_EQ(second.wait(60s), 0) << second.log();
+  int uploaded = 0;
+  for (const auto& log : {first.log(), second.log()}) {
+    EXPECT_EQ(log.find("could not"), std::string::npos) << log;
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(log, match, std::regex(R"(uploaded (\d+) runs?, 0 pending)")))
+        << log;
+    uploaded += std::stoi(match[1]);
+  }
+  EXPECT_EQ(uploaded, kRuns);
+  EXPECT_EQ(trimmed(psql_in(database, "SELECT count(*) FROM pgwaitprof.runs").output),
+            std::to_string(kRuns));
+  EXPECT_TRUE(fs::is_empty(data / "results-pending"));
+  psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+  fs::remove_all(data);
+}
+
 TEST_F(ResultsTest, DaemonRetriesWithBackoffUntilTheDatabaseIsBack) {
   using namespace std::chrono_literals;
   const std::string database = "pgwaitprof_results_daemon";

@@ -1,0 +1,70 @@
+// Every numeric command-line option refuses what is not a number in its range, "nan" included,
+// with one line naming the option and the value, and exit code 2 before any work is done.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "daemon/commands/cli.h"
+
+namespace pgwaitprof::commands {
+namespace {
+
+struct CliResult {
+  int code;
+  std::string stderr_text;
+};
+
+CliResult run_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "pgwaitprof");
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  testing::internal::CaptureStderr();
+  const int code = main_cli(static_cast<int>(argv.size()), argv.data());
+  return {code, testing::internal::GetCapturedStderr()};
+}
+
+TEST(CliNumbers, NanAndOutOfRangeValuesExitTwoWithOneLine) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "--hz", "nan"},
+       "pgwaitprof: --hz: invalid value \"nan\" (must be a number between 1 and 10000)\n"},
+      {{"daemon", "--target", "host=/nonexistent", "--hz", "NaN"},
+       "pgwaitprof: --hz: invalid value \"NaN\" (must be a number between 1 and 10000)\n"},
+      {{"run", "--hz", "inf"},
+       "pgwaitprof: --hz: invalid value \"inf\" (must be a number between 1 and 10000)\n"},
+      {{"run", "--hz", "0.5"},
+       "pgwaitprof: --hz: invalid value \"0.5\" (must be between 1 and 10000)\n"},
+      {{"run", "--interval", "1.5"},
+       "pgwaitprof: --interval: invalid value \"1.5\" (must be an integer between 1 and 3600)\n"},
+      {{"run", "--scale", "0x10"},
+       "pgwaitprof: --scale: invalid value \"0x10\" (must be an integer between 1 and 100000)\n"},
+      {{"matrix", "plan.yaml", "--repeats", "101"},
+       "pgwaitprof: --repeats: invalid value \"101\" (must be between 1 and 100)\n"},
+      {{"report", "dir", "--top", "nan"},
+       "pgwaitprof: --top: invalid value \"nan\" (must be an integer between 1 and 1000000)\n"},
+      {{"trend", "--window", "2"},
+       "pgwaitprof: --window: invalid value \"2\" (must be between 3 and 1000)\n"},
+      // pgbench's arguments: -R is read with atof, which takes "nan".
+      {{"run", "--", "-T", "5", "-R", "nan"},
+       "pgwaitprof: invalid value for pgbench option \"-R\": \"nan\" (must be a number between "
+       "0.001 and 1000000000)\n"},
+  };
+  for (const auto& bad : cases) {
+    auto args = bad.args;
+    // Were a value let through, the command would fail fast instead of starting a scratch
+    // cluster or a daemon: a target without a server, a data directory that cannot be made.
+    if (args.front() == "run") args.insert(args.begin() + 1, {"host=/nonexistent", "--no-daemon"});
+    if (args.front() == "daemon") args.insert(args.end(), {"--data-dir", "/proc/pgwaitprof"});
+    const auto result = run_cli(args);
+    EXPECT_EQ(result.code, 2) << bad.args.front() << " " << bad.args.back();
+    // The first line is the error; CLI11's errors add a hint after it.
+    EXPECT_EQ(result.stderr_text.substr(0, result.stderr_text.find('\n') + 1), bad.message);
+  }
+}
+
+}  // namespace
+}  // namespace pgwaitprof::commands
