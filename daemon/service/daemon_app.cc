@@ -129,12 +129,12 @@ DaemonApp::DaemonApp(std::optional<std::filesystem::path> config_path, DaemonOve
       signals_(io_, SIGHUP),  // a reload asked for meanwhile is done once running
       samplers_(io_.get_executor()),
       tasks_(io_.get_executor()) {
-  signals_.add(SIGQUIT);
   config_ = load();
-  // Until the configuration is read, SIGTERM and SIGINT end the process at once: nothing exists
-  // yet to stop or write, and the parse of a large file would otherwise delay the stop.
+  // Until the configuration is read, SIGTERM, SIGINT and SIGQUIT end the process at once: nothing
+  // exists yet to stop or write, and the parse of a large file would otherwise delay the stop.
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
+  signals_.add(SIGQUIT);
   config::set_log_level(config_.log_level);
   published_.store(
       std::make_shared<const std::vector<std::shared_ptr<model::ContinuousProfile>>>());
