@@ -293,8 +293,12 @@ std::string html_escape(std::string_view text) {
   std::string escaped;
   escaped.reserve(text.size());
   for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
     if (const char* entity = html_entity(c, true)) {
       escaped += entity;
+    } else if ((byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f) {
+      // A control character shown, not passed on (query text with an escape sequence).
+      escaped += fmt::format("\\x{:02x}", byte);
     } else {
       escaped += c;
     }

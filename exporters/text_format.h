@@ -82,6 +82,7 @@ bool wait_class_before(std::string_view a, std::string_view b);
 std::string_view wait_class_colour(std::string_view wait_class);
 
 // '&', '<', '>', '"' and '\'' as entities: safe in element text and in quoted attributes.
+// Other control characters than a line break and a tab are written out ("\x1b").
 std::string html_escape(std::string_view text);
 
 // CSV (RFC 4180): the field through text_escape (a CSV of pgwaitprof's holds names and

@@ -184,6 +184,22 @@ TEST(TextEscape, RandomStringsLeaveNothingForATerminal) {
   }
 }
 
+TEST(HtmlEscape, RandomStringsHaveNoMarkupAndNoControlCharactersButLinesAndTabs) {
+  EXPECT_EQ(html_escape("<b>\x1b[31m\"a\" & 'b'\n\t"),
+            "&lt;b&gt;\\x1b[31m&quot;a&quot; &amp; &#39;b&#39;\n\t");
+  RandomStrings strings(1997);
+  for (int index = 0; index < kStrings; ++index) {
+    const std::string text = strings.next();
+    const std::string escaped = html_escape(text);
+    for (const char c : escaped) {
+      const auto byte = static_cast<unsigned char>(c);
+      ASSERT_TRUE(c != '<' && c != '>' && c != '"' && c != '\'') << testing::PrintToString(text);
+      ASSERT_TRUE(byte >= 0x20 ? byte != 0x7f : (c == '\n' || c == '\t'))
+          << testing::PrintToString(text);
+    }
+  }
+}
+
 TEST(MarkdownEscape, RandomStringsShowAsGivenAndNothingElse) {
   RandomStrings strings(7);
   for (int index = 0; index < kStrings; ++index) {
