@@ -1,7 +1,7 @@
 // Run-to-run spread: where a repeat of a run should land, from the same figures over earlier
 // comparable runs of the history. A run's own batch-means errors are within-run; on a shared
-// machine the variation between identical runs is often many times larger (README, "A/A
-// calibration"), and only repeats can show it. The report states both.
+// machine the variation between identical runs is often many times larger (docs/performance.md,
+// "A/A calibration of the error bars"), and only repeats can show it. The report states both.
 #pragma once
 
 #include <cstddef>

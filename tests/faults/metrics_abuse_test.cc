@@ -124,8 +124,8 @@ TEST_F(MetricsAbuse, AFloodOfWrongPasswordsDoesNotKeepAKnownScraperWaiting) {
                      basic_auth_config({{"prometheus", bcrypt_hash("scrape-pw", 10)},
                                         {"grafana", bcrypt_hash("other-pw", 10)}}),
                      test_conninfo(), 10);
-  // The scraper's first scrape verifies its password (bcrypt at cost 10, as the README makes
-  // hashes).
+  // The scraper's first scrape verifies its password (bcrypt at cost 10, as
+  // docs/security-and-reliability.md makes hashes).
   ASSERT_TRUE(eventually(15s, [&] {
     return get_metrics(daemon.port, "prometheus:scrape-pw").starts_with("HTTP/1.1 200");
   })) << daemon.process->log();
