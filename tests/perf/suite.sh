@@ -7,7 +7,7 @@
 # raw pgbench loop of the same query, the accuracy against pg_wait_sampling on tpcb and
 # update-5rows, RSS over 10 minutes at 1 kHz, and /metrics scrape time with every wait event
 # present. Configurations alternate within each round; every figure is printed raw and the
-# medians go to docs/performance.md (or --out FILE).
+# medians replace the "## The latest suite run" section of docs/performance.md (or --out FILE).
 #
 #   tests/perf/suite.sh [--quick] [--out FILE]
 #
@@ -252,5 +252,11 @@ PY
 )"
 
 cp "$results" "${out%.md}.jsonl"
-python3 "$root/tests/perf/suite_report.py" "$results" >"$out"
+# The page keeps what comes before its "## The latest suite run" section (the dated figures of
+# other benchmarks); the section itself is replaced.
+{
+  if [ -f "$out" ]; then sed '/^## The latest suite run$/,$d' "$out"; fi
+  python3 "$root/tests/perf/suite_report.py" "$results"
+} >"$work/performance.md"
+mv "$work/performance.md" "$out"
 echo "suite.sh: wrote $out (raw figures in ${out%.md}.jsonl)"

@@ -1,6 +1,7 @@
-"""docs/performance.md from the figures tests/perf/suite.sh recorded (one JSON object a line).
+"""The "## The latest suite run" section of docs/performance.md from the figures tests/perf/suite.sh
+recorded (one JSON object a line).
 
-    suite_report.py RESULTS.jsonl > docs/performance.md
+    suite_report.py RESULTS.jsonl   (tests/perf/suite.sh splices it into docs/performance.md)
 """
 import json
 import statistics
@@ -48,7 +49,7 @@ def overhead(parts):
             pairs[row["config"]][row["round"]] = (row["tps"] / baseline["tps"], row)
     none_tps = [row["tps"] for row in rows if row["config"] == "none"]
     lines = [
-        "## 1. What each sampler costs in tps, and the rate it achieves",
+        "### 1. What each sampler costs in tps, and the rate it achieves",
         "",
         "pgbench tpcb-like, `-M prepared -c 8 -j 2`, scale 10, vacuumed by pgbench before each "
         "window. Each sampler's window directly follows one without any sampler; its tps is "
@@ -77,7 +78,7 @@ def overhead(parts):
     taken = [mine[1]["ticks_taken"] for r, mine in sorted(pairs["pgwaitprof_1khz"].items())]
     lines += [
         "",
-        "## 2. The rate under that load",
+        "### 2. The rate under that load",
         "",
         "Share of the 1 kHz ticks taken (snapshots over snapshots plus missed ticks) while the "
         "8 clients ran, per round: " + ", ".join(f"{100 * t:.2f} %" for t in taken) + ".",
@@ -126,7 +127,7 @@ def backends(parts):
     for row in rows:
         by_count[row["backends"]].append(row)
     lines = [
-        "## 3. The rate with many backends",
+        "### 3. The rate with many backends",
         "",
         "N backends in `pg_sleep` (plus the cluster's own processes: `rows` per snapshot). In "
         "each pair a raw `pgbench -M prepared -c 1 -f snapshot.sql` loop of the sampler's own "
@@ -189,7 +190,7 @@ def backends(parts):
 def accuracy(parts):
     rows = parts["accuracy"]
     lines = [
-        "## 4. Accuracy against pg_wait_sampling",
+        "### 4. Accuracy against pg_wait_sampling",
         "",
         "One daemon samples the server twice over the same window: pg_stat_activity at 100 Hz "
         "and pg_wait_sampling's 10 ms profile. Distributions of the client backends' waits by "
@@ -221,7 +222,7 @@ def memory_and_scrape(parts):
     lines = []
     for row in parts["rss"]:
         lines += [
-            "## 5. Memory over time",
+            "### 5. Memory over time",
             "",
             f"The daemon at 1 kHz for {row['seconds']} s with pgbench `-R 200`: RSS "
             f"{row['start_kib'] / 1024:.1f} MiB after 10 s, {row['end_kib'] / 1024:.1f} MiB at "
@@ -231,7 +232,7 @@ def memory_and_scrape(parts):
         ]
     for row in parts["scrape"]:
         lines += [
-            "## 6. /metrics with every wait event present",
+            "### 6. /metrics with every wait event present",
             "",
             f"A continuous profile in which every PostgreSQL 15 wait event was seen in client "
             f"backends (active and idle in transaction) and autovacuum workers, with a "
@@ -252,7 +253,7 @@ def main():
             parts[row["part"]].append(row)
     machine = parts["machine"][0]
     lines = [
-        "# pgwaitprof sampler performance",
+        "## The latest suite run",
         "",
         f"Written by `{machine['command'].strip()}` on {machine['date']}: {machine['cpus']} "
         f"CPUs ({machine['cpu']}), Linux {machine['kernel']}, PostgreSQL {machine['server']} "
