@@ -10,6 +10,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 bench=$build/tests/pgwaitprof_bench
 daemon=$build/daemon/pgwaitprof
+# The benchmark programs are not in the default build: build them (and the program) here.
+BUILD_DIR=$build BUILD_TARGET="pgwaitprof pgwaitprof_bench" "$root/deploy/build.sh"
 
 for binary in "$bench" "$daemon"; do
   if [[ ! -x $binary ]]; then

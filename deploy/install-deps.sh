@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake pkg-config git
+  # faster builds: Ninja, and a compiler cache that the next build of the same sources reuses
+  ninja-build ccache
   libpq-dev libssl-dev libasio-dev libspdlog-dev libfmt-dev prometheus-cpp-dev libcivetweb-dev
   libyaml-cpp-dev
   nlohmann-json3-dev libcli11-dev googletest libgtest-dev libgmock-dev

@@ -1,39 +1,84 @@
 #!/usr/bin/env bash
-# The test command (README.md, .ci/run): installs dependencies, builds, starts a scratch
-# PostgreSQL 15 cluster for the integration tests (the Prometheus test starts its own
-# Prometheus), runs every test with ctest, and stops what it started.
+# The test command (README.md, .ci/run): installs dependencies, checks the formatting and the
+# layering, builds, starts scratch PostgreSQL 15 clusters for the tests that need a server (the
+# Prometheus tests start their own Prometheus), runs every test with ctest, and stops what it
+# started. Arguments go to ctest and run just those tests, on one cluster, without the sanitizer
+# run (e.g. deploy/test.sh -L unit).
+#
+# Two suites run side by side, each on its own cluster: the tests of the release build, and the
+# sanitizer suite (the fault tests and the daemon and run tests, driving the ASan/UBSan build of
+# the program). The two 1000 Hz rate checks run alone at the end: they measure the machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 "$root/deploy/install-deps.sh"
 "$root/deploy/check-format.sh"
-# Warnings are errors here (not for packagers), in the default build and in a Release build of
-# the program, which is what packagers make.
+
+# One build with warnings as errors: the program, the test programs and the browser check's
+# helper, optimised (-O2) as packagers build it. Then the program alone with the sanitizers.
 BUILD_DIR=$build "$root/deploy/build.sh" -DPGWAITPROF_WERROR=ON
-BUILD_DIR=$build-release BUILD_TARGET=pgwaitprof "$root/deploy/build.sh" \
-  -DCMAKE_BUILD_TYPE=Release -DPGWAITPROF_WERROR=ON
+BUILD_DIR=$build-asan BUILD_TARGET=pgwaitprof "$root/deploy/build.sh" -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DPGWAITPROF_SANITIZE=ON -DPGWAITPROF_WERROR=ON
 
-# The sanitizer build (ASan + UBSan, -O1): only the program and the two test programs that
-# start it; its tests find this build's binary (PGWAITPROF_BINARY is compiled in).
-cmake -S "$root" -B "$build-asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-  -DPGWAITPROF_SANITIZE=ON -DPGWAITPROF_WERROR=ON >/dev/null
-cmake --build "$build-asan" -j "$(nproc)" \
-  --target pgwaitprof pgwaitprof_fault_tests pgwaitprof_integration_tests
-
-cluster=$(mktemp -d /tmp/pgwaitprof-test-XXXXXX)
-trap '"$root/deploy/scratch-cluster.sh" stop "$cluster"' EXIT
-eval "$("$root/deploy/scratch-cluster.sh" start "$cluster")"
-echo "test.sh: scratch cluster at $PGHOST port $PGPORT"
+clusters=()
+# shellcheck disable=SC2317  # called by the EXIT trap
+stop_clusters() {
+  for cluster in ${clusters[@]+"${clusters[@]}"}; do "$root/deploy/scratch-cluster.sh" stop "$cluster"; done
+}
+trap stop_clusters EXIT
+# Starts a scratch cluster; $cluster_env is then the file of the variables that point tests at it.
+start_cluster() {
+  local cluster
+  cluster=$(mktemp -d /tmp/pgwaitprof-test-XXXXXX)
+  clusters+=("$cluster")
+  cluster_env=$cluster/test.env
+  "$root/deploy/scratch-cluster.sh" start "$cluster" >"$cluster_env"
+  echo "test.sh: scratch cluster at $cluster"
+}
 
 cd "$build"
-ctest --output-on-failure --timeout 600 "$@"
-
-# Under the sanitizers: the fault tests, and the tests of the control socket, the daemon and
-# runs (not the 1000 Hz rate check: ASan's slowdown is not the sampler's). Any report fails.
-if [ $# -eq 0 ]; then
-  cd "$build-asan"
-  export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-  ctest --output-on-failure --timeout 600 -R '(Faults|ScratchInterrupt|DiskFull|DaemonRunTest|DaemonTest|RunTest)\.' \
-    -E 'SamplesAt1000Hz'
+if [ $# -gt 0 ]; then
+  start_cluster
+  eval "$(cat "$cluster_env")"
+  ctest --output-on-failure --timeout 600 "$@"
+  exit
 fi
+
+# The sanitizer suite: every fault test (label faults) and the daemon and run tests.
+sanitized='^(DaemonRunTest|DaemonTest|RunTest)\.'
+rate='^DaemonTest\.(SamplesAt1000Hz|AtTheRateCap)'
+start_cluster
+release_env=$cluster_env
+start_cluster
+sanitizer_env=$cluster_env
+
+# Each suite's lines are prefixed with its name; each ends with ctest's own summary.
+(
+  eval "$(cat "$release_env")"
+  ctest --output-on-failure --timeout 600 -j "$(nproc)" -LE faults -E "$sanitized" 2>&1 |
+    sed -u 's/^/[release] /'
+  exit "${PIPESTATUS[0]}"
+) &
+release_pid=$!
+(
+  eval "$(cat "$sanitizer_env")"
+  export PGWAITPROF_TEST_BINARY=$build-asan/daemon/pgwaitprof
+  export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  status=0
+  ctest --output-on-failure --timeout 600 -L faults 2>&1 | sed -u 's/^/[asan] /'
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  ctest --output-on-failure --timeout 600 -R "$sanitized" -E "$rate" 2>&1 | sed -u 's/^/[asan] /'
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  exit $status
+) &
+sanitizer_pid=$!
+failed=0
+wait "$release_pid" || failed=1
+wait "$sanitizer_pid" || failed=1
+
+# The rate checks of the release build, alone on the machine.
+eval "$(cat "$release_env")"
+ctest --output-on-failure --timeout 600 -R "$rate" || failed=1
+if [ $failed -ne 0 ]; then echo "test.sh: some tests failed (see above)" >&2; fi
+exit $failed

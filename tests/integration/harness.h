@@ -72,7 +72,12 @@ inline engine::CommandResult psql(const std::string& sql) {
                               "ON_ERROR_STOP=1", "-c", sql, test_conninfo()});
 }
 
-inline std::string pgwaitprof_binary() { return PGWAITPROF_BINARY; }
+// The program under test: the one built beside the tests, or PGWAITPROF_TEST_BINARY when set
+// (deploy/test.sh points it at the sanitizer build's program for the tests it runs under ASan).
+inline std::string pgwaitprof_binary() {
+  const std::string chosen = env("PGWAITPROF_TEST_BINARY");
+  return chosen.empty() ? std::string(PGWAITPROF_BINARY) : chosen;
+}
 
 struct RunResult {
   int exit_code = -1;

@@ -21,6 +21,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
+# pgwaitprof_calibrate is not in the default build: build it (and the program) first.
+BUILD_DIR=$build BUILD_TARGET="pgwaitprof pgwaitprof_calibrate" "$root/deploy/build.sh"
 overrides=()
 keep=false
 for argument in "$@"; do

@@ -17,6 +17,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
+# The benchmark programs are not in the default build: build them (and the program) first.
+BUILD_DIR=$build BUILD_TARGET="pgwaitprof pgwaitprof_bench pgwaitprof_scrape_cost" \
+  "$root/deploy/build.sh"
 out=$root/docs/performance.md
 rounds=3 window=10 pairs=3 accuracy_runs=3 accuracy_window=20 rss_seconds=600
 backend_counts="10 100 500 1000"

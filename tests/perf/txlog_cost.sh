@@ -4,7 +4,7 @@
 # with and without -l, alternating (A B A B) on one scratch cluster, prints each pair's tps and
 # the ratio, then the median and the spread; then what reading the last pair's log costs
 # pgwaitprof (pgwaitprof_txlog_read: the reader a run uses). Not a test: it prints figures. Run
-# it after deploy/build.sh (BUILD_DIR as for build.sh) on an otherwise idle machine.
+# it on an otherwise idle machine (it builds its reader into BUILD_DIR, as build.sh does).
 # Usage: tests/perf/txlog_cost.sh [PAIRS (default 3)] [SECONDS (default 10)] [CLIENTS (default 8)]
 #          [PGBENCH ARGS...]
 set -euo pipefail
@@ -13,6 +13,8 @@ pairs=${1:-3} seconds=${2:-10} clients=${3:-8}
 shift $(($# < 3 ? $# : 3))
 extra=("$@")
 reader=${BUILD_DIR:-$root/build}/tests/pgwaitprof_txlog_read
+# The reader is not in the default build: build it first.
+BUILD_DIR=${BUILD_DIR:-$root/build} BUILD_TARGET=pgwaitprof_txlog_read "$root/deploy/build.sh"
 cluster=$(mktemp -d /tmp/pgwaitprof-txlog-XXXXXX)
 logs=$(mktemp -d /tmp/pgwaitprof-txlog-logs-XXXXXX)
 trap '"$root/deploy/scratch-cluster.sh" stop "$cluster"; rm -rf "$logs"' EXIT
