@@ -8,7 +8,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 "$root/deploy/install-deps.sh"
-BUILD_DIR=$build "$root/deploy/build.sh"
+# The program only (the tests and benchmarks are built by deploy/test.sh and the perf scripts).
+BUILD_DIR=$build BUILD_TARGET=pgwaitprof "$root/deploy/build.sh"
 
 if [ $# -eq 0 ]; then
   # About a minute: three client counts of tpcb, 15 s each, on a fresh scratch cluster each.
