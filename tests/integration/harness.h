@@ -54,9 +54,15 @@ inline void write_text(const std::filesystem::path& path, const std::string& tex
   std::ofstream(path) << text;
 }
 
+// The file's text, "" when it cannot be read: a /proc file of a process that exits while it is
+// read fails with ESRCH, which libstdc++ throws from the stream buffer.
 inline std::string read_text(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  try {
+    std::ifstream file(path);
+    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  } catch (const std::ios_base::failure&) {
+    return "";
+  }
 }
 
 // pg_ctl on the test cluster, as the server's account.
