@@ -7,7 +7,7 @@
 #include <string>
 
 #include "collectors/collector.h"
-#include "daemon/model/sample.h"
+#include "model/sample.h"
 
 namespace pgwaitprof::collectors {
 

@@ -18,8 +18,8 @@
 #include <string_view>
 
 #include "collectors/pg_session.h"
-#include "daemon/model/sample.h"
-#include "daemon/model/sample_sink.h"
+#include "model/sample.h"
+#include "model/sample_sink.h"
 
 namespace pgwaitprof::collectors {
 

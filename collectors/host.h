@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/model/run.h"
+#include "model/run.h"
 
 namespace pgwaitprof::collectors {
 

@@ -7,7 +7,7 @@
 #include <charconv>
 #include <filesystem>
 
-#include "config/logging.h"
+#include "base/logging.h"
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -16,7 +16,7 @@ using namespace std::chrono_literals;
 constexpr auto kTimesEvery = 1s;
 
 auto log() {
-  static auto logger = config::component_logger("kernel");
+  static auto logger = base::component_logger("kernel");
   return logger;
 }
 

@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-#include "daemon/model/wait_key.h"
+#include "model/wait_key.h"
 
 namespace pgwaitprof::collectors {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "collectors/collector.h"
-#include "daemon/model/profile.h"
+#include "model/profile.h"
 
 namespace pgwaitprof::collectors {
 

@@ -8,6 +8,7 @@
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "base/logging.h"
 #include "collectors/activity.h"
 #include "collectors/background_stats.h"
 #include "collectors/host_cpu.h"
@@ -15,7 +16,6 @@
 #include "collectors/lock_blockers.h"
 #include "collectors/pg_wait_sampling.h"
 #include "collectors/statements.h"
-#include "config/logging.h"
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -24,7 +24,7 @@ namespace {
 constexpr int kBackgroundPollsPerInterval = 4;
 
 auto log() {
-  static auto logger = config::component_logger("collector");
+  static auto logger = base::component_logger("collector");
   return logger;
 }
 
@@ -73,7 +73,8 @@ std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& o
 
 asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
                                    CollectContext context,
-                                   std::chrono::steady_clock::time_point start, AsyncEvent& stop) {
+                                   std::chrono::steady_clock::time_point start,
+                                   base::AsyncEvent& stop) {
   using namespace asio::experimental::awaitable_operators;
   if (schedule.empty()) co_return;
   std::vector<std::chrono::steady_clock::time_point> due;

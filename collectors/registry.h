@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "collectors/async_event.h"
+#include "base/async_event.h"
 #include "collectors/collector.h"
 #include "collectors/sampler_options.h"
 
@@ -42,6 +42,7 @@ std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& o
 // the sink (collect_timed) and to the log once per change; none ends the schedule.
 asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
                                    CollectContext context,
-                                   std::chrono::steady_clock::time_point start, AsyncEvent& stop);
+                                   std::chrono::steady_clock::time_point start,
+                                   base::AsyncEvent& stop);
 
 }  // namespace pgwaitprof::collectors

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "config/daemon_config.h"
-#include "daemon/model/sampler_source.h"
+#include "model/sampler_source.h"
 
 namespace pgwaitprof::collectors {
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "collectors/pg_session.h"
-#include "daemon/model/run.h"
+#include "model/run.h"
 
 namespace pgwaitprof::collectors {
 

@@ -6,10 +6,10 @@
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "base/logging.h"
 #include "collectors/activity.h"
 #include "collectors/pg_wait_sampling.h"
-#include "config/logging.h"
-#include "daemon/model/wait_key.h"
+#include "model/wait_key.h"
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -23,7 +23,7 @@ constexpr auto kBackoffCap = 5000ms;
 constexpr auto kSnapshotTimeout = 5000ms;
 
 auto log() {
-  static auto logger = config::component_logger("sampler");
+  static auto logger = base::component_logger("sampler");
   return logger;
 }
 

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "base/async_event.h"
 #include "collectors/activity.h"
-#include "collectors/async_event.h"
 #include "collectors/collector.h"
 #include "collectors/pg_session.h"
 #include "collectors/registry.h"
 #include "collectors/sampler_options.h"
-#include "daemon/model/sample_sink.h"
+#include "model/sample_sink.h"
 
 namespace pgwaitprof::collectors {
 
@@ -95,8 +95,8 @@ class TargetSampler {
   SamplerOptions options_;
   PgSession session_;
   asio::steady_timer timer_;
-  AsyncEvent stopped_;
-  AsyncPulse sample_delivered_;
+  base::AsyncEvent stopped_;
+  base::AsyncPulse sample_delivered_;
   Fanout fanout_;
   std::unique_ptr<Collector> source_;
   ActivitySource* activity_ = nullptr;  // source_, when it is the activity source

@@ -8,9 +8,9 @@
 #include <cctype>
 #include <set>
 
-#include "config/logging.h"
+#include "base/logging.h"
 #include "config/yaml_reader.h"
-#include "daemon/model/workloads.h"
+#include "model/workloads.h"
 
 namespace pgwaitprof::config {
 namespace {
@@ -275,7 +275,7 @@ ValidatedConfig parse_config(std::string_view yaml_text, std::string_view file_n
     config.data_dir = read_string(doc, *data_dir, Empty::kRejected);
   }
   if (const Value* log_level = reader.find("log_level")) {
-    config.log_level = read_choice(doc, *log_level, log_level_names());
+    config.log_level = read_choice(doc, *log_level, base::log_level_names());
   }
   if (const Value* executables = reader.find("loadgen_executables")) {
     config.loadgen_executables = read_string_list(doc, *executables);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/config_error.h"
-#include "daemon/model/sampler_source.h"
+#include "model/sampler_source.h"
 
 namespace pgwaitprof::config {
 
@@ -59,7 +59,7 @@ struct ControlConfig {
   std::chrono::seconds request_timeout{10};
 };
 
-// The shared results database every run is uploaded to (daemon/history/results_db.h); "" for
+// The shared results database every run is uploaded to (store/results_db.h); "" for
 // none. The connection string may hold a password: it is never logged (mask_password).
 struct ResultsConfig {
   std::string dsn;

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "config/yaml_reader.h"
-#include "daemon/model/workloads.h"
+#include "model/workloads.h"
 
 namespace pgwaitprof::config {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "config/config_error.h"
 #include "config/daemon_config.h"
-#include "daemon/model/run.h"
+#include "model/run.h"
 
 namespace pgwaitprof::config {
 

@@ -117,15 +117,15 @@ echo "installed $unit_dir/pgwaitprof.service"
 install -d -m 0750 "$data_dir"
 echo "data directory $data_dir"
 
-if [[ -d $source_dir/deploy/workloads ]]; then
+if [[ -d $source_dir/loadgen/workloads ]]; then
   # Replaced whole, so scripts removed from the source tree do not linger.
   rm -rf "$workloads_dir"
   install -d -m 0755 "$workloads_dir"
-  cp -R "$source_dir/deploy/workloads/." "$workloads_dir/"
+  cp -R "$source_dir/loadgen/workloads/." "$workloads_dir/"
   chmod -R u+rwX,go+rX,go-w "$workloads_dir"
   echo "installed $workloads_dir"
 else
-  echo "install.sh: warning: no workload scripts in \"$source_dir/deploy/workloads\"; skipped" >&2
+  echo "install.sh: warning: no workload scripts in \"$source_dir/loadgen/workloads\"; skipped" >&2
 fi
 
 if [[ -d $source_dir/config/plans ]]; then

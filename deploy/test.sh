@@ -14,6 +14,7 @@ build=${BUILD_DIR:-$root/build}
 
 "$root/deploy/install-deps.sh"
 "$root/deploy/check-format.sh"
+"$root/deploy/check-layers.py"
 
 # One build with warnings as errors: the program, the test programs and the browser check's
 # helper, optimised (-O2) as packagers build it. Then the program alone with the sanitizers.

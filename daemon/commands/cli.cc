@@ -12,9 +12,9 @@
 #include <cstring>
 #include <iostream>
 
+#include "base/logging.h"
 #include "collectors/pg_session.h"
 #include "config/daemon_config.h"
-#include "config/logging.h"
 #include "config/numbers.h"
 #include "daemon/commands/explain_command.h"
 #include "daemon/commands/matrix_command.h"
@@ -26,8 +26,8 @@
 #include "daemon/commands/standard_output.h"
 #include "daemon/commands/trend_command.h"
 #include "daemon/engine/supervisor.h"
-#include "daemon/model/workloads.h"
 #include "daemon/service/daemon_app.h"
+#include "model/workloads.h"
 
 namespace pgwaitprof::commands {
 namespace {
@@ -62,7 +62,7 @@ void add_daemon(CLI::App& app, DaemonCommand& command) {
                      "HOST:PORT of /metrics (default 127.0.0.1:9816)");
   daemon->add_option("--data-dir", overrides.data_dir, "where runs and the control socket live");
   daemon->add_option("--log-level", overrides.log_level, "overrides log_level of the file")
-      ->check(CLI::IsMember(config::log_level_names()));
+      ->check(CLI::IsMember(base::log_level_names()));
 }
 
 void add_run(CLI::App& app, RunCommand& command, std::string& source) {
@@ -195,7 +195,7 @@ void add_commands(CLI::App& app, Commands& commands) {
   app.set_version_flag("--version",
                        std::string(PGWAITPROF_VERSION) + " (" + PGWAITPROF_REVISION + ")");
   app.add_option("--log-level", commands.log_level, "trace, debug, info, warn, error or off")
-      ->check(CLI::IsMember(config::log_level_names()));
+      ->check(CLI::IsMember(base::log_level_names()));
   add_daemon(app, commands.daemon);
   add_run(app, commands.run, commands.run_source);
   add_report(app, commands.report);
@@ -297,7 +297,7 @@ int parse_and_dispatch(int argc, char** argv) {
     std::cerr << "pgwaitprof: arguments after \"--\" are only accepted by \"run\"\n";
     return kExitUsage;
   }
-  config::set_log_level(commands.daemon.overrides.log_level.value_or(commands.log_level));
+  base::set_log_level(commands.daemon.overrides.log_level.value_or(commands.log_level));
 
   try {
     return dispatch(app, commands, std::move(loadgen_args));

@@ -24,7 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 using namespace asio::experimental::awaitable_operators;
 using asio::local::stream_protocol;
-using Answer = engine::Expected<std::optional<RemoteRunResult>>;
+using Answer = base::Expected<std::optional<RemoteRunResult>>;
 constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr auto kConnectTimeout = 5s;
 // The daemon sends at least an "alive" event every 5 s.
@@ -48,14 +48,13 @@ asio::awaitable<Answer> read_events(Conversation& talk) {
         asio::async_read_until(talk.socket, asio::dynamic_buffer(talk.buffer), '\n', kAsTuple) ||
         silence.async_wait(kAsTuple));
     if (read.index() == 1) {
-      co_return engine::Error{
-          fmt::format("the daemon at \"{}\" stopped answering (nothing in {} s)",
-                      talk.path.string(), kSilenceTimeout.count())};
+      co_return base::Error{fmt::format("the daemon at \"{}\" stopped answering (nothing in {} s)",
+                                        talk.path.string(), kSilenceTimeout.count())};
     }
     const auto [error, length] = std::get<0>(read);
     if (error) {
-      co_return engine::Error{fmt::format("lost connection to the daemon at \"{}\" during the run",
-                                          talk.path.string())};
+      co_return base::Error{fmt::format("lost connection to the daemon at \"{}\" during the run",
+                                        talk.path.string())};
     }
     const auto event = nlohmann::json::parse(talk.buffer.substr(0, length), nullptr, false);
     talk.buffer.erase(0, length);
@@ -69,7 +68,7 @@ asio::awaitable<Answer> read_events(Conversation& talk) {
                                event.value("dir", "")));
     } else if (kind == "error") {
       if (event.value("code", "") == "unknown_target") co_return std::optional<RemoteRunResult>{};
-      co_return engine::Error{"the daemon refused the run: " + event.value("message", "")};
+      co_return base::Error{"the daemon refused the run: " + event.value("message", "")};
     } else if (kind == "done") {
       co_return std::optional<RemoteRunResult>(
           RemoteRunResult{event.value("dir", ""), event.value("exit_code", 1),
@@ -118,7 +117,7 @@ asio::awaitable<Answer> converse(Conversation& talk, const engine::RunRequest& r
   }
   auto answer = co_await (read_events(talk) || forward_signals(talk));
   if (answer.index() == 1) {
-    co_return engine::Error{
+    co_return base::Error{
         "stopped waiting for the daemon; it interrupts the run and keeps its "
         "report"};
   }
@@ -152,7 +151,7 @@ Answer run_through_daemon(const std::filesystem::path& socket, const engine::Run
   Answer answer = std::optional<RemoteRunResult>{};
   asio::co_spawn(io, converse(talk, request), [&](std::exception_ptr failure, Answer done) {
     if (failure) {
-      answer = engine::Error{"the conversation with the daemon failed"};
+      answer = base::Error{"the conversation with the daemon failed"};
     } else {
       answer = std::move(done);
     }

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/engine/expected.h"
+#include "base/expected.h"
 #include "daemon/engine/run_engine.h"
 
 namespace pgwaitprof::commands {
@@ -25,7 +25,7 @@ struct RemoteRunResult {
 // nullopt when no daemon can take the run (no socket, a stale one, a daemon that does not
 // sample the target, or one we may not use: then `on_notice` says so) and the caller should
 // sample by itself; an error when the daemon refused the run or stopped answering during it.
-engine::Expected<std::optional<RemoteRunResult>> run_through_daemon(
+base::Expected<std::optional<RemoteRunResult>> run_through_daemon(
     const std::filesystem::path& socket, const engine::RunRequest& request,
     const std::function<void(const std::string&)>& on_line,
     const std::function<void(const std::string&)>& on_notice);

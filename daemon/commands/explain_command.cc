@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "daemon/model/wait_events.h"
+#include "model/wait_events.h"
 
 namespace pgwaitprof::commands {
 

@@ -30,9 +30,9 @@ std::filesystem::path default_data_dir() {
 namespace {
 
 // pgbench -i (and the extension) in a new scratch cluster.
-asio::awaitable<engine::Status> initialise_scratch(engine::ScratchCluster& scratch,
-                                                   const LocalTargetOptions& options,
-                                                   engine::RunControl& control) {
+asio::awaitable<base::Status> initialise_scratch(engine::ScratchCluster& scratch,
+                                                 const LocalTargetOptions& options,
+                                                 base::RunControl& control) {
   const auto& bin = scratch.bin_dir();
   std::cerr << fmt::format("pgwaitprof: initialising pgbench data at scale {}\n", options.scale);
   const std::vector<std::string> init{
@@ -42,9 +42,9 @@ asio::awaitable<engine::Status> initialise_scratch(engine::ScratchCluster& scrat
       co_await engine::run_command_async(init, {}, [&](pid_t pid) { control.set_child(pid); });
   control.clear_child();
   if (!initialised) co_return initialised.error();
-  if (control.interrupted()) co_return engine::Error{control.reason()};
+  if (control.interrupted()) co_return base::Error{control.reason()};
   if (initialised->exit_code != 0) {
-    co_return engine::Error{"pgbench -i failed on the scratch cluster: " + initialised->output};
+    co_return base::Error{"pgbench -i failed on the scratch cluster: " + initialised->output};
   }
   const std::vector<std::string> statements{(bin / "psql").string(),
                                             "-X",
@@ -54,7 +54,7 @@ asio::awaitable<engine::Status> initialise_scratch(engine::ScratchCluster& scrat
                                             scratch.conninfo()};
   auto statements_created = co_await engine::run_command_async(statements);
   if (!statements_created || statements_created->exit_code != 0) {
-    co_return engine::Error{
+    co_return base::Error{
         "could not create extension \"pg_stat_statements\": " +
         (statements_created ? statements_created->output : statements_created.error().message)};
   }
@@ -67,8 +67,8 @@ asio::awaitable<engine::Status> initialise_scratch(engine::ScratchCluster& scrat
                                           scratch.conninfo()};
     auto created = co_await engine::run_command_async(create);
     if (!created || created->exit_code != 0) {
-      co_return engine::Error{"could not create extension \"pg_wait_sampling\": " +
-                              (created ? created->output : created.error().message)};
+      co_return base::Error{"could not create extension \"pg_wait_sampling\": " +
+                            (created ? created->output : created.error().message)};
     }
   }
   co_return std::nullopt;
@@ -76,8 +76,8 @@ asio::awaitable<engine::Status> initialise_scratch(engine::ScratchCluster& scrat
 
 }  // namespace
 
-asio::awaitable<engine::Expected<LocalTarget>> open_local_target(const LocalTargetOptions& options,
-                                                                 engine::RunControl& control) {
+asio::awaitable<base::Expected<LocalTarget>> open_local_target(const LocalTargetOptions& options,
+                                                               base::RunControl& control) {
   LocalTarget local;
   if (options.target) {
     local.conninfo = *options.target;

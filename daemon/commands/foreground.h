@@ -20,9 +20,9 @@
 #include <optional>
 #include <string>
 
+#include "base/expected.h"
+#include "base/run_control.h"
 #include "collectors/target_sampler.h"
-#include "daemon/engine/expected.h"
-#include "daemon/engine/run_control.h"
 #include "daemon/engine/scratch_cluster.h"
 
 namespace pgwaitprof::commands {
@@ -49,8 +49,8 @@ struct LocalTargetOptions {
 // `target` if given; else the PG* environment if any connection variable is set; else a new
 // scratch cluster with pgbench tables (and pg_wait_sampling created when asked). Interruptible
 // at every step; what was created is removed again on failure.
-asio::awaitable<engine::Expected<LocalTarget>> open_local_target(const LocalTargetOptions& options,
-                                                                 engine::RunControl& control);
+asio::awaitable<base::Expected<LocalTarget>> open_local_target(const LocalTargetOptions& options,
+                                                               base::RunControl& control);
 
 // The signals that end a foreground command: each one interrupts it the same way, so what it
 // started is stopped and its report is still written (SIGKILL is the watchdog's, see
@@ -62,11 +62,11 @@ inline constexpr int kTerminatingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 // rethrows what it threw.
 template <typename Result>
 Result drive(const std::string& on_signal,
-             std::function<asio::awaitable<Result>(engine::RunControl&)> work) {
+             std::function<asio::awaitable<Result>(base::RunControl&)> work) {
   asio::io_context io;
   asio::signal_set signals(io);
   for (const int signal_number : kTerminatingSignals) signals.add(signal_number);
-  engine::RunControl control(io.get_executor());
+  base::RunControl control(io.get_executor());
   std::function<void()> wait_signal = [&] {
     signals.async_wait([&](const std::error_code& error, int signal_number) {
       if (error) return;

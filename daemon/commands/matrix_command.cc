@@ -9,11 +9,11 @@
 #include "config/matrix_plan.h"
 #include "daemon/commands/foreground.h"
 #include "daemon/commands/results_command.h"
-#include "daemon/engine/atomic_file.h"
 #include "daemon/engine/matrix.h"
-#include "daemon/engine/run_directory.h"
-#include "daemon/history/run_index.h"
-#include "exporters/text_format.h"
+#include "exporters/render/text_format.h"
+#include "store/atomic_file.h"
+#include "store/run_directory.h"
+#include "store/run_index.h"
 
 namespace pgwaitprof::commands {
 namespace {
@@ -28,15 +28,15 @@ std::filesystem::path matrix_directory(const MatrixCommand& command,
                                        const config::MatrixPlan& plan) {
   if (command.resume_dir) return *command.resume_dir;
   const auto data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
-  const auto dir = data_dir / "matrix" / engine::make_run_id(plan.name);
+  const auto dir = data_dir / "matrix" / store::make_run_id(plan.name);
   // A new data directory is its owner's only (0700), as the daemon's.
-  if (auto failed = engine::create_private_directories(data_dir, engine::kDataDirectoryMode)) {
+  if (auto failed = store::create_private_directories(data_dir, store::kDataDirectoryMode)) {
     throw std::runtime_error(failed->message);
   }
-  if (auto failed = engine::create_private_directories(dir)) {
+  if (auto failed = store::create_private_directories(dir)) {
     throw std::runtime_error(failed->message);
   }
-  if (auto failed = engine::write_file_atomically(
+  if (auto failed = store::write_file_atomically(
           dir / "plan.yaml",
           engine::plan_text_without_password(read_text(*command.plan_path), plan.target))) {
     throw std::runtime_error(failed->message);
@@ -84,7 +84,7 @@ int matrix_command(const MatrixCommand& command) {
   engine::RunObserver quiet;
   const auto outcome = drive<engine::MatrixOutcome>(
       "pgwaitprof: stopping the matrix after writing the current run's report",
-      [&](engine::RunControl& control) -> asio::awaitable<engine::MatrixOutcome> {
+      [&](base::RunControl& control) -> asio::awaitable<engine::MatrixOutcome> {
         const LocalTargetOptions target_options{
             plan.target.empty() ? std::nullopt : std::optional(plan.target), plan.scale, false,
             false};
@@ -120,7 +120,7 @@ int matrix_command(const MatrixCommand& command) {
         co_return outcome;
       });
   const int exit_code = report(outcome, dir);
-  upload_after(dir.parent_path().parent_path(), history::find_run_directories_of_matrix(dir),
+  upload_after(dir.parent_path().parent_path(), store::find_run_directories_of_matrix(dir),
                command.results_dsn);
   return exit_code;
 }

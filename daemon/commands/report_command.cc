@@ -10,17 +10,17 @@
 #include <sstream>
 
 #include "daemon/commands/foreground.h"
-#include "daemon/engine/run_directory.h"
-#include "daemon/history/results_db.h"
-#include "daemon/history/run_index.h"
-#include "exporters/compare.h"
-#include "exporters/report_render.h"
+#include "exporters/render/compare.h"
+#include "exporters/render/report_render.h"
+#include "store/results_db.h"
+#include "store/run_directory.h"
+#include "store/run_index.h"
 
 namespace pgwaitprof::commands {
 namespace {
 
 model::Run load_run(const std::filesystem::path& dir) {
-  auto run = engine::read_run(dir);
+  auto run = store::read_run(dir);
   if (!run) throw std::runtime_error(run.error().message);
   return std::move(*run);
 }
@@ -35,19 +35,19 @@ struct HistorySource {
 // Runs of the history: a run id (or unique prefix), a label or a filter expression.
 void load_from_history(const std::string& item, const HistorySource& source,
                        std::vector<model::Run>& runs) {
-  std::optional<history::ResultsDb> db;
-  std::vector<history::RunSummary> known;
+  std::optional<store::ResultsDb> db;
+  std::vector<store::RunSummary> known;
   if (source.results_dsn) {
-    auto connected = history::ResultsDb::connect(*source.results_dsn);
+    auto connected = store::ResultsDb::connect(*source.results_dsn);
     auto listed =
         connected ? connected->list({}) : decltype(connected->list({}))(connected.error());
     if (!listed) throw std::runtime_error(listed.error().message);
     db.emplace(std::move(*connected));
     known = std::move(*listed);
   } else {
-    known = history::load_history(source.data_dir);
+    known = store::load_history(source.data_dir);
   }
-  auto selected = history::select_runs(known, item);
+  auto selected = store::select_runs(known, item);
   if (!selected) {
     throw std::runtime_error(fmt::format(
         "\"{}\" is neither a run directory, a matrix directory, nor a run of the history: {}", item,

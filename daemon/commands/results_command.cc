@@ -8,7 +8,8 @@
 #include <iostream>
 
 #include "daemon/commands/foreground.h"
-#include "daemon/history/results_db.h"
+#include "exporters/render/report_render.h"
+#include "store/results_db.h"
 
 namespace pgwaitprof::commands {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
-int report_push(const history::PushResult& result) {
+int report_push(const store::PushResult& result) {
   std::cout << fmt::format("uploaded {} run{}, {} pending\n", result.uploaded,
                            result.uploaded == 1 ? "" : "s", result.pending);
   if (!result.error.empty()) std::cerr << "pgwaitprof: " << result.error << '\n';
@@ -56,9 +57,9 @@ int results_command(const CLI::App& app, const ResultsCommand& command) {
   const auto data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
   const auto* results = app.get_subcommand("results");
   if (results->get_subcommand("migrate")->parsed()) {
-    auto db = history::ResultsDb::connect(*dsn);
-    auto applied = db ? db->migrate() : engine::Expected<int>(db.error());
-    auto version = applied ? db->schema_version() : engine::Expected<int>(applied.error());
+    auto db = store::ResultsDb::connect(*dsn);
+    auto applied = db ? db->migrate() : base::Expected<int>(db.error());
+    auto version = applied ? db->schema_version() : base::Expected<int>(applied.error());
     if (!version) {
       std::cerr << "pgwaitprof: " << version.error().message << '\n';
       return kExitFailure;
@@ -67,8 +68,9 @@ int results_command(const CLI::App& app, const ResultsCommand& command) {
                              *applied, *applied == 1 ? "" : "s");
     return 0;
   }
-  return report_push(command.backfill ? history::backfill(data_dir, *dsn)
-                                      : history::push_pending(data_dir, *dsn));
+  return report_push(command.backfill
+                         ? store::backfill(data_dir, *dsn, &exporters::render_json)
+                         : store::push_pending(data_dir, *dsn, &exporters::render_json));
 }
 
 void upload_after(const std::filesystem::path& data_dir,
@@ -76,7 +78,7 @@ void upload_after(const std::filesystem::path& data_dir,
                   const std::optional<std::string>& dsn_option) {
   const auto dsn = results_dsn(dsn_option);
   if (!dsn || run_dirs.empty()) return;
-  const auto result = history::upload_runs(data_dir, run_dirs, *dsn);
+  const auto result = store::upload_runs(data_dir, run_dirs, *dsn, &exporters::render_json);
   if (result.error.empty()) {
     std::cerr << fmt::format("pgwaitprof: uploaded {} run{} to the results database\n",
                              result.uploaded, result.uploaded == 1 ? "" : "s");

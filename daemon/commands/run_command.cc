@@ -9,11 +9,11 @@
 #include "daemon/commands/control_client.h"
 #include "daemon/commands/foreground.h"
 #include "daemon/commands/results_command.h"
-#include "daemon/engine/run_directory.h"
 #include "daemon/engine/run_engine.h"
 #include "daemon/service/control_server.h"
-#include "exporters/report_render.h"
-#include "exporters/text_format.h"
+#include "exporters/render/report_render.h"
+#include "exporters/render/text_format.h"
+#include "store/run_directory.h"
 
 namespace pgwaitprof::commands {
 namespace {
@@ -64,7 +64,7 @@ std::optional<int> try_daemons(const RunCommand& command, engine::RunRequest req
     if (!remote) throw std::runtime_error(remote.error().message);
     if (!*remote) continue;
     const auto& done = **remote;
-    auto run = engine::read_run(done.dir);
+    auto run = store::read_run(done.dir);
     // The daemon's word on how the run ended stands, also when its report could not be kept.
     if (!run) {
       throw std::runtime_error(fmt::format("run {}: {}", done.status,
@@ -105,7 +105,7 @@ int run_command(const RunCommand& command) {
   TerminalObserver observer;
   const auto outcome = drive<engine::RunOutcome>(
       "pgwaitprof: stopping the run, writing its report",
-      [&](engine::RunControl& control) -> asio::awaitable<engine::RunOutcome> {
+      [&](base::RunControl& control) -> asio::awaitable<engine::RunOutcome> {
         const LocalTargetOptions target_options{
             command.target, command.scale, command.keep_cluster,
             command.source == model::SamplerSource::kPgWaitSampling};

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/daemon_config.h"
-#include "daemon/model/sampler_source.h"
+#include "model/sampler_source.h"
 
 namespace pgwaitprof::commands {
 

@@ -8,12 +8,12 @@
 #include <iostream>
 
 #include "daemon/commands/foreground.h"
-#include "daemon/engine/run_directory.h"
-#include "daemon/history/history_render.h"
-#include "daemon/history/results_db.h"
-#include "daemon/history/run_index.h"
-#include "exporters/report_render.h"
-#include "exporters/text_format.h"
+#include "exporters/render/history_render.h"
+#include "exporters/render/report_render.h"
+#include "exporters/render/text_format.h"
+#include "store/results_db.h"
+#include "store/run_directory.h"
+#include "store/run_index.h"
 
 namespace pgwaitprof::commands {
 namespace {
@@ -40,19 +40,19 @@ void add_history_options(CLI::App* app, HistoryOptions& options) {
 
 namespace {
 
-int show(const HistoryOptions& options, const std::vector<history::RunSummary>& runs,
+int show(const HistoryOptions& options, const std::vector<store::RunSummary>& runs,
          const std::string& key) {
-  auto found = history::resolve_run(runs, key);
+  auto found = store::resolve_run(runs, key);
   if (!found) {
     std::cerr << "pgwaitprof: " << found.error().message << '\n';
     return kExitFailure;
   }
-  engine::Expected<model::Run> run = engine::Error{""};
+  base::Expected<model::Run> run = base::Error{""};
   if (options.results_dsn) {
-    auto db = history::ResultsDb::connect(*options.results_dsn);
-    run = db ? db->report(found->id) : engine::Expected<model::Run>(db.error());
+    auto db = store::ResultsDb::connect(*options.results_dsn);
+    run = db ? db->report(found->id) : base::Expected<model::Run>(db.error());
   } else {
-    run = engine::read_run(found->dir);
+    run = store::read_run(found->dir);
   }
   if (!run) {
     std::cerr << "pgwaitprof: " << run.error().message << '\n';
@@ -70,16 +70,16 @@ bool confirmed(size_t count) {
   return answer == "y" || answer == "Y" || answer == "yes";
 }
 
-int prune(const RunsCommand& command, const std::vector<history::RunSummary>& runs) {
-  auto bound = history::parse_time_bound("--older-than", command.older_than, false);
-  if (!history::parse_age(command.older_than) || !bound) {
+int prune(const RunsCommand& command, const std::vector<store::RunSummary>& runs) {
+  auto bound = store::parse_time_bound("--older-than", command.older_than, false);
+  if (!store::parse_age(command.older_than) || !bound) {
     std::cerr << fmt::format(
         "pgwaitprof: invalid value for --older-than: \"{}\"\nHINT: Give an age such as 90d, "
         "12h or 2w.\n",
         command.older_than);
     return kExitUsage;
   }
-  std::vector<const history::RunSummary*> old;
+  std::vector<const store::RunSummary*> old;
   for (const auto& run : runs) {
     if (run.started_at.substr(0, 19) < *bound) old.push_back(&run);
   }
@@ -104,7 +104,7 @@ int prune(const RunsCommand& command, const std::vector<history::RunSummary>& ru
       return kExitFailure;
     }
   }
-  history::load_history(history_data_dir(command.history));  // drops them from the index
+  store::load_history(history_data_dir(command.history));  // drops them from the index
   std::cout << fmt::format("removed {} run{}\n", old.size(), old.size() == 1 ? "" : "s");
   return 0;
 }
@@ -115,17 +115,17 @@ std::filesystem::path history_data_dir(const HistoryOptions& options) {
   return options.data_dir.empty() ? default_data_dir() : options.data_dir;
 }
 
-engine::Expected<std::vector<history::RunSummary>> load_runs(const HistoryOptions& options,
-                                                             const history::RunFilter& filter) {
+base::Expected<std::vector<store::RunSummary>> load_runs(const HistoryOptions& options,
+                                                         const store::RunFilter& filter) {
   if (options.results_dsn) {
-    auto db = history::ResultsDb::connect(*options.results_dsn);
+    auto db = store::ResultsDb::connect(*options.results_dsn);
     if (!db) return db.error();
     return db->list(filter);
   }
   std::vector<std::string> warnings;
-  const auto all = history::load_history(history_data_dir(options), &warnings);
+  const auto all = store::load_history(history_data_dir(options), &warnings);
   for (const auto& warning : warnings) std::cerr << "pgwaitprof: warning: " << warning << '\n';
-  return history::filter_runs(all, filter);
+  return store::filter_runs(all, filter);
 }
 
 void add_runs_command(CLI::App& app, RunsCommand& command) {
@@ -145,7 +145,7 @@ void add_runs_command(CLI::App& app, RunsCommand& command) {
 }
 
 int runs_command(const CLI::App& app, const RunsCommand& command) {
-  auto filter = history::make_filter(command.history.filter);
+  auto filter = store::make_filter(command.history.filter);
   if (!filter) {
     std::cerr << "pgwaitprof: " << filter.error().message << '\n';
     return kExitUsage;
@@ -164,7 +164,7 @@ int runs_command(const CLI::App& app, const RunsCommand& command) {
   if (runs_app->get_subcommand("show")->parsed())
     return show(command.history, runs, command.show_key);
   if (runs_app->get_subcommand("prune")->parsed()) return prune(command, runs);
-  std::cout << history::render_runs(runs, command.history.format);
+  std::cout << exporters::render_runs(runs, command.history.format);
   return 0;
 }
 

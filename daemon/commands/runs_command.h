@@ -1,6 +1,6 @@
 // `pgwaitprof runs` (the run history of the data directory, filtered), `runs show ID` (a run's
 // report by id, id prefix or label) and `runs prune --older-than AGE`; `pgwaitprof trend` (tps
-// across runs with a control-limit rule). They read the index of daemon/history.
+// across runs with a control-limit rule). They read the index of store/.
 #pragma once
 
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/history/run_filter.h"
+#include "store/run_filter.h"
 
 namespace CLI {
 class App;
@@ -18,7 +18,7 @@ namespace pgwaitprof::commands {
 
 struct HistoryOptions {
   std::filesystem::path data_dir;  // default: default_data_dir()
-  history::FilterOptions filter;
+  store::FilterOptions filter;
   std::string format = "text";
   std::optional<std::string> results_dsn;  // read the results database instead
 };
@@ -42,7 +42,7 @@ std::filesystem::path history_data_dir(const HistoryOptions& options);
 
 // The runs the options select, newest first: of the data directory's index, or of the results
 // database with --results-dsn. Warnings (unreadable reports) go to stderr.
-engine::Expected<std::vector<history::RunSummary>> load_runs(const HistoryOptions& options,
-                                                             const history::RunFilter& filter);
+base::Expected<std::vector<store::RunSummary>> load_runs(const HistoryOptions& options,
+                                                         const store::RunFilter& filter);
 
 }  // namespace pgwaitprof::commands

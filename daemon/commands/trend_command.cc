@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "daemon/commands/number_options.h"
-#include "daemon/history/history_render.h"
-#include "daemon/history/trend.h"
+#include "exporters/render/history_render.h"
+#include "store/trend.h"
 
 namespace pgwaitprof::commands {
 
@@ -22,11 +22,11 @@ void add_trend_command(CLI::App& app, TrendCommand& command) {
 }
 
 int trend_command(const TrendCommand& command) {
-  if (!history::valid_group_by(command.group_by)) {
+  if (!store::valid_group_by(command.group_by)) {
     std::cerr << "pgwaitprof: invalid value for --group-by: \"" << command.group_by << "\"\n";
     return 2;
   }
-  auto filter = history::make_filter(command.history.filter);
+  auto filter = store::make_filter(command.history.filter);
   if (!filter) {
     std::cerr << "pgwaitprof: " << filter.error().message << '\n';
     return 2;
@@ -36,11 +36,11 @@ int trend_command(const TrendCommand& command) {
     std::cerr << "pgwaitprof: " << runs.error().message << '\n';
     return 1;
   }
-  history::TrendOptions options;
+  store::TrendOptions options;
   options.group_by = command.group_by;
   options.window = command.window;
-  std::cout << history::render_trend(history::build_trend(std::move(*runs), options),
-                                     command.history.format);
+  std::cout << exporters::render_trend(store::build_trend(std::move(*runs), options),
+                                       command.history.format);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 // `pgwaitprof trend`: tps with its confidence interval across the runs of the history (the
 // filters of `runs`), in time order or by group, each run checked against the noise of the runs
-// before it (daemon/history/trend.h states the rule).
+// before it (store/trend.h states the rule).
 #pragma once
 
 #include <cstddef>

@@ -13,7 +13,7 @@
 
 namespace pgwaitprof::engine {
 
-asio::awaitable<void> fault_point(std::string_view name, RunControl& control) {
+asio::awaitable<void> fault_point(std::string_view name, base::RunControl& control) {
   const char* hold = std::getenv("PGWAITPROF_FAULT_HOLD");
   if (hold == nullptr || name != hold || control.interrupted()) co_return;
   std::cerr << "pgwaitprof: holding at " << name << std::endl;

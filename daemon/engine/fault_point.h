@@ -9,10 +9,10 @@
 #include <asio/awaitable.hpp>
 #include <string_view>
 
-#include "daemon/engine/run_control.h"
+#include "base/run_control.h"
 
 namespace pgwaitprof::engine {
 
-asio::awaitable<void> fault_point(std::string_view name, RunControl& control);
+asio::awaitable<void> fault_point(std::string_view name, base::RunControl& control);
 
 }  // namespace pgwaitprof::engine

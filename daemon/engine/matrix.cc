@@ -8,16 +8,18 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/json_text.h"
+#include "base/logging.h"
+#include "base/programs.h"
 #include "collectors/pg_session.h"
-#include "config/logging.h"
-#include "daemon/engine/atomic_file.h"
 #include "daemon/engine/fault_point.h"
 #include "daemon/engine/process.h"
-#include "daemon/engine/run_directory.h"
 #include "daemon/engine/scratch_cluster.h"
 #include "daemon/engine/server_settings.h"
-#include "exporters/matrix_table.h"
-#include "exporters/text_format.h"
+#include "exporters/render/matrix_table.h"
+#include "exporters/render/text_format.h"
+#include "store/atomic_file.h"
+#include "store/run_directory.h"
 
 namespace pgwaitprof::engine {
 namespace {
@@ -25,7 +27,7 @@ namespace {
 using namespace std::chrono_literals;
 
 auto log() {
-  static auto logger = config::component_logger("matrix");
+  static auto logger = base::component_logger("matrix");
   return logger;
 }
 
@@ -34,20 +36,21 @@ std::string clock_text(std::chrono::seconds seconds) {
 }
 
 bool completed(const std::filesystem::path& run_dir) {
-  auto run = read_run(run_dir);
+  auto run = store::read_run(run_dir);
   return run && run->status == model::RunStatus::kCompleted;
 }
 
 // The server in the variant's settings; a restart where one is needed (scratch clusters only:
 // ServerSettings::prepare refused restart-only settings elsewhere).
-asio::awaitable<Status> apply_variant(MatrixContext& context, ServerSettings& settings,
-                                      const config::Variant& variant) {
+asio::awaitable<base::Status> apply_variant(MatrixContext& context, ServerSettings& settings,
+                                            const config::Variant& variant) {
   if (settings.empty()) co_return std::nullopt;
   auto restart = co_await settings.apply(variant.settings);
   if (!restart) co_return restart.error();
   if (restart->empty()) co_return std::nullopt;
   if (context.scratch == nullptr) {
-    co_return Error{fmt::format("setting(s) {} need a server restart", fmt::join(*restart, ", "))};
+    co_return base::Error{
+        fmt::format("setting(s) {} need a server restart", fmt::join(*restart, ", "))};
   }
   context.say(
       fmt::format("matrix: restarting the scratch cluster for {}", fmt::join(*restart, ", ")));
@@ -67,7 +70,7 @@ asio::awaitable<void> before_run(MatrixContext& context, const std::vector<std::
     }
   }
   if (plan.warmup.count() == 0 || context.control.interrupted()) co_return;
-  std::vector<std::string> warmup{find_executable("pgbench"), "-n", "-T",
+  std::vector<std::string> warmup{base::find_executable("pgbench"), "-n", "-T",
                                   std::to_string(plan.warmup.count())};
   warmup.insert(warmup.end(), args.begin(), args.end());
   SpawnOptions options;
@@ -124,8 +127,8 @@ void announce(MatrixContext& context, const MatrixCellRun& cell, size_t index, s
 }
 
 // Every cell in order; stops at the first error that concerns the whole matrix.
-asio::awaitable<Status> run_cells(MatrixContext& context, ServerSettings& settings,
-                                  MatrixOutcome& outcome) {
+asio::awaitable<base::Status> run_cells(MatrixContext& context, ServerSettings& settings,
+                                        MatrixOutcome& outcome) {
   const auto& plan = context.plan;
   const auto order = matrix_order(plan);
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -168,10 +171,10 @@ asio::awaitable<Status> run_cells(MatrixContext& context, ServerSettings& settin
   co_return std::nullopt;
 }
 
-Status write_tables(MatrixContext& context, MatrixOutcome& outcome) {
+base::Status write_tables(MatrixContext& context, MatrixOutcome& outcome) {
   std::vector<model::Run> runs;
   for (const auto& cell : matrix_order(context.plan)) {
-    auto run = read_run(context.dir / "runs" / cell.name());
+    auto run = store::read_run(context.dir / "runs" / cell.name());
     if (!run) continue;
     // The table's columns are the plan's client counts: a run that failed before its load
     // generator started, written by an older pgwaitprof, says 0.
@@ -188,7 +191,7 @@ Status write_tables(MatrixContext& context, MatrixOutcome& outcome) {
       {"table.json", exporters::render_matrix_json(table)},
       {"matrix.html", exporters::render_matrix_html(table)}};
   for (const auto& [name, text] : files) {
-    if (auto failed = write_file_atomically(context.dir / name, text)) return failed;
+    if (auto failed = store::write_file_atomically(context.dir / name, text)) return failed;
   }
   return std::nullopt;
 }
@@ -204,8 +207,8 @@ void write_matrix_status(const std::filesystem::path& dir, const MatrixOutcome& 
                                {"error", outcome.error},
                                {"runs_total", outcome.runs_total},
                                {"runs_done", outcome.runs_done}};
-  if (auto failed = write_file_atomically(dir / "status.json",
-                                          exporters::text_format::json_text(json, 2) + "\n")) {
+  if (auto failed =
+          store::write_file_atomically(dir / "status.json", base::json_text(json, 2) + "\n")) {
     log()->error("could not write matrix status dir={}: {}", dir.string(), failed->message);
   }
 }
@@ -231,7 +234,7 @@ std::vector<MatrixCellRun> matrix_order(const config::MatrixPlan& plan) {
 asio::awaitable<MatrixOutcome> execute_matrix(MatrixContext& context) {
   MatrixOutcome outcome;
   outcome.runs_total = static_cast<int>(matrix_order(context.plan).size());
-  Status failed = create_private_directories(context.dir / "runs");
+  base::Status failed = store::create_private_directories(context.dir / "runs");
   std::vector<std::map<std::string, std::string>> variants;
   for (const auto& variant : context.plan.variants) variants.push_back(variant.settings);
   // Before the first run: a plan whose settings the server would refuse fails here, having

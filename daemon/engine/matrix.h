@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/run_control.h"
 #include "config/matrix_plan.h"
-#include "daemon/engine/run_control.h"
 #include "daemon/engine/run_engine.h"
 
 namespace pgwaitprof::engine {
@@ -38,7 +38,7 @@ struct MatrixContext {
   // active-run metrics).
   std::function<asio::awaitable<RunOutcome>(RunRequest)> execute;
   ScratchCluster* scratch = nullptr;  // restarts for settings that need one
-  RunControl& control;
+  base::RunControl& control;
   std::function<void(const std::string&)> say;  // progress lines
 };
 

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/programs.h"
 #include "daemon/engine/supervisor.h"
 
 extern char** environ;
@@ -98,43 +99,15 @@ std::optional<RunAs> unprivileged_account() {
       "server as");
 }
 
-std::string find_executable(const std::string& name) {
-  namespace fs = std::filesystem;
-  auto executable = [](const fs::path& path) { return ::access(path.c_str(), X_OK) == 0; };
-  if (name.find('/') != std::string::npos) return executable(name) ? name : "";
-  if (const char* path = std::getenv("PATH")) {
-    std::string_view rest(path);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      const fs::path candidate = fs::path(rest.substr(0, colon)) / name;
-      if (executable(candidate)) return candidate.string();
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
-  std::vector<fs::path> versions;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", error)) {
-    versions.push_back(entry.path());
-  }
-  std::sort(versions.begin(), versions.end(), [](const fs::path& a, const fs::path& b) {
-    return std::atoi(a.filename().c_str()) > std::atoi(b.filename().c_str());
-  });
-  for (const auto& version : versions) {
-    if (executable(version / "bin" / name)) return (version / "bin" / name).string();
-  }
-  return "";
-}
-
-Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
-  if (argv.empty()) return Error{"could not execute an empty command"};
-  const std::string program = find_executable(argv[0]);
+base::Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty()) return base::Error{"could not execute an empty command"};
+  const std::string program = base::find_executable(argv[0]);
   if (program.empty())
-    return Error{fmt::format("could not execute \"{}\": command not found", argv[0])};
+    return base::Error{fmt::format("could not execute \"{}\": command not found", argv[0])};
   int out[2], err[2], status[2];
   if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
       ::pipe2(status, O_CLOEXEC) != 0) {
-    return Error{fmt::format("could not create pipe: {}", std::strerror(errno))};
+    return base::Error{fmt::format("could not create pipe: {}", std::strerror(errno))};
   }
   // Built before fork: the child may only make async-signal-safe calls.
   std::vector<char*> args;
@@ -147,7 +120,7 @@ Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& 
 
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) return Error{fmt::format("could not fork: {}", std::strerror(errno))};
+  if (pid < 0) return base::Error{fmt::format("could not fork: {}", std::strerror(errno))};
   if (pid == 0) {
     exec_child(program, args.data(), environment.data(), options.run_as, parent, out[1], err[1],
                status[1]);
@@ -164,7 +137,8 @@ Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& 
     ::close(out[0]);
     ::close(err[0]);
     ::waitpid(pid, nullptr, 0);
-    return Error{fmt::format("could not execute \"{}\": {}", argv[0], std::strerror(failure))};
+    return base::Error{
+        fmt::format("could not execute \"{}\": {}", argv[0], std::strerror(failure))};
   }
   // The child exists and is not reaped yet, so its pid cannot have been reused.
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -174,7 +148,7 @@ Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& 
     ::waitpid(pid, nullptr, 0);
     ::close(out[0]);
     ::close(err[0]);
-    return Error{
+    return base::Error{
         fmt::format("could not open a pidfd for \"{}\": {}", argv[0], std::strerror(open_error))};
   }
   ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
@@ -249,7 +223,7 @@ asio::awaitable<int> wait_exit(Child& child) {
   co_return exit_code_of(status);
 }
 
-asio::awaitable<Expected<CommandResult>> run_command_async(
+asio::awaitable<base::Expected<CommandResult>> run_command_async(
     const std::vector<std::string>& argv, const SpawnOptions& options,
     const std::function<void(pid_t)>& on_started) {
   auto executor = co_await asio::this_coro::executor;
@@ -266,21 +240,6 @@ asio::awaitable<Expected<CommandResult>> run_command_async(
             read_lines(executor, child->stderr_fd, append));
   result.exit_code = co_await wait_exit(*child);
   co_return result;
-}
-
-void signal_child(pid_t pid, int signal_number) {
-  if (pid <= 0) return;
-  // The child is its own process group leader: its children (initdb's postgres --boot) go too.
-  if (::kill(-pid, signal_number) != 0) ::kill(pid, signal_number);
-}
-
-std::string describe_exit(int exit_code) {
-  if (exit_code > 128 && exit_code < 128 + NSIG) {
-    const int signal_number = exit_code - 128;
-    const char* name = ::sigabbrev_np(signal_number);
-    return fmt::format("was killed by signal {} (SIG{})", signal_number, name ? name : "?");
-  }
-  return fmt::format("exited with code {}", exit_code);
 }
 
 }  // namespace pgwaitprof::engine

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/engine/expected.h"
+#include "base/expected.h"
 
 namespace pgwaitprof::engine {
 
@@ -46,7 +46,7 @@ struct Child {
 
 // Starts argv[0] (looked up on PATH) with stdout and stderr on pipes. The error is
 // "could not execute "NAME": REASON".
-Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+base::Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {});
 
 struct CommandResult {
   int exit_code = -1;  // 128 + the signal number when it was killed by a signal
@@ -58,7 +58,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const SpawnOptio
 
 // Runs a command to completion on the I/O thread without blocking it. `on_started` gets the
 // child's pid (e.g. for RunControl, so an interrupt can stop it).
-asio::awaitable<Expected<CommandResult>> run_command_async(
+asio::awaitable<base::Expected<CommandResult>> run_command_async(
     const std::vector<std::string>& argv, const SpawnOptions& options = {},
     const std::function<void(pid_t)>& on_started = {});
 
@@ -69,15 +69,5 @@ asio::awaitable<void> read_lines(asio::any_io_executor executor, int fd,
 // Waits for the child to exit (its pidfd becomes readable) and reaps it; returns its exit code,
 // or 128 + signal number when it was killed by a signal. Takes ownership of child.pidfd.
 asio::awaitable<int> wait_exit(Child& child);
-
-// Signals the child's process group (it has its own).
-void signal_child(pid_t pid, int signal_number);
-
-// The first executable named `name` on PATH, then in PostgreSQL's bin directories (newest
-// first); "" when there is none. A name with a slash is returned as it is if executable.
-std::string find_executable(const std::string& name);
-
-// "killed by signal 9 (Killed)" or "exited with code 3": what an exit code means.
-std::string describe_exit(int exit_code);
 
 }  // namespace pgwaitprof::engine

@@ -5,17 +5,17 @@
 #include <exception>
 #include <filesystem>
 
-#include "collectors/pgbench_log.h"
-#include "collectors/pgbench_parser.h"
-#include "config/logging.h"
-#include "daemon/engine/atomic_file.h"
-#include "daemon/engine/run_directory.h"
+#include "base/logging.h"
 #include "daemon/engine/run_state.h"
-#include "daemon/history/run_index.h"
-#include "daemon/history/run_to_run.h"
-#include "daemon/model/run_analysis.h"
-#include "daemon/model/workloads.h"
-#include "exporters/report_render.h"
+#include "exporters/render/report_render.h"
+#include "loadgen/pgbench_log.h"
+#include "loadgen/pgbench_parser.h"
+#include "model/run_analysis.h"
+#include "model/workloads.h"
+#include "store/atomic_file.h"
+#include "store/run_directory.h"
+#include "store/run_index.h"
+#include "store/run_to_run.h"
 
 namespace pgwaitprof::engine::run_steps {
 namespace {
@@ -24,7 +24,7 @@ using model::SystemClock;
 constexpr size_t kStderrTailBytes = 8192;
 
 auto log() {
-  static auto logger = config::component_logger("run");
+  static auto logger = base::component_logger("run");
   return logger;
 }
 
@@ -50,7 +50,7 @@ void record_work(RunState& state) {
   auto& run = state.run();
   const auto* workload = model::find_workload(state.request.workload);
   const bool fixed = (workload != nullptr && workload->fixed_work) ||
-                     pgbench_option(state.request.pgbench_args, 't', "transactions");
+                     loadgen::pgbench_option(state.request.pgbench_args, 't', "transactions");
   if (!fixed || state.load_elapsed_s <= 0 || !run.loadgen) return;
   model::WorkDone work;
   work.transactions = run.loadgen->transactions;
@@ -63,13 +63,13 @@ void record_work(RunState& state) {
 }
 
 // pgbench's summary, parsed from its output.
-void read_loadgen_summary(RunState& state, RunControl& control) {
+void read_loadgen_summary(RunState& state, base::RunControl& control) {
   auto& run = state.run();
   try {
-    run.loadgen = collectors::parse_summary(state.stdout_text);
-    run.loadgen->aborted = collectors::aborted_clients(state.stderr_text);
+    run.loadgen = loadgen::parse_summary(state.stdout_text);
+    run.loadgen->aborted = loadgen::aborted_clients(state.stderr_text);
     if (run.loadgen->clients > 0) run.clients = run.loadgen->clients;
-  } catch (const collectors::PgbenchParseError& error) {
+  } catch (const loadgen::PgbenchParseError& error) {
     if (run.status == model::RunStatus::kCompleted && state.outcome.exit_code == 0 &&
         !control.interrupted()) {
       run.warnings.push_back(error.what());
@@ -87,9 +87,9 @@ void read_transaction_log(RunState& state, model::RunRecorder& recorder,
   const auto& command = state.command;
   if (command.transaction_log_prefix.empty()) return;
   std::error_code error;
-  auto files = collectors::list_log_files(command.transaction_log_prefix, error);
+  auto files = loadgen::list_log_files(command.transaction_log_prefix, error);
   if (files.empty()) return;
-  collectors::LatencyTimelineOptions options;
+  loadgen::LatencyTimelineOptions options;
   options.start = start_wall;
   options.interval = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::duration<double>(state.run().interval_s));
@@ -97,7 +97,7 @@ void read_transaction_log(RunState& state, model::RunRecorder& recorder,
   options.sampling_rate = command.transaction_log_sampling_rate;
   const double elapsed_s = std::chrono::duration<double>(SystemClock::now() - start_wall).count();
   options.max_intervals = static_cast<size_t>(elapsed_s / state.run().interval_s) + 2;
-  auto latency = collectors::read_latency_timeline(collectors::paths_of(files), options);
+  auto latency = loadgen::read_latency_timeline(loadgen::paths_of(files), options);
   for (const auto& problem : latency.errors) state.run().warnings.push_back(problem);
   if (latency.unparsable_lines > 0) {
     state.run().warnings.push_back(fmt::format(
@@ -157,7 +157,7 @@ void mark_checkpoint_after(model::Run& run) {
   }
 }
 
-void conclude(RunState& state, RunControl& control) {
+void conclude(RunState& state, base::RunControl& control) {
   auto& run = state.run();
   if (state.copy_from_stdin) {
     conclude_copy_from_stdin(state);
@@ -170,7 +170,7 @@ void conclude(RunState& state, RunControl& control) {
     run.status = model::RunStatus::kInterrupted;
     run.error = control.reason();
   } else if (state.outcome.exit_code != 0 && !state.copy_from_stdin) {
-    fail(run, {describe_loadgen_failure(state.outcome.exit_code, state.stderr_text)});
+    fail(run, {loadgen::describe_loadgen_failure(state.outcome.exit_code, state.stderr_text)});
   }
   if (run.status != model::RunStatus::kCompleted) {
     const auto& text = state.stderr_text;
@@ -184,15 +184,15 @@ void conclude(RunState& state, RunControl& control) {
 void add_run_to_run(RunState& state) {
   auto& run = state.run();
   if (run.status != model::RunStatus::kCompleted) return;
-  const auto data_dir = history::data_dir_of(state.outcome.dir);
+  const auto data_dir = store::data_dir_of(state.outcome.dir);
   if (!data_dir) return;
   // The history is read for a figure the report can do without: nothing it throws may cost
   // the run its report.
   try {
     std::vector<std::string> warnings;
-    const auto past = history::load_history(*data_dir, &warnings);
+    const auto past = store::load_history(*data_dir, &warnings);
     for (const auto& warning : warnings) log()->warn("{}", warning);
-    run.run_to_run = history::run_to_run(history::summarize(run, state.outcome.dir), past);
+    run.run_to_run = store::run_to_run(store::summarize(run, state.outcome.dir), past);
   } catch (const std::exception& error) {
     log()->warn("no run-to-run spread: could not read the history of \"{}\": {}",
                 data_dir->string(), error.what());
@@ -204,16 +204,16 @@ void add_run_to_run(RunState& state) {
 void write(RunState& state) {
   auto& run = state.run();
   const auto& dir = state.outcome.dir;
-  auto failed = write_file_atomically(dir / "pgbench.log", state.pgbench_log);
-  if (!failed) failed = write_run_directory(dir, run);
+  auto failed = store::write_file_atomically(dir / "pgbench.log", state.pgbench_log);
+  if (!failed) failed = store::write_run_directory(dir, run, exporters::run_directory_files());
   if (failed) {
     if (run.status == model::RunStatus::kCompleted) run.status = model::RunStatus::kFailed;
     run.error = run.error.empty() ? "could not write the report: " + failed->message
                                   : run.error + "; could not write the report: " + failed->message;
-    remove_rendered_files(dir);
+    store::remove_rendered_files(dir, exporters::run_directory_files());
     // The failed status with its reason, where the disk allows; else the unfinished report
     // written at the start stays, which says failed too.
-    (void)write_file_atomically(dir / "report.json", exporters::render_json(run));
+    (void)store::write_file_atomically(dir / "report.json", exporters::render_json(run));
     log()->error("could not write run directory run_id={} dir={}: {}", run.id, dir.string(),
                  failed->message);
     return;

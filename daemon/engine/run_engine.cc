@@ -11,27 +11,28 @@
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "base/logging.h"
+#include "base/programs.h"
 #include "collectors/host.h"
 #include "collectors/kernel.h"
-#include "collectors/pgbench_parser.h"
 #include "collectors/registry.h"
 #include "collectors/server_description.h"
 #include "collectors/statements.h"
-#include "config/logging.h"
-#include "daemon/engine/atomic_file.h"
-#include "daemon/engine/copy_load.h"
 #include "daemon/engine/fault_point.h"
-#include "daemon/engine/loadgen_command.h"
 #include "daemon/engine/process.h"
-#include "daemon/engine/run_directory.h"
 #include "daemon/engine/run_state.h"
 #include "daemon/engine/settings_journal.h"
-#include "daemon/engine/workload_files.h"
-#include "daemon/model/run_analysis.h"
-#include "daemon/model/run_recorder.h"
-#include "daemon/model/workloads.h"
-#include "exporters/report_render.h"
-#include "exporters/text_format.h"
+#include "exporters/render/report_render.h"
+#include "exporters/render/text_format.h"
+#include "loadgen/copy_load.h"
+#include "loadgen/loadgen_command.h"
+#include "loadgen/pgbench_parser.h"
+#include "loadgen/workload_files.h"
+#include "model/run_analysis.h"
+#include "model/run_recorder.h"
+#include "model/workloads.h"
+#include "store/atomic_file.h"
+#include "store/run_directory.h"
 
 namespace pgwaitprof::engine {
 namespace {
@@ -44,7 +45,7 @@ constexpr auto kConnectTimeout = 10s;
 constexpr auto kFirstSampleTimeout = 10s;
 
 auto log() {
-  static auto logger = config::component_logger("run");
+  static auto logger = base::component_logger("run");
   return logger;
 }
 
@@ -56,7 +57,7 @@ std::string iso_utc(SystemClock::time_point at) {
 void begin(RunState& state, const collectors::TargetSampler& sampler) {
   auto& run = state.run();
   const auto& request = state.request;
-  run.id = make_run_id(request.label);
+  run.id = store::make_run_id(request.label);
   // Stored with its control characters written out, so that report.json, the index and the
   // results database hold no terminal escapes; every renderer still escapes it for its format.
   run.label = exporters::text_format::text_escape(request.label);
@@ -67,7 +68,7 @@ void begin(RunState& state, const collectors::TargetSampler& sampler) {
   run.repeat = request.repeat;
   // As asked for, so that a run that fails before its load generator starts still says how many
   // clients it was for (a matrix would otherwise show it in a column of 0 clients).
-  run.clients = pgbench_int_option(request.pgbench_args, 'c', "client", 1);
+  run.clients = loadgen::pgbench_int_option(request.pgbench_args, 'c', "client", 1);
   run.interval_s = static_cast<double>(request.interval.count());
   run.sampler.source = sampler.options().source;
   run.sampler.hz = run.sampler.source == model::SamplerSource::kActivity ? sampler.options().hz : 0;
@@ -78,17 +79,18 @@ void begin(RunState& state, const collectors::TargetSampler& sampler) {
 }
 
 // Step 2: the run's connection, and what the server is.
-asio::awaitable<Status> connect_target(RunState& state) {
+asio::awaitable<base::Status> connect_target(RunState& state) {
   const auto* workload = model::find_workload(state.request.workload);
   if (workload == nullptr) {
-    co_return Error{fmt::format("unknown workload \"{}\"", state.request.workload)};
+    co_return base::Error{fmt::format("unknown workload \"{}\"", state.request.workload)};
   }
-  state.loadgen = find_executable(state.request.loadgen);
+  state.loadgen = base::find_executable(state.request.loadgen);
   if (state.loadgen.empty()) {
-    co_return Error{fmt::format("could not find load generator \"{}\"", state.request.loadgen)};
+    co_return base::Error{
+        fmt::format("could not find load generator \"{}\"", state.request.loadgen)};
   }
   if (auto error = co_await state.session.connect(state.request.conninfo, kConnectTimeout)) {
-    co_return Error{
+    co_return base::Error{
         fmt::format("could not connect to \"{}\": {}", state.run().target, error->message)};
   }
   // Settings a killed matrix left on the server are put back before they could skew this run.
@@ -96,7 +98,7 @@ asio::awaitable<Status> connect_target(RunState& state) {
     if (auto failed = co_await recover_abandoned_settings(state.session)) co_return failed;
   }
   if (auto error = co_await collectors::describe_server(state.session, state.run().environment)) {
-    co_return Error{fmt::format("could not describe server: {}", error->message)};
+    co_return base::Error{fmt::format("could not describe server: {}", error->message)};
   }
   state.compute_query_id = co_await collectors::compute_query_id(state.session);
   state.statements_before = co_await collectors::read_statement_stats(state.session);
@@ -104,10 +106,10 @@ asio::awaitable<Status> connect_target(RunState& state) {
 }
 
 // Step 3: pgbench's tables, created when missing (pgbench -i, interruptible).
-asio::awaitable<Status> ensure_pgbench_tables(RunState& state, RunControl& control) {
+asio::awaitable<base::Status> ensure_pgbench_tables(RunState& state, base::RunControl& control) {
   auto tables =
       co_await state.session.execute("SELECT to_regclass('pgbench_branches') IS NOT NULL");
-  if (!tables.ok()) co_return Error{tables.error->message};
+  if (!tables.ok()) co_return base::Error{tables.error->message};
   if (collectors::cell(tables.result.get(), 0, 0) == "t") co_return std::nullopt;
   log()->info("initialising pgbench tables scale={} target={}", state.request.init_scale,
               state.request.target_name);
@@ -124,10 +126,10 @@ asio::awaitable<Status> ensure_pgbench_tables(RunState& state, RunControl& contr
   control.clear_child();
   if (!initialised) co_return initialised.error();
   state.pgbench_log += collectors::mask_secrets(initialised->output);
-  if (control.interrupted()) co_return Error{control.reason()};
+  if (control.interrupted()) co_return base::Error{control.reason()};
   if (initialised->exit_code != 0) {
-    co_return Error{"pgbench -i failed: " +
-                    describe_loadgen_failure(initialised->exit_code, initialised->output)};
+    co_return base::Error{"pgbench -i failed: " + loadgen::describe_loadgen_failure(
+                                                      initialised->exit_code, initialised->output)};
   }
   co_return std::nullopt;
 }
@@ -146,52 +148,53 @@ asio::awaitable<bool> server_shares_our_files(RunState& state,
 
 // Step 4 for the copy workload: the data file and the script on the server's host; nothing
 // more elsewhere (pgwaitprof sends the rows itself).
-asio::awaitable<Status> prepare_copy(RunState& state, LoadgenInputs& inputs) {
+asio::awaitable<base::Status> prepare_copy(RunState& state, loadgen::LoadgenInputs& inputs) {
   if (state.copy_from_stdin) co_return std::nullopt;
-  auto file = co_await ensure_copy_file(state.session, state.scale);
+  auto file = co_await loadgen::ensure_copy_file(state.session, state.scale);
   if (!file) co_return file.error();
   state.copy_bytes = file->bytes;
   const auto path = state.outcome.dir / "workload.pgbench";
-  if (auto failed = write_file_atomically(path, copy_script(file->path))) co_return failed;
+  if (auto failed = store::write_file_atomically(path, loadgen::copy_script(file->path)))
+    co_return failed;
   inputs.script_path = path.string();
   inputs.scale.clear();  // the script needs no :scale
   co_return std::nullopt;
 }
 
 // Step 4: the workload's set-up in the target, its script in the run directory, the command.
-asio::awaitable<Status> prepare_workload(RunState& state) {
+asio::awaitable<base::Status> prepare_workload(RunState& state) {
   const auto& workload = *model::find_workload(state.request.workload);
   auto scale = co_await state.session.execute("SELECT count(*) FROM pgbench_branches");
-  if (!scale.ok()) co_return Error{scale.error->message};
+  if (!scale.ok()) co_return base::Error{scale.error->message};
   if (!workload.setup_file.empty()) {
-    auto setup_sql = workload_file(workload.setup_file);
+    auto setup_sql = loadgen::workload_file(workload.setup_file);
     if (!setup_sql) co_return setup_sql.error();
     auto setup = co_await state.session.execute_script(*setup_sql);
     if (!setup.ok()) {
-      co_return Error{
+      co_return base::Error{
           fmt::format("could not set up workload \"{}\": {}", workload.name, setup.error->message)};
     }
   }
-  LoadgenInputs inputs{state.loadgen,
-                       &workload,
-                       "",
-                       collectors::cell(scale.result.get(), 0, 0),
-                       state.request.pgbench_args,
-                       static_cast<int>(state.request.interval.count()),
-                       state.request.conninfo,
-                       state.run().target,
-                       (state.outcome.dir / "pgbench_log").string()};
+  loadgen::LoadgenInputs inputs{state.loadgen,
+                                &workload,
+                                "",
+                                collectors::cell(scale.result.get(), 0, 0),
+                                state.request.pgbench_args,
+                                static_cast<int>(state.request.interval.count()),
+                                state.request.conninfo,
+                                state.run().target,
+                                (state.outcome.dir / "pgbench_log").string()};
   state.scale = std::stoll(inputs.scale.empty() ? "1" : inputs.scale);
   if (workload.copy) {
     if (auto failed = co_await prepare_copy(state, inputs)) co_return failed;
   } else if (!workload.script_file.empty()) {
-    auto script = workload_file(workload.script_file);
+    auto script = loadgen::workload_file(workload.script_file);
     if (!script) co_return script.error();
     const auto path = state.outcome.dir / "workload.pgbench";
-    if (auto failed = write_file_atomically(path, *script)) co_return failed;
+    if (auto failed = store::write_file_atomically(path, *script)) co_return failed;
     inputs.script_path = path.string();
   }
-  state.command = build_loadgen_command(inputs);
+  state.command = loadgen::build_loadgen_command(inputs);
   if (state.copy_from_stdin) {
     state.command.threads = 1;
     state.command.display_argv = {"pgwaitprof", "--client", std::to_string(state.command.clients),
@@ -204,20 +207,20 @@ asio::awaitable<Status> prepare_workload(RunState& state) {
 }
 
 // Step 5: the sampler delivers: nothing is run that could not be profiled.
-asio::awaitable<Status> wait_for_sampler(RunState& state, collectors::TargetSampler& sampler,
-                                         RunControl& control) {
+asio::awaitable<base::Status> wait_for_sampler(RunState& state, collectors::TargetSampler& sampler,
+                                               base::RunControl& control) {
   using namespace asio::experimental::awaitable_operators;
   auto sampled =
       co_await (sampler.wait_for_sample(kFirstSampleTimeout) || control.wait_interrupted());
-  if (control.interrupted()) co_return Error{control.reason()};
+  if (control.interrupted()) co_return base::Error{control.reason()};
   if (sampled.index() == 0 && std::get<0>(sampled)) co_return std::nullopt;
-  co_return Error{
+  co_return base::Error{
       fmt::format("could not sample \"{}\": {}", state.run().target,
                   sampler.last_error().empty() ? "no sample in 10 s" : sampler.last_error())};
 }
 
 // The load generator: pgbench as a child, its output read line by line until it exits.
-asio::awaitable<void> run_pgbench(RunState& state, RunObserver& observer, RunControl& control,
+asio::awaitable<void> run_pgbench(RunState& state, RunObserver& observer, base::RunControl& control,
                                   model::RunRecorder& recorder, Child& child) {
   auto executor = co_await asio::this_coro::executor;
   auto on_stdout = [&](std::string_view raw) {
@@ -230,7 +233,7 @@ asio::awaitable<void> run_pgbench(RunState& state, RunObserver& observer, RunCon
     const auto line = collectors::mask_secrets(raw);
     state.stderr_text.append(line).push_back('\n');
     state.pgbench_log.append(line).push_back('\n');
-    if (auto progress = collectors::parse_progress_line(line)) {
+    if (auto progress = loadgen::parse_progress_line(line)) {
       recorder.add_progress(*progress);
       observer.on_progress(*progress);
     }
@@ -245,13 +248,14 @@ asio::awaitable<void> run_pgbench(RunState& state, RunObserver& observer, RunCon
 
 // The copy workload elsewhere than on the server's host: COPY FROM STDIN by pgwaitprof.
 asio::awaitable<void> run_copy_from_stdin(RunState& state, RunObserver& observer,
-                                          RunControl& control) {
+                                          base::RunControl& control) {
   const int clients = state.command.clients;
   const auto line = fmt::format("pgwaitprof: {} x COPY {} FROM STDIN, {} rows each", clients,
                                 model::kCopyTargetTable, state.scale * model::kAccountsPerScale);
   state.pgbench_log += line + "\n";
   observer.on_loadgen_line(line);
-  auto copied = co_await copy_from_stdin(state.request.conninfo, clients, state.scale, control);
+  auto copied =
+      co_await loadgen::copy_from_stdin(state.request.conninfo, clients, state.scale, control);
   state.outcome.exit_code = copied.error.empty() ? 0 : 1;
   state.copy_bytes = clients > 0 ? copied.bytes / static_cast<uint64_t>(clients) : 0;
   if (!copied.error.empty()) {
@@ -282,8 +286,9 @@ asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point 
 // Step 6: the load (pgbench, or pgwaitprof's own COPY), with the recorder attached to the
 // sampler and the run collectors (background activity, host CPU) on the run's connection
 // meanwhile, then the checkpoint after it when asked for.
-asio::awaitable<Status> run_loadgen(RunState& state, RunObserver& observer, RunControl& control,
-                                    model::RunRecorder& recorder, SteadyClock::time_point start) {
+asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer,
+                                          base::RunControl& control, model::RunRecorder& recorder,
+                                          SteadyClock::time_point start) {
   auto executor = co_await asio::this_coro::executor;
   std::optional<Child> child;
   if (!state.copy_from_stdin) {
@@ -294,7 +299,7 @@ asio::awaitable<Status> run_loadgen(RunState& state, RunObserver& observer, RunC
     log()->info("started load generator run_id={} pid={} argv=\"{}\"", state.run().id, child->pid,
                 fmt::join(state.run().loadgen_argv, " "));
   }
-  collectors::AsyncEvent finished(executor);
+  base::AsyncEvent finished(executor);
   auto collectors = collectors::make_run_collectors(
       {child ? child->pid : getpid(), std::chrono::duration<double>(state.run().interval_s)});
   auto load = [&]() -> asio::awaitable<void> {
@@ -319,17 +324,19 @@ asio::awaitable<Status> run_loadgen(RunState& state, RunObserver& observer, RunC
 }  // namespace
 
 asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunRequest request,
-                                        RunObserver& observer, RunControl& control) {
+                                        RunObserver& observer, base::RunControl& control) {
   RunState state(co_await asio::this_coro::executor, std::move(request));
   begin(state, sampler);
   auto& run = state.run();
   state.outcome.exit_code = 1;
   // A new data directory is its owner's only (0700); the run directory in it 0750.
-  Status failed = state.request.run_dir.empty()
-                      ? create_private_directories(state.request.data_dir, kDataDirectoryMode)
-                      : std::nullopt;
-  if (!failed) failed = create_private_directories(state.outcome.dir);
-  if (!failed) failed = write_unfinished_report(state.outcome.dir, run);
+  base::Status failed =
+      state.request.run_dir.empty()
+          ? store::create_private_directories(state.request.data_dir, store::kDataDirectoryMode)
+          : std::nullopt;
+  if (!failed) failed = store::create_private_directories(state.outcome.dir);
+  if (!failed)
+    failed = store::write_unfinished_report(state.outcome.dir, run, &exporters::render_json);
   if (!failed) observer.on_started(run.id, state.outcome.dir);
   if (!failed) failed = co_await connect_target(state);
   if (!failed) failed = co_await ensure_pgbench_tables(state, control);

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/run_control.h"
 #include "collectors/target_sampler.h"
-#include "daemon/engine/run_control.h"
-#include "daemon/model/run.h"
+#include "model/run.h"
 
 namespace pgwaitprof::engine {
 
@@ -62,6 +62,6 @@ struct RunOutcome {
 };
 
 asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunRequest request,
-                                        RunObserver& observer, RunControl& control);
+                                        RunObserver& observer, base::RunControl& control);
 
 }  // namespace pgwaitprof::engine

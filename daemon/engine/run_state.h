@@ -7,14 +7,14 @@
 #include <map>
 #include <string>
 
+#include "base/expected.h"
+#include "base/run_control.h"
 #include "collectors/pg_session.h"
 #include "collectors/statements.h"
-#include "daemon/engine/expected.h"
-#include "daemon/engine/loadgen_command.h"
-#include "daemon/engine/run_control.h"
 #include "daemon/engine/run_engine.h"
-#include "daemon/model/run.h"
-#include "daemon/model/run_recorder.h"
+#include "loadgen/loadgen_command.h"
+#include "model/run.h"
+#include "model/run_recorder.h"
 
 namespace pgwaitprof::engine::run_steps {
 
@@ -28,7 +28,7 @@ struct RunState {
   RunOutcome outcome;
   collectors::PgSession session;  // the run's own connection: set-up, then run collectors
   std::string loadgen;            // the load generator's path
-  LoadgenCommand command;
+  loadgen::LoadgenCommand command;
   std::string pgbench_log;  // everything the load generator (and pgbench -i) wrote
   // pg_stat_statements before the load, for deltas; compute_query_id's value.
   std::map<int64_t, collectors::StatementStats> statements_before;
@@ -44,7 +44,7 @@ struct RunState {
 };
 
 // The first failure decides the run's status and error; later ones only follow from it.
-inline void fail(model::Run& run, const Error& error) {
+inline void fail(model::Run& run, const base::Error& error) {
   if (run.status != model::RunStatus::kCompleted) return;
   run.status = model::RunStatus::kFailed;
   run.error = error.message;
@@ -60,9 +60,9 @@ void note_missing_statements(RunState& state);
 // The intervals the checkpoint after the run overlapped.
 void mark_checkpoint_after(model::Run& run);
 // Step 7: the load generator's summary, the run's status and the warnings.
-void conclude(RunState& state, RunControl& control);
+void conclude(RunState& state, base::RunControl& control);
 // Step 7b: where a repeat of a completed run should land, from the comparable earlier runs of
-// its data directory (history/run_to_run.h); its own report is not in the history yet.
+// its data directory (store/run_to_run.h); its own report is not in the history yet.
 void add_run_to_run(RunState& state);
 // Step 8: the run directory. A run whose report cannot be kept is failed, and says why.
 void write(RunState& state);

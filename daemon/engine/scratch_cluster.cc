@@ -10,14 +10,15 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "config/logging.h"
+#include "base/logging.h"
+#include "base/programs.h"
 #include "daemon/engine/supervisor.h"
 
 namespace pgwaitprof::engine {
 namespace {
 
 auto log() {
-  static auto logger = config::component_logger("scratch");
+  static auto logger = base::component_logger("scratch");
   return logger;
 }
 
@@ -47,16 +48,16 @@ int free_port() {
   return port;
 }
 
-asio::awaitable<Expected<std::unique_ptr<ScratchCluster>>> ScratchCluster::create(
-    ScratchOptions options, RunControl& control) {
+asio::awaitable<base::Expected<std::unique_ptr<ScratchCluster>>> ScratchCluster::create(
+    ScratchOptions options, base::RunControl& control) {
   std::unique_ptr<ScratchCluster> cluster(new ScratchCluster(std::move(options)));
-  Status failed;
+  base::Status failed;
   try {
     failed = co_await cluster->initialise(control);
   } catch (const std::exception& error) {  // no unprivileged account, no free port
-    failed = Error{error.what()};
+    failed = base::Error{error.what()};
   }
-  if (!failed && control.interrupted()) failed = Error{control.reason()};
+  if (!failed && control.interrupted()) failed = base::Error{control.reason()};
   if (failed) {
     // Whatever was started goes, also when the user asked to keep the cluster.
     cluster->options_.keep = false;
@@ -66,11 +67,11 @@ asio::awaitable<Expected<std::unique_ptr<ScratchCluster>>> ScratchCluster::creat
   co_return std::move(cluster);
 }
 
-asio::awaitable<Status> ScratchCluster::initialise(RunControl& control) {
+asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& control) {
   namespace fs = std::filesystem;
-  const std::string initdb = find_executable("initdb");
+  const std::string initdb = base::find_executable("initdb");
   if (initdb.empty()) {
-    co_return Error{
+    co_return base::Error{
         "could not find \"initdb\" on PATH or in /usr/lib/postgresql/*/bin (install "
         "postgresql-15)"};
   }
@@ -82,14 +83,14 @@ asio::awaitable<Status> ScratchCluster::initialise(RunControl& control) {
   std::string pattern =
       (fs::temp_directory_path() / (std::string(kScratchPrefix) + "XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    co_return Error{fmt::format("could not create temporary directory \"{}\"", pattern)};
+    co_return base::Error{fmt::format("could not create temporary directory \"{}\"", pattern)};
   }
   directory_ = pattern;
   // From here on the directory and every server in it go with pgwaitprof, however it ends.
   supervise_scratch_directory(directory_);
   write_scratch_owner(directory_);
   if (run_as_ && ::chown(directory_.c_str(), run_as_->uid, run_as_->gid) != 0) {
-    co_return Error{fmt::format("could not change owner of \"{}\"", directory_.string())};
+    co_return base::Error{fmt::format("could not change owner of \"{}\"", directory_.string())};
   }
   port_ = free_port();
   log()->info("creating scratch cluster dir={} port={}{}", directory_.string(), port_,
@@ -104,9 +105,9 @@ asio::awaitable<Status> ScratchCluster::initialise(RunControl& control) {
       co_await run_command_async(argv, options, [&](pid_t pid) { control.set_child(pid); });
   control.clear_child();
   if (!result) co_return result.error();
-  if (control.interrupted()) co_return Error{control.reason()};
+  if (control.interrupted()) co_return base::Error{control.reason()};
   if (result->exit_code != 0) {
-    co_return Error{fmt::format("initdb failed: {}", last_line(result->output))};
+    co_return base::Error{fmt::format("initdb failed: {}", last_line(result->output))};
   }
   write_configuration();
   // pg_ctl start is not interrupted: a postmaster it already forked could outlive it. It takes
@@ -153,7 +154,7 @@ std::vector<std::string> ScratchCluster::pg_ctl_argv(
   return argv;
 }
 
-asio::awaitable<Status> ScratchCluster::pg_ctl(const std::vector<std::string>& arguments) {
+asio::awaitable<base::Status> ScratchCluster::pg_ctl(const std::vector<std::string>& arguments) {
   const SpawnOptions options{run_as_, {}};
   auto result = co_await run_command_async(pg_ctl_argv(arguments), options);
   if (!result) co_return result.error();
@@ -163,14 +164,14 @@ asio::awaitable<Status> ScratchCluster::pg_ctl(const std::vector<std::string>& a
   for (std::string line; std::getline(server_log, line);) {
     if (line.find("FATAL") != std::string::npos) detail = line;
   }
-  co_return Error{fmt::format("pg_ctl {} failed: {}", arguments.front(), detail)};
+  co_return base::Error{fmt::format("pg_ctl {} failed: {}", arguments.front(), detail)};
 }
 
 std::string ScratchCluster::conninfo() const {
   return fmt::format("host={} port={} user=postgres dbname=postgres", directory_.string(), port_);
 }
 
-asio::awaitable<Status> ScratchCluster::restart() {
+asio::awaitable<base::Status> ScratchCluster::restart() {
   const std::vector<std::string> restart{
       "restart", "-w", "-t", "60", "-m", "fast", "-l", (directory_ / "server.log").string()};
   co_return co_await pg_ctl(restart);

@@ -11,9 +11,9 @@
 #include <optional>
 #include <string>
 
-#include "daemon/engine/expected.h"
+#include "base/expected.h"
+#include "base/run_control.h"
 #include "daemon/engine/process.h"
-#include "daemon/engine/run_control.h"
 
 namespace pgwaitprof::engine {
 
@@ -26,8 +26,8 @@ class ScratchCluster {
  public:
   // Creates and starts a cluster; the error is one line ("initdb failed: ...", or the reason of
   // the interrupt).
-  static asio::awaitable<Expected<std::unique_ptr<ScratchCluster>>> create(ScratchOptions options,
-                                                                           RunControl& control);
+  static asio::awaitable<base::Expected<std::unique_ptr<ScratchCluster>>> create(
+      ScratchOptions options, base::RunControl& control);
   ScratchCluster(const ScratchCluster&) = delete;
   ScratchCluster& operator=(const ScratchCluster&) = delete;
   // Removes the cluster if destroy() was not awaited (blocking: after the I/O loop only).
@@ -40,7 +40,7 @@ class ScratchCluster {
   bool wait_sampling_preloaded() const { return wait_sampling_; }
   int port() const { return port_; }
 
-  asio::awaitable<Status> restart();
+  asio::awaitable<base::Status> restart();
   // Whether destroy() leaves the cluster running (--keep-cluster); a failed set-up discards it.
   void set_keep(bool keep) { options_.keep = keep; }
   // Stops the server and removes the directory (unless kept); safe to call twice.
@@ -48,8 +48,8 @@ class ScratchCluster {
 
  private:
   explicit ScratchCluster(ScratchOptions options) : options_(std::move(options)) {}
-  asio::awaitable<Status> initialise(RunControl& control);
-  asio::awaitable<Status> pg_ctl(const std::vector<std::string>& arguments);
+  asio::awaitable<base::Status> initialise(base::RunControl& control);
+  asio::awaitable<base::Status> pg_ctl(const std::vector<std::string>& arguments);
   std::vector<std::string> pg_ctl_argv(const std::vector<std::string>& arguments) const;
   void write_configuration();
   void remove_directory();

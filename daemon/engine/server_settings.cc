@@ -53,12 +53,12 @@ std::optional<Unit> find_unit(std::string_view name) {
   return std::nullopt;
 }
 
-Status invalid(const SettingInfo& info, std::string_view value, std::string_view why) {
-  return Error{
+base::Status invalid(const SettingInfo& info, std::string_view value, std::string_view why) {
+  return base::Error{
       fmt::format("invalid value for parameter \"{}\": \"{}\" ({})", info.name, value, why)};
 }
 
-Status check_bool(const SettingInfo& info, std::string_view value) {
+base::Status check_bool(const SettingInfo& info, std::string_view value) {
   const auto text = lower(value);
   for (const char* word : {"on", "off", "true", "false", "yes", "no", "1", "0"}) {
     if (text == word) return std::nullopt;
@@ -70,7 +70,7 @@ Status check_bool(const SettingInfo& info, std::string_view value) {
   return invalid(info, value, "must be on or off");
 }
 
-Status check_enum(const SettingInfo& info, std::string_view value) {
+base::Status check_enum(const SettingInfo& info, std::string_view value) {
   const auto text = lower(value);
   for (const auto& member : info.enumvals) {
     if (lower(member) == text) return std::nullopt;
@@ -80,7 +80,7 @@ Status check_enum(const SettingInfo& info, std::string_view value) {
   return invalid(info, value, "must be one of " + members);
 }
 
-Status check_number(const SettingInfo& info, std::string_view value) {
+base::Status check_number(const SettingInfo& info, std::string_view value) {
   std::string_view text = value;
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
@@ -117,7 +117,7 @@ Status check_number(const SettingInfo& info, std::string_view value) {
 
 }  // namespace
 
-Status check_setting_value(const SettingInfo& info, std::string_view value) {
+base::Status check_setting_value(const SettingInfo& info, std::string_view value) {
   if (info.vartype == "bool") return check_bool(info, value);
   if (info.vartype == "enum") return check_enum(info, value);
   if (info.vartype == "integer" || info.vartype == "real") return check_number(info, value);
@@ -126,10 +126,10 @@ Status check_setting_value(const SettingInfo& info, std::string_view value) {
 
 namespace {
 
-asio::awaitable<Expected<SettingInfo>> read_setting_info(collectors::PgSession& session,
-                                                         const std::string& name) {
+asio::awaitable<base::Expected<SettingInfo>> read_setting_info(collectors::PgSession& session,
+                                                               const std::string& name) {
   if (lower(name) == "all") {
-    co_return Error{"setting \"all\" is not allowed: a plan names the settings it changes"};
+    co_return base::Error{"setting \"all\" is not allowed: a plan names the settings it changes"};
   }
   const std::vector<std::string> params{name};
   auto found = co_await session.execute(
@@ -137,10 +137,10 @@ asio::awaitable<Expected<SettingInfo>> read_setting_info(collectors::PgSession& 
       " coalesce(max_val, ''), coalesce(array_to_string(enumvals, E'\\x1f'), '')"
       " FROM pg_settings WHERE lower(name) = lower($1)",
       params);
-  if (!found.ok()) co_return Error{found.error->message};
+  if (!found.ok()) co_return base::Error{found.error->message};
   const PGresult* result = found.result.get();
   if (PQntuples(result) != 1) {
-    co_return Error{fmt::format("unrecognized configuration parameter \"{}\"", name)};
+    co_return base::Error{fmt::format("unrecognized configuration parameter \"{}\"", name)};
   }
   SettingInfo info{collectors::cell(result, 0, 0),
                    collectors::cell(result, 0, 1),
@@ -159,28 +159,28 @@ asio::awaitable<Expected<SettingInfo>> read_setting_info(collectors::PgSession& 
 }
 
 // The server's own check, where a session may set the parameter: in a transaction rolled back.
-asio::awaitable<Status> try_set_config(collectors::PgSession& session, const SettingInfo& info,
-                                       const std::string& value) {
+asio::awaitable<base::Status> try_set_config(collectors::PgSession& session,
+                                             const SettingInfo& info, const std::string& value) {
   if (info.context != "user" && info.context != "superuser") co_return std::nullopt;
   if (auto begun = co_await session.execute("BEGIN"); !begun.ok()) {
-    co_return Error{begun.error->message};
+    co_return base::Error{begun.error->message};
   }
   const std::vector<std::string> params{info.name, value};
   auto set = co_await session.execute("SELECT set_config($1, $2, true)", params);
   co_await session.execute("ROLLBACK");
-  if (!set.ok()) co_return Error{set.error->message};
+  if (!set.ok()) co_return base::Error{set.error->message};
   co_return std::nullopt;
 }
 
-asio::awaitable<Status> validate(collectors::PgSession& session, const std::string& name,
-                                 const std::set<std::string>& values, bool can_restart) {
+asio::awaitable<base::Status> validate(collectors::PgSession& session, const std::string& name,
+                                       const std::set<std::string>& values, bool can_restart) {
   auto info = co_await read_setting_info(session, name);
   if (!info) co_return info.error();
   if (info->context == "internal") {
-    co_return Error{fmt::format("parameter \"{}\" cannot be changed", info->name)};
+    co_return base::Error{fmt::format("parameter \"{}\" cannot be changed", info->name)};
   }
   if (info->context == "postmaster" && !can_restart) {
-    co_return Error{fmt::format(
+    co_return base::Error{fmt::format(
         "parameter \"{}\" needs a server restart, which pgwaitprof only does on a scratch cluster",
         info->name)};
   }
@@ -191,14 +191,14 @@ asio::awaitable<Status> validate(collectors::PgSession& session, const std::stri
   co_return std::nullopt;
 }
 
-asio::awaitable<Expected<std::map<std::string, std::string>>> read_auto_conf(
+asio::awaitable<base::Expected<std::map<std::string, std::string>>> read_auto_conf(
     collectors::PgSession& session) {
   auto rows = co_await session.execute(
       "SELECT name, setting FROM pg_file_settings"
       " WHERE sourcefile LIKE '%/postgresql.auto.conf' ORDER BY seqno");
   if (!rows.ok()) {
-    co_return Error{"could not read the server's ALTER SYSTEM settings (pg_file_settings): " +
-                    rows.error->message};
+    co_return base::Error{"could not read the server's ALTER SYSTEM settings (pg_file_settings): " +
+                          rows.error->message};
   }
   std::map<std::string, std::string> settings;
   for (int row = 0; row < PQntuples(rows.result.get()); ++row) {
@@ -210,7 +210,7 @@ asio::awaitable<Expected<std::map<std::string, std::string>>> read_auto_conf(
 
 }  // namespace
 
-asio::awaitable<Expected<ServerSettings>> ServerSettings::prepare(
+asio::awaitable<base::Expected<ServerSettings>> ServerSettings::prepare(
     const std::string& conninfo, const std::vector<std::map<std::string, std::string>>& variants,
     bool can_restart, std::optional<std::filesystem::path> journal) {
   std::map<std::string, std::set<std::string>> values;
@@ -229,7 +229,7 @@ asio::awaitable<Expected<ServerSettings>> ServerSettings::prepare(
   }
   collectors::PgSession session(co_await asio::this_coro::executor);
   if (auto error = co_await session.connect(conninfo, 10s)) {
-    co_return Error{"could not connect to check the plan's settings: " + error->message};
+    co_return base::Error{"could not connect to check the plan's settings: " + error->message};
   }
   for (const auto& [name, candidates] : values) {
     if (auto failed = co_await validate(session, name, candidates, can_restart)) co_return *failed;
@@ -245,7 +245,7 @@ asio::awaitable<Expected<ServerSettings>> ServerSettings::prepare(
   co_return settings;
 }
 
-asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::apply(
+asio::awaitable<base::Expected<std::vector<std::string>>> ServerSettings::apply(
     const std::map<std::string, std::string>& settings) {
   std::map<std::string, std::optional<std::string>> wanted = prior_;
   for (const auto& [name, value] : settings) wanted[lower(name)] = value;
@@ -254,7 +254,7 @@ asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::apply(
   if (!journal_) {
     own_session.emplace(co_await asio::this_coro::executor);
     if (auto error = co_await own_session->connect(conninfo_, 10s)) {
-      co_return Error{"could not connect to change settings: " + error->message};
+      co_return base::Error{"could not connect to change settings: " + error->message};
     }
   }
   auto& session = journal_ ? journal_->session() : *own_session;
@@ -269,13 +269,13 @@ asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::apply(
               : "ALTER SYSTEM RESET " + name;
     auto done = co_await session.execute(sql);
     if (!done.ok())
-      co_return Error{fmt::format("could not run \"{}\": {}", sql, done.error->message)};
+      co_return base::Error{fmt::format("could not run \"{}\": {}", sql, done.error->message)};
     current_[name] = value;
   }
   co_return co_await reload(session);
 }
 
-asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::restore() {
+asio::awaitable<base::Expected<std::vector<std::string>>> ServerSettings::restore() {
   if (!journal_) {
     static const std::map<std::string, std::string> kNothing;
     co_return co_await apply(kNothing);
@@ -285,17 +285,17 @@ asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::restore() {
   co_return co_await reload(journal_->session());
 }
 
-asio::awaitable<Expected<std::vector<std::string>>> ServerSettings::reload(
+asio::awaitable<base::Expected<std::vector<std::string>>> ServerSettings::reload(
     collectors::PgSession& session) {
   if (auto reloaded = co_await session.execute("SELECT pg_reload_conf()"); !reloaded.ok()) {
-    co_return Error{"could not reload the configuration: " + reloaded.error->message};
+    co_return base::Error{"could not reload the configuration: " + reloaded.error->message};
   }
   // The postmaster applies a reload asynchronously and no event tells when: new backends see it
   // soon after.
   asio::steady_timer settle(co_await asio::this_coro::executor, 300ms);
   co_await settle.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
   auto pending = co_await session.execute("SELECT name FROM pg_settings WHERE pending_restart");
-  if (!pending.ok()) co_return Error{pending.error->message};
+  if (!pending.ok()) co_return base::Error{pending.error->message};
   std::vector<std::string> restart;
   for (int row = 0; row < PQntuples(pending.result.get()); ++row) {
     restart.push_back(collectors::cell(pending.result.get(), row, 0));

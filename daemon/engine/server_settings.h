@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/expected.h"
 #include "collectors/pg_session.h"
-#include "daemon/engine/expected.h"
 #include "daemon/engine/settings_journal.h"
 
 namespace pgwaitprof::engine {
@@ -37,7 +37,7 @@ struct SettingInfo {
 // Validates `value` as the server's parser would read it for `info`: boolean spellings, enum
 // members, numbers with units within the setting's range. The error is one line:
 // `invalid value for parameter "NAME": "VALUE" (...)`.
-Status check_setting_value(const SettingInfo& info, std::string_view value);
+base::Status check_setting_value(const SettingInfo& info, std::string_view value);
 
 class ServerSettings {
  public:
@@ -45,17 +45,17 @@ class ServerSettings {
   // ALTER SYSTEM state; nothing is changed. `can_restart`: settings that need a restart are
   // allowed (a scratch cluster). `journal`: where the journal goes (none: a scratch cluster);
   // opening it restores what a killed matrix left, or refuses while another one runs.
-  static asio::awaitable<Expected<ServerSettings>> prepare(
+  static asio::awaitable<base::Expected<ServerSettings>> prepare(
       const std::string& conninfo, const std::vector<std::map<std::string, std::string>>& variants,
       bool can_restart, std::optional<std::filesystem::path> journal = std::nullopt);
 
   // Puts the server in `settings`; every other touched setting back to its prior state. Then a
   // reload. Returns the settings that wait for a restart (pending_restart).
-  asio::awaitable<Expected<std::vector<std::string>>> apply(
+  asio::awaitable<base::Expected<std::vector<std::string>>> apply(
       const std::map<std::string, std::string>& settings);
   // The server back to its prior state (from the journal, byte for byte, where there is one),
   // then a reload. Returns the settings that wait for a restart.
-  asio::awaitable<Expected<std::vector<std::string>>> restore();
+  asio::awaitable<base::Expected<std::vector<std::string>>> restore();
 
   bool empty() const { return prior_.empty(); }
   // Whether this matrix holds the server's settings lock (its runs must not wait for it).
@@ -63,7 +63,8 @@ class ServerSettings {
 
  private:
   // pg_reload_conf(), then the settings that wait for a restart.
-  static asio::awaitable<Expected<std::vector<std::string>>> reload(collectors::PgSession& session);
+  static asio::awaitable<base::Expected<std::vector<std::string>>> reload(
+      collectors::PgSession& session);
   std::string conninfo_;
   std::unique_ptr<SettingsJournal> journal_;
   // Per setting the plan touches: its value in postgresql.auto.conf, or none.

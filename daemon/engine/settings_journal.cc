@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "config/logging.h"
-#include "daemon/engine/atomic_file.h"
+#include "base/logging.h"
+#include "store/atomic_file.h"
 
 namespace pgwaitprof::engine {
 namespace {
@@ -29,7 +29,7 @@ using collectors::PgSession;
 constexpr const char* kLockKeys = "1886877552, 1";
 
 auto log() {
-  static auto logger = config::component_logger("settings");
+  static auto logger = base::component_logger("settings");
   return logger;
 }
 
@@ -125,14 +125,14 @@ std::optional<std::string> from_hex(std::string_view hex) {
   return bytes;
 }
 
-asio::awaitable<Expected<std::vector<AutoConfEntry>>> read_entries(PgSession& session,
-                                                                   bool with_marker) {
+asio::awaitable<base::Expected<std::vector<AutoConfEntry>>> read_entries(PgSession& session,
+                                                                         bool with_marker) {
   auto rows = co_await session.execute(
       "SELECT lower(name), setting FROM pg_file_settings"
       " WHERE sourcefile LIKE '%/postgresql.auto.conf' ORDER BY seqno");
   if (!rows.ok()) {
-    co_return Error{"could not read the server's ALTER SYSTEM settings (pg_file_settings): " +
-                    rows.error->message};
+    co_return base::Error{"could not read the server's ALTER SYSTEM settings (pg_file_settings): " +
+                          rows.error->message};
   }
   std::vector<AutoConfEntry> entries;
   for (int row = 0; row < PQntuples(rows.result.get()); ++row) {
@@ -198,16 +198,16 @@ asio::awaitable<void> declare_custom_settings(PgSession& session,
   }
 }
 
-asio::awaitable<Status> execute_sql(PgSession& session, const std::string& sql) {
+asio::awaitable<base::Status> execute_sql(PgSession& session, const std::string& sql) {
   auto done = co_await session.execute(sql);
   if (!done.ok())
-    co_return Error{fmt::format("could not run \"{}\": {}", sql, done.error->message)};
+    co_return base::Error{fmt::format("could not run \"{}\": {}", sql, done.error->message)};
   co_return std::nullopt;
 }
 
 // The original bytes written over the file by the server (lo_export, superuser), in a
 // transaction rolled back so that no large object stays behind.
-asio::awaitable<Status> write_bytes(PgSession& session, const std::string& bytes) {
+asio::awaitable<base::Status> write_bytes(PgSession& session, const std::string& bytes) {
   if (auto failed = co_await execute_sql(session, "BEGIN")) co_return failed;
   const std::vector<std::string> params{to_hex(bytes)};
   auto written = co_await session.execute(
@@ -215,14 +215,14 @@ asio::awaitable<Status> write_bytes(PgSession& session, const std::string& bytes
       " current_setting('data_directory') || '/postgresql.auto.conf')",
       params);
   (void)co_await session.execute("ROLLBACK");
-  if (!written.ok()) co_return Error{written.error->message};
+  if (!written.ok()) co_return base::Error{written.error->message};
   co_return std::nullopt;
 }
 
 // The server back to `record`: settings replayed in their order, then the bytes checked and,
 // where they still differ, written back. The journal file at `path` goes once all is back.
-asio::awaitable<Status> restore_to(PgSession& session, const JournalRecord& record,
-                                   const std::filesystem::path& path) {
+asio::awaitable<base::Status> restore_to(PgSession& session, const JournalRecord& record,
+                                         const std::filesystem::path& path) {
   auto current = co_await read_entries(session, true);
   if (!current) co_return current.error();
   std::vector<std::string> names{kJournalMarker};
@@ -239,7 +239,7 @@ asio::awaitable<Status> restore_to(PgSession& session, const JournalRecord& reco
     const auto write_failed = co_await write_bytes(session, *record.bytes);
     if (!write_failed) (void)co_await execute_sql(session, "SELECT pg_reload_conf()");
     if (write_failed || co_await read_bytes(session) != record.bytes) {
-      co_return Error{fmt::format(
+      co_return base::Error{fmt::format(
           "could not restore \"postgresql.auto.conf\" byte for byte (its settings are back): {}; "
           "the original is in \"{}\"",
           write_failed ? write_failed->message : "it still differs", path.string())};
@@ -254,16 +254,16 @@ asio::awaitable<Status> restore_to(PgSession& session, const JournalRecord& reco
 }
 
 // A marker found on the server, restored from its journal on this host.
-asio::awaitable<Status> restore_marked(PgSession& session, const std::string& value) {
+asio::awaitable<base::Status> restore_marked(PgSession& session, const std::string& value) {
   const auto marker = parse_marker(value);
   if (!marker) {
-    co_return Error{fmt::format(
+    co_return base::Error{fmt::format(
         "server setting \"{}\" is not a pgwaitprof journal: \"{}\"\nHINT: Remove it with ALTER "
         "SYSTEM RESET {}.",
         kJournalMarker, value, kJournalMarker)};
   }
   if (marker->host != journal_host()) {
-    co_return Error{fmt::format(
+    co_return base::Error{fmt::format(
         "the server's settings were changed by an unfinished pgwaitprof matrix on host \"{}\" "
         "(journal \"{}\")\nHINT: Run any pgwaitprof command against this server on that host to "
         "restore them.",
@@ -271,8 +271,8 @@ asio::awaitable<Status> restore_marked(PgSession& session, const std::string& va
   }
   std::ifstream file(marker->path);
   if (!file) {
-    co_return Error{fmt::format("could not open settings journal \"{}\": {}", marker->path.string(),
-                                std::strerror(errno))};
+    co_return base::Error{fmt::format("could not open settings journal \"{}\": {}",
+                                      marker->path.string(), std::strerror(errno))};
   }
   const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   auto record = journal_from_json(text);
@@ -293,7 +293,7 @@ std::string journal_to_json(const JournalRecord& record) {
   return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-Expected<JournalRecord> journal_from_json(const std::string& text) {
+base::Expected<JournalRecord> journal_from_json(const std::string& text) {
   try {
     const auto json = nlohmann::json::parse(text);
     JournalRecord record;
@@ -304,11 +304,11 @@ Expected<JournalRecord> journal_from_json(const std::string& text) {
     }
     if (json.contains("auto_conf_hex") && json["auto_conf_hex"].is_string()) {
       record.bytes = from_hex(json["auto_conf_hex"].get<std::string>());
-      if (!record.bytes) return Error{"settings journal: auto_conf_hex is not hexadecimal"};
+      if (!record.bytes) return base::Error{"settings journal: auto_conf_hex is not hexadecimal"};
     }
     return record;
   } catch (const std::exception& error) {
-    return Error{fmt::format("could not read settings journal: {}", error.what())};
+    return base::Error{fmt::format("could not read settings journal: {}", error.what())};
   }
 }
 
@@ -352,16 +352,16 @@ std::string journal_host() {
   return name;
 }
 
-asio::awaitable<Expected<std::unique_ptr<SettingsJournal>>> SettingsJournal::open(
+asio::awaitable<base::Expected<std::unique_ptr<SettingsJournal>>> SettingsJournal::open(
     const std::string& conninfo, std::filesystem::path path) {
   std::unique_ptr<SettingsJournal> journal(new SettingsJournal(std::move(path)));
   journal->session_ = std::make_unique<PgSession>(co_await asio::this_coro::executor);
   auto& session = *journal->session_;
   if (auto error = co_await session.connect(conninfo, 10s)) {
-    co_return Error{"could not connect to change settings: " + error->message};
+    co_return base::Error{"could not connect to change settings: " + error->message};
   }
   if (!co_await try_lock(session)) {
-    co_return Error{
+    co_return base::Error{
         "another pgwaitprof is changing this server's settings (it holds the settings lock)\n"
         "HINT: Wait for its matrix to end, or stop it."};
   }
@@ -379,9 +379,9 @@ asio::awaitable<Expected<std::unique_ptr<SettingsJournal>>> SettingsJournal::ope
 
 SettingsJournal::~SettingsJournal() = default;
 
-asio::awaitable<Status> SettingsJournal::begin() {
+asio::awaitable<base::Status> SettingsJournal::begin() {
   if (begun_) co_return std::nullopt;
-  if (auto failed = write_file_atomically(path_, journal_to_json(record_))) co_return failed;
+  if (auto failed = store::write_file_atomically(path_, journal_to_json(record_))) co_return failed;
   const auto marker = fmt::format("{}:{}", record_.host, std::filesystem::absolute(path_).string());
   const std::vector<std::string> marker_name{kJournalMarker};
   co_await declare_custom_settings(*session_, marker_name);
@@ -395,22 +395,22 @@ asio::awaitable<Status> SettingsJournal::begin() {
   co_return std::nullopt;
 }
 
-asio::awaitable<Status> SettingsJournal::alter_system(const std::string& sql) {
+asio::awaitable<base::Status> SettingsJournal::alter_system(const std::string& sql) {
   co_return co_await execute_sql(*session_, sql);
 }
 
-asio::awaitable<Status> SettingsJournal::restore() {
+asio::awaitable<base::Status> SettingsJournal::restore() {
   if (!begun_) co_return std::nullopt;
   if (auto failed = co_await restore_to(*session_, record_, path_)) co_return failed;
   begun_ = false;
   co_return std::nullopt;
 }
 
-asio::awaitable<Status> recover_abandoned_settings(PgSession& session) {
+asio::awaitable<base::Status> recover_abandoned_settings(PgSession& session) {
   const auto marker = co_await read_marker(session);
   if (!marker) co_return std::nullopt;
   if (!co_await try_lock(session)) {
-    co_return Error{fmt::format(
+    co_return base::Error{fmt::format(
         "a running pgwaitprof matrix is changing this server's settings (journal \"{}\")\n"
         "HINT: Wait for the matrix to end, or stop it.",
         *marker)};

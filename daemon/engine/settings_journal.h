@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "base/expected.h"
 #include "collectors/pg_session.h"
-#include "daemon/engine/expected.h"
 
 namespace pgwaitprof::engine {
 
@@ -44,7 +44,7 @@ struct JournalRecord {
   std::vector<AutoConfEntry> entries;  // its settings in file order, the marker left out
 };
 std::string journal_to_json(const JournalRecord& record);
-Expected<JournalRecord> journal_from_json(const std::string& text);
+base::Expected<JournalRecord> journal_from_json(const std::string& text);
 
 // The ALTER SYSTEM statements that turn the file's `current` entries into `original`, order
 // included: ALTER SYSTEM SET appends a setting at the end, so every setting after the first
@@ -66,19 +66,19 @@ class SettingsJournal {
  public:
   // Connects a session of its own, takes the settings lock (refused, one line, when another
   // pgwaitprof holds it), restores what a dead matrix left, and reads the server's state.
-  static asio::awaitable<Expected<std::unique_ptr<SettingsJournal>>> open(
+  static asio::awaitable<base::Expected<std::unique_ptr<SettingsJournal>>> open(
       const std::string& conninfo, std::filesystem::path path);
   SettingsJournal(const SettingsJournal&) = delete;
   SettingsJournal& operator=(const SettingsJournal&) = delete;
   ~SettingsJournal();
 
   // The journal file, then the marker: before the first change. Idempotent.
-  asio::awaitable<Status> begin();
+  asio::awaitable<base::Status> begin();
   // Runs one ALTER SYSTEM on the lock's session.
-  asio::awaitable<Status> alter_system(const std::string& sql);
+  asio::awaitable<base::Status> alter_system(const std::string& sql);
   // The server back to the journal, checked byte for byte where the file can be read; the
   // marker and the journal file go only then. Idempotent.
-  asio::awaitable<Status> restore();
+  asio::awaitable<base::Status> restore();
   collectors::PgSession& session() { return *session_; }
 
  private:
@@ -92,6 +92,6 @@ class SettingsJournal {
 // What every pgwaitprof does first on a server it may change or benchmark: when the server
 // carries an unfinished journal's marker and no pgwaitprof holds the settings lock, restore the
 // journal (logged); when one holds it, refuse with one line. `session` is connected.
-asio::awaitable<Status> recover_abandoned_settings(collectors::PgSession& session);
+asio::awaitable<base::Status> recover_abandoned_settings(collectors::PgSession& session);
 
 }  // namespace pgwaitprof::engine

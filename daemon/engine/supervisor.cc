@@ -21,7 +21,7 @@
 #include <sstream>
 #include <thread>
 
-#include "config/logging.h"
+#include "base/logging.h"
 
 extern char** environ;
 
@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 auto log() {
-  static auto logger = config::component_logger("supervisor");
+  static auto logger = base::component_logger("supervisor");
   return logger;
 }
 

@@ -11,12 +11,12 @@
 
 #include "config/daemon_config.h"
 #include "config/numbers.h"
-#include "daemon/model/workloads.h"
+#include "model/workloads.h"
 
 namespace pgwaitprof::service {
 namespace {
 
-using engine::Error;
+using base::Error;
 using nlohmann::json;
 
 // Options that take a value, and flags, a socket client may give pgbench.
@@ -68,8 +68,8 @@ Error not_allowed(std::string_view option) {
 
 std::string type_name(const json& value) { return value.type_name(); }
 
-engine::Status require(const json& value, json::value_t type, std::string_view key,
-                       std::string_view expected) {
+base::Status require(const json& value, json::value_t type, std::string_view key,
+                     std::string_view expected) {
   if (value.type() == type ||
       (type == json::value_t::number_integer && value.is_number_unsigned())) {
     return std::nullopt;
@@ -78,7 +78,7 @@ engine::Status require(const json& value, json::value_t type, std::string_view k
       fmt::format("invalid value for \"{}\": must be {}, not {}", key, expected, type_name(value))};
 }
 
-engine::Status read_field(const std::string& key, const json& value, engine::RunRequest& run) {
+base::Status read_field(const std::string& key, const json& value, engine::RunRequest& run) {
   if (key == "type") return std::nullopt;
   if (key == "target" || key == "workload" || key == "label" || key == "loadgen") {
     if (auto failed = require(value, json::value_t::string, key, "a string")) return failed;
@@ -133,7 +133,7 @@ engine::Status read_field(const std::string& key, const json& value, engine::Run
 
 }  // namespace
 
-engine::Expected<engine::RunRequest> parse_run_request(std::string_view line) {
+base::Expected<engine::RunRequest> parse_run_request(std::string_view line) {
   const json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object()) {
     return Error{"could not parse request: not a JSON object"};
@@ -161,7 +161,7 @@ bool is_interrupt_request(std::string_view line) {
   return request.is_object() && request.value("type", "") == "interrupt";
 }
 
-engine::Status check_socket_pgbench_args(const std::vector<std::string>& args) {
+base::Status check_socket_pgbench_args(const std::vector<std::string>& args) {
   for (size_t index = 0; index < args.size(); ++index) {
     const std::string& arg = args[index];
     if (arg.starts_with("--")) {

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/engine/expected.h"
+#include "base/expected.h"
 #include "daemon/engine/run_engine.h"
 
 namespace pgwaitprof::service {
@@ -25,7 +25,7 @@ inline constexpr size_t kMaxRequestBytes = 64 * 1024;
 
 // A run request line. Errors are one line: "could not parse request: ...", "invalid value for
 // "interval_s": ...", "unrecognized key "x"", ...
-engine::Expected<engine::RunRequest> parse_run_request(std::string_view line);
+base::Expected<engine::RunRequest> parse_run_request(std::string_view line);
 
 // Whether a line the client sent during a run asks to interrupt it.
 bool is_interrupt_request(std::string_view line);
@@ -33,7 +33,7 @@ bool is_interrupt_request(std::string_view line);
 // Refuses pgbench options outside the allow-list (clients, jobs, duration, transactions, rate,
 // protocol, progress, built-in scripts, ...): "pgbench option "-f" is not allowed through the
 // control socket".
-engine::Status check_socket_pgbench_args(const std::vector<std::string>& args);
+base::Status check_socket_pgbench_args(const std::vector<std::string>& args);
 
 std::string started_event(const std::string& run_id, const std::string& dir);
 std::string line_event(std::string_view text);

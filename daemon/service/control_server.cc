@@ -13,7 +13,7 @@
 #include <asio/write.hpp>
 #include <deque>
 
-#include "config/logging.h"
+#include "base/logging.h"
 #include "daemon/service/control_protocol.h"
 
 namespace pgwaitprof::service {
@@ -32,7 +32,7 @@ constexpr auto kAcceptBackoffCap = 2s;
 constexpr size_t kMaxQueuedEvents = 10000;
 
 auto log() {
-  static auto logger = config::component_logger("control");
+  static auto logger = base::component_logger("control");
   return logger;
 }
 
@@ -62,7 +62,7 @@ class Outbox {
   }
 
  private:
-  collectors::AsyncPulse changed_;
+  base::AsyncPulse changed_;
   std::deque<std::string> queue_;
   bool closed_ = false;
 };
@@ -95,7 +95,7 @@ ControlServer::ControlServer(asio::any_io_executor executor, std::filesystem::pa
       connections_(executor),
       closing_(executor) {}
 
-engine::Status ControlServer::open() {
+base::Status ControlServer::open() {
   std::error_code error;
   std::filesystem::remove(path_, error);  // a stale socket of a daemon that died
   // Created owner-only: whoever can start runs can start processes as the daemon's user.
@@ -105,7 +105,7 @@ engine::Status ControlServer::open() {
   ::umask(previous);
   if (!error) acceptor_.listen(asio::socket_base::max_listen_connections, error);
   if (error) {
-    return engine::Error{
+    return base::Error{
         fmt::format("could not create control socket \"{}\": {}", path_.string(), error.message())};
   }
   ::chmod(path_.c_str(), 0600);
@@ -214,10 +214,10 @@ asio::awaitable<void> ControlServer::serve_connection(stream_protocol::socket so
 asio::awaitable<void> ControlServer::run_for_client(stream_protocol::socket& socket,
                                                     engine::RunRequest request,
                                                     std::string buffer) {
-  engine::RunControl control(executor_);
+  base::RunControl control(executor_);
   Outbox outbox(executor_);
   ClientObserver observer(outbox);
-  collectors::AsyncPulse never(executor_);
+  base::AsyncPulse never(executor_);
 
   auto run = [&]() -> asio::awaitable<void> {
     auto outcome = co_await service_.execute(std::move(request), control, observer);

@@ -11,9 +11,9 @@
 #include <chrono>
 #include <filesystem>
 
-#include "collectors/async_event.h"
-#include "collectors/task_group.h"
-#include "daemon/engine/expected.h"
+#include "base/async_event.h"
+#include "base/expected.h"
+#include "base/task_group.h"
 #include "daemon/service/run_service.h"
 
 namespace pgwaitprof::service {
@@ -33,7 +33,7 @@ class ControlServer {
   ControlServer& operator=(const ControlServer&) = delete;
 
   // Binds the socket (replacing a stale one: the caller holds the data directory's lock).
-  [[nodiscard]] engine::Status open();
+  [[nodiscard]] base::Status open();
   // Accepts until close(); returns when every connection has ended.
   asio::awaitable<void> serve();
   // Stops accepting and removes the socket; connections in progress finish their runs, those
@@ -53,8 +53,8 @@ class ControlServer {
   RunService& service_;
   ControlLimits limits_;
   asio::local::stream_protocol::acceptor acceptor_;
-  collectors::TaskGroup connections_;
-  collectors::AsyncEvent closing_;
+  base::TaskGroup connections_;
+  base::AsyncEvent closing_;
 };
 
 }  // namespace pgwaitprof::service

@@ -10,11 +10,12 @@
 #include <cmath>
 #include <fstream>
 
-#include "config/logging.h"
+#include "base/logging.h"
 #include "config/matrix_plan.h"
-#include "daemon/engine/atomic_file.h"
 #include "daemon/engine/matrix.h"
-#include "daemon/engine/run_directory.h"
+#include "exporters/render/report_render.h"
+#include "store/atomic_file.h"
+#include "store/run_directory.h"
 
 namespace pgwaitprof::service {
 namespace {
@@ -26,7 +27,7 @@ constexpr auto kRunsGrace = 10s;
 constexpr auto kSamplersGrace = 1s;
 
 auto log() {
-  static auto logger = config::component_logger("daemon");
+  static auto logger = base::component_logger("daemon");
   return logger;
 }
 
@@ -135,7 +136,7 @@ DaemonApp::DaemonApp(std::optional<std::filesystem::path> config_path, DaemonOve
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
   signals_.add(SIGQUIT);
-  config::set_log_level(config_.log_level);
+  base::set_log_level(config_.log_level);
   published_.store(
       std::make_shared<const std::vector<std::shared_ptr<model::ContinuousProfile>>>());
   // Bound before the data directory is touched: a busy port leaves nothing behind.
@@ -235,7 +236,7 @@ std::optional<Refusal> DaemonApp::admit(const engine::RunRequest& request) {
 }
 
 asio::awaitable<engine::RunOutcome> DaemonApp::execute(engine::RunRequest request,
-                                                       engine::RunControl& control,
+                                                       base::RunControl& control,
                                                        engine::RunObserver& observer) {
   auto* target = find_target(request.conninfo);
   if (target == nullptr) {
@@ -273,7 +274,7 @@ asio::awaitable<void> DaemonApp::run_configured() {
     request.label = configured.label;
     request.pgbench_args = configured.pgbench_args;
     request.interval = configured.interval;
-    engine::RunControl control(io_.get_executor());
+    base::RunControl control(io_.get_executor());
     auto outcome = co_await execute(request, control, quiet);
     log()->info("configured run done status={} dir={}", to_string(outcome.run.status),
                 outcome.dir.string());
@@ -302,20 +303,20 @@ asio::awaitable<void> DaemonApp::run_plan(const std::filesystem::path& path) {
                  path.string(), collectors::mask_password(plan.target));
     co_return;
   }
-  engine::RunControl control(io_.get_executor());
+  base::RunControl control(io_.get_executor());
   const auto registered = active_runs_.insert(&control);
   engine::RunObserver quiet;
   engine::MatrixContext context{
       plan,
-      config_.data_dir / "matrix" / engine::make_run_id(plan.name),
+      config_.data_dir / "matrix" / store::make_run_id(plan.name),
       target->config.dsn,
       [&](engine::RunRequest request) { return execute(std::move(request), control, quiet); },
       nullptr,
       control,
       [](const std::string& line) { log()->info("{}", line); }};
-  if (auto failed = engine::create_private_directories(context.dir)) {
+  if (auto failed = store::create_private_directories(context.dir)) {
     log()->error("{}", failed->message);
-  } else if (auto copy_failed = engine::write_file_atomically(
+  } else if (auto copy_failed = store::write_file_atomically(
                  context.dir / "plan.yaml",
                  engine::plan_text_without_password(plan_text, plan.target))) {
     log()->error("{}", copy_failed->message);
@@ -331,7 +332,7 @@ asio::awaitable<void> DaemonApp::run_plan(const std::filesystem::path& path) {
 void DaemonApp::reload() {
   try {
     auto next = load();
-    config::set_log_level(next.log_level);
+    base::set_log_level(next.log_level);
     keep_restart_only(next, config_);
     apply(next);
     config_ = std::move(next);
@@ -371,11 +372,11 @@ asio::awaitable<void> DaemonApp::shutdown() {
 }
 
 int DaemonApp::run() {
-  const auto claimed = engine::claim_data_directory(config_.data_dir);
+  const auto claimed = store::claim_data_directory(config_.data_dir);
   if (!claimed) throw std::runtime_error(claimed.error().message);
   if (*claimed) {
     log()->warn("data directory was open to other users, its mode is now {:04o} path={} was={:04o}",
-                engine::kDataDirectoryMode, config_.data_dir.string(), **claimed);
+                store::kDataDirectoryMode, config_.data_dir.string(), **claimed);
   }
   auto lock = DataDirLock::acquire(config_.data_dir);
   if (!lock) throw std::runtime_error(lock.error().message);
@@ -386,8 +387,8 @@ int DaemonApp::run() {
   if (auto failed = control_->open()) throw std::runtime_error(failed->message);
   apply(config_);
   if (!config_.results.dsn.empty()) {
-    uploader_ = std::make_unique<history::ResultsUploader>(io_.get_executor(), config_.data_dir,
-                                                           config_.results.dsn);
+    uploader_ = std::make_unique<store::ResultsUploader>(
+        io_.get_executor(), config_.data_dir, config_.results.dsn, &exporters::render_json);
     uploader_->push();  // what an earlier daemon left queued
   }
   // Not one of tasks_: main() itself waits for those.

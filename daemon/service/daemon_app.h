@@ -13,15 +13,15 @@
 #include <set>
 #include <string>
 
+#include "base/task_group.h"
 #include "collectors/target_sampler.h"
-#include "collectors/task_group.h"
 #include "config/daemon_config.h"
-#include "daemon/history/results_uploader.h"
-#include "daemon/model/continuous_profile.h"
 #include "daemon/service/control_server.h"
 #include "daemon/service/data_dir_lock.h"
 #include "daemon/service/run_service.h"
-#include "exporters/prometheus_exporter.h"
+#include "exporters/prometheus/prometheus_exporter.h"
+#include "model/continuous_profile.h"
+#include "store/results_uploader.h"
 
 namespace pgwaitprof::service {
 
@@ -47,15 +47,14 @@ class DaemonApp : public RunService {
   DaemonApp(std::optional<std::filesystem::path> config_path, DaemonOverrides overrides);
   ~DaemonApp() override;
 
-  // Creates or claims (engine::claim_data_directory) and locks the data directory, opens the
+  // Creates or claims (store::claim_data_directory) and locks the data directory, opens the
   // control socket and samples until SIGTERM/SIGINT. Throws std::runtime_error when the data
   // directory is another user's or in use, or the socket cannot be created. Returns the exit
   // code.
   int run();
 
   std::optional<Refusal> admit(const engine::RunRequest& request) override;
-  asio::awaitable<engine::RunOutcome> execute(engine::RunRequest request,
-                                              engine::RunControl& control,
+  asio::awaitable<engine::RunOutcome> execute(engine::RunRequest request, base::RunControl& control,
                                               engine::RunObserver& observer) override;
 
  private:
@@ -86,10 +85,10 @@ class DaemonApp : public RunService {
   std::unique_ptr<exporters::MetricsServer> metrics_;
   std::optional<DataDirLock> lock_;
   std::unique_ptr<ControlServer> control_;
-  std::unique_ptr<history::ResultsUploader> uploader_;  // with results.dsn configured
-  collectors::TaskGroup samplers_;
-  collectors::TaskGroup tasks_;                     // the control socket, configured runs and plans
-  std::multiset<engine::RunControl*> active_runs_;  // interrupted by SIGTERM
+  std::unique_ptr<store::ResultsUploader> uploader_;  // with results.dsn configured
+  base::TaskGroup samplers_;
+  base::TaskGroup tasks_;                         // the control socket, configured runs and plans
+  std::multiset<base::RunControl*> active_runs_;  // interrupted by SIGTERM
   bool stopping_ = false;
 };
 

@@ -12,11 +12,11 @@
 
 namespace pgwaitprof::service {
 
-engine::Expected<DataDirLock> DataDirLock::acquire(const std::filesystem::path& data_dir) {
+base::Expected<DataDirLock> DataDirLock::acquire(const std::filesystem::path& data_dir) {
   const auto path = data_dir / "pgwaitprof.lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
-    return engine::Error{
+    return base::Error{
         fmt::format("could not open lock file \"{}\": {}", path.string(), std::strerror(errno))};
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -27,11 +27,11 @@ engine::Expected<DataDirLock> DataDirLock::acquire(const std::filesystem::path& 
     if (failure == EWOULDBLOCK) {
       std::string pid(holder);
       while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-      return engine::Error{
+      return base::Error{
           fmt::format("data directory \"{}\" is in use by another pgwaitprof daemon{}",
                       data_dir.string(), pid.empty() ? "" : " (pid " + pid + ")")};
     }
-    return engine::Error{
+    return base::Error{
         fmt::format("could not lock file \"{}\": {}", path.string(), std::strerror(failure))};
   }
   const std::string pid = std::to_string(::getpid()) + "\n";

@@ -5,14 +5,14 @@
 
 #include <filesystem>
 
-#include "daemon/engine/expected.h"
+#include "base/expected.h"
 
 namespace pgwaitprof::service {
 
 class DataDirLock {
  public:
   // The error names the data directory and the pid of the daemon that holds it.
-  static engine::Expected<DataDirLock> acquire(const std::filesystem::path& data_dir);
+  static base::Expected<DataDirLock> acquire(const std::filesystem::path& data_dir);
   DataDirLock(DataDirLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   DataDirLock& operator=(DataDirLock&&) = delete;
   DataDirLock(const DataDirLock&) = delete;

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/engine/run_control.h"
+#include "base/run_control.h"
 #include "daemon/engine/run_engine.h"
 
 namespace pgwaitprof::service {
@@ -23,7 +23,7 @@ class RunService {
   // generator is allowed).
   virtual std::optional<Refusal> admit(const engine::RunRequest& request) = 0;
   virtual asio::awaitable<engine::RunOutcome> execute(engine::RunRequest request,
-                                                      engine::RunControl& control,
+                                                      base::RunControl& control,
                                                       engine::RunObserver& observer) = 0;
 };
 

@@ -335,7 +335,7 @@ install_test() {
   [[ -d $prefix/var/lib/pgwaitprof ]] || problems+=("no var/lib/pgwaitprof")
   if [[ -d $deploy_dir/workloads ]]; then
     diff -r "$deploy_dir/workloads" "$prefix/usr/local/share/pgwaitprof/workloads" >/dev/null ||
-      problems+=("usr/local/share/pgwaitprof/workloads differs from deploy/workloads")
+      problems+=("usr/local/share/pgwaitprof/workloads differs from loadgen/workloads")
   fi
   if ((${#problems[@]})); then printf '%s\n' "${problems[@]}"; return 1; fi
 }

@@ -4,6 +4,7 @@
 // pgbench command line.
 #include <fmt/format.h>
 
+#include "base/programs.h"
 #include "tests/faults/fault_harness.h"
 
 namespace pgwaitprof::testing {
@@ -149,7 +150,7 @@ TEST_F(ProcessFaults, PgbenchDiesWithAKilledDaemonAndNeverShowsThePassword) {
 // duration, missed ticks), in the warnings, on the timeline and on the HTML chart. pgbench keeps
 // its connection: the sampler's is terminated and new ones refused for 1.5 s.
 engine::CommandResult psql_elsewhere(const std::string& sql) {
-  return engine::run_command({engine::find_executable("psql"), "-X", "-q", "-At", "-c", sql,
+  return engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-c", sql,
                               test_conninfo() + " dbname=template1"});
 }
 

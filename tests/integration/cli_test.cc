@@ -1,7 +1,7 @@
 // Commands that need no server: explain, and report, runs and trend on a saved run.
-#include "daemon/model/run.h"
-#include "exporters/report_render.h"
-#include "tests/exporters/escaping_fixture.h"
+#include "exporters/render/report_render.h"
+#include "model/run.h"
+#include "tests/exporters/render/escaping_fixture.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/programs.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {
@@ -44,7 +45,7 @@ std::string target_yaml(const std::string& name, int hz, const std::string& sour
 
 std::unique_ptr<ChildProcess> pgbench_load(const std::filesystem::path& dir,
                                            std::vector<std::string> args) {
-  std::vector<std::string> argv{engine::find_executable("pgbench"), "-n"};
+  std::vector<std::string> argv{base::find_executable("pgbench"), "-n"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back(test_conninfo());
   return std::make_unique<ChildProcess>(argv, dir / "pgbench.log");

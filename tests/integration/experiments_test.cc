@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "daemon/model/run.h"
+#include "model/run.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {

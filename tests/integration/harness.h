@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/programs.h"
 #include "daemon/engine/process.h"
 #include "daemon/engine/scratch_cluster.h"
 #include "tests/support/child_and_metrics.h"
@@ -74,7 +75,7 @@ inline engine::CommandResult pg_ctl(const std::vector<std::string>& arguments) {
 }
 
 inline engine::CommandResult psql(const std::string& sql) {
-  return engine::run_command({engine::find_executable("psql"), "-X", "-q", "-At", "-v",
+  return engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-v",
                               "ON_ERROR_STOP=1", "-c", sql, test_conninfo()});
 }
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/model/run.h"
+#include "model/run.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "daemon/model/statistics.h"
+#include "model/statistics.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {

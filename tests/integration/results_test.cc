@@ -9,7 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "daemon/model/run.h"
+#include "base/programs.h"
+#include "model/run.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {
@@ -29,7 +30,7 @@ std::string results_dsn(const std::string& database) {
 }
 
 engine::CommandResult psql_in(const std::string& database, const std::string& sql) {
-  return engine::run_command({engine::find_executable("psql"), "-X", "-q", "-At", "-v",
+  return engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-v",
                               "ON_ERROR_STOP=1", "-c", sql, results_dsn(database)});
 }
 

@@ -1,7 +1,7 @@
 // `pgwaitprof run` against the real scratch cluster of deploy/test.sh with real pgbench:
 // complete, failed and interrupted runs, every built-in workload, both sample sources, bad
 // input, and passwords kept out of everything written.
-#include "daemon/model/run.h"
+#include "model/run.h"
 
 #include <nlohmann/json.hpp>
 

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/model/run.h"
-#include "daemon/model/run_recorder.h"
-#include "daemon/model/wait_key.h"
+#include "model/run.h"
+#include "model/run_recorder.h"
+#include "model/wait_key.h"
 
 namespace pgwaitprof::model {
 namespace {

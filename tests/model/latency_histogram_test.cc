@@ -1,7 +1,7 @@
 // The log-linear latency histogram against exact percentiles computed by sorting: the same
 // nearest-rank definition on both sides, a relative error within the documented 1/128 bound
 // (under 1 %) on synthetic distributions, exact min/max/mean, merge, and constant memory.
-#include "daemon/model/latency_histogram.h"
+#include "model/latency_histogram.h"
 
 #include <gtest/gtest.h>
 

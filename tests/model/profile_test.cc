@@ -1,11 +1,11 @@
 // Profile arithmetic, classification and wait duration estimation.
-#include "daemon/model/profile.h"
+#include "model/profile.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "daemon/model/wait_tracker.h"
+#include "model/wait_tracker.h"
 
 namespace pgwaitprof::model {
 namespace {

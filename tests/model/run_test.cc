@@ -1,5 +1,5 @@
 // Stall detection and the run recorder's filing of samples and progress into intervals.
-#include "daemon/model/run.h"
+#include "model/run.h"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "daemon/model/run_analysis.h"
-#include "daemon/model/run_recorder.h"
+#include "model/run_analysis.h"
+#include "model/run_recorder.h"
 
 namespace pgwaitprof::model {
 namespace {

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "daemon/model/statistics.h"
+#include "model/statistics.h"
 
 namespace pgwaitprof::model {
 namespace {

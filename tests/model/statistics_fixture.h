@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "daemon/model/statistics.h"
+#include "model/statistics.h"
 
 namespace pgwaitprof::model::test_support {
 

@@ -1,7 +1,7 @@
 // Distributions, batch-means error bars and MSER-5, checked against closed forms, table values
 // and simulations with fixed seeds (the A/B tests are in statistics_welch_test.cc and
 // statistics_ab_test.cc).
-#include "daemon/model/statistics.h"
+#include "model/statistics.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "daemon/model/statistics.h"
+#include "model/statistics.h"
 #include "tests/model/statistics_fixture.h"
 
 namespace pgwaitprof::model {

@@ -1,6 +1,6 @@
 // The wait event reference: complete against the lists extracted from PostgreSQL's sources, old
 // names resolve to today's, lookups forgive how people type names, and the explain text.
-#include "daemon/model/wait_events.h"
+#include "model/wait_events.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/model/run.h"
+#include "model/run.h"
 
 namespace pgwaitprof::model {
 namespace {

@@ -6,6 +6,7 @@
 // measured (exit 1). deploy/bench.sh runs it.
 #include <libpq-fe.h>
 
+#include "base/programs.h"
 #include "tests/perf/bench_support.h"
 
 namespace pgwaitprof::bench {
@@ -260,16 +261,16 @@ int run_benchmark(int argc, char** argv) {
   const auto rate_window = std::chrono::seconds(rate_seconds);
 
   // The sampler's lifecycle lines would interleave with the figures.
-  config::set_log_level("warn");
+  base::set_log_level("warn");
 
   std::string command = target_description();
   for (int index = 0; index < argc; ++index) command += fmt::format(" {}", argv[index]);
-  const std::string pgbench = engine::find_executable("pgbench");
+  const std::string pgbench = base::find_executable("pgbench");
   if (pgbench.empty()) {
     throw BenchError("could not find \"pgbench\" on PATH or in /usr/lib/postgresql/*/bin", "",
                      "Install postgresql-15 (deploy/install-deps.sh).");
   }
-  const std::string found_daemon = engine::find_executable(pgwaitprof);
+  const std::string found_daemon = base::find_executable(pgwaitprof);
   if (found_daemon.empty()) {
     throw BenchError(fmt::format("could not find the pgwaitprof binary \"{}\"", pgwaitprof), "",
                      "Build it with deploy/build.sh or pass --pgwaitprof PATH.");

@@ -38,13 +38,13 @@
 #include <thread>
 #include <vector>
 
+#include "base/logging.h"
 #include "collectors/activity.h"
-#include "collectors/pgbench_parser.h"
 #include "collectors/target_sampler.h"
-#include "config/logging.h"
 #include "daemon/engine/process.h"
 #include "daemon/engine/scratch_cluster.h"
-#include "daemon/model/sample_sink.h"
+#include "loadgen/pgbench_parser.h"
+#include "model/sample_sink.h"
 #include "tests/support/child_and_metrics.h"
 
 namespace pgwaitprof::bench {
@@ -267,9 +267,9 @@ inline PgbenchRun run_pgbench_loop(const std::string& pgbench, const fs::path& s
                                  result.exit_code, last_line(result.output)));
   }
   try {
-    const auto summary = collectors::parse_summary(result.output);
+    const auto summary = loadgen::parse_summary(result.output);
     return {summary.tps, summary.latency_avg_ms};
-  } catch (const collectors::PgbenchParseError& error) {
+  } catch (const loadgen::PgbenchParseError& error) {
     throw BenchError(fmt::format("could not parse the output of pgbench: {}", error.what()));
   }
 }
@@ -414,8 +414,8 @@ inline DaemonRun run_daemon(const std::string& pgwaitprof, const std::string& pg
                                  load_exit.value_or(-1), last_line(read_text(load_log))));
   }
   try {
-    run.load_tps = collectors::parse_summary(read_text(load_log)).tps;
-  } catch (const collectors::PgbenchParseError& error) {
+    run.load_tps = loadgen::parse_summary(read_text(load_log)).tps;
+  } catch (const loadgen::PgbenchParseError& error) {
     throw BenchError(fmt::format("could not parse the output of pgbench: {}", error.what()));
   }
 

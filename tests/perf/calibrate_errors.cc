@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "daemon/model/statistics.h"
+#include "model/statistics.h"
 
 namespace pgwaitprof::calibration {
 

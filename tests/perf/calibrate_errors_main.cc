@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon/engine/run_directory.h"
-#include "daemon/history/run_to_run.h"
-#include "daemon/model/run_estimates.h"
-#include "exporters/compare.h"
+#include "exporters/render/compare.h"
+#include "model/run_estimates.h"
+#include "store/run_directory.h"
+#include "store/run_to_run.h"
 #include "tests/perf/calibrate_errors.h"
 
 namespace {
@@ -41,9 +41,9 @@ constexpr double kPowerTarget = 0.80;
 const std::string kEffectVariant = "sync-off";
 
 struct Runs {
-  std::vector<model::Run> aa;                     // variants A and A2: one configuration
-  std::vector<model::Run> effect;                 // synchronous_commit off
-  std::vector<history::RunSummary> aa_summaries;  // of aa, as the run history holds them
+  std::vector<model::Run> aa;                   // variants A and A2: one configuration
+  std::vector<model::Run> effect;               // synchronous_commit off
+  std::vector<store::RunSummary> aa_summaries;  // of aa, as the run history holds them
 };
 
 // Completed runs with a load generator summary, in run id (start time) order.
@@ -61,13 +61,13 @@ Runs load_runs(const fs::path& matrix) {
   std::sort(dirs.begin(), dirs.end());
   Runs runs;
   for (const auto& dir : dirs) {
-    auto run = engine::read_run(dir);
+    auto run = store::read_run(dir);
     if (!run) throw std::runtime_error(run.error().message);
     if (run->status != model::RunStatus::kCompleted || !run->loadgen || run->loadgen->tps <= 0) {
       fmt::print("skipped run {}: {}\n", run->id, model::to_string(run->status));
       continue;
     }
-    if (run->variant != kEffectVariant) runs.aa_summaries.push_back(history::summarize(*run, dir));
+    if (run->variant != kEffectVariant) runs.aa_summaries.push_back(store::summarize(*run, dir));
     (run->variant == kEffectVariant ? runs.effect : runs.aa).push_back(std::move(*run));
   }
   return runs;
@@ -135,7 +135,7 @@ std::string ratio_text(std::optional<double> ratio) {
 
 // Run-to-run intervals of `figure` ("tps" or a wait's display name): run i's as its report
 // would state it had the A/A runs but i and j been its history.
-calibration::Coverage run_to_run_coverage(const std::vector<history::RunSummary>& runs,
+calibration::Coverage run_to_run_coverage(const std::vector<store::RunSummary>& runs,
                                           const std::string& figure) {
   std::vector<double> values;
   for (const auto& run : runs) {
@@ -145,11 +145,11 @@ calibration::Coverage run_to_run_coverage(const std::vector<history::RunSummary>
                                                       : share->second);
   }
   return calibration::pairwise_coverage(values, [&](size_t from, size_t to) {
-    std::vector<history::RunSummary> others;
+    std::vector<store::RunSummary> others;
     for (size_t index = runs.size(); index-- > 0;) {  // newest first, as load_history gives
       if (index != from && index != to) others.push_back(runs[index]);
     }
-    for (const auto& spread : history::run_to_run(runs[from], others).figures) {
+    for (const auto& spread : store::run_to_run(runs[from], others).figures) {
       if (spread.name == figure) return spread.half_width;
     }
     return std::nan("");
@@ -282,13 +282,13 @@ std::optional<double> false_positives(const std::vector<model::Run>& runs) {
 // been its history; nothing from the reports' own spreads (written with whatever history the
 // data directory had then).
 model::Run with_spread(const Runs& runs, size_t i, std::optional<size_t> also) {
-  std::vector<history::RunSummary> others;
+  std::vector<store::RunSummary> others;
   for (size_t index = runs.aa_summaries.size(); index-- > 0;) {
     if (index != i && index != also) others.push_back(runs.aa_summaries[index]);
   }
   model::Run run = runs.aa[i];
   run.variant = "A";
-  run.run_to_run = history::run_to_run(runs.aa_summaries[i], others);
+  run.run_to_run = store::run_to_run(runs.aa_summaries[i], others);
   return run;
 }
 

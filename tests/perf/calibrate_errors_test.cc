@@ -9,8 +9,8 @@
 #include <random>
 #include <set>
 
-#include "daemon/history/run_to_run.h"
-#include "daemon/model/statistics.h"
+#include "model/statistics.h"
+#include "store/run_to_run.h"
 
 namespace pgwaitprof::calibration {
 namespace {
@@ -133,11 +133,11 @@ TEST(CalibrationCoverage, RunToRunIntervalsCoverRepeatsOfOneConfiguration) {
   std::normal_distribution<double> between(1000, 50);
   size_t inside = 0, checks = 0, within_inside = 0, within_checks = 0;
   for (int set = 0; set < 400; ++set) {
-    std::vector<history::RunSummary> runs;
+    std::vector<store::RunSummary> runs;
     std::vector<double> values;
     std::vector<Estimate> within;
     for (int index = 0; index < 10; ++index) {
-      history::RunSummary run;
+      store::RunSummary run;
       run.id = std::to_string(index);
       run.status = "completed";
       run.tps = between(random);
@@ -146,11 +146,11 @@ TEST(CalibrationCoverage, RunToRunIntervalsCoverRepeatsOfOneConfiguration) {
       within.push_back({run.tps, 5, 40});
     }
     const auto coverage = pairwise_coverage(values, [&](size_t from, size_t to) {
-      std::vector<history::RunSummary> others;
+      std::vector<store::RunSummary> others;
       for (size_t index = 0; index < runs.size(); ++index) {
         if (index != from && index != to) others.push_back(runs[index]);
       }
-      const auto spread = history::run_to_run(runs[from], others);
+      const auto spread = store::run_to_run(runs[from], others);
       return spread.figures.empty() ? std::nan("") : spread.figures.front().half_width;
     });
     inside += coverage.inside;

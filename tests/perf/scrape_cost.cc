@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/model/continuous_profile.h"
-#include "daemon/model/wait_events.h"
-#include "exporters/prometheus_exporter.h"
+#include "exporters/prometheus/prometheus_exporter.h"
+#include "model/continuous_profile.h"
+#include "model/wait_events.h"
 
 namespace {
 

@@ -207,7 +207,7 @@ for run in $(seq "$accuracy_runs"); do
       pgbench -n -M prepared -c 16 -j 2 -T "$accuracy_window" >"$work/load.txt" 2>&1
     else
       pgbench -n -M prepared -c 16 -j 2 -T "$accuracy_window" -s 10 \
-        -f "$root/deploy/workloads/update_5rows.pgbench" >"$work/load.txt" 2>&1
+        -f "$root/loadgen/workloads/update_5rows.pgbench" >"$work/load.txt" 2>&1
     fi
     sleep 2.5  # the extension's profile is read once a second
     curl -s "http://127.0.0.1:$port/metrics" >"$work/after.txt"

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "collectors/pgbench_log.h"
+#include "loadgen/pgbench_log.h"
 
 namespace {
 
@@ -23,7 +23,7 @@ std::chrono::system_clock::time_point first_end(const std::vector<std::filesyste
     std::ifstream file(path);
     std::string line;
     if (!std::getline(file, line)) continue;
-    if (const auto transaction = collectors::parse_log_line(line, {})) {
+    if (const auto transaction = loadgen::parse_log_line(line, {})) {
       if (!earliest || transaction->end < *earliest) earliest = transaction->end;
     }
   }
@@ -39,18 +39,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::error_code error;
-  const auto files = collectors::list_log_files(argv[1], error);
+  const auto files = loadgen::list_log_files(argv[1], error);
   if (files.empty()) {
     fmt::print(stderr, "pgwaitprof_txlog_read: no log files for prefix \"{}\"\n", argv[1]);
     return 1;
   }
-  const auto paths = collectors::paths_of(files);
+  const auto paths = loadgen::paths_of(files);
   uintmax_t bytes = 0;
   for (const auto& path : paths) bytes += std::filesystem::file_size(path);
-  collectors::LatencyTimelineOptions options;
+  loadgen::LatencyTimelineOptions options;
   options.start = first_end(paths);
   const auto started = std::chrono::steady_clock::now();
-  const auto timeline = collectors::read_latency_timeline(paths, options);
+  const auto timeline = loadgen::read_latency_timeline(paths, options);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   rusage usage{};

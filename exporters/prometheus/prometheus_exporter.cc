@@ -1,0 +1,262 @@
+// Metric families from TargetMetrics snapshots, and the HTTP server that exposes them.
+#include "exporters/prometheus/prometheus_exporter.h"
+
+#include <CivetServer.h>
+#include <fmt/format.h>
+#include <prometheus/gauge.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "base/logging.h"
+#include "exporters/prometheus/basic_auth.h"
+
+namespace pgwaitprof::exporters {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+// The niceness of the threads that serve /metrics (the sampler's stays 0).
+constexpr int kScrapeNice = 10;
+
+MetricFamily family(const char* name, const char* help, MetricType type) {
+  return MetricFamily{name, help, type, {}};
+}
+
+ClientMetric labelled(std::vector<prometheus::ClientMetric::Label> labels) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  return metric;
+}
+
+ClientMetric counter(std::vector<ClientMetric::Label> labels, double value) {
+  auto metric = labelled(std::move(labels));
+  metric.counter.value = value;
+  return metric;
+}
+
+ClientMetric gauge(std::vector<ClientMetric::Label> labels, double value) {
+  auto metric = labelled(std::move(labels));
+  metric.gauge.value = value;
+  return metric;
+}
+
+ClientMetric histogram(std::vector<ClientMetric::Label> labels, const model::Histogram& source) {
+  auto metric = labelled(std::move(labels));
+  metric.histogram.sample_count = source.count;
+  metric.histogram.sample_sum = source.sum;
+  uint64_t cumulative = 0;
+  for (size_t bucket = 0; bucket < source.bucket_counts.size(); ++bucket) {
+    cumulative += source.bucket_counts[bucket];
+    const double bound = bucket < source.upper_bounds.size()
+                             ? source.upper_bounds[bucket]
+                             : std::numeric_limits<double>::infinity();
+    metric.histogram.bucket.push_back({cumulative, bound});
+  }
+  return metric;
+}
+
+}  // namespace
+
+namespace {
+
+// Every family the exporter serves, filled target by target.
+struct Families {
+  MetricFamily snapshots =
+      family("pgwaitprof_snapshots_total",
+             "Snapshots of pg_stat_activity taken (or pg_wait_sampling periods read).",
+             MetricType::Counter);
+  MetricFamily samples =
+      family("pgwaitprof_wait_samples_total", "Backends seen per wait key, summed over snapshots.",
+             MetricType::Counter);
+  MetricFamily durations =
+      family("pgwaitprof_wait_duration_seconds",
+             "Estimated length of contiguous waits, from consecutive snapshots of one "
+             "backend.",
+             MetricType::Histogram);
+  MetricFamily snapshot_durations = family("pgwaitprof_snapshot_duration_seconds",
+                                           "Time the snapshot query took.", MetricType::Histogram);
+  MetricFamily missed =
+      family("pgwaitprof_missed_ticks_total",
+             "Ticks skipped because the previous snapshot was still running or the "
+             "target was down.",
+             MetricType::Counter);
+  MetricFamily up =
+      family("pgwaitprof_up", "1 when the target is connected and sampled.", MetricType::Gauge);
+  MetricFamily hidden =
+      family("pgwaitprof_hidden_backends",
+             "Backends whose wait events the sampling role may not see.", MetricType::Gauge);
+  MetricFamily run_active =
+      family("pgwaitprof_run_active", "1 while a benchmark run is active.", MetricType::Gauge);
+  MetricFamily tps =
+      family("pgwaitprof_loadgen_tps", "Load generator throughput in the latest progress interval.",
+             MetricType::Gauge);
+  MetricFamily latency =
+      family("pgwaitprof_loadgen_latency_seconds",
+             "Load generator average latency in the latest progress interval.", MetricType::Gauge);
+  MetricFamily collector_duration =
+      family("pgwaitprof_collector_duration_seconds",
+             "Duration of the latest collection per collector.", MetricType::Gauge);
+  MetricFamily backend_cpu =
+      family("pgwaitprof_backend_cpu_seconds_total",
+             "Time the target's backends spent on a CPU, from /proc/<pid>/schedstat "
+             "(local targets only).",
+             MetricType::Counter);
+  MetricFamily backend_runqueue =
+      family("pgwaitprof_backend_runqueue_seconds_total",
+             "Time the target's backends spent runnable but waiting for a CPU, from "
+             "/proc/<pid>/schedstat (local targets only).",
+             MetricType::Counter);
+  MetricFamily sampler_info =
+      family("pgwaitprof_sampler_info",
+             "The sampling source of a target and its configured rate (0 for "
+             "pg_wait_sampling, which samples at its own period); always 1.",
+             MetricType::Gauge);
+  MetricFamily collector_success =
+      family("pgwaitprof_collector_success", "1 when the latest collection per collector worked.",
+             MetricType::Gauge);
+};
+
+void add_target(Families& families, const model::TargetMetrics& target) {
+  // Every series of a target: its name, the series' own labels, the config's constant labels.
+  auto labels = [&target](std::vector<ClientMetric::Label> own = {}) {
+    own.insert(own.begin(), {"target", target.target});
+    for (const auto& [name, value] : target.labels) own.push_back({name, value});
+    return own;
+  };
+  families.snapshots.metric.push_back(counter(labels(), static_cast<double>(target.snapshots)));
+  families.sampler_info.metric.push_back(
+      gauge(labels({{"source", std::string(to_string(target.source))},
+                    {"hz", fmt::format("{:g}", target.hz)}}),
+            1));
+  for (const auto& [key, count] : target.wait_samples) {
+    families.samples.metric.push_back(counter(labels({{"backend_type", key.backend_type},
+                                                      {"state", key.state},
+                                                      {"wait_event_type", key.wait_event_type},
+                                                      {"wait_event", key.wait_event}}),
+                                              static_cast<double>(count)));
+  }
+  for (const auto& [wait, values] : target.wait_durations) {
+    families.durations.metric.push_back(
+        histogram(labels({{"wait_event_type", wait.first}, {"wait_event", wait.second}}), values));
+  }
+  families.snapshot_durations.metric.push_back(histogram(labels(), target.snapshot_durations));
+  families.missed.metric.push_back(counter(labels(), static_cast<double>(target.missed_ticks)));
+  families.up.metric.push_back(gauge(labels(), target.up ? 1 : 0));
+  families.hidden.metric.push_back(gauge(labels(), target.hidden_backends));
+  if (target.run) {
+    families.run_active.metric.push_back(
+        gauge(labels({{"run_id", target.run->run_id}, {"workload", target.run->workload}}), 1));
+    if (target.run->tps) families.tps.metric.push_back(gauge(labels(), *target.run->tps));
+    if (target.run->latency_s) {
+      families.latency.metric.push_back(gauge(labels(), *target.run->latency_s));
+    }
+  }
+  for (const auto& [backend_type, time] : target.kernel_by_backend_type) {
+    families.backend_cpu.metric.push_back(
+        counter(labels({{"backend_type", backend_type}}), time.on_cpu_s));
+    families.backend_runqueue.metric.push_back(
+        counter(labels({{"backend_type", backend_type}}), time.runqueue_s));
+  }
+  for (const auto& [collector, status] : target.collectors) {
+    families.collector_duration.metric.push_back(
+        gauge(labels({{"collector", collector}}), status.duration_s));
+    families.collector_success.metric.push_back(
+        gauge(labels({{"collector", collector}}), status.success ? 1 : 0));
+  }
+}
+
+}  // namespace
+
+std::vector<MetricFamily> build_metric_families(const TargetMetricsList& targets) {
+  Families built;
+  for (const auto& target : targets) add_target(built, *target);
+  std::vector<MetricFamily> families;
+  for (auto* family :
+       {&built.snapshots, &built.samples, &built.durations, &built.snapshot_durations,
+        &built.missed, &built.up, &built.hidden, &built.run_active, &built.tps, &built.latency,
+        &built.collector_duration, &built.collector_success, &built.sampler_info,
+        &built.backend_cpu, &built.backend_runqueue}) {
+    if (!family->metric.empty()) families.push_back(std::move(*family));
+  }
+  return families;
+}
+
+std::vector<MetricFamily> TargetCollectable::Collect() const {
+  try {
+    return build_metric_families(provider_());
+  } catch (const std::exception& error) {
+    base::component_logger("metrics")->error("could not collect metrics: {}", error.what());
+    return {};
+  }
+}
+
+namespace {
+
+// Every thread of the HTTP server (the acceptor and the workers, which check credentials and
+// serialise the answer) runs at nice 10 from its start: neither a crowd of scrapers nor a
+// flood of wrong passwords can take the CPU from the sampler (issue 8: 200 scrapers cost it
+// 12 %).
+void* lower_thread_priority(const mg_context* /*context*/, int /*thread_type*/) {
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kScrapeNice);
+  return nullptr;
+}
+
+// The address of the client whose request this thread serves: civetweb calls begin_request on
+// the worker thread before the auth handler, whose callback (prometheus-cpp's) is told only the
+// user and the password.
+thread_local std::string request_client;
+
+int note_request_client(mg_connection* connection) {
+  const mg_request_info* info = mg_get_request_info(connection);
+  request_client = info != nullptr ? info->remote_addr : "";
+  return 0;  // civetweb handles the request
+}
+
+// civetweb 1.15's options (mg_get_valid_options() of Debian's libcivetweb1), see MetricsServer.
+std::vector<std::string> server_options(const std::string& listen) {
+  return {"listening_ports",    listen,
+          "num_threads",        std::to_string(MetricsServer::kWorkerThreads),
+          "connection_queue",   std::to_string(MetricsServer::kQueuedConnections),
+          "listen_backlog",     std::to_string(MetricsServer::kListenBacklog),
+          "request_timeout_ms", std::to_string(MetricsServer::kRequestTimeout.count()),
+          "max_request_size",   std::to_string(MetricsServer::kMaxRequestBytes),
+          "enable_keep_alive",  "no"};
+}
+
+}  // namespace
+
+MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
+                             const std::string& version, const std::string& revision,
+                             const std::map<std::string, std::string>& basic_auth_users)
+    : listen_(listen),
+      registry_(std::make_shared<prometheus::Registry>()),
+      targets_(std::make_shared<TargetCollectable>(std::move(provider))) {
+  prometheus::BuildGauge()
+      .Name("pgwaitprof_build_info")
+      .Help("pgwaitprof version and revision; always 1.")
+      .Register(*registry_)
+      .Add({{"version", version}, {"revision", revision}})
+      .Set(1);
+  CivetCallbacks callbacks;
+  callbacks.init_thread = lower_thread_priority;
+  callbacks.begin_request = note_request_client;
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(server_options(listen), &callbacks);
+  } catch (const std::exception& error) {
+    throw std::runtime_error("could not listen on \"" + listen + "\": " + error.what());
+  }
+  if (!basic_auth_users.empty()) {
+    auto checker = std::make_shared<BasicAuthChecker>(basic_auth_users);
+    exposer_->RegisterAuth(
+        [checker](const std::string& user, const std::string& password) {
+          return checker->check(request_client, user, password);
+        },
+        "pgwaitprof");
+  }
+  exposer_->RegisterCollectable(registry_);
+  exposer_->RegisterCollectable(targets_);
+}
+
+}  // namespace pgwaitprof::exporters

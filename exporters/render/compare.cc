@@ -1,0 +1,518 @@
+// A/B comparison of runs: which differences are beyond run-to-run noise, and which wait events
+// moved. Used by `pgwaitprof compare` on two runs, two sets of runs or two matrix directories.
+#include "exporters/render/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "exporters/render/matrix_table.h"
+#include "exporters/render/text_format.h"
+#include "model/run_estimates.h"
+#include "model/statistics.h"
+#include "model/wait_events.h"
+
+namespace pgwaitprof::exporters {
+
+using namespace text_format;
+
+namespace {
+
+constexpr size_t kTopWaits = 15;
+
+bool counts(const model::Run& run) {
+  return run.status == model::RunStatus::kCompleted && run.loadgen.has_value() &&
+         run.loadgen->tps > 0;
+}
+
+// The figure compared: tps, or a fixed-work run's elapsed seconds.
+double figure(const model::Run& run, model::Metric metric) {
+  return model::run_figure(run, metric).value_or(0);
+}
+
+// Duration when every run that counts did a fixed amount of work.
+model::Metric metric_of(const std::vector<model::Run>& a, const std::vector<model::Run>& b) {
+  bool any = false;
+  for (const auto* side : {&a, &b}) {
+    for (const auto& run : *side) {
+      if (!counts(run)) continue;
+      if (!model::run_figure(run, model::Metric::kDuration)) return model::Metric::kTps;
+      any = true;
+    }
+  }
+  return any ? model::Metric::kDuration : model::Metric::kTps;
+}
+
+// Both sides' runs of one cell.
+struct CellRuns {
+  std::vector<const model::Run*> a, b;
+  int attempted_a = 0, attempted_b = 0;  // including runs that did not complete
+};
+
+// The noise between repeats, pooled over every cell side with two or more runs: what a cell
+// with a single run per side is planned with.
+std::optional<double> pooled_log_sd(const std::map<std::pair<std::string, int>, CellRuns>& cells,
+                                    model::Metric metric) {
+  double squares = 0;
+  double degrees = 0;
+  for (const auto& [key, runs] : cells) {
+    for (const auto* side : {&runs.a, &runs.b}) {
+      if (side->size() < 2) continue;
+      double mean = 0;
+      for (const auto* run : *side) mean += std::log(figure(*run, metric));
+      mean /= static_cast<double>(side->size());
+      for (const auto* run : *side) {
+        squares += std::pow(std::log(figure(*run, metric)) - mean, 2);
+      }
+      degrees += static_cast<double>(side->size() - 1);
+    }
+  }
+  if (degrees == 0) return std::nullopt;
+  return std::sqrt(squares / degrees);
+}
+
+struct Words {
+  const char* up;    // B above A
+  const char* down;  // B below A
+};
+
+// The repeats of one metric of one cell, and what a lone run per side offers instead.
+struct MetricInput {
+  std::vector<double> a, b;
+  int attempted_a = 0, attempted_b = 0;
+  // With one run a side: each run's steady-state mean from batch means over its timeline
+  // (tps only; nullopt when the run has no per-interval tps).
+  std::optional<model::MeanEstimate> within_a, within_b;
+  model::BatchMeansOptions options_a, options_b;  // of those runs' intervals
+  // With one run a side, why this metric has no within-run test at all ("" for tps).
+  std::string no_within_run;
+  // With one run a side: the tps spread of the run whose report has the most earlier
+  // comparable runs, and whose it is ("A", "B").
+  std::optional<model::RunToRunFigure> spread;
+  size_t spread_runs = 0;
+  bool spread_of_b = false;
+};
+
+SideFigure repeats_figure(const std::vector<double>& values) {
+  const auto mean = model::geometric_mean_interval(values);
+  return {mean.value, mean.low, mean.high, false};
+}
+
+SideFigure within_run_figure(const std::vector<double>& values,
+                             const std::optional<model::MeanEstimate>& estimate) {
+  if (!estimate || !estimate->reliable) return repeats_figure(values);
+  const double half_width = estimate->half_width(0.95);
+  return {estimate->mean, estimate->mean - half_width, estimate->mean + half_width, true};
+}
+
+// A lone run's figure ± t x the sd between its earlier comparable runs.
+SideFigure run_to_run_figure(double value, const model::RunToRunFigure& spread, size_t runs) {
+  const double t = model::student_t_quantile(0.975, static_cast<double>(runs - 1));
+  return {value, value - t * spread.sd, value + t * spread.sd, false, true};
+}
+
+// Why a lone run per side cannot be tested within runs: "no within-run error: master's run is
+// too short for batch means (12 batches of 1 s, 20 needed)"; "" when both can.
+std::string within_run_gap(const MetricInput& input, const std::string& label_a,
+                           const std::string& label_b) {
+  std::vector<std::string> gaps;
+  struct Side {
+    const std::optional<model::MeanEstimate>* estimate;
+    const model::BatchMeansOptions* options;
+    const std::string* label;
+  };
+  for (const auto& [estimate, options, label] :
+       {Side{&input.within_a, &input.options_a, &label_a},
+        Side{&input.within_b, &input.options_b, &label_b}}) {
+    if (!*estimate) {
+      gaps.push_back(fmt::format("{}'s run has no per-interval tps", *label));
+    } else if (!((*estimate)->mean > 0)) {
+      gaps.push_back(fmt::format("{}'s run completed no transaction in its steady state", *label));
+    } else if (!(*estimate)->reliable) {
+      gaps.push_back(fmt::format("{}'s run is too short for batch means ({})", *label,
+                                 model::unreliable_reason(**estimate, *options)));
+    }
+  }
+  if (gaps.empty()) return "";
+  return fmt::format("no within-run error: {}", fmt::join(gaps, "; "));
+}
+
+std::string repeats_text(const model::AbTest& planning) {
+  if (planning.repeats_needed_for_observed) {
+    return fmt::format("{} + {} repeats; {} per side would test a {:+.1f}% change",
+                       planning.repeats_a, planning.repeats_b,
+                       *planning.repeats_needed_for_observed, planning.change_percent);
+  }
+  return fmt::format("{} + {} repeats give no noise estimate: run 3 or more per side",
+                     planning.repeats_a, planning.repeats_b);
+}
+
+void set_verdict(MetricTest& metric, const Words& words) {
+  const auto& test = *metric.test;
+  if (!test.significant) {
+    metric.verdict = "no significant change";
+  } else {
+    metric.verdict = test.change_percent > 0 ? words.up : words.down;
+  }
+}
+
+MetricTest metric_test(MetricInput input, const Words& words, std::optional<double> assumed_log_sd,
+                       const std::string& label_a, const std::string& label_b) {
+  MetricTest metric;
+  metric.a = std::move(input.a);
+  metric.b = std::move(input.b);
+  metric.median_a = model::median(metric.a);
+  metric.median_b = model::median(metric.b);
+  if (metric.a.empty() || metric.b.empty()) {
+    const bool missing_a = metric.a.empty();
+    const int attempted = missing_a ? input.attempted_a : input.attempted_b;
+    metric.verdict = attempted > 0
+                         ? fmt::format("no completed runs in {}", missing_a ? label_a : label_b)
+                         : fmt::format("only in {}", missing_a ? label_b : label_a);
+    if (!metric.a.empty()) metric.side_a = repeats_figure(metric.a);
+    if (!metric.b.empty()) metric.side_b = repeats_figure(metric.b);
+    return metric;
+  }
+  model::AbTestOptions options;
+  options.assumed_log_sd = assumed_log_sd;
+  metric.test = model::welch_log_test(metric.a, metric.b, options);
+  metric.side_a = repeats_figure(metric.a);
+  metric.side_b = repeats_figure(metric.b);
+  if (metric.test->p_value) {
+    set_verdict(metric, words);
+    return metric;
+  }
+  const bool single_runs = metric.a.size() == 1 && metric.b.size() == 1;
+  if (single_runs && input.spread && input.spread->value > 0) {
+    const double log_sd = input.spread->sd / input.spread->value;
+    metric.test = model::run_to_run_log_test(metric.a.front(), metric.b.front(), log_sd,
+                                             static_cast<double>(input.spread_runs - 1), options);
+    auto& side = input.spread_of_b ? metric.side_b : metric.side_a;
+    side = run_to_run_figure(input.spread_of_b ? metric.b.front() : metric.a.front(), *input.spread,
+                             input.spread_runs);
+    set_verdict(metric, words);
+    metric.detail = fmt::format("run-to-run noise from {}'s {} earlier comparable runs",
+                                input.spread_of_b ? label_b : label_a, input.spread_runs);
+    return metric;
+  }
+  if (single_runs && input.no_within_run.empty()) {
+    metric.side_a = within_run_figure(metric.a, input.within_a);
+    metric.side_b = within_run_figure(metric.b, input.within_b);
+    const std::string gap = within_run_gap(input, label_a, label_b);
+    if (gap.empty()) {
+      metric.test = model::within_run_log_test(*input.within_a, *input.within_b, options);
+      set_verdict(metric, words);
+      metric.detail = "within-run noise only, blind to run-to-run noise: repeat to trust it";
+      return metric;
+    }
+    metric.verdict = "no verdict";
+    metric.detail = gap + "; " + repeats_text(*metric.test);
+    return metric;
+  }
+  metric.verdict = "no verdict";
+  metric.detail = repeats_text(*metric.test);
+  if (single_runs) metric.detail = input.no_within_run + "; " + metric.detail;
+  return metric;
+}
+
+// AAS per wait class of a run's steady state.
+std::map<std::string, double> class_aas(const model::Run& run) {
+  const auto profile = model::window_profile(run, model::steady_window(run));
+  std::map<std::string, double> aas;
+  if (profile.snapshots() == 0) return aas;
+  for (const auto& [wait_class, count] : profile.by_wait_class()) {
+    aas[wait_class] = static_cast<double>(count) / static_cast<double>(profile.snapshots());
+  }
+  return aas;
+}
+
+std::vector<ClassShift> class_shifts(const CellRuns& runs) {
+  auto mean_of = [](const std::vector<const model::Run*>& side) {
+    std::map<std::string, double> sums;
+    size_t sampled = 0;
+    for (const auto* run : side) {
+      const auto aas = class_aas(*run);
+      if (aas.empty()) continue;
+      ++sampled;
+      for (const auto& [wait_class, value] : aas) sums[wait_class] += value;
+    }
+    for (auto& [wait_class, value] : sums)
+      value /= static_cast<double>(std::max<size_t>(sampled, 1));
+    return sums;
+  };
+  const auto a = mean_of(runs.a);
+  const auto b = mean_of(runs.b);
+  std::set<std::string> names;
+  for (const auto& [name, value] : a) names.insert(name);
+  for (const auto& [name, value] : b) names.insert(name);
+  std::vector<ClassShift> shifts;
+  for (const auto& name : names) {
+    shifts.push_back({name, a.contains(name) ? a.at(name) : 0, b.contains(name) ? b.at(name) : 0});
+  }
+  return shifts;
+}
+
+CompareCell make_cell(const std::string& variant, int clients, const CellRuns& runs,
+                      std::optional<double> assumed_log_sd, const Comparison& comparison) {
+  CompareCell cell;
+  cell.variant = variant;
+  cell.clients = clients;
+  MetricInput tps, p99;
+  tps.attempted_a = p99.attempted_a = runs.attempted_a;
+  tps.attempted_b = p99.attempted_b = runs.attempted_b;
+  std::vector<double> latency_a, latency_b;
+  auto collect = [&](const std::vector<const model::Run*>& side, std::vector<double>& tps_values,
+                     std::vector<double>& p99_values, std::vector<double>& latency) {
+    for (const auto* run : side) {
+      tps_values.push_back(figure(*run, comparison.metric));
+      if (std::isfinite(run->loadgen->latency_avg_ms))
+        latency.push_back(run->loadgen->latency_avg_ms);
+      if (run->latency && std::isfinite(run->latency->p99_ms) && run->latency->p99_ms > 0) {
+        p99_values.push_back(run->latency->p99_ms);
+      }
+    }
+  };
+  collect(runs.a, tps.a, p99.a, latency_a);
+  collect(runs.b, tps.b, p99.b, latency_b);
+  const bool duration = comparison.metric == model::Metric::kDuration;
+  if (runs.a.size() == 1 && runs.b.size() == 1) {
+    if (duration) {
+      tps.no_within_run = "single runs: a fixed-work run's elapsed time has no within-run error";
+    } else {
+      const auto& run_a = *runs.a.front();
+      const auto& run_b = *runs.b.front();
+      tps.within_a = model::tps_estimate(run_a, model::steady_window(run_a));
+      tps.within_b = model::tps_estimate(run_b, model::steady_window(run_b));
+      tps.options_a = model::batch_options(run_a);
+      tps.options_b = model::batch_options(run_b);
+      for (const auto* run : {&run_a, &run_b}) {
+        if (!run->run_to_run || run->run_to_run->figures.empty()) continue;
+        const auto& spread = *run->run_to_run;
+        if (spread.runs <= tps.spread_runs || spread.figures.front().name != "tps") continue;
+        tps.spread = spread.figures.front();
+        tps.spread_runs = spread.runs;
+        tps.spread_of_b = run == &run_b;
+      }
+    }
+  }
+  // A run's p99 is a quantile of all its transactions, and report.json keeps per-interval
+  // percentiles, not the histograms that batch p99s would be merged from.
+  p99.no_within_run = "single runs: p99 has no within-run error";
+  cell.tps =
+      metric_test(std::move(tps), duration ? Words{"slower", "faster"} : Words{"faster", "slower"},
+                  assumed_log_sd, comparison.label_a, comparison.label_b);
+  if (!p99.a.empty() || !p99.b.empty()) {
+    cell.p99_ms = metric_test(std::move(p99), {"worse", "better"}, std::nullopt, comparison.label_a,
+                              comparison.label_b);
+  }
+  cell.latency_a_ms = model::median(latency_a);
+  cell.latency_b_ms = model::median(latency_b);
+  cell.classes = class_shifts(runs);
+  return cell;
+}
+
+// ---- wait events ----
+
+// Old and new names of one event match (WALWriteLock and LWLock | WALWrite): the key is the
+// canonical name, the label the one the run used.
+std::string match_key(const model::WaitKey& key) {
+  if (key.wait_event_type == model::kCpu) return model::kCpu;
+  if (auto canonical = model::canonical_wait_event(model::display_name(key))) {
+    return canonical->first + " | " + canonical->second;
+  }
+  return model::display_name(key);
+}
+
+struct SideWaits {
+  std::map<std::string, std::string> labels;       // match key -> label
+  std::map<std::string, std::vector<double>> aas;  // match key -> AAS per sampled run
+  std::vector<const model::Run*> runs;             // the sampled runs
+};
+
+SideWaits side_waits(const std::vector<const model::Run*>& runs) {
+  SideWaits side;
+  for (const auto* run : runs) {
+    const auto profile = model::window_profile(*run, model::steady_window(*run));
+    if (profile.snapshots() == 0) continue;
+    side.runs.push_back(run);
+  }
+  for (size_t index = 0; index < side.runs.size(); ++index) {
+    const auto profile =
+        model::window_profile(*side.runs[index], model::steady_window(*side.runs[index]));
+    std::map<std::string, uint64_t> counts;
+    for (const auto& [key, count] : profile.counts()) {
+      if (model::is_idle(key)) continue;
+      const auto match = match_key(key);
+      counts[match] += count;
+      side.labels.emplace(match, model::display_name(key));
+    }
+    for (const auto& [match, count] : counts) {
+      auto& values = side.aas[match];
+      values.resize(side.runs.size(), 0.0);
+      values[index] = static_cast<double>(count) / static_cast<double>(profile.snapshots());
+    }
+  }
+  for (auto& [match, values] : side.aas) values.resize(side.runs.size(), 0.0);
+  return side;
+}
+
+// Mean AAS of one event on one side, its standard error and that error's degrees of freedom:
+// between repeats with two runs or more (runs - 1), else batch means over the single run's
+// timeline (batches - 1; the error NaN when it is too short).
+struct SideEstimate {
+  double mean = 0;
+  double standard_error = std::numeric_limits<double>::quiet_NaN();
+  double degrees_of_freedom = 0;
+};
+
+SideEstimate side_estimate(const SideWaits& side, const std::string& match) {
+  const auto found = side.aas.find(match);
+  const size_t runs = side.runs.size();
+  if (runs == 0) return {};
+  std::vector<double> values =
+      found == side.aas.end() ? std::vector<double>(runs, 0.0) : found->second;
+  double mean = 0;
+  for (double value : values) mean += value;
+  mean /= static_cast<double>(runs);
+  if (runs >= 2) {
+    double squares = 0;
+    for (double value : values) squares += (value - mean) * (value - mean);
+    return {mean, std::sqrt(squares / static_cast<double>(runs - 1) / static_cast<double>(runs)),
+            static_cast<double>(runs - 1)};
+  }
+  const auto& run = *side.runs.front();
+  const auto estimate = model::estimate_keys(
+      run, model::steady_window(run), false,
+      [&](const model::WaitKey& key) { return !model::is_idle(key) && match_key(key) == match; });
+  if (!estimate.aas.reliable) return {mean};
+  return {mean, estimate.aas.standard_error, estimate.aas.degrees_of_freedom};
+}
+
+// Whether |b - a| is beyond the 95 % band of the combined error: Welch's t with
+// Welch-Satterthwaite degrees of freedom (3 + 3 repeats have 2 to 4, where 1.96 would call
+// about one A/A move in ten significant); nullopt when an error is unknown.
+std::optional<bool> significant_move(const SideEstimate& a, const SideEstimate& b) {
+  if (!std::isfinite(a.standard_error) || !std::isfinite(b.standard_error)) return std::nullopt;
+  const double va = a.standard_error * a.standard_error;
+  const double vb = b.standard_error * b.standard_error;
+  const double delta = std::abs(b.mean - a.mean);
+  if (va + vb == 0) return delta > 0;
+  const double df =
+      model::welch_satterthwaite_df(va, a.degrees_of_freedom, vb, b.degrees_of_freedom);
+  return delta > model::student_t_quantile(0.975, df) * std::sqrt(va + vb);
+}
+
+std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,
+                                      const CellRuns& runs) {
+  const SideWaits side_a = side_waits(runs.a);
+  const SideWaits side_b = side_waits(runs.b);
+  if (side_a.runs.empty() || side_b.runs.empty()) return {};
+  std::set<std::string> matches;
+  for (const auto& [match, values] : side_a.aas) matches.insert(match);
+  for (const auto& [match, values] : side_b.aas) matches.insert(match);
+  std::vector<WaitMove> moves;
+  for (const auto& match : matches) {
+    WaitMove move;
+    move.variant = variant;
+    move.clients = clients;
+    move.wait = side_a.labels.contains(match) ? side_a.labels.at(match) : side_b.labels.at(match);
+    const auto a = side_estimate(side_a, match);
+    const auto b = side_estimate(side_b, match);
+    move.aas_a = a.mean;
+    move.stderr_a = a.standard_error;
+    move.aas_b = b.mean;
+    move.stderr_b = b.standard_error;
+    move.delta = move.aas_b - move.aas_a;
+    if (move.aas_a > 0) {
+      move.relative_pct = move.delta / move.aas_a * 100;
+    } else if (move.aas_b > 0) {
+      move.relative_pct = std::numeric_limits<double>::infinity();  // new on side B
+    }
+    move.significant = significant_move(a, b);
+    moves.push_back(std::move(move));
+  }
+  return moves;
+}
+
+}  // namespace
+
+Comparison compare_runs(const std::vector<model::Run>& a, const std::vector<model::Run>& b,
+                        std::string label_a, std::string label_b) {
+  Comparison comparison;
+  comparison.label_a = std::move(label_a);
+  comparison.label_b = std::move(label_b);
+  comparison.metric = metric_of(a, b);
+
+  // Comparing the "master" matrix with the "patched" one: the variant names differ by
+  // construction, so cells are matched by client count alone.
+  std::set<std::string> variants_a, variants_b;
+  for (const auto& run : a) variants_a.insert(run.variant);
+  for (const auto& run : b) variants_b.insert(run.variant);
+  const bool cross_variant = variants_a.size() == 1 && variants_b.size() == 1 &&
+                             *variants_a.begin() != *variants_b.begin();
+  auto variant_text = [](const std::string& variant) {
+    return variant.empty() ? "(none)" : variant;
+  };
+  const std::string cross_text = cross_variant
+                                     ? fmt::format("{} vs {}", variant_text(*variants_a.begin()),
+                                                   variant_text(*variants_b.begin()))
+                                     : "";
+
+  std::vector<std::string> variant_order;
+  std::map<std::pair<std::string, int>, CellRuns> cells;
+  auto add = [&](const model::Run& run, bool side_a) {
+    const std::string variant = cross_variant ? cross_text : run.variant;
+    if (std::find(variant_order.begin(), variant_order.end(), variant) == variant_order.end()) {
+      variant_order.push_back(variant);
+    }
+    auto& runs = cells[{variant, run.clients}];
+    ++(side_a ? runs.attempted_a : runs.attempted_b);
+    if (counts(run)) (side_a ? runs.a : runs.b).push_back(&run);
+  };
+  for (const auto& run : a) add(run, true);
+  for (const auto& run : b) add(run, false);
+
+  const auto assumed = pooled_log_sd(cells, comparison.metric);
+  for (const auto& variant : variant_order) {
+    for (const auto& [key, runs] : cells) {  // map order: clients ascending within a variant
+      if (key.first != variant) continue;
+      comparison.cells.push_back(make_cell(variant, key.second, runs, assumed, comparison));
+      auto moves = cell_wait_moves(variant, key.second, runs);
+      comparison.waits.insert(comparison.waits.end(), moves.begin(), moves.end());
+    }
+  }
+  std::stable_sort(
+      comparison.waits.begin(), comparison.waits.end(),
+      [](const WaitMove& x, const WaitMove& y) { return std::abs(x.delta) > std::abs(y.delta); });
+  if (comparison.waits.size() > kTopWaits) comparison.waits.resize(kTopWaits);
+  return comparison;
+}
+
+SplitSides split_by_attribute(std::vector<model::Run> runs, const std::string& attribute) {
+  std::vector<std::string> values;
+  for (const auto& run : runs) {
+    const auto value = run_attribute(run, attribute);
+    if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+  }
+  if (values.size() != 2) {
+    throw std::invalid_argument(
+        fmt::format("--split-by {} needs runs with exactly two values of {}, found {}{}", attribute,
+                    attribute, values.size(),
+                    values.empty() ? "" : fmt::format(" (\"{}\")", fmt::join(values, "\", \""))));
+  }
+  SplitSides sides;
+  sides.label_a = fmt::format("{} {}", attribute, values[0].empty() ? "?" : values[0]);
+  sides.label_b = fmt::format("{} {}", attribute, values[1].empty() ? "?" : values[1]);
+  for (auto& run : runs) {
+    (run_attribute(run, attribute) == values[0] ? sides.a : sides.b).push_back(std::move(run));
+  }
+  return sides;
+}
+
+}  // namespace pgwaitprof::exporters

@@ -1,0 +1,20 @@
+// The run history and trends as text tables, Markdown, CSV, JSON and an HTML page.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/run_summary.h"
+#include "store/trend.h"
+
+namespace pgwaitprof::exporters {
+
+bool valid_runs_format(const std::string& format);   // text, md, csv, json
+bool valid_trend_format(const std::string& format);  // text, md, json, html
+
+// Newest first as given. `format` is one valid_runs_format accepts.
+std::string render_runs(const std::vector<store::RunSummary>& runs, const std::string& format);
+
+std::string render_trend(const store::Trend& trend, const std::string& format);
+
+}  // namespace pgwaitprof::exporters

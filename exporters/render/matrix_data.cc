@@ -1,0 +1,127 @@
+// The matrix table as data: matrix.csv (one row per cell, two columns per wait class) and
+// matrix.json (every cell with its runs' tps and its wait profile).
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "base/json_text.h"
+#include "exporters/render/matrix_detail.h"
+#include "exporters/render/matrix_table.h"
+#include "exporters/render/text_format.h"
+
+namespace pgwaitprof::exporters {
+
+using namespace text_format;
+using namespace matrix_detail;
+
+namespace {
+
+// "share_lwlock": a column name from a wait class.
+std::string share_column(const std::string& wait_class) {
+  std::string column = "share_";
+  for (const char c : wait_class) {
+    column += static_cast<char>(std::isalnum(static_cast<unsigned char>(c))
+                                    ? std::tolower(static_cast<unsigned char>(c))
+                                    : '_');
+  }
+  return column;
+}
+
+nlohmann::json shares_json(const std::vector<WaitShare>& shares) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& share : shares) {
+    list.push_back(
+        {{"name", share.name},
+         {"wait_class", share.wait_class},
+         {"share", share.share},
+         {"share_error",
+          std::isfinite(share.share_error) ? nlohmann::json(share.share_error) : nlohmann::json()},
+         {"aas", share.aas},
+         {"aas_error",
+          std::isfinite(share.aas_error) ? nlohmann::json(share.aas_error) : nlohmann::json()}});
+  }
+  return list;
+}
+
+}  // namespace
+
+std::string render_matrix_csv(const MatrixTable& table) {
+  // The wait profile as two columns per wait class that occurs anywhere in the table: its
+  // share and the share's standard error (share_error says where that comes from).
+  const auto classes = table_wait_classes(table);
+  std::string out =
+      "variant,clients,repeats,tps_median,tps_min,tps_max,latency_median_ms,p99_median_ms,"
+      "dominant_wait,"
+      "dominant_class,dominant_share,failed_runs,profile_runs,share_error,aas_total";
+  for (const auto& wait_class : classes) {
+    out += "," + csv_field(share_column(wait_class)) + "," +
+           csv_field(share_column(wait_class) + "_se");
+  }
+  out += "\n";
+  for (const auto& cell : table.cells) {
+    const bool tps = !cell.tps.empty();
+    const bool profile = cell.profile_runs > 0;
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(cell.variant), cell.clients,
+        cell.tps.size(), tps ? fmt::format("{:.2f}", cell.tps_median) : "",
+        tps ? fmt::format("{:.2f}", cell.tps_min) : "",
+        tps ? fmt::format("{:.2f}", cell.tps_max) : "",
+        tps ? fmt::format("{:.3f}", cell.latency_median_ms) : "",
+        std::isfinite(cell.p99_median_ms) ? fmt::format("{:.3f}", cell.p99_median_ms) : "",
+        csv_field(cell.dominant_wait), csv_field(cell.dominant_class),
+        cell.dominant_wait.empty() ? "" : fmt::format("{:.4f}", cell.dominant_share),
+        cell.failed_runs, cell.profile_runs, error_source_name(cell.error_source),
+        profile ? fmt::format("{:.4f}", cell.aas_total) : "");
+    for (const auto& wait_class : classes) {
+      const WaitShare* share = cell.find_class(wait_class);
+      if (!profile) {
+        out += ",,";
+      } else if (share == nullptr) {
+        out += ",0,0";
+      } else {
+        out += fmt::format(",{:.4f},{}", share->share,
+                           std::isfinite(share->share_error)
+                               ? fmt::format("{:.4f}", share->share_error)
+                               : std::string());
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string render_matrix_json(const MatrixTable& table) {
+  using nlohmann::json;
+  json cells = json::array();
+  for (const auto& cell : table.cells) {
+    const bool tps = !cell.tps.empty();
+    cells.push_back(
+        {{"variant", cell.variant},
+         {"clients", cell.clients},
+         {"tps", cell.tps},
+         {"tps_median", tps ? json(cell.tps_median) : json()},
+         {"tps_min", tps ? json(cell.tps_min) : json()},
+         {"tps_max", tps ? json(cell.tps_max) : json()},
+         {"latency_median_ms", tps ? json(cell.latency_median_ms) : json()},
+         {"p99_median_ms", std::isfinite(cell.p99_median_ms) ? json(cell.p99_median_ms) : json()},
+         {"checkpoint_median_s",
+          std::isfinite(cell.checkpoint_median_s) ? json(cell.checkpoint_median_s) : json()},
+         {"dominant_wait", cell.dominant_wait},
+         {"dominant_class", cell.dominant_class},
+         {"dominant_share", cell.dominant_share},
+         {"failed_runs", cell.failed_runs},
+         {"profile_runs", cell.profile_runs},
+         {"share_error", error_source_name(cell.error_source)},
+         {"aas_total", cell.aas_total},
+         {"classes", shares_json(cell.classes)},
+         {"events", shares_json(cell.events)}});
+  }
+  const json document = {{"name", table.name},         {"metric", to_string(table.metric)},
+                         {"split_by", table.split_by}, {"variants", table.variants},
+                         {"clients", table.clients},   {"cells", std::move(cells)}};
+  return base::json_text(document, 2) + "\n";
+}
+
+}  // namespace pgwaitprof::exporters

@@ -1,0 +1,81 @@
+// What the matrix table's renderers share (matrix_table.cc: text, Markdown, CSV, JSON;
+// matrix_html.cc: the page) and the arithmetic of each cell's wait profile
+// (matrix_composition.cc), so that every format shows the same cells the same way.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exporters/render/matrix_table.h"
+#include "model/profile.h"
+#include "model/run.h"
+#include "model/run_estimates.h"
+
+namespace pgwaitprof::exporters::matrix_detail {
+
+// The sampling error of one run's share and AAS of the keys `selected` picks: batch means over
+// the run's timeline (NaN when the run is too short): the only place a single run's error
+// comes from.
+model::WaitKeyEstimate single_run_error(const model::Run& run,
+                                        const std::function<bool(const model::WaitKey&)>& selected);
+
+// Sets the cell's profile_runs, error_source, aas_total, classes and events from its completed
+// runs (runs without snapshots are left out).
+void set_composition(MatrixCell& cell, const std::vector<const model::Run*>& runs);
+
+// How many events of each cell the composition tables show per variant (the union of each
+// cell's largest few), at most kShownEvents in all.
+inline constexpr size_t kTopEventsPerCell = 3;
+inline constexpr size_t kShownEvents = 8;
+
+// One row of a variant's composition table: the total AAS, a wait class, a heading, or a wait
+// event; `cells` per client count of the table, "" where the cell is missing or has no profile.
+struct CompositionRow {
+  enum class Kind { kTotal, kClass, kHeading, kEvent };
+  Kind kind = Kind::kClass;
+  std::string label;
+  std::string wait_class;  // for swatches
+  std::vector<std::string> cells;
+};
+
+// `separator` goes between a share and its error: " ±" in text ("77.8 ±0.4").
+std::vector<CompositionRow> composition_rows(const MatrixTable& table, const std::string& variant,
+                                             const std::string& separator);
+
+// The title of the composition tables and what their errors are, each one line of text.
+std::string composition_title();
+std::string composition_note();
+
+// The wait classes that occur in any cell of the table, in kWaitClassOrder.
+std::vector<std::string> table_wait_classes(const MatrixTable& table);
+
+std::string variant_label(const std::string& variant);  // "-" for the unnamed variant
+bool has_tps(const MatrixCell* cell);
+// The cell's figure as the table shows it: "20000" tps, "12.34" s.
+std::string format_figure(const MatrixCell* cell, double value);
+// "tps", or "elapsed s (lower is better)".
+std::string figure_title(const MatrixTable& table);
+bool has_checkpoint(const MatrixTable& table);
+std::string checkpoint_text(const MatrixCell* cell);  // "9.12", "-"
+std::string median_text(const MatrixCell* cell);      // "20000*" (* = some runs failed)
+std::string range_text(const MatrixCell* cell);       // "18500-23000", "" for one run
+std::string latency_text(const MatrixCell* cell);     // "1.600"
+std::string p99_text(const MatrixCell* cell);         // "4.210", "-" without a transaction log
+bool has_p99(const MatrixTable& table);
+std::string dominant_text(const MatrixCell* cell);   // "LWLock | XactSLRU 69%"
+std::string repeats_text(const MatrixTable& table);  // "5 repeats", "1-5 repeats"
+std::vector<std::string> failed_notes(const MatrixTable& table);
+std::string error_source_name(ShareError source);  // "repeats", "sampling", ""
+
+// One cell text per client count of the table for `variant`.
+template <typename Format>
+std::vector<std::string> row_cells(const MatrixTable& table, const std::string& variant,
+                                   Format format) {
+  std::vector<std::string> cells;
+  for (const int clients : table.clients) cells.push_back(format(table.find(variant, clients)));
+  return cells;
+}
+
+}  // namespace pgwaitprof::exporters::matrix_detail

@@ -1,0 +1,458 @@
+// The tps x clients table of a matrix sweep, as engineers post it to pgsql-hackers, with the
+// dominant wait and the wait profile of each cell; text and Markdown (CSV and JSON are
+// matrix_data.cc, the HTML page matrix_html.cc, the wait profile's arithmetic
+// matrix_composition.cc).
+#include "exporters/render/matrix_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <numeric>
+#include <set>
+#include <utility>
+
+#include "exporters/render/matrix_detail.h"
+#include "exporters/render/text_format.h"
+#include "model/statistics.h"
+
+namespace pgwaitprof::exporters {
+
+using namespace text_format;
+using namespace matrix_detail;
+
+namespace {
+
+// Wide enough for six client counts of five-digit tps with their ranges on a mail client.
+constexpr size_t kTextWidth = 100;
+
+struct CellRuns {
+  std::vector<double> tps;
+  std::vector<double> checkpoint_s;
+  std::vector<double> latency_ms;
+  std::vector<double> p99_ms;
+  model::Profile profile;               // of the completed runs only, like the tps
+  std::vector<const model::Run*> runs;  // the same runs, for their wait profiles
+  int failed = 0;
+};
+
+void set_dominant(MatrixCell& cell, const model::Profile& profile) {
+  // One wait event under several backend types or states is one line in the hackers' tables,
+  // so it is ranked as one.
+  std::map<std::string, std::pair<uint64_t, std::string>> by_name;  // count, wait class
+  for (const auto& [key, count] : profile.counts()) {
+    if (model::is_idle(key)) continue;
+    auto& entry = by_name[model::display_name(key)];
+    entry.first += count;
+    entry.second = key.wait_event_type;
+  }
+  const uint64_t total = profile.total(false);
+  uint64_t best = 0;
+  for (const auto& [name, entry] : by_name) {  // name order breaks ties
+    if (entry.first <= best) continue;
+    best = entry.first;
+    cell.dominant_wait = name;
+    cell.dominant_class = entry.second;
+  }
+  if (total > 0) cell.dominant_share = static_cast<double>(best) / static_cast<double>(total);
+}
+
+// A grid of variants down and client counts across, each variant on one or more lines (median,
+// then range). Columns that do not fit in kTextWidth continue in a further block, repeating the
+// variant names, as psql wraps wide output. Labels and cells (variant and wait names) are
+// escaped here, as text_table escapes its cells.
+struct GridRow {
+  std::string label;
+  std::vector<std::string> cells;
+};
+
+std::string render_grid(const std::vector<std::string>& headers,
+                        const std::vector<GridRow>& raw_rows, bool right_aligned = true) {
+  std::vector<GridRow> rows;
+  for (const auto& row : raw_rows) {
+    rows.push_back({text_escape(row.label), {}});
+    for (const auto& cell : row.cells) rows.back().cells.push_back(text_escape(cell));
+  }
+  // Widths in columns, not bytes: the composition's cells carry a "±".
+  size_t label_width = display_width("clients");
+  for (const auto& row : rows) label_width = std::max(label_width, display_width(row.label));
+  std::vector<size_t> widths(headers.size());
+  for (size_t column = 0; column < headers.size(); ++column) {
+    widths[column] = display_width(headers[column]);
+    for (const auto& row : rows) {
+      widths[column] = std::max(widths[column], display_width(row.cells[column]));
+    }
+  }
+  std::string out;
+  for (size_t first = 0; first < headers.size();) {
+    size_t last = first;  // exclusive
+    size_t used = label_width;
+    while (last < headers.size() && (last == first || used + 2 + widths[last] <= kTextWidth)) {
+      used += 2 + widths[last];
+      ++last;
+    }
+    if (first > 0) out += '\n';
+    auto line = [&](const std::string& label, const std::vector<std::string>& cells) {
+      std::string text = pad_right(label, label_width);
+      for (size_t column = first; column < last; ++column) {
+        text += "  " + (right_aligned ? pad_left(cells[column], widths[column])
+                                      : pad_right(cells[column], widths[column]));
+      }
+      out += rstrip(std::move(text)) + '\n';
+    };
+    line("clients", headers);
+    for (const auto& row : rows) line(row.label, row.cells);
+    first = last;
+  }
+  return out;
+}
+
+std::vector<std::string> client_headers(const MatrixTable& table) {
+  std::vector<std::string> headers;
+  for (const int clients : table.clients) headers.push_back(std::to_string(clients));
+  return headers;
+}
+
+bool all_empty(const std::vector<std::string>& cells) {
+  return std::all_of(cells.begin(), cells.end(),
+                     [](const std::string& text) { return text.empty(); });
+}
+
+// Per variant: total AAS, the share of each wait class and of the largest wait events.
+std::string text_composition(const MatrixTable& table) {
+  std::string out;
+  for (const auto& variant : table.variants) {
+    const auto composition = composition_rows(table, variant, " ±");
+    if (all_empty(composition.front().cells)) continue;
+    std::vector<GridRow> rows;
+    for (const auto& row : composition) {
+      const bool heading = row.kind == CompositionRow::Kind::kHeading;
+      rows.push_back({heading ? row.label + ":" : row.label, row.cells});
+    }
+    out += "\n" + text_escape(variant_label(variant)) + "\n" +
+           render_grid(client_headers(table), rows);
+  }
+  if (out.empty()) return out;  // no run sampled anything
+  return "\n" + composition_title() + "\n" + composition_note() + "\n" + out;
+}
+
+std::string markdown_composition(const MatrixTable& table) {
+  std::string out;
+  for (const auto& variant : table.variants) {
+    const auto composition = composition_rows(table, variant, " ± ");
+    if (all_empty(composition.front().cells)) continue;
+    std::vector<std::vector<std::string>> rows{{"wait"}};
+    for (const int clients : table.clients) rows[0].push_back(std::to_string(clients));
+    std::vector<bool> right_aligned(rows[0].size(), true);
+    right_aligned[0] = false;
+    for (const auto& row : composition) {
+      const bool heading = row.kind == CompositionRow::Kind::kHeading;
+      rows.push_back({heading ? row.label + ":" : row.label});
+      rows.back().insert(rows.back().end(), row.cells.begin(), row.cells.end());
+    }
+    out += "### " + markdown_escape("Wait profile: " + variant_label(variant)) + "\n\n" +
+           markdown_table(rows, right_aligned) + "\n";
+  }
+  if (out.empty()) return out;
+  return "Wait profiles by clients: " + markdown_escape(composition_note()) + "\n\n" + out;
+}
+
+}  // namespace
+
+namespace matrix_detail {
+
+std::string variant_label(const std::string& variant) { return variant.empty() ? "-" : variant; }
+
+bool has_tps(const MatrixCell* cell) { return cell != nullptr && !cell->tps.empty(); }
+
+std::string format_figure(const MatrixCell* cell, double value) {
+  return cell->metric == model::Metric::kDuration ? fmt::format("{:.2f}", value)
+                                                  : format_tps(value);
+}
+
+std::string figure_title(const MatrixTable& table) {
+  return table.metric == model::Metric::kDuration ? "elapsed s (lower is better)" : "tps";
+}
+
+bool has_checkpoint(const MatrixTable& table) {
+  return std::any_of(table.cells.begin(), table.cells.end(), [](const MatrixCell& cell) {
+    return std::isfinite(cell.checkpoint_median_s);
+  });
+}
+
+std::string checkpoint_text(const MatrixCell* cell) {
+  if (cell == nullptr || !std::isfinite(cell->checkpoint_median_s)) return "-";
+  return fmt::format("{:.2f}", cell->checkpoint_median_s);
+}
+
+std::string median_text(const MatrixCell* cell) {
+  if (cell == nullptr) return "";
+  std::string text = has_tps(cell) ? format_figure(cell, cell->tps_median) : "failed";
+  if (cell->failed_runs > 0 && has_tps(cell)) text += "*";
+  return text;
+}
+
+std::string range_text(const MatrixCell* cell) {
+  if (!has_tps(cell) || cell->tps.size() < 2) return "";
+  return fmt::format("{}-{}", format_figure(cell, cell->tps_min),
+                     format_figure(cell, cell->tps_max));
+}
+
+std::string p99_text(const MatrixCell* cell) {
+  if (cell == nullptr || !std::isfinite(cell->p99_median_ms)) return "-";
+  return fmt::format("{:.3f}", cell->p99_median_ms);
+}
+
+bool has_p99(const MatrixTable& table) {
+  return std::any_of(table.cells.begin(), table.cells.end(),
+                     [](const MatrixCell& cell) { return std::isfinite(cell.p99_median_ms); });
+}
+
+std::string latency_text(const MatrixCell* cell) {
+  if (!has_tps(cell)) return "";
+  return fmt::format("{:.3f}", cell->latency_median_ms);
+}
+
+std::string dominant_text(const MatrixCell* cell) {
+  if (cell == nullptr || cell->dominant_wait.empty()) return "";
+  return fmt::format("{} {:.0f}%", cell->dominant_wait, cell->dominant_share * 100);
+}
+
+std::string repeats_text(const MatrixTable& table) {
+  size_t fewest = SIZE_MAX, most = 0;
+  for (const auto& cell : table.cells) {
+    fewest = std::min(fewest, cell.tps.size());
+    most = std::max(most, cell.tps.size());
+  }
+  if (most == 0) return "no completed runs";
+  if (fewest == most) return fmt::format("{} repeat{}", most, most == 1 ? "" : "s");
+  return fmt::format("{}-{} repeats", fewest, most);
+}
+
+std::vector<std::string> failed_notes(const MatrixTable& table) {
+  std::vector<std::string> notes;
+  for (const auto& cell : table.cells) {
+    if (cell.failed_runs == 0) continue;
+    notes.push_back(fmt::format("{} at {} clients: {} of {} runs failed",
+                                variant_label(cell.variant), cell.clients, cell.failed_runs,
+                                cell.failed_runs + static_cast<int>(cell.tps.size())));
+  }
+  return notes;
+}
+
+std::string error_source_name(ShareError source) {
+  switch (source) {
+    case ShareError::kRepeats:
+      return "repeats";
+    case ShareError::kSampling:
+      return "sampling";
+    case ShareError::kNone:
+      break;
+  }
+  return "";
+}
+
+}  // namespace matrix_detail
+
+const WaitShare* MatrixCell::find_class(const std::string& name) const {
+  for (const auto& share : classes) {
+    if (share.name == name) return &share;
+  }
+  return nullptr;
+}
+
+const WaitShare* MatrixCell::find_event(const std::string& name) const {
+  for (const auto& share : events) {
+    if (share.name == name) return &share;
+  }
+  return nullptr;
+}
+
+const MatrixCell* MatrixTable::find(const std::string& variant, int clients) const {
+  for (const auto& cell : cells) {
+    if (cell.variant == variant && cell.clients == clients) return &cell;
+  }
+  return nullptr;
+}
+
+std::string run_attribute(const model::Run& run, const std::string& name) {
+  if (name == "kernel") return run.environment.kernel;
+  if (name == "cpu_model") return run.environment.cpu_model;
+  if (name == "server_version") return run.environment.server_version;
+  if (name == "label") return run.label;
+  return "";
+}
+
+MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string name,
+                               model::Metric metric, const std::string& split_by) {
+  MatrixTable table;
+  table.name = std::move(name);
+  table.metric = metric;
+  table.split_by = split_by;
+  auto row_of = [&](const model::Run& run) {
+    if (split_by.empty()) return run.variant;
+    const auto value = run_attribute(run, split_by);
+    return fmt::format("{} [{} {}]", variant_label(run.variant), split_by,
+                       value.empty() ? "?" : value);
+  };
+  // The orchestrator interleaves variants within each repeat, so the first repeat shows the
+  // plan's variant order even when files are listed in another order.
+  std::vector<size_t> order(runs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return runs[x].repeat < runs[y].repeat; });
+
+  std::map<std::pair<std::string, int>, CellRuns> grouped;
+  std::set<int> clients;
+  for (const size_t index : order) {
+    const model::Run& run = runs[index];
+    const std::string row = row_of(run);
+    if (std::find(table.variants.begin(), table.variants.end(), row) == table.variants.end()) {
+      table.variants.push_back(row);
+    }
+    clients.insert(run.clients);
+    CellRuns& cell = grouped[{row, run.clients}];
+    if (run.status != model::RunStatus::kCompleted) {
+      ++cell.failed;
+      continue;
+    }
+    cell.profile.merge(run.profile);
+    cell.runs.push_back(&run);
+    if (run.checkpoint_after && run.checkpoint_after->error.empty()) {
+      cell.checkpoint_s.push_back(run.checkpoint_after->duration_s);
+    }
+    if (!run.loadgen) continue;
+    const auto figure = model::run_figure(run, metric);
+    if (!figure) continue;
+    cell.tps.push_back(*figure);
+    if (std::isfinite(run.loadgen->latency_avg_ms)) {
+      cell.latency_ms.push_back(run.loadgen->latency_avg_ms);
+    }
+    if (run.latency && std::isfinite(run.latency->p99_ms))
+      cell.p99_ms.push_back(run.latency->p99_ms);
+  }
+  table.clients.assign(clients.begin(), clients.end());
+
+  for (const auto& variant : table.variants) {
+    for (const int count : table.clients) {
+      const auto found = grouped.find({variant, count});
+      if (found == grouped.end()) continue;
+      const CellRuns& runs_of_cell = found->second;
+      MatrixCell cell;
+      cell.variant = variant;
+      cell.clients = count;
+      cell.metric = metric;
+      cell.tps = runs_of_cell.tps;
+      if (!runs_of_cell.checkpoint_s.empty()) {
+        cell.checkpoint_median_s = model::median(runs_of_cell.checkpoint_s);
+      }
+      if (!cell.tps.empty()) {
+        const auto [min_it, max_it] = std::minmax_element(cell.tps.begin(), cell.tps.end());
+        cell.tps_min = *min_it;
+        cell.tps_max = *max_it;
+        cell.tps_median = model::median(cell.tps);
+      }
+      cell.latency_median_ms = model::median(runs_of_cell.latency_ms);
+      if (!runs_of_cell.p99_ms.empty()) cell.p99_median_ms = model::median(runs_of_cell.p99_ms);
+      set_dominant(cell, runs_of_cell.profile);
+      set_composition(cell, runs_of_cell.runs);
+      cell.failed_runs = runs_of_cell.failed;
+      table.cells.push_back(std::move(cell));
+    }
+  }
+  return table;
+}
+
+std::string render_matrix_text(const MatrixTable& table) {
+  std::string out;
+  if (!table.name.empty()) out += text_escape(table.name) + "\n\n";
+  out += fmt::format("{} by clients, median of {} (min-max below)\n\n", figure_title(table),
+                     repeats_text(table));
+  const auto headers = client_headers(table);
+
+  std::vector<GridRow> rows;
+  for (const auto& variant : table.variants) {
+    rows.push_back({variant_label(variant), row_cells(table, variant, median_text)});
+    const auto ranges = row_cells(table, variant, range_text);
+    if (std::any_of(ranges.begin(), ranges.end(), [](const auto& text) { return !text.empty(); })) {
+      rows.push_back({"", ranges});
+    }
+  }
+  out += render_grid(headers, rows);
+
+  rows.clear();
+  for (const auto& variant : table.variants) {
+    rows.push_back({variant_label(variant), row_cells(table, variant, latency_text)});
+  }
+  out += "\nlatency, ms (median of the runs' averages)\n\n" + render_grid(headers, rows);
+  if (has_checkpoint(table)) {
+    rows.clear();
+    for (const auto& variant : table.variants) {
+      rows.push_back({variant_label(variant), row_cells(table, variant, checkpoint_text)});
+    }
+    out += "\ncheckpoint after the run, s (median)\n\n" + render_grid(headers, rows);
+  }
+  if (has_p99(table)) {
+    rows.clear();
+    for (const auto& variant : table.variants) {
+      rows.push_back({variant_label(variant), row_cells(table, variant, p99_text)});
+    }
+    out += "\np99 latency, ms (median of the runs' p99)\n\n" + render_grid(headers, rows);
+  }
+
+  rows.clear();
+  for (const auto& variant : table.variants) {
+    rows.push_back({variant_label(variant), row_cells(table, variant, dominant_text)});
+  }
+  // Names read better left-aligned; the share follows each name.
+  out += "\ndominant wait (share of non-idle samples)\n\n" + render_grid(headers, rows, false);
+  out += text_composition(table);
+
+  const auto notes = failed_notes(table);
+  if (!notes.empty()) {
+    out += "\n* failed runs, left out of tps, latency and wait profiles:\n";
+    for (const auto& note : notes) out += "  " + text_escape(note) + "\n";
+  }
+  return out;
+}
+
+std::string render_matrix_markdown(const MatrixTable& table) {
+  std::string out = "## " + markdown_escape(table.name.empty() ? "Matrix" : table.name) + "\n\n";
+  auto grid = [&](const std::string& title, auto format, bool numbers = true) {
+    std::vector<std::string> header{"variant"};
+    for (const int clients : table.clients) header.push_back(std::to_string(clients));
+    std::vector<bool> right_aligned(header.size(), numbers);
+    right_aligned[0] = false;
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back(std::move(header));
+    for (const auto& variant : table.variants) {
+      std::vector<std::string> row{variant_label(variant)};
+      const auto cells = row_cells(table, variant, format);
+      row.insert(row.end(), cells.begin(), cells.end());
+      rows.push_back(std::move(row));
+    }
+    return "### " + title + "\n\n" + markdown_table(rows, right_aligned) + "\n";
+  };
+  out += grid(fmt::format("{} (median of {}, min-max)", figure_title(table), repeats_text(table)),
+              [](const MatrixCell* cell) {
+                const std::string range = range_text(cell);
+                return range.empty() ? median_text(cell)
+                                     : fmt::format("{} ({})", median_text(cell), range);
+              });
+  out += grid("Latency (ms, median)", latency_text);
+  if (has_checkpoint(table)) out += grid("Checkpoint after the run (s, median)", checkpoint_text);
+  if (has_p99(table)) out += grid("p99 latency (ms, median of the runs' p99)", p99_text);
+  out += grid("Dominant wait (share of non-idle samples)", dominant_text, false);
+  out += markdown_composition(table);
+  const auto notes = failed_notes(table);
+  if (!notes.empty()) {
+    out += "\\* failed runs, left out of tps, latency and wait profiles:\n\n";
+    for (const auto& note : notes) out += "- " + markdown_escape(note) + "\n";
+  }
+  return out;
+}
+
+}  // namespace pgwaitprof::exporters

@@ -1,0 +1,196 @@
+// The machine-readable outputs of a run: report.json (the model's codec plus the summary the
+// reports state), profile.csv and timeline.csv for spreadsheets and pandas, and folded stacks
+// for flame graphs. The text and Markdown reports live in report_render.cc.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "base/json_text.h"
+#include "exporters/render/report_common.h"
+#include "exporters/render/report_render.h"
+#include "exporters/render/report_sections.h"
+#include "exporters/render/text_format.h"
+
+namespace pgwaitprof::exporters {
+
+using namespace report_detail;
+using namespace text_format;
+
+namespace {
+
+nlohmann::json estimate_json(const model::MeanEstimate& estimate) {
+  auto number = [](double value) {
+    return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
+  };
+  return {
+      {"mean", estimate.mean},
+      {"standard_error", estimate.reliable ? number(estimate.standard_error) : nlohmann::json()},
+      {"reliable", estimate.reliable},
+      {"method", estimate.method}};
+}
+
+// What the text and HTML reports state with their errors, for readers of report.json: derived
+// from the data above it (run_from_json ignores it; every renderer recomputes it).
+nlohmann::json summary_json(const model::Run& run, const RenderOptions& options) {
+  const ProfileTable table = profile_table(run, options, false);
+  nlohmann::json waits = nlohmann::json::array();
+  for (const auto& row : table.rows) {
+    auto error = [&](double value) {
+      return row.stat.errors_reliable && std::isfinite(value) ? nlohmann::json(value)
+                                                              : nlohmann::json();
+    };
+    waits.push_back({{"wait", row.label},
+                     {"count", row.stat.count},
+                     {"share", row.stat.share},
+                     {"share_stderr", error(row.stat.share_stderr)},
+                     {"aas", row.stat.aas},
+                     {"aas_stderr", error(row.stat.aas_stderr)}});
+    if (const auto split = cpu_split(run, table, row)) {
+      waits.back()["kernel_split"] = {{"on_cpu_aas", split->on_cpu_aas},
+                                      {"runqueue_aas", split->runqueue_aas}};
+    }
+  }
+  nlohmann::json summary = {{"excluded_warmup_s", table.window.excluded_s},
+                            {"error_method", model::error_method_note()},
+                            {"waits", std::move(waits)}};
+  if (const auto tps = model::tps_estimate(run, table.window)) {
+    summary["tps"] = estimate_json(*tps);
+    if (tps->reliable) summary["tps"]["ci95_half_width"] = tps->half_width(0.95);
+  }
+  return summary;
+}
+
+}  // namespace
+
+std::string render_json(const model::Run& run) {
+  auto json = model::to_json(run);
+  json["summary"] = summary_json(run, {});
+  return base::json_text(json, 2) + "\n";
+}
+
+std::span<const store::RunFile> run_directory_files() {
+  static const store::RunFile files[] = {
+      {"report.txt", [](const model::Run& r) { return render_text(r); }},
+      {"report.md", [](const model::Run& r) { return render_markdown(r); }},
+      {"profile.csv", [](const model::Run& r) { return render_profile_csv(r); }},
+      {"timeline.csv", &render_timeline_csv},
+      {"waits.folded", [](const model::Run& r) { return render_folded(r); }},
+      {"report.html", [](const model::Run& r) { return render_html(r); }},
+      {"report.json", &render_json},
+  };
+  return files;
+}
+
+namespace {
+
+// flamegraph.pl and speedscope split frames on ';' and the count off at the last space; a
+// line break, which would end the stack, is written out by text_escape.
+std::string folded_frame(std::string_view name) {
+  std::string frame = name.empty() ? "-" : text_escape(name);
+  std::replace(frame.begin(), frame.end(), ';', '_');
+  return frame;
+}
+
+}  // namespace
+
+std::string render_profile_csv(const model::Run& run, const RenderOptions& options) {
+  // profile.csv is data for a spreadsheet or pandas: every wait key is kept, whatever --top
+  // says for the tables. Only query ids, which are unbounded, keep top-N with an "other" row.
+  RenderOptions csv_options = options;
+  if (options.by != GroupBy::kQueryId) csv_options.top = 0;
+  const ProfileTable table = profile_table(run, csv_options, true);
+  std::vector<std::string> header = table.columns;
+  for (const char* column : {"count", "share", "aas", "aas_stderr"}) header.emplace_back(column);
+  std::string out = csv_row(header);
+  for (const auto& row : table.rows) {
+    std::vector<std::string> fields = row.fields;
+    fields.push_back(fmt::format("{}", row.stat.count));
+    fields.push_back(fmt::format("{:.6f}", row.stat.share));
+    fields.push_back(fmt::format("{:.4f}", row.stat.aas));
+    const auto error = error_text(row.stat.aas_stderr, row.stat.errors_reliable, 4);
+    fields.push_back(error == "-" ? "" : error);
+    out += csv_row(fields);
+  }
+  return out;
+}
+
+std::string render_timeline_csv(const model::Run& run) {
+  std::string out = csv_row({"start_s",
+                             "duration_s",
+                             "tps",
+                             "latency_avg_ms",
+                             "latency_stddev_ms",
+                             "failed",
+                             "snapshots",
+                             "aas_cpu",
+                             "aas_lwlock",
+                             "aas_lock",
+                             "aas_io",
+                             "aas_ipc",
+                             "aas_client",
+                             "aas_other",
+                             "dominant_wait",
+                             "cpu_user_pct",
+                             "cpu_system_pct",
+                             "cpu_iowait_pct",
+                             "cpu_idle_pct",
+                             "loadgen_cores",
+                             "background",
+                             "sampler_outage",
+                             "latency_p99_ms",
+                             "latency_max_ms",
+                             "oncpu_aas",
+                             "runq_aas"});
+  for (const auto& row : timeline_rows(run)) {
+    std::vector<std::string> fields = {format_seconds(row.start_s), format_seconds(row.duration_s)};
+    if (row.loadgen) {
+      fields.push_back(format_optional(row.loadgen->tps, 1));
+      fields.push_back(format_optional(row.loadgen->latency_avg_ms, 3));
+      fields.push_back(format_optional(row.loadgen->latency_stddev_ms, 3));
+      fields.push_back(fmt::format("{}", row.loadgen->failed));
+    } else {
+      fields.insert(fields.end(), 4, "");
+    }
+    fields.push_back(fmt::format("{}", row.snapshots));
+    for (double aas : row.aas) fields.push_back(fmt::format("{:.3f}", aas));
+    fields.push_back(row.dominant_wait);
+    if (row.cpu) {
+      fields.push_back(fmt::format("{:.1f}", row.cpu->user_pct));
+      fields.push_back(fmt::format("{:.1f}", row.cpu->system_pct));
+      fields.push_back(fmt::format("{:.1f}", row.cpu->iowait_pct));
+      fields.push_back(fmt::format("{:.1f}", row.cpu->idle_pct));
+      fields.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
+    } else {
+      fields.insert(fields.end(), 5, "");
+    }
+    fields.push_back(row.background);
+    fields.push_back(row.sampler_outage ? "1" : "0");
+    fields.push_back(row.latency ? format_optional(row.latency->p99_ms, 3) : "");
+    fields.push_back(row.latency ? format_optional(row.latency->max_ms, 3) : "");
+    fields.push_back(row.oncpu_aas ? fmt::format("{:.3f}", *row.oncpu_aas) : "");
+    fields.push_back(row.runq_aas ? fmt::format("{:.3f}", *row.runq_aas) : "");
+    out += csv_row(fields);
+  }
+  return out;
+}
+
+std::string render_folded(const model::Run& run, const RenderOptions& options) {
+  // States merge: a flame graph of waits is read per process type, and CPU is one frame.
+  std::map<std::string, uint64_t> stacks;
+  for (const auto& [key, count] : run.profile.counts()) {
+    if (!options.include_idle && model::is_idle(key)) continue;
+    std::string stack = folded_frame(key.backend_type) + ";" + folded_frame(key.wait_event_type);
+    if (key.wait_event_type != model::kCpu) stack += ";" + folded_frame(key.wait_event);
+    stacks[stack] += count;
+  }
+  std::string out;
+  for (const auto& [stack, count] : stacks) {
+    if (count > 0) out += fmt::format("{} {}\n", stack, count);
+  }
+  return out;
+}
+
+}  // namespace pgwaitprof::exporters

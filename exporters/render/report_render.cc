@@ -1,0 +1,446 @@
+// The human-readable renderers of a run: the text report (the hackers' table and the
+// pgbench-style timeline) and Markdown. report.json, the CSVs and folded stacks live in
+// report_data.cc, render_html in report_html.cc.
+#include "exporters/render/report_render.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "exporters/render/report_common.h"
+#include "exporters/render/report_facts.h"
+#include "exporters/render/report_sections.h"
+#include "exporters/render/text_format.h"
+
+namespace pgwaitprof::exporters {
+
+using namespace report_detail;
+using namespace text_format;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+class TextWriter {
+ public:
+  void line(const std::string& text = "") { out_ += rstrip(text) + '\n'; }
+  void section(const std::string& title) {
+    line();
+    line(title);
+  }
+  // The keys are the report's own; the values come from the run.
+  void facts(const std::vector<std::pair<std::string, std::string>>& facts, size_t indent) {
+    size_t width = 0;
+    for (const auto& [key, value] : facts) width = std::max(width, key.size());
+    for (const auto& [key, value] : facts) {
+      line(std::string(indent, ' ') + pad_right(key, width + 2) + text_escape(value));
+    }
+  }
+  // Lines of a load generator's output, each escaped.
+  void output_lines(std::string_view text) {
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      line("  " + text_escape(text.substr(start, end - start)));
+      start = end + 1;
+    }
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& table,
+                  const RenderOptions& options) {
+  out.section(profile_title(table, options) + ": " + profile_heading(run, table, options));
+  if (!table.note.empty()) out.line("(" + table.note + ")");
+  if (const auto excluded = table.window.description(); !excluded.empty()) {
+    out.line("(" + excluded + "; --no-trim keeps it)");
+  }
+  std::vector<std::string> labels;
+  labels.reserve(table.rows.size());
+  for (const auto& row : table.rows) labels.push_back(text_escape(row.label));
+  const size_t width = label_width(labels, table.dimension);
+  out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7}  {}", "count", pad_right(table.dimension, width),
+                       "share", "AAS", pad_left("± err", 6)));
+  for (size_t index = 0; index < table.rows.size(); ++index) {
+    const auto& row = table.rows[index];
+    out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}  {:>6}", row.stat.count,
+                         pad_right(labels[index], width), percent(row.stat.share), row.stat.aas,
+                         error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)));
+    if (const auto split = cpu_split(run, table, row)) {
+      for (const auto& sub : split->sub_rows()) {
+        out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", "",
+                             pad_right(std::string("  ") + sub.label, width), percent(sub.share),
+                             sub.aas));
+      }
+    }
+  }
+  out.line(fmt::format("  {:>9}  {}", "---------", std::string(width + 26, '-')));
+  const double total_aas =
+      table.snapshots > 0 ? static_cast<double>(table.total) / static_cast<double>(table.snapshots)
+                          : 0.0;
+  out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", table.total, pad_right("total", width),
+                       table.total > 0 ? "100.0%" : "-", total_aas));
+  out.line("  (" + model::error_method_note() + ")");
+
+  if (table.idle.empty()) return;
+  out.section(
+      fmt::format("idle (not in shares): {} samples, {:.2f} sessions on average", table.idle_total,
+                  table.snapshots > 0
+                      ? static_cast<double>(table.idle_total) / static_cast<double>(table.snapshots)
+                      : 0.0));
+  std::vector<std::string> idle_labels;
+  idle_labels.reserve(table.idle.size());
+  for (const auto& row : table.idle) idle_labels.push_back(text_escape(row.label));
+  size_t idle_width = display_width("idle wait (backend type)");
+  for (const auto& label : idle_labels) idle_width = std::max(idle_width, display_width(label));
+  out.line(fmt::format("  {:>9}  {}  {:>7}", "count",
+                       pad_right("idle wait (backend type)", idle_width), "AAS"));
+  for (size_t index = 0; index < table.idle.size(); ++index) {
+    out.line(fmt::format("  {:>9}  {}  {:>7.2f}", table.idle[index].stat.count,
+                         pad_right(idle_labels[index], idle_width), table.idle[index].stat.aas));
+  }
+}
+
+void text_stderr(TextWriter& out, const model::Run& run) {
+  if (run.loadgen_stderr.empty()) return;
+  out.section("load generator stderr");
+  out.output_lines(run.loadgen_stderr);
+}
+
+void text_loadgen(TextWriter& out, const model::Run& run) {
+  if (run.loadgen) {
+    out.section("load generator summary");
+    for (const auto& summary_line : loadgen_summary_lines(*run.loadgen)) {
+      out.line("  " + text_escape(summary_line));
+    }
+  } else {
+    out.section(fmt::format("load generator summary: none (exit code {})", run.loadgen_exit_code));
+  }
+  if (run.status == model::RunStatus::kCompleted) text_stderr(out, run);
+}
+
+void text_timeline(TextWriter& out, const model::Run& run) {
+  const auto rows = timeline_rows(run);
+  if (rows.empty()) return;
+  out.section("timeline (" + timeline_legend(run) + ")");
+  std::vector<std::string> dominant;
+  dominant.reserve(rows.size());
+  for (const auto& row : rows) {
+    dominant.push_back(row.dominant_wait.empty() ? "-" : text_escape(row.dominant_wait));
+  }
+  size_t dominant_width = display_width("dominant wait");
+  for (const auto& name : dominant) dominant_width = std::max(dominant_width, display_width(name));
+  // The tail per interval, when pgbench's transaction log was read.
+  const bool tails = run.latency.has_value();
+  std::string header =
+      fmt::format("  {:>6} {:>9} {:>8} {:>8} {:>5} ", "t s", "tps", "lat ms", "stddev", "fail");
+  if (tails) header += fmt::format("{:>8} {:>8} ", "p99 ms", "max ms");
+  // Client backends on a CPU and waiting for one, measured, when the server is on this host.
+  const bool kernel = !run.kernel.empty();
+  if (kernel) header += fmt::format("{:>6} {:>6} ", "oncpu", "runq");
+  for (const auto& wait_class : kTimelineClasses) header += fmt::format(" {:>6}", wait_class);
+  header += fmt::format("  {}  {:>5} {:>5} {:>5} {:>5} {:>5}  {}",
+                        pad_right("dominant wait", dominant_width), "usr%", "sys%", "iow%", "idle%",
+                        "lg", "bg");
+  out.line(header);
+  for (size_t index = 0; index < rows.size(); ++index) {
+    const auto& row = rows[index];
+    std::string text = fmt::format("  {:>6}", format_seconds(row.start_s));
+    if (row.loadgen) {
+      text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
+                          number_or_dash(row.loadgen->latency_avg_ms, 3),
+                          number_or_dash(row.loadgen->latency_stddev_ms, 3), row.loadgen->failed);
+    } else {
+      text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", "-", "-", "-", "-");
+    }
+    if (tails) {
+      text += row.latency ? fmt::format("{:>8} {:>8} ", number_or_dash(row.latency->p99_ms, 3),
+                                        number_or_dash(row.latency->max_ms, 3))
+                          : fmt::format("{:>8} {:>8} ", "-", "-");
+    }
+    if (kernel) {
+      text += row.oncpu_aas ? fmt::format("{:>6.2f} {:>6.2f} ", *row.oncpu_aas, *row.runq_aas)
+                            : fmt::format("{:>6} {:>6} ", "-", "-");
+    }
+    for (double aas : row.aas) text += fmt::format(" {:>6.2f}", aas);
+    text += "  " + pad_right(dominant[index], dominant_width);
+    if (row.cpu) {
+      text += fmt::format("  {:>5.1f} {:>5.1f} {:>5.1f} {:>5.1f} {:>5.2f}", row.cpu->user_pct,
+                          row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct,
+                          row.cpu->loadgen_cores);
+    } else {
+      text += fmt::format("  {:>5} {:>5} {:>5} {:>5} {:>5}", "-", "-", "-", "-", "-");
+    }
+    text += "  " + row.background;
+    if (row.stalled) text += row.background.empty() ? "<- stall" : "  <- stall";
+    if (row.sampler_outage) text += "  <- sampler disconnected";
+    out.line(text);
+  }
+}
+
+// The explaining sections (run to run, kernel view, lock waits, statements, checkpoint), each
+// as a padded table.
+void text_sections(TextWriter& out, const model::Run& run) {
+  for (const auto& section : explaining_sections(run)) {
+    out.section(text_escape(section.title));
+    for (const auto& note : section.notes) out.line("  (" + text_escape(note) + ")");
+    if (section.header.empty()) continue;
+    std::vector<std::vector<std::string>> rows{section.header};
+    rows.insert(rows.end(), section.rows.begin(), section.rows.end());
+    const std::string table = text_table(rows, section.right_aligned);
+    size_t start = 0;
+    for (size_t end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
+      out.line("  " + table.substr(start, end - start));
+    }
+  }
+  if (run.statements.empty() && !run.statements_note.empty()) {
+    out.section("statements: none (" + text_escape(run.statements_note) + ")");
+  }
+}
+
+void text_tail(TextWriter& out, const model::Run& run) {
+  if (!run.stalls.empty()) {
+    out.section(fmt::format("stalls ({})", run.stalls.size()));
+    for (const auto& stall : run.stalls) out.line("  " + text_escape(stall.summary()));
+  } else if (!run.timeline.empty()) {
+    out.section("stalls: none");
+  }
+  if (!run.warnings.empty()) {
+    out.section("warnings");
+    for (const auto& warning : run.warnings) out.line("  - " + text_escape(warning));
+  }
+  out.section("environment");
+  out.facts(environment_facts(run.environment), 2);
+  if (!run.environment.settings.empty()) {
+    out.line("  non-default settings:");
+    for (const auto& setting : run.environment.settings) {
+      out.line("    " + text_escape(setting_line(setting)));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markdown
+
+std::string md_stderr(const model::Run& run) {
+  if (run.loadgen_stderr.empty()) return "";
+  return "\nLoad generator stderr:\n\n" + markdown_code_block(run.loadgen_stderr);
+}
+
+}  // namespace
+
+std::string render_text(const model::Run& run, const RenderOptions& options) {
+  TextWriter out;
+  out.line(fmt::format("pgwaitprof run {}{}", text_escape(run.id),
+                       run.label.empty() ? "" : fmt::format(" \"{}\"", text_escape(run.label))));
+  if (const auto banner = status_banner(run); !banner.empty()) {
+    out.line();
+    out.line("*** " + text_escape(banner) + " ***");
+  }
+  out.line();
+  out.facts(header_facts(run, options.trim), 0);
+  // A run that did not complete is read for why: the load generator's stderr comes first.
+  if (run.status != model::RunStatus::kCompleted) text_stderr(out, run);
+  text_profile(out, run, profile_table(run, options, false), options);
+  text_loadgen(out, run);
+  text_timeline(out, run);
+  text_sections(out, run);
+  text_tail(out, run);
+  return out.take();
+}
+
+namespace {
+
+std::string md_profile(const model::Run& run, const RenderOptions& options) {
+  std::string out;
+  const ProfileTable table = profile_table(run, options, false);
+  std::string title = profile_title(table, options);
+  title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+  out += "\n## " + markdown_escape(title) + "\n\n" +
+         markdown_escape(profile_heading(run, table, options)) + ".\n\n";
+  if (!table.note.empty()) out += markdown_escape(table.note) + ".\n\n";
+  if (const auto excluded = table.window.description(); !excluded.empty()) {
+    out += markdown_escape(excluded) + " (`--no-trim` keeps it).\n\n";
+  }
+  out += markdown_row({"count", markdown_escape(table.dimension), "share", "AAS", "± err"});
+  out += "|---:|:---|---:|---:|---:|\n";
+  for (const auto& row : table.rows) {
+    out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
+                         percent(row.stat.share), fmt::format("{:.2f}", row.stat.aas),
+                         error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)});
+    if (const auto split = cpu_split(run, table, row)) {
+      for (const auto& sub : split->sub_rows()) {
+        out += markdown_row({"", "&nbsp;&nbsp;" + markdown_escape(sub.label), percent(sub.share),
+                             fmt::format("{:.2f}", sub.aas), ""});
+      }
+    }
+  }
+  const double total_aas =
+      table.snapshots > 0 ? static_cast<double>(table.total) / static_cast<double>(table.snapshots)
+                          : 0.0;
+  out += markdown_row({fmt::format("**{}**", table.total), "**total**",
+                       table.total > 0 ? "100.0%" : "-", fmt::format("{:.2f}", total_aas), ""});
+  out += "\n" + markdown_escape(model::error_method_note()) + ".\n";
+  if (const auto meanings = row_meanings(run, table); !meanings.empty()) {
+    out += "\nWhat the events above mean (`pgwaitprof explain EVENT` says more):\n\n";
+    for (const auto& [label, meaning] : meanings) {
+      out += "- **" + markdown_escape(label) + "**: " + markdown_escape(meaning) + "\n";
+    }
+  }
+  if (!table.idle.empty()) {
+    out += fmt::format("\n### Idle (not in shares)\n\n{} samples, {:.2f} sessions on average.\n\n",
+                       table.idle_total,
+                       table.snapshots > 0 ? static_cast<double>(table.idle_total) /
+                                                 static_cast<double>(table.snapshots)
+                                           : 0.0);
+    out += markdown_row({"count", "idle wait (backend type)", "AAS"}) + "|---:|:---|---:|\n";
+    for (const auto& row : table.idle) {
+      out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
+                           fmt::format("{:.2f}", row.stat.aas)});
+    }
+  }
+
+  return out;
+}
+
+std::string md_loadgen(const model::Run& run) {
+  std::string out;
+  out += "\n## Load generator\n\n";
+  if (run.loadgen) {
+    out += markdown_code_block(loadgen_summary_lines(*run.loadgen));
+  } else {
+    out += fmt::format("No summary (exit code {}).\n", run.loadgen_exit_code);
+  }
+  if (run.status == model::RunStatus::kCompleted) out += md_stderr(run);
+
+  return out;
+}
+
+std::string md_timeline(const model::Run& run) {
+  std::string out;
+  const auto rows = timeline_rows(run);
+  if (rows.empty()) return "";
+  out += "\n## Timeline\n\n" + markdown_escape(timeline_legend(run)) + ".\n\n";
+  const bool tails = run.latency.has_value();
+  std::vector<std::string> header = {"t s", "tps", "lat ms", "stddev", "fail"};
+  if (tails) header.insert(header.end(), {"p99 ms", "max ms"});
+  const bool kernel = !run.kernel.empty();
+  if (kernel) header.insert(header.end(), {"oncpu", "runq"});
+  for (const auto& wait_class : kTimelineClasses) header.emplace_back(wait_class);
+  for (const char* column : {"dominant wait", "usr%", "sys%", "iow%", "idle%", "lg", "bg"}) {
+    header.emplace_back(column);
+  }
+  out += markdown_row(header);
+  std::string alignment = "|";
+  for (const auto& column : header) {
+    alignment += column == "dominant wait" || column == "bg" ? ":---|" : "---:|";
+  }
+  out += alignment + "\n";
+  for (const auto& row : rows) {
+    std::vector<std::string> cells = {format_seconds(row.start_s)};
+    if (row.loadgen) {
+      cells.push_back(number_or_dash(row.loadgen->tps, 1));
+      cells.push_back(number_or_dash(row.loadgen->latency_avg_ms, 3));
+      cells.push_back(number_or_dash(row.loadgen->latency_stddev_ms, 3));
+      cells.push_back(fmt::format("{}", row.loadgen->failed));
+    } else {
+      cells.insert(cells.end(), 4, "-");
+    }
+    if (tails) {
+      cells.push_back(row.latency ? number_or_dash(row.latency->p99_ms, 3) : "-");
+      cells.push_back(row.latency ? number_or_dash(row.latency->max_ms, 3) : "-");
+    }
+    if (kernel) {
+      cells.push_back(row.oncpu_aas ? fmt::format("{:.2f}", *row.oncpu_aas) : "-");
+      cells.push_back(row.runq_aas ? fmt::format("{:.2f}", *row.runq_aas) : "-");
+    }
+    for (double aas : row.aas) cells.push_back(fmt::format("{:.2f}", aas));
+    cells.push_back(markdown_escape(row.dominant_wait.empty() ? "-" : row.dominant_wait));
+    if (row.cpu) {
+      for (double pct :
+           {row.cpu->user_pct, row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct}) {
+        cells.push_back(fmt::format("{:.1f}", pct));
+      }
+      cells.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
+    } else {
+      cells.insert(cells.end(), 5, "-");
+    }
+    cells.push_back(markdown_escape(row.background) + (row.stalled ? " **stall**" : "") +
+                    (row.sampler_outage ? " **sampler disconnected**" : ""));
+    out += markdown_row(cells);
+  }
+  return out;
+}
+
+std::string md_environment(const model::Environment& environment) {
+  std::string out;
+  out += "\n## Environment\n\n" + markdown_row({"", ""}) + "|---|---|\n";
+  for (const auto& [key, value] : environment_facts(environment)) {
+    out += markdown_row({key, markdown_escape(value)});
+  }
+  if (!environment.settings.empty()) {
+    out += "\nNon-default settings:\n\n";
+    out += markdown_row({"name", "value", "unit", "as SHOW prints it", "source"});
+    out += "|:---|---:|:---|---:|:---|\n";
+    for (const auto& setting : environment.settings) {
+      out += markdown_row(
+          {markdown_code(setting.name), markdown_code(setting.value), markdown_escape(setting.unit),
+           markdown_escape(setting_show_value(setting)), markdown_escape(setting.source)});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_markdown(const model::Run& run, const RenderOptions& options) {
+  std::string out = fmt::format("# pgwaitprof run {}{}\n\n", markdown_code(run.id),
+                                run.label.empty() ? "" : ": " + markdown_escape(run.label));
+  if (const auto banner = status_banner(run); !banner.empty()) {
+    out += "> **" + markdown_escape(banner) + "**\n\n";
+  }
+  out += markdown_row({"", ""}) + "|---|---|\n";
+  for (const auto& [key, value] : header_facts(run, options.trim)) {
+    const bool code = key == "target" || key == "command";
+    out += markdown_row({key, code ? markdown_code(value) : markdown_escape(value)});
+  }
+
+  if (run.status != model::RunStatus::kCompleted) out += md_stderr(run);
+
+  out += md_profile(run, options);
+  out += md_loadgen(run);
+  out += md_timeline(run);
+  for (const auto& section : explaining_sections(run)) {
+    std::string title = section.title;
+    title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+    out += "\n## " + markdown_escape(title) + "\n\n";
+    for (const auto& note : section.notes) out += markdown_escape(note) + "\n\n";
+    if (section.header.empty()) continue;
+    std::vector<std::vector<std::string>> rows{section.header};
+    rows.insert(rows.end(), section.rows.begin(), section.rows.end());
+    out += markdown_table(rows, section.right_aligned);
+  }
+  if (run.statements.empty() && !run.statements_note.empty()) {
+    out += "\n## Statements\n\nNone: " + markdown_escape(run.statements_note) + ".\n";
+  }
+  out += "\n## Stalls\n\n";
+  if (run.stalls.empty()) out += "None.\n";
+  for (const auto& stall : run.stalls) out += "- " + markdown_escape(stall.summary()) + "\n";
+  if (!run.warnings.empty()) {
+    out += "\n## Warnings\n\n";
+    for (const auto& warning : run.warnings) out += "- " + markdown_escape(warning) + "\n";
+  }
+
+  out += md_environment(run.environment);
+  return out;
+}
+
+}  // namespace pgwaitprof::exporters

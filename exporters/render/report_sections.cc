@@ -1,0 +1,279 @@
+// Kernel view, lock waits and statements sections.
+#include "exporters/render/report_sections.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "exporters/render/text_format.h"
+
+namespace pgwaitprof::exporters::report_detail {
+namespace {
+
+double ratio(double part, double whole) { return whole > 0 ? part / whole : 0; }
+
+// AAS of the client backends' Lock waits over the run.
+double lock_aas(const model::Run& run) {
+  uint64_t count = 0;
+  for (const auto& [key, samples] : run.profile.counts()) {
+    if (key.wait_event_type == "Lock" && !model::is_idle(key)) count += samples;
+  }
+  return ratio(static_cast<double>(count), static_cast<double>(run.profile.snapshots()));
+}
+
+std::string top_waits(const model::StatementProfile& statement, size_t shown) {
+  std::vector<std::pair<uint64_t, std::string>> ranked;
+  for (const auto& [name, count] : statement.waits) ranked.emplace_back(count, name);
+  std::sort(ranked.rbegin(), ranked.rend());
+  std::string text;
+  for (size_t index = 0; index < std::min(shown, ranked.size()); ++index) {
+    if (!text.empty()) text += ", ";
+    text += fmt::format("{} {:.0f}%", ranked[index].second,
+                        100 * ratio(static_cast<double>(ranked[index].first),
+                                    static_cast<double>(statement.samples)));
+  }
+  return text;
+}
+
+std::vector<std::pair<std::string, double>> class_shares(const model::StatementProfile& statement) {
+  std::map<std::string, uint64_t> classes;
+  for (const auto& [name, count] : statement.waits) {
+    classes[name == model::kCpu ? std::string(model::kCpu) : name.substr(0, name.find(" | "))] +=
+        count;
+  }
+  std::vector<std::pair<std::string, double>> shares;
+  for (const auto& [wait_class, count] : classes) {
+    shares.emplace_back(wait_class,
+                        ratio(static_cast<double>(count), static_cast<double>(statement.samples)));
+  }
+  std::sort(shares.begin(), shares.end(), [](const auto& a, const auto& b) {
+    return text_format::wait_class_before(a.first, b.first);
+  });
+  return shares;
+}
+
+}  // namespace
+
+double kernel_aas(const model::Run& run, const std::string& group, bool runqueue) {
+  const auto found = run.kernel.find(group);
+  if (found == run.kernel.end()) return 0;
+  return runqueue ? found->second.runqueue_aas() : found->second.on_cpu_aas();
+}
+
+std::optional<CpuSplit> cpu_split(const model::Run& run, const ProfileTable& table,
+                                  const ProfileRow& row) {
+  if (row.other || row.label != model::kCpu || row.stat.aas <= 0) return std::nullopt;
+  double on_cpu_s = 0;
+  double runqueue_s = 0;
+  for (const char* group : {model::kClientBackends, model::kBackgroundProcesses}) {
+    for (size_t index = table.window.first_interval; index < run.timeline.size(); ++index) {
+      if (const auto found = run.timeline[index].kernel.find(group);
+          found != run.timeline[index].kernel.end()) {
+        on_cpu_s += found->second.on_cpu_s;
+        runqueue_s += found->second.runqueue_s;
+      }
+    }
+  }
+  if (on_cpu_s + runqueue_s <= 0) return std::nullopt;
+  const double on_cpu_fraction = on_cpu_s / (on_cpu_s + runqueue_s);
+  CpuSplit split;
+  split.on_cpu_aas = row.stat.aas * on_cpu_fraction;
+  split.runqueue_aas = row.stat.aas - split.on_cpu_aas;
+  split.on_cpu_share = row.stat.share * on_cpu_fraction;
+  split.runqueue_share = row.stat.share - split.on_cpu_share;
+  return split;
+}
+
+std::optional<SectionTable> kernel_section(const model::Run& run) {
+  if (run.kernel.empty()) return std::nullopt;
+  SectionTable table;
+  table.title = "kernel view (from /proc/<pid>/schedstat: exact times, not samples)";
+  table.header = {"processes", "on a CPU (AAS)", "waiting for a CPU (AAS)"};
+  table.right_aligned = {false, true, true};
+  for (const char* group : {model::kClientBackends, model::kBackgroundProcesses,
+                            model::kLoadGenerator, model::kSamplerBackend}) {
+    if (!run.kernel.contains(group)) continue;
+    table.rows.push_back({group, fmt::format("{:.2f}", kernel_aas(run, group, false)),
+                          fmt::format("{:.2f}", kernel_aas(run, group, true))});
+  }
+  const double on_cpu = kernel_aas(run, model::kClientBackends, false);
+  const double queued = kernel_aas(run, model::kClientBackends, true);
+  if (on_cpu + queued > 0) {
+    table.notes.push_back(fmt::format(
+        "Of the time client backends were runnable, {:.0f}% was on a CPU and {:.0f}% waiting for "
+        "one; the profile's CPU row is split in the ratio of all server processes. Run-queue "
+        "time also hides inside other waits (a woken backend keeps its wait event until it gets "
+        "a core): {:.2f} AAS of client backends waited for a CPU in all.",
+        100 * on_cpu / (on_cpu + queued), 100 * queued / (on_cpu + queued), queued));
+  }
+  return table;
+}
+
+constexpr size_t kTopLockRows = 10;
+
+std::optional<SectionTable> lock_section(const model::Run& run) {
+  if (run.lock_blockers.empty()) return std::nullopt;
+  uint64_t observations = 0;
+  for (const auto& blocker : run.lock_blockers) observations += blocker.observations;
+  const double total_aas = lock_aas(run);
+  SectionTable table;
+  table.title = "lock waits: who blocked them";
+  table.notes.push_back(fmt::format(
+      "{} lookups of pg_blocking_pids while Lock waits existed saw {} blocked backends; Lock waits "
+      "of client backends averaged {:.2f} sessions, shared out below by what blocked them.",
+      run.lock_lookups, observations, total_aas));
+  table.header = {"share", "AAS", "lock", "blocker", "state", "statement"};
+  table.right_aligned = {true, true, false, false, false, false};
+  // run.lock_blockers is sorted by observations: the top rows, then the rest as one.
+  uint64_t other = 0;
+  for (size_t index = 0; index < run.lock_blockers.size(); ++index) {
+    const auto& blocker = run.lock_blockers[index];
+    if (index >= kTopLockRows) {
+      other += blocker.observations;
+      continue;
+    }
+    const double share =
+        ratio(static_cast<double>(blocker.observations), static_cast<double>(observations));
+    const std::string& program = blocker.blocker_application.empty() ? blocker.blocker_backend_type
+                                                                     : blocker.blocker_application;
+    std::string who = blocker.blockers == 1
+                          ? fmt::format("pid {} ({})", blocker.example_blocker_pid, program)
+                          : fmt::format("{} backends ({})", blocker.blockers, program);
+    if (blocker.chain_depth > 1) who += fmt::format(", chain of {}", blocker.chain_depth);
+    std::string state = blocker.blocker_state;
+    if (blocker.max_xact_age_s >= 0) state += fmt::format(" {:.1f} s", blocker.max_xact_age_s);
+    const std::string& object =
+        blocker.object.empty() && blocker.blockers == 1 ? blocker.example_object : blocker.object;
+    table.rows.push_back(
+        {fmt::format("{:.1f}%", 100 * share), fmt::format("{:.2f}", share * total_aas),
+         object.empty() ? blocker.lock_type : fmt::format("{} \"{}\"", blocker.lock_type, object),
+         who, state, blocker.blocker_statement});
+  }
+  if (other > 0) {
+    const double share = ratio(static_cast<double>(other), static_cast<double>(observations));
+    table.rows.push_back(
+        {fmt::format("{:.1f}%", 100 * share), fmt::format("{:.2f}", share * total_aas),
+         fmt::format("other ({} kinds)", run.lock_blockers.size() - kTopLockRows), "", "", ""});
+  }
+  return table;
+}
+
+std::optional<SectionTable> statements_section(const model::Run& run, size_t top) {
+  if (run.statements.empty()) return std::nullopt;
+  uint64_t total = 0;
+  for (const auto& statement : run.statements) total += statement.samples;
+  const double snapshots = static_cast<double>(run.profile.snapshots());
+  SectionTable table;
+  table.title = "statements: which statement waits on what";
+  table.notes.push_back(
+      "AAS per query id (non-idle samples), its share of the load and its top waits; calls and "
+      "mean time from pg_stat_statements over the run where installed; literals shown as ?.");
+  table.header = {"AAS", "share", "calls", "mean ms", "top waits", "statement"};
+  table.right_aligned = {true, true, true, true, false, false};
+  uint64_t other_samples = 0;
+  size_t other_rows = 0;
+  for (size_t index = 0; index < run.statements.size(); ++index) {
+    const auto& statement = run.statements[index];
+    if (index >= top) {
+      other_samples += statement.samples;
+      ++other_rows;
+      continue;
+    }
+    table.rows.push_back(
+        {fmt::format("{:.2f}", ratio(static_cast<double>(statement.samples), snapshots)),
+         fmt::format("{:.1f}%", 100 * ratio(static_cast<double>(statement.samples),
+                                            static_cast<double>(total))),
+         statement.calls ? fmt::format("{}", *statement.calls) : "-",
+         statement.mean_exec_ms ? fmt::format("{:.3f}", *statement.mean_exec_ms) : "-",
+         top_waits(statement, 3),
+         statement.text.empty() ? fmt::format("(query id {})", statement.query_id)
+                                : statement.text});
+    table.bars.push_back(class_shares(statement));
+  }
+  if (other_rows > 0) {
+    table.rows.push_back(
+        {fmt::format("{:.2f}", ratio(static_cast<double>(other_samples), snapshots)),
+         fmt::format("{:.1f}%",
+                     100 * ratio(static_cast<double>(other_samples), static_cast<double>(total))),
+         "", "", "", fmt::format("other ({} statements)", other_rows)});
+    table.bars.emplace_back();
+  }
+  return table;
+}
+
+std::optional<SectionTable> checkpoint_section(const model::Run& run, size_t top) {
+  if (!run.checkpoint_after) return std::nullopt;
+  const auto& checkpoint = *run.checkpoint_after;
+  SectionTable table;
+  table.title = fmt::format("checkpoint after the run: {:.2f} s (from {:.1f} s)",
+                            checkpoint.duration_s, checkpoint.start_s);
+  if (!checkpoint.error.empty()) table.notes.push_back("CHECKPOINT failed: " + checkpoint.error);
+  table.notes.push_back(
+      "waits of every backend in the intervals marked CKPT in the timeline (the first may end the "
+      "load), idle not counted");
+  table.header = {"wait", "backend type", "samples", "AAS"};
+  table.right_aligned = {false, false, true, true};
+  std::map<std::pair<std::string, std::string>, uint64_t> merged;
+  for (const auto& [key, count] : checkpoint.profile.counts()) {
+    if (model::is_idle(key)) continue;
+    merged[{model::display_name(key), key.backend_type}] += count;
+  }
+  std::vector<std::pair<uint64_t, std::pair<std::string, std::string>>> ranked;
+  for (const auto& [name, count] : merged) ranked.emplace_back(count, name);
+  std::sort(ranked.rbegin(), ranked.rend());
+  const auto snapshots = static_cast<double>(checkpoint.profile.snapshots());
+  for (size_t index = 0; index < std::min(top, ranked.size()); ++index) {
+    const auto& [count, name] = ranked[index];
+    table.rows.push_back({name.first, name.second, std::to_string(count),
+                          fmt::format("{:.2f}", ratio(static_cast<double>(count), snapshots))});
+  }
+  return table;
+}
+
+std::optional<SectionTable> run_to_run_section(const model::Run& run) {
+  if (!run.run_to_run) return std::nullopt;
+  const auto& spread = *run.run_to_run;
+  const char* compared =
+      "the same workload and command, host, server version and non-default settings";
+  SectionTable table;
+  if (spread.figures.empty()) {
+    table.title = "run to run: not estimated";
+    table.notes.push_back(fmt::format(
+        "{} earlier comparable run{} in this data directory ({}), {} needed: the errors above are "
+        "within-run and do not show how much a repeat of this run varies",
+        spread.runs, spread.runs == 1 ? "" : "s", compared, spread.needed));
+    return table;
+  }
+  table.title = fmt::format("run to run: from {} earlier comparable runs", spread.runs);
+  table.notes.push_back(fmt::format(
+      "a repeat of this run should land within ± (95 %): t({}) x sqrt(2) x the standard deviation "
+      "between the {} newest earlier runs of this data directory with {}; it includes what the "
+      "within-run errors above cannot see (caching, scheduling, checkpoints)",
+      spread.runs - 1, spread.runs, compared));
+  table.header = {"figure", "this run", "a repeat within", "sd between runs"};
+  table.right_aligned = {false, true, true, true};
+  for (const auto& figure : spread.figures) {
+    if (figure.name == "tps") {
+      table.rows.push_back({"steady-state tps", fmt::format("{:.1f}", figure.value),
+                            fmt::format("± {:.1f} ({:.1f} %)", figure.half_width,
+                                        100 * ratio(figure.half_width, figure.value)),
+                            fmt::format("{:.1f}", figure.sd)});
+    } else {
+      table.rows.push_back({"share of " + figure.name, fmt::format("{:.1f}%", 100 * figure.value),
+                            fmt::format("± {:.1f} points", 100 * figure.half_width),
+                            fmt::format("{:.1f} points", 100 * figure.sd)});
+    }
+  }
+  return table;
+}
+
+std::vector<SectionTable> explaining_sections(const model::Run& run) {
+  std::vector<SectionTable> sections;
+  for (const auto& section : {run_to_run_section(run), kernel_section(run), lock_section(run),
+                              statements_section(run), checkpoint_section(run)}) {
+    if (section) sections.push_back(*section);
+  }
+  return sections;
+}
+
+}  // namespace pgwaitprof::exporters::report_detail

@@ -1,0 +1,59 @@
+// The load generator's command line, built from a run's request: the workload's own arguments
+// and script, -P when the user gave none, the user's arguments unchanged, and the target. The
+// target's password never goes into the argv (every local user can read /proc/PID/cmdline): it
+// is passed in the child's environment. Pure functions, tested on vectors.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loadgen/pgbench_log.h"
+#include "model/workloads.h"
+
+namespace pgwaitprof::loadgen {
+
+// The value of a pgbench option in `args` ("-c 8", "-c8", "--client=8", "--client 8"), if given.
+std::optional<std::string> pgbench_option(const std::vector<std::string>& args, char short_name,
+                                          std::string_view long_name);
+// Its integer value, or `fallback` when absent or not a number.
+int pgbench_int_option(const std::vector<std::string>& args, char short_name,
+                       std::string_view long_name, int fallback);
+
+struct LoadgenInputs {
+  std::string executable;  // the load generator's path
+  const model::Workload* workload = nullptr;
+  std::string script_path;             // the workload's script written for this run, if any
+  std::string scale;                   // the target's pgbench scale, for custom scripts
+  std::vector<std::string> user_args;  // as the user gave them
+  int interval_s = 1;                  // -P when the user gave none
+  std::string conninfo;                // "" = PG* environment variables
+  std::string display_target;          // the target as reports show it (password masked)
+  // Where pgbench writes its per-transaction log when the user did not ask for one (-l): the
+  // run directory, so percentiles can be computed; "" for none.
+  std::string transaction_log_prefix;
+};
+
+struct LoadgenCommand {
+  std::vector<std::string> argv;          // no password in it
+  std::vector<std::string> environment;   // "PGPASSWORD=..." when the target had a password
+  std::vector<std::string> display_argv;  // as recorded in the report
+  int interval_s = 1;                     // the progress interval pgbench will use
+  int clients = 1;
+  int threads = 1;
+  // The per-transaction log to read latency percentiles from: its prefix, its columns and
+  // pgbench's --sampling-rate; empty when there is none (--aggregate-interval, or not asked).
+  std::string transaction_log_prefix;
+  bool transaction_log_added = false;  // pgwaitprof asked for it: its files are ours to remove
+  loadgen::LogColumns transaction_log_columns;
+  double transaction_log_sampling_rate = 1;
+};
+
+LoadgenCommand build_loadgen_command(const LoadgenInputs& inputs);
+
+// One line saying why the load generator failed: the signal that killed it, the option it
+// rejected, or its first error, never a hint such as `Try "pgbench --help"`.
+std::string describe_loadgen_failure(int exit_code, std::string_view stderr_text);
+
+}  // namespace pgwaitprof::loadgen

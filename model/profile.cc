@@ -1,0 +1,77 @@
+// Profile arithmetic.
+#include "model/profile.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pgwaitprof::model {
+
+void Profile::add_snapshot(const Snapshot& snapshot) {
+  ++snapshots_;
+  for (const auto& backend : snapshot.backends) {
+    if (const WaitKey* key = key_of(backend)) count_key(counts_, counters_, key);
+  }
+}
+
+void Profile::add(const WaitKey& key, uint64_t count) { counts_[key] += count; }
+
+void Profile::merge(const Profile& other) {
+  snapshots_ += other.snapshots_;
+  for (const auto& [key, count] : other.counts_) counts_[key] += count;
+}
+
+uint64_t Profile::total(bool include_idle) const {
+  uint64_t total = 0;
+  for (const auto& [key, count] : counts_) {
+    if (include_idle || !is_idle(key)) total += count;
+  }
+  return total;
+}
+
+WaitStat make_stat(const WaitKey& key, uint64_t count, uint64_t total, uint64_t snapshots) {
+  WaitStat stat;
+  stat.key = key;
+  stat.count = count;
+  if (total > 0) stat.share = static_cast<double>(count) / static_cast<double>(total);
+  if (snapshots > 0) stat.aas = static_cast<double>(count) / static_cast<double>(snapshots);
+  return stat;
+}
+
+std::vector<WaitStat> Profile::stats(bool include_idle) const {
+  const uint64_t all = total(include_idle);
+  std::vector<WaitStat> result;
+  for (const auto& [key, count] : counts_) {
+    if (include_idle || !is_idle(key)) result.push_back(make_stat(key, count, all, snapshots_));
+  }
+  std::stable_sort(result.begin(), result.end(),
+                   [](const WaitStat& a, const WaitStat& b) { return a.count < b.count; });
+  return result;
+}
+
+std::map<std::string, uint64_t> Profile::by_wait_class() const {
+  std::map<std::string, uint64_t> result;
+  for (const auto& [key, count] : counts_) {
+    if (!is_idle(key)) result[key.wait_event_type] += count;
+  }
+  return result;
+}
+
+Histogram::Histogram(std::vector<double> bounds)
+    : upper_bounds(std::move(bounds)), bucket_counts(upper_bounds.size() + 1, 0) {}
+
+void Histogram::observe(double value) {
+  const auto bucket = std::lower_bound(upper_bounds.begin(), upper_bounds.end(), value);
+  ++bucket_counts[static_cast<size_t>(bucket - upper_bounds.begin())];
+  sum += value;
+  ++count;
+}
+
+std::vector<double> wait_duration_buckets() {
+  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+
+std::vector<double> snapshot_duration_buckets() {
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1};
+}
+
+}  // namespace pgwaitprof::model

@@ -1,0 +1,464 @@
+// report.json codec and stall detection.
+#include "model/run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace nlohmann {
+template <typename T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& value) {
+    if (value) {
+      j = *value;
+    } else {
+      j = nullptr;
+    }
+  }
+  static void from_json(const json& j, std::optional<T>& value) {
+    if (j.is_null()) {
+      value.reset();
+    } else {
+      value = j.get<T>();
+    }
+  }
+};
+}  // namespace nlohmann
+
+namespace pgwaitprof::model {
+
+using nlohmann::json;
+
+// NaN (pgbench's "-nan" latency of an interval without transactions) is stored as null.
+static json number_or_null(double value) {
+  return std::isfinite(value) ? json(value) : json(nullptr);
+}
+static double number_or_nan(const json& json_value) {
+  return json_value.is_null() ? std::numeric_limits<double>::quiet_NaN() : json_value.get<double>();
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadgenSummary, transaction_type, scale, query_mode,
+                                                clients, threads, duration_s, transactions, failed,
+                                                latency_avg_ms, latency_stddev_ms,
+                                                initial_connection_time_ms, tps, aborted)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HostCpu, user_pct, system_pct, iowait_pct, idle_pct,
+                                                loadgen_cores)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Background, autovacuum, checkpoint, manual_vacuum)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StallWait, wait, backends)
+static void to_json(json& j, const Stall& stall) {
+  j = {{"start_s", stall.start_s},
+       {"duration_s", stall.duration_s},
+       {"tps", stall.tps},
+       {"median_tps", stall.median_tps},
+       {"client_backends", stall.client_backends},
+       {"waits", stall.waits},
+       {"background", stall.background},
+       {"blocker", stall.blocker},
+       {"max_latency_ms", number_or_null(stall.max_latency_ms)}};
+}
+
+static void from_json(const json& j, Stall& stall) {
+  stall.start_s = j.value("start_s", 0.0);
+  stall.duration_s = j.value("duration_s", 0.0);
+  stall.tps = j.value("tps", 0.0);
+  stall.median_tps = j.value("median_tps", 0.0);
+  stall.client_backends = j.value("client_backends", 0.0);
+  stall.waits = j.value("waits", std::vector<StallWait>{});
+  stall.background = j.value("background", "");
+  stall.blocker = j.value("blocker", "");
+  stall.max_latency_ms = j.contains("max_latency_ms") ? number_or_nan(j.at("max_latency_ms"))
+                                                      : std::numeric_limits<double>::quiet_NaN();
+}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Setting, name, value, unit, source)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, server_version, server_version_num,
+                                                settings, data_checksums, kernel, cpu_model,
+                                                cpu_count, memory_bytes, hostname,
+                                                wait_event_descriptions)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Outage, start_s, duration_s, missed_ticks, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRunFigure, name, value, sd, half_width)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRun, runs, needed, figures)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelTime, on_cpu_s, runqueue_s, covered_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LockBlocker, lock_type, object, blocker_statement,
+                                                blocker_state, blocker_application,
+                                                blocker_backend_type, example_blocker_pid,
+                                                example_object, blockers, max_xact_age_s,
+                                                chain_depth, observations)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StatementProfile, query_id, text, samples, waits,
+                                                calls, mean_exec_ms)
+
+static json latency_to_json(const LatencySummary& latency) {
+  return {{"count", latency.count},
+          {"failed", latency.failed},
+          {"skipped", latency.skipped},
+          {"retries", latency.retries},
+          {"min_ms", number_or_null(latency.min_ms)},
+          {"mean_ms", number_or_null(latency.mean_ms)},
+          {"p50_ms", number_or_null(latency.p50_ms)},
+          {"p95_ms", number_or_null(latency.p95_ms)},
+          {"p99_ms", number_or_null(latency.p99_ms)},
+          {"max_ms", number_or_null(latency.max_ms)}};
+}
+
+static std::optional<LatencySummary> latency_from_json(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  LatencySummary latency;
+  latency.count = j.value("count", uint64_t{0});
+  latency.failed = j.value("failed", uint64_t{0});
+  latency.skipped = j.value("skipped", uint64_t{0});
+  latency.retries = j.value("retries", uint64_t{0});
+  latency.min_ms = number_or_nan(j.at("min_ms"));
+  latency.mean_ms = number_or_nan(j.at("mean_ms"));
+  latency.p50_ms = number_or_nan(j.at("p50_ms"));
+  latency.p95_ms = number_or_nan(j.at("p95_ms"));
+  latency.p99_ms = number_or_nan(j.at("p99_ms"));
+  latency.max_ms = number_or_nan(j.at("max_ms"));
+  return latency;
+}
+
+static json optional_latency(const std::optional<LatencySummary>& latency) {
+  return latency ? latency_to_json(*latency) : json();
+}
+
+static json sampler_to_json(const SamplerInfo& sampler) {
+  return {{"source", to_string(sampler.source)},
+          {"hz", sampler.hz},
+          {"period_s", sampler.period_s},
+          {"achieved_hz", sampler.achieved_hz},
+          {"snapshots", sampler.snapshots},
+          {"missed_ticks", sampler.missed_ticks},
+          {"snapshot_p99_ms", sampler.snapshot_p99_ms},
+          {"hidden_backends", sampler.hidden_backends}};
+}
+
+static SamplerInfo sampler_from_json(const json& j) {
+  SamplerInfo sampler;
+  const auto source = j.value("source", std::string(to_string(SamplerSource::kActivity)));
+  const auto parsed = parse_sampler_source(source);
+  if (!parsed) throw std::runtime_error(fmt::format("unknown sampler source \"{}\"", source));
+  sampler.source = *parsed;
+  sampler.hz = j.value("hz", 0.0);
+  sampler.period_s = j.value("period_s", 0.0);
+  sampler.achieved_hz = j.value("achieved_hz", 0.0);
+  sampler.snapshots = j.value("snapshots", uint64_t{0});
+  sampler.missed_ticks = j.value("missed_ticks", uint64_t{0});
+  sampler.snapshot_p99_ms = j.value("snapshot_p99_ms", 0.0);
+  sampler.hidden_backends = j.value("hidden_backends", 0);
+  return sampler;
+}
+
+static json progress_to_json(const LoadgenProgress& progress) {
+  return {{"elapsed_s", progress.elapsed_s},
+          {"tps", number_or_null(progress.tps)},
+          {"latency_avg_ms", number_or_null(progress.latency_avg_ms)},
+          {"latency_stddev_ms", number_or_null(progress.latency_stddev_ms)},
+          {"failed", progress.failed},
+          {"lag_ms", progress.lag_ms},
+          {"skipped", progress.skipped}};
+}
+
+static LoadgenProgress progress_from_json(const json& j) {
+  LoadgenProgress progress;
+  progress.elapsed_s = j.at("elapsed_s").get<double>();
+  progress.tps = number_or_nan(j.at("tps"));
+  progress.latency_avg_ms = number_or_nan(j.at("latency_avg_ms"));
+  progress.latency_stddev_ms = number_or_nan(j.at("latency_stddev_ms"));
+  progress.failed = j.value("failed", uint64_t{0});
+  progress.lag_ms = j.value("lag_ms", std::optional<double>{});
+  progress.skipped = j.value("skipped", uint64_t{0});
+  return progress;
+}
+
+void to_json(json& j, const Profile& profile) {
+  json entries = json::array();
+  for (const auto& [key, count] : profile.counts()) {
+    entries.push_back({{"backend_type", key.backend_type},
+                       {"state", key.state},
+                       {"wait_event_type", key.wait_event_type},
+                       {"wait_event", key.wait_event},
+                       {"count", count}});
+  }
+  j = {{"snapshots", profile.snapshots()}, {"entries", std::move(entries)}};
+}
+
+Profile profile_from_json(const json& j) {
+  Profile profile;
+  profile.add_snapshots(j.at("snapshots").get<uint64_t>());
+  for (const auto& entry : j.at("entries")) {
+    profile.add(
+        {entry.at("backend_type").get<std::string>(), entry.at("state").get<std::string>(),
+         entry.at("wait_event_type").get<std::string>(), entry.at("wait_event").get<std::string>()},
+        entry.at("count").get<uint64_t>());
+  }
+  return profile;
+}
+
+static json work_to_json(const std::optional<WorkDone>& work) {
+  if (!work) return json();
+  return {{"rows", work->rows},
+          {"bytes", work->bytes},
+          {"transactions", work->transactions},
+          {"elapsed_s", work->elapsed_s}};
+}
+
+static std::optional<WorkDone> work_from_json(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  WorkDone work;
+  work.rows = j.value("rows", uint64_t{0});
+  work.bytes = j.value("bytes", uint64_t{0});
+  work.transactions = j.value("transactions", uint64_t{0});
+  work.elapsed_s = j.value("elapsed_s", 0.0);
+  return work;
+}
+
+static json checkpoint_to_json(const std::optional<CheckpointAfter>& checkpoint) {
+  if (!checkpoint) return json();
+  json profile;
+  to_json(profile, checkpoint->profile);
+  return {{"start_s", checkpoint->start_s},
+          {"duration_s", checkpoint->duration_s},
+          {"error", checkpoint->error},
+          {"profile", std::move(profile)}};
+}
+
+static std::optional<CheckpointAfter> checkpoint_from_json(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  CheckpointAfter checkpoint;
+  checkpoint.start_s = j.value("start_s", 0.0);
+  checkpoint.duration_s = j.value("duration_s", 0.0);
+  checkpoint.error = j.value("error", "");
+  if (j.contains("profile")) checkpoint.profile = profile_from_json(j.at("profile"));
+  return checkpoint;
+}
+
+json to_json(const Run& run) {
+  json timeline = json::array();
+  for (const auto& slice : run.timeline) {
+    json profile;
+    to_json(profile, slice.profile);
+    timeline.push_back({{"start_s", slice.start_s},
+                        {"duration_s", slice.duration_s},
+                        {"profile", std::move(profile)},
+                        {"loadgen", slice.loadgen ? progress_to_json(*slice.loadgen) : json()},
+                        {"background", slice.background},
+                        {"cpu", slice.cpu},
+                        {"sampler_outage", slice.sampler_outage},
+                        {"latency", optional_latency(slice.latency)},
+                        {"kernel", slice.kernel},
+                        {"lock_blocker", slice.lock_blocker}});
+    if (slice.checkpoint_after) timeline.back()["checkpoint_after"] = true;
+  }
+  json query_ids = json::array();
+  for (const auto& [query_id, count] : run.query_ids) {
+    query_ids.push_back({{"query_id", query_id}, {"count", count}});
+  }
+  json profile;
+  to_json(profile, run.profile);
+  json document = {{"schema_version", run.schema_version},
+                   {"id", run.id},
+                   {"label", run.label},
+                   {"target", run.target},
+                   {"workload", run.workload},
+                   {"variant", run.variant},
+                   {"repeat", run.repeat},
+                   {"clients", run.clients},
+                   {"loadgen_argv", run.loadgen_argv},
+                   {"status", to_string(run.status)},
+                   {"error", run.error},
+                   {"started_at", run.started_at},
+                   {"ended_at", run.ended_at},
+                   {"duration_s", run.duration_s},
+                   {"interval_s", run.interval_s},
+                   {"sampler", sampler_to_json(run.sampler)},
+                   {"profile", std::move(profile)},
+                   {"query_ids", std::move(query_ids)},
+                   {"statements", run.statements},
+                   {"statements_note", run.statements_note},
+                   {"lock_blockers", run.lock_blockers},
+                   {"lock_lookups", run.lock_lookups},
+                   {"kernel", run.kernel},
+                   {"timeline", std::move(timeline)},
+                   {"stalls", run.stalls},
+                   {"outages", run.outages},
+                   {"environment", run.environment},
+                   {"loadgen", run.loadgen},
+                   {"latency", optional_latency(run.latency)},
+                   {"latency_sampling_rate", run.latency_sampling_rate},
+                   {"loadgen_exit_code", run.loadgen_exit_code},
+                   {"loadgen_stderr", run.loadgen_stderr},
+                   {"warnings", run.warnings}};
+  // Only fixed-work runs and runs with --checkpoint-after have these.
+  if (run.work) document["work"] = work_to_json(run.work);
+  if (run.checkpoint_after) document["checkpoint_after"] = checkpoint_to_json(run.checkpoint_after);
+  if (run.run_to_run) document["run_to_run"] = *run.run_to_run;
+  return document;
+}
+
+Run run_from_json(const json& j) {
+  Run run;
+  run.schema_version = j.at("schema_version").get<int>();
+  if (run.schema_version < kOldestReadableSchemaVersion ||
+      run.schema_version > kReportSchemaVersion) {
+    throw std::runtime_error(fmt::format("unsupported report schema version {} (expected {} to {})",
+                                         run.schema_version, kOldestReadableSchemaVersion,
+                                         kReportSchemaVersion));
+  }
+  // Read as the current version: fields a version-1 document lacks take their defaults.
+  run.schema_version = kReportSchemaVersion;
+  run.id = j.at("id").get<std::string>();
+  run.label = j.value("label", "");
+  run.target = j.value("target", "");
+  run.workload = j.value("workload", "");
+  run.variant = j.value("variant", "");
+  run.repeat = j.value("repeat", 0);
+  run.clients = j.value("clients", 0);
+  run.loadgen_argv = j.value("loadgen_argv", std::vector<std::string>{});
+  const auto status = j.at("status").get<std::string>();
+  const auto parsed_status = parse_run_status(status);
+  if (!parsed_status) throw std::runtime_error(fmt::format("unknown run status \"{}\"", status));
+  run.status = *parsed_status;
+  run.error = j.value("error", "");
+  run.started_at = j.value("started_at", "");
+  run.ended_at = j.value("ended_at", "");
+  run.duration_s = j.value("duration_s", 0.0);
+  run.interval_s = j.value("interval_s", 1.0);
+  run.sampler = sampler_from_json(j.at("sampler"));
+  run.profile = profile_from_json(j.at("profile"));
+  for (const auto& entry : j.value("query_ids", json::array())) {
+    run.query_ids[entry.at("query_id").get<int64_t>()] = entry.at("count").get<uint64_t>();
+  }
+  run.statements = j.value("statements", std::vector<StatementProfile>{});
+  run.statements_note = j.value("statements_note", "");
+  run.lock_blockers = j.value("lock_blockers", std::vector<LockBlocker>{});
+  run.lock_lookups = j.value("lock_lookups", uint64_t{0});
+  run.kernel = j.value("kernel", std::map<std::string, KernelTime>{});
+  for (const auto& entry : j.value("timeline", json::array())) {
+    TimelineSlice slice;
+    slice.start_s = entry.at("start_s").get<double>();
+    slice.duration_s = entry.at("duration_s").get<double>();
+    slice.profile = profile_from_json(entry.at("profile"));
+    if (!entry.at("loadgen").is_null()) slice.loadgen = progress_from_json(entry.at("loadgen"));
+    slice.background = entry.value("background", Background{});
+    slice.cpu = entry.value("cpu", std::optional<HostCpu>{});
+    slice.sampler_outage = entry.value("sampler_outage", false);
+    if (entry.contains("latency")) slice.latency = latency_from_json(entry.at("latency"));
+    slice.kernel = entry.value("kernel", std::map<std::string, KernelTime>{});
+    slice.lock_blocker = entry.value("lock_blocker", "");
+    slice.checkpoint_after = entry.value("checkpoint_after", false);
+    run.timeline.push_back(std::move(slice));
+  }
+  run.stalls = j.value("stalls", std::vector<Stall>{});
+  run.outages = j.value("outages", std::vector<Outage>{});
+  run.environment = j.value("environment", Environment{});
+  run.loadgen = j.value("loadgen", std::optional<LoadgenSummary>{});
+  if (j.contains("latency")) run.latency = latency_from_json(j.at("latency"));
+  run.latency_sampling_rate = j.value("latency_sampling_rate", 1.0);
+  run.loadgen_exit_code = j.value("loadgen_exit_code", 0);
+  run.loadgen_stderr = j.value("loadgen_stderr", "");
+  run.warnings = j.value("warnings", std::vector<std::string>{});
+  if (j.contains("work")) run.work = work_from_json(j.at("work"));
+  if (j.contains("checkpoint_after")) {
+    run.checkpoint_after = checkpoint_from_json(j.at("checkpoint_after"));
+  }
+  if (j.contains("run_to_run")) run.run_to_run = j.at("run_to_run").get<RunToRun>();
+  return run;
+}
+
+std::string_view to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::kCompleted:
+      return "completed";
+    case RunStatus::kInterrupted:
+      return "interrupted";
+    case RunStatus::kFailed:
+      return "failed";
+  }
+  return "failed";
+}
+
+std::optional<RunStatus> parse_run_status(std::string_view text) {
+  for (const auto status : {RunStatus::kCompleted, RunStatus::kInterrupted, RunStatus::kFailed}) {
+    if (to_string(status) == text) return status;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(Metric metric) {
+  return metric == Metric::kDuration ? "duration" : "tps";
+}
+
+std::optional<Metric> parse_metric(std::string_view text) {
+  if (text == "tps") return Metric::kTps;
+  if (text == "duration") return Metric::kDuration;
+  return std::nullopt;
+}
+
+std::optional<double> run_figure(const Run& run, Metric metric) {
+  if (metric == Metric::kDuration) {
+    if (run.work && run.work->elapsed_s > 0) return run.work->elapsed_s;
+    return std::nullopt;
+  }
+  if (run.loadgen) return run.loadgen->tps;
+  return std::nullopt;
+}
+
+std::string WorkDone::summary() const {
+  std::string text;
+  if (rows > 0) {
+    text = fmt::format("{} rows", rows);
+  } else {
+    text = fmt::format("{} transactions", transactions);
+  }
+  text += fmt::format(" in {:.2f} s", elapsed_s);
+  if (elapsed_s <= 0) return text;
+  if (rows > 0) {
+    text += fmt::format(": {:.0f} rows/s", static_cast<double>(rows) / elapsed_s);
+  } else if (transactions > 0) {
+    text += fmt::format(": {:.1f} tps", static_cast<double>(transactions) / elapsed_s);
+  }
+  if (bytes > 0) text += fmt::format(", {:.1f} MB/s", static_cast<double>(bytes) / 1e6 / elapsed_s);
+  return text;
+}
+
+std::string Outage::summary() const {
+  return fmt::format("{:.1f}-{:.1f} s: sampler disconnected for {:.1f} s, {} ticks missed{}",
+                     start_s, start_s + duration_s, duration_s, missed_ticks,
+                     reason.empty() ? "" : " (" + reason + ")");
+}
+
+std::string LockBlocker::description() const {
+  const std::string& shown = object.empty() && blockers == 1 ? example_object : object;
+  std::string text = shown.empty() ? lock_type : fmt::format("{} \"{}\"", lock_type, shown);
+  text += blockers == 1 ? fmt::format(", blocked by pid {} (", example_blocker_pid)
+                        : fmt::format(", blocked by {} backends (e.g. pid {}, ", blockers,
+                                      example_blocker_pid);
+  text += blocker_application.empty() ? blocker_backend_type : blocker_application;
+  if (!blocker_state.empty()) text += ", " + blocker_state;
+  if (max_xact_age_s >= 0) text += fmt::format(" {:.1f} s", max_xact_age_s);
+  text += ")";
+  if (chain_depth > 1) text += fmt::format(" at the end of a chain of {}", chain_depth);
+  if (!blocker_statement.empty()) text += ": " + blocker_statement;
+  return text;
+}
+
+std::string Stall::summary() const {
+  std::string text = fmt::format("{:.0f} s: {:.0f} tps", start_s, tps);
+  if (duration_s > 1.5)
+    text = fmt::format("{:.0f}-{:.0f} s: {:.0f} tps", start_s, start_s + duration_s, tps);
+  if (!waits.empty()) {
+    // A lock wait names its object and who held it (the blocker description starts with the
+    // lock type, as the wait name ends with it).
+    const bool blocked = !blocker.empty() && waits.front().wait.starts_with("Lock | ");
+    text += fmt::format(", {:.0f}/{:.0f} backends on {}", waits.front().backends, client_backends,
+                        blocked ? "Lock | " + blocker : waits.front().wait);
+  }
+  text += fmt::format(" (median {:.0f} tps)", median_tps);
+  if (std::isfinite(max_latency_ms)) text += fmt::format(", max latency {:.1f} ms", max_latency_ms);
+  if (!background.empty()) text += " [" + background + "]";
+  return text;
+}
+
+}  // namespace pgwaitprof::model

@@ -1,0 +1,170 @@
+// Stall detection and the profile's warnings.
+#include "model/run_analysis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+namespace pgwaitprof::model {
+namespace {
+
+bool is_client_load(const WaitKey& key) {
+  return key.backend_type == "client backend" && !is_idle(key);
+}
+
+}  // namespace
+
+namespace {
+
+// The worst latency of `slice`'s transactions into `worst` (NaN: none yet).
+void keep_worst_latency(const TimelineSlice& slice, double& worst) {
+  if (!slice.latency || !std::isfinite(slice.latency->max_ms)) return;
+  worst = std::isfinite(worst) ? std::max(worst, slice.latency->max_ms) : slice.latency->max_ms;
+}
+
+// One stall as its intervals are added; finish() fills in its waits, background and blocker.
+class StallBuilder {
+ public:
+  StallBuilder(const TimelineSlice& first, double median) {
+    stall_.start_s = first.start_s;
+    stall_.median_tps = median;
+  }
+  void add(const TimelineSlice& slice) {
+    stall_.duration_s = slice.start_s + slice.duration_s - stall_.start_s;
+    waits_.merge(slice.profile);
+    background_.merge(slice.background);
+    if (!slice.lock_blocker.empty()) ++blockers_[slice.lock_blocker];
+    tps_sum_ += slice.loadgen->tps;
+    ++intervals_;
+    keep_worst_latency(slice, stall_.max_latency_ms);  // the worst transaction that ended in it
+  }
+  // Transactions stuck in a stall end just after it: the next interval holds its tail.
+  void add_tail(const TimelineSlice& next) { keep_worst_latency(next, stall_.max_latency_ms); }
+  Stall finish() &&;
+
+ private:
+  Stall stall_;
+  Profile waits_;                        // every backend's samples over the stall
+  Background background_;                // what ran in the background during it
+  std::map<std::string, int> blockers_;  // the intervals' dominant lock blockers
+  double tps_sum_ = 0;
+  int intervals_ = 0;
+};
+
+Stall StallBuilder::finish() && {
+  stall_.tps = tps_sum_ / intervals_;
+  const double snapshots = static_cast<double>(std::max<uint64_t>(waits_.snapshots(), 1));
+  // The client backends' waits; the same display name can appear under several states.
+  std::map<std::string, uint64_t> merged;
+  uint64_t clients = 0;
+  for (const auto& [key, count] : waits_.counts()) {
+    if (!is_client_load(key)) continue;
+    clients += count;
+    merged[display_name(key)] += count;
+  }
+  for (const auto& [name, count] : merged) {
+    stall_.waits.push_back({name, static_cast<double>(count) / snapshots});
+  }
+  std::sort(stall_.waits.begin(), stall_.waits.end(),
+            [](const StallWait& a, const StallWait& b) { return a.backends > b.backends; });
+  if (stall_.waits.size() > 3) stall_.waits.resize(3);
+  stall_.client_backends = static_cast<double>(clients) / snapshots;
+  stall_.background = background_.flags();
+  if (!blockers_.empty() && !stall_.waits.empty() &&
+      stall_.waits.front().wait.starts_with("Lock |")) {
+    stall_.blocker = std::max_element(blockers_.begin(), blockers_.end(), [](auto& a, auto& b) {
+                       return a.second < b.second;
+                     })->first;
+  }
+  return std::move(stall_);
+}
+
+}  // namespace
+
+std::vector<Stall> detect_stalls(const std::vector<TimelineSlice>& timeline, double fraction) {
+  std::vector<double> tps;
+  for (const auto& slice : timeline) {
+    if (slice.loadgen && std::isfinite(slice.loadgen->tps)) tps.push_back(slice.loadgen->tps);
+  }
+  if (tps.size() < 3) return {};
+  std::nth_element(tps.begin(), tps.begin() + static_cast<long>(tps.size() / 2), tps.end());
+  const double median = tps[tps.size() / 2];
+  if (median <= 0) return {};
+
+  std::vector<Stall> stalls;
+  std::optional<StallBuilder> current;
+  for (const auto& slice : timeline) {
+    const bool stalled = slice.loadgen && std::isfinite(slice.loadgen->tps) &&
+                         slice.loadgen->tps < fraction * median;
+    if (stalled) {
+      if (!current) current.emplace(slice, median);
+      current->add(slice);
+    } else if (current) {
+      current->add_tail(slice);
+      stalls.push_back(std::move(*current).finish());
+      current.reset();
+    }
+  }
+  if (current) stalls.push_back(std::move(*current).finish());
+  return stalls;
+}
+
+std::vector<std::string> bottleneck_warnings(const Run& run, int loadgen_threads) {
+  std::vector<std::string> warnings;
+  int intervals = 0, saturated = 0, no_idle = 0;
+  const double cores =
+      std::max(1, std::min(loadgen_threads, std::max(1, run.environment.cpu_count)));
+  for (const auto& slice : run.timeline) {
+    if (!slice.cpu) continue;
+    ++intervals;
+    if (slice.cpu->loadgen_cores >= 0.9 * cores) ++saturated;
+    if (slice.cpu->idle_pct + slice.cpu->iowait_pct < 5) ++no_idle;
+  }
+  // One busy second is noise; a fifth of the run is a pattern.
+  if (intervals > 0 && saturated * 5 >= intervals) {
+    warnings.push_back(fmt::format(
+        "pgbench saturated its {} thread(s) in {} of {} intervals: Client | ClientRead is inflated "
+        "by the client, not the server (give pgbench more -j threads or another host)",
+        loadgen_threads, saturated, intervals));
+  }
+  if (intervals > 0 && no_idle * 5 >= intervals) {
+    // Measured where the server runs on this host (schedstat), guessed elsewhere.
+    const auto clients = run.kernel.find(kClientBackends);
+    if (clients != run.kernel.end() && clients->second.covered_s > 0) {
+      warnings.push_back(fmt::format(
+          "the host had no idle CPU in {} of {} intervals: client backends waited for a CPU "
+          "{:.2f} AAS on average (measured from /proc), time their waits and the CPU row include",
+          no_idle, intervals, clients->second.runqueue_aas()));
+    } else {
+      warnings.push_back(fmt::format(
+          "the host had no idle CPU in {} of {} intervals: server and client competed for CPU, "
+          "so waits include time spent runnable but not running",
+          no_idle, intervals));
+    }
+  }
+  const auto ticks = run.sampler.snapshots + run.sampler.missed_ticks;
+  if (ticks > 0 && run.sampler.source == SamplerSource::kActivity &&
+      run.sampler.missed_ticks * 20 > ticks) {
+    warnings.push_back(fmt::format(
+        "the sampler missed {} of {} ticks: the snapshot query took longer than the {:.0f} Hz "
+        "period (lower --hz)",
+        run.sampler.missed_ticks, ticks, run.sampler.hz));
+  }
+  if (run.sampler.hidden_backends > 0) {
+    warnings.push_back(fmt::format(
+        "{} backend(s) were hidden from the sampling role: grant it pg_monitor to see their waits",
+        run.sampler.hidden_backends));
+  }
+  for (const auto& outage : run.outages) {
+    warnings.push_back("the sampler lost the target: " + outage.summary());
+  }
+  if (const auto limits = sampler_source_limits(run.sampler.source); !limits.empty()) {
+    warnings.push_back(std::string(limits));
+  }
+  return warnings;
+}
+
+}  // namespace pgwaitprof::model

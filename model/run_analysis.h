@@ -1,0 +1,22 @@
+// What a run's data says beyond its counts: stalls (intervals whose throughput collapsed, with
+// what the client backends waited on) and the warnings a reader of the wait profile needs (a
+// saturated client, a host without idle CPU, missed ticks, hidden backends, sampler outages).
+// Pure functions of a model::Run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/run.h"
+
+namespace pgwaitprof::model {
+
+// Intervals whose tps is below `fraction` of the run's median tps, with what the client
+// backends waited on; consecutive stalled intervals are merged.
+std::vector<Stall> detect_stalls(const std::vector<TimelineSlice>& timeline, double fraction = 0.2);
+
+// Warnings about what inflates or hides parts of the wait profile. `loadgen_threads` is the
+// load generator's thread count (pgbench -j).
+std::vector<std::string> bottleneck_warnings(const Run& run, int loadgen_threads);
+
+}  // namespace pgwaitprof::model

@@ -1,0 +1,96 @@
+// Steady state, tps and wait-key estimates of a run.
+#include "model/run_estimates.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+namespace pgwaitprof::model {
+namespace {
+
+bool has_tps(const TimelineSlice& slice) {
+  return slice.loadgen && std::isfinite(slice.loadgen->tps) && slice.duration_s > 0;
+}
+
+}  // namespace
+
+std::string SteadyWindow::description() const {
+  if (excluded_s <= 0) return "";
+  return fmt::format("first {:g} s excluded as warm-up (MSER-5 on per-interval tps{})", excluded_s,
+                     at_search_limit ? "; the warm-up may last longer" : "");
+}
+
+SteadyWindow steady_window(const Run& run, bool trim) {
+  SteadyWindow window;
+  window.trimmed = trim;
+  if (!trim) return window;
+  std::vector<double> tps;
+  std::vector<size_t> index_of;
+  for (size_t index = 0; index < run.timeline.size(); ++index) {
+    if (!has_tps(run.timeline[index])) continue;
+    tps.push_back(run.timeline[index].loadgen->tps);
+    index_of.push_back(index);
+  }
+  if (tps.size() < 10) return window;  // too short to tell a warm-up from noise
+  const auto steady = mser5_steady_state(tps);
+  if (steady.drop_intervals == 0 || steady.drop_intervals >= index_of.size()) return window;
+  window.first_interval = index_of[steady.drop_intervals];
+  window.excluded_s = run.timeline[window.first_interval].start_s;
+  window.at_search_limit = steady.at_search_limit;
+  return window;
+}
+
+Profile window_profile(const Run& run, const SteadyWindow& window) {
+  if (window.first_interval == 0) return run.profile;
+  Profile profile;
+  for (size_t index = window.first_interval; index < run.timeline.size(); ++index) {
+    profile.merge(run.timeline[index].profile);
+  }
+  return profile;
+}
+
+BatchMeansOptions batch_options(const Run& run) {
+  BatchMeansOptions options;
+  options.interval = std::chrono::duration<double>(run.interval_s > 0 ? run.interval_s : 1);
+  return options;
+}
+
+std::optional<MeanEstimate> tps_estimate(const Run& run, const SteadyWindow& window) {
+  std::vector<double> tps;
+  std::vector<double> weights;
+  for (size_t index = window.first_interval; index < run.timeline.size(); ++index) {
+    const auto& slice = run.timeline[index];
+    if (!has_tps(slice)) continue;
+    tps.push_back(slice.loadgen->tps);
+    weights.push_back(slice.duration_s);
+  }
+  if (tps.empty()) return std::nullopt;
+  return estimate_weighted_mean(tps, weights, batch_options(run));
+}
+
+WaitKeyEstimate estimate_keys(const Run& run, const SteadyWindow& window, bool include_idle,
+                              const std::function<bool(const WaitKey&)>& selected) {
+  std::vector<IntervalCounts> intervals;
+  for (size_t index = window.first_interval; index < run.timeline.size(); ++index) {
+    const auto& profile = run.timeline[index].profile;
+    IntervalCounts counts;
+    counts.snapshots = profile.snapshots();
+    for (const auto& [key, count] : profile.counts()) {
+      if (!include_idle && is_idle(key)) continue;
+      counts.samples += count;
+      if (selected(key)) counts.count += count;
+    }
+    // An interval without a snapshot (the sampler was disconnected) says nothing.
+    if (counts.snapshots > 0) intervals.push_back(counts);
+  }
+  return estimate_wait_key(intervals, batch_options(run));
+}
+
+std::string error_method_note() {
+  return "± is one standard error from batch means over the timeline's intervals (batches grown "
+         "until their means are uncorrelated), not the binomial formula: consecutive snapshots "
+         "of one backend are not independent; \"-\" means the run is too short to estimate it";
+}
+
+}  // namespace pgwaitprof::model

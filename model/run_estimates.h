@@ -1,0 +1,47 @@
+// The figures a report states for a run, with errors that respect autocorrelation: the steady
+// state (the warm-up MSER-5 finds in the per-interval tps is left out, unless the reader asks
+// to keep it), the run's tps with its confidence interval, and the share and AAS of any set of
+// wait keys with their standard errors, all from batch means over the timeline (statistics.h),
+// never from the binomial formula over snapshots.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "model/run.h"
+#include "model/statistics.h"
+
+namespace pgwaitprof::model {
+
+// The part of the timeline the summary figures cover.
+struct SteadyWindow {
+  size_t first_interval = 0;     // timeline index the window starts at
+  double excluded_s = 0;         // seconds of warm-up left out
+  bool trimmed = false;          // trimming was asked for (false: --no-trim)
+  bool at_search_limit = false;  // the warm-up may be longer than half the run
+  // "first 5 s excluded as warm-up (MSER-5 on per-interval tps)", or "" when nothing was.
+  std::string description() const;
+};
+
+SteadyWindow steady_window(const Run& run, bool trim = true);
+
+// The profile over the window (run.profile itself when the window is the whole run).
+Profile window_profile(const Run& run, const SteadyWindow& window);
+
+// Batch-means options for the run's intervals.
+BatchMeansOptions batch_options(const Run& run);
+
+// tps over the window: per-interval tps weighted by interval length; nullopt when no interval
+// reported tps.
+std::optional<MeanEstimate> tps_estimate(const Run& run, const SteadyWindow& window);
+
+// Share (of the non-idle samples, or of all with `include_idle`) and AAS of the keys
+// `selected` picks, over the window. Errors are NaN when the run has too few intervals.
+WaitKeyEstimate estimate_keys(const Run& run, const SteadyWindow& window, bool include_idle,
+                              const std::function<bool(const WaitKey&)>& selected);
+
+// How errors are made, in one sentence for reports.
+std::string error_method_note();
+
+}  // namespace pgwaitprof::model

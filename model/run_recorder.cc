@@ -1,0 +1,275 @@
+// Filing samples of a run into its profile and timeline.
+#include "model/run_recorder.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/run_analysis.h"
+
+namespace pgwaitprof::model {
+namespace {
+
+constexpr double kBucketGrowth = 1.05;
+constexpr double kSmallestBucketS = 1e-6;
+
+size_t duration_bucket(double seconds) {
+  if (seconds <= kSmallestBucketS) return 0;
+  return static_cast<size_t>(std::log(seconds / kSmallestBucketS) / std::log(kBucketGrowth)) + 1;
+}
+
+double bucket_upper_s(size_t bucket) {
+  return kSmallestBucketS * std::pow(kBucketGrowth, static_cast<double>(bucket));
+}
+
+}  // namespace
+
+RunRecorder::RunRecorder(SteadyClock::time_point start, SystemClock::time_point start_wall,
+                         std::chrono::duration<double> interval)
+    : start_(start), start_wall_(start_wall), interval_s_(interval.count()) {}
+
+double RunRecorder::seconds_since_start(SteadyClock::time_point at) const {
+  return std::chrono::duration<double>(at - start_).count();
+}
+
+size_t RunRecorder::slice_index(SteadyClock::time_point at) const {
+  const double offset_s = seconds_since_start(at);
+  return offset_s <= 0 ? 0 : static_cast<size_t>(offset_s / interval_s_);
+}
+
+TimelineSlice& RunRecorder::slice(size_t index) {
+  while (timeline_.size() <= index) {
+    TimelineSlice next;
+    next.start_s = static_cast<double>(timeline_.size()) * interval_s_;
+    next.duration_s = interval_s_;
+    timeline_.push_back(std::move(next));
+  }
+  return timeline_[index];
+}
+
+void RunRecorder::on_snapshot(const Snapshot& snapshot) {
+  profile_.add_snapshot(snapshot);
+  hidden_backends_ = std::max(hidden_backends_, snapshot.hidden_backends);
+  slice(slice_index(snapshot.taken_at_steady)).profile.add_snapshot(snapshot);
+  for (const auto& backend : snapshot.backends) {
+    if (!backend.query_id || *backend.query_id == 0) continue;
+    if (const WaitKey* key = key_of(backend); key != nullptr && !is_idle(*key)) {
+      ++query_ids_[*backend.query_id];
+      ++statement_waits_[*backend.query_id][key];
+    }
+  }
+  const double duration_s = std::chrono::duration<double>(snapshot.query_duration).count();
+  const size_t bucket = duration_bucket(duration_s);
+  if (snapshot_duration_buckets_.size() <= bucket) snapshot_duration_buckets_.resize(bucket + 1);
+  ++snapshot_duration_buckets_[bucket];
+}
+
+void RunRecorder::on_profile_delta(const Profile& delta, SystemClock::time_point read_at) {
+  profile_.merge(delta);
+  const auto offset = read_at - start_wall_;
+  slice(slice_index(start_ + std::chrono::duration_cast<SteadyClock::duration>(offset)))
+      .profile.merge(delta);
+}
+
+void RunRecorder::add_progress(const LoadgenProgress& progress) {
+  double end_s = progress.elapsed_s;
+  // --progress-timestamp prints Unix time instead of seconds since the start.
+  if (end_s > 1e9) {
+    end_s -= std::chrono::duration<double>(start_wall_.time_since_epoch()).count();
+  }
+  const double middle_s = end_s - interval_s_ / 2;
+  const size_t index = middle_s <= 0 ? 0 : static_cast<size_t>(middle_s / interval_s_);
+  slice(index).loadgen = progress;
+}
+
+void RunRecorder::on_missed_ticks(uint64_t ticks) {
+  missed_ticks_ += ticks;
+  if (open_outage_) open_outage_->missed_ticks += ticks;
+}
+
+void RunRecorder::on_connection_state(bool up, SteadyClock::time_point at,
+                                      std::string_view reason) {
+  const double at_s = std::max(0.0, seconds_since_start(at));
+  if (!up && !open_outage_) {
+    open_outage_ = Outage{at_s, 0, 0, std::string(reason)};
+  } else if (up && open_outage_) {
+    open_outage_->duration_s = at_s - open_outage_->start_s;
+    outages_.push_back(*open_outage_);
+    open_outage_.reset();
+  }
+}
+
+void RunRecorder::on_background(SteadyClock::time_point at, const Background& background) {
+  slice(slice_index(at)).background.merge(background);
+}
+
+void RunRecorder::on_host_cpu(SteadyClock::time_point interval_end, const HostCpu& cpu) {
+  // A reading taken at an interval's end describes the interval before it.
+  const auto index = slice_index(interval_end - std::chrono::milliseconds(1));
+  slice(index).cpu = cpu;
+}
+
+void RunRecorder::on_kernel_times(const KernelTimes& times) {
+  // A reading covers [from, to), which need not line up with the intervals: each interval gets
+  // the reading's share of the time they overlap; time before the run's start is not the run's.
+  const double from_s = std::max(0.0, seconds_since_start(times.from));
+  const double to_s = seconds_since_start(times.to);
+  const double length_s = std::chrono::duration<double>(times.to - times.from).count();
+  if (to_s <= from_s || length_s <= 0) return;
+  for (size_t index = slice_index(times.from); index <= slice_index(times.to); ++index) {
+    const double slice_start = static_cast<double>(index) * interval_s_;
+    const double overlap_s =
+        std::min(to_s, slice_start + interval_s_) - std::max(from_s, slice_start);
+    if (overlap_s <= 0) continue;
+    auto& slice_kernel = slice(index).kernel;
+    for (const auto& [group, time] : times.by_group) {
+      KernelTime reading = time;
+      reading.covered_s = length_s;
+      slice_kernel[group].add(reading.part(overlap_s / length_s));
+      kernel_[group].add(reading.part(overlap_s / length_s));
+    }
+  }
+}
+
+void RunRecorder::on_lock_waits(const LockLookup& lookup) {
+  ++lock_lookups_;
+  // Chains: a blocker that is itself blocked by another one in the same lookup. A wait is
+  // charged to the head of its chain (who everyone waits for), with the chain's length.
+  std::map<int32_t, int32_t> blocked_by;
+  std::map<int32_t, const LockWait*> as_blocker;  // pid -> a wait naming it as the blocker
+  for (const auto& wait : lookup.waits) {
+    blocked_by.emplace(wait.pid, wait.blocker_pid);
+    as_blocker.emplace(wait.blocker_pid, &wait);
+  }
+  for (const auto& blocked : lookup.waits) {
+    int depth = 1;
+    int32_t head = blocked.blocker_pid;
+    for (; blocked_by.contains(head) && depth < 16; ++depth) head = blocked_by.at(head);
+    // The lock is the blocked backend's; who holds it up is the head's (same fields).
+    LockWait wait = *as_blocker.at(head);
+    wait.lock_type = blocked.lock_type;
+    wait.object = blocked.object;
+    // Aggregated by what was locked and what the blocker did; a transaction lock's object (the
+    // transaction) differs every time and is kept as an example only.
+    const bool per_transaction =
+        wait.lock_type == "transactionid" || wait.lock_type == "virtualxid";
+    const std::string object = per_transaction ? "" : wait.object;
+    const std::string key = wait.lock_type + '\x1f' + object + '\x1f' + wait.blocker_statement +
+                            '\x1f' + wait.blocker_state;
+    auto [entry, added] = lock_blockers_.try_emplace(key);
+    LockBlocker& blocker = entry->second;
+    if (added) {
+      blocker.lock_type = wait.lock_type;
+      blocker.object = object;
+      blocker.example_object = per_transaction ? wait.object : "";
+      blocker.blocker_statement = wait.blocker_statement;
+      blocker.blocker_state = wait.blocker_state;
+      blocker.blocker_application = wait.blocker_application;
+      blocker.blocker_backend_type = wait.blocker_backend_type;
+      blocker.example_blocker_pid = wait.blocker_pid;
+    }
+    auto& pids = lock_blocker_pids_[key];
+    pids.insert(wait.blocker_pid);
+    blocker.blockers = static_cast<int>(pids.size());
+    ++blocker.observations;
+    blocker.max_xact_age_s = std::max(blocker.max_xact_age_s, wait.blocker_xact_age_s);
+    blocker.chain_depth = std::max(blocker.chain_depth, depth);
+    ++slice_lock_observations_[slice_index(lookup.at)][key];
+  }
+}
+
+void RunRecorder::on_statement_texts(const std::map<int64_t, std::string>& texts) {
+  for (const auto& [query_id, text] : texts) statement_texts_.emplace(query_id, text);
+}
+
+void RunRecorder::finish_statements(Run& run) const {
+  for (const auto& [query_id, waits] : statement_waits_) {
+    StatementProfile statement;
+    statement.query_id = query_id;
+    if (const auto text = statement_texts_.find(query_id); text != statement_texts_.end()) {
+      statement.text = text->second;
+    }
+    for (const auto& [key, count] : waits) {
+      statement.waits[display_name(*key)] += count;
+      statement.samples += count;
+    }
+    if (const auto stats = statement_stats_.find(query_id); stats != statement_stats_.end()) {
+      statement.calls = stats->second.first;
+      statement.mean_exec_ms = stats->second.second;
+    }
+    run.statements.push_back(std::move(statement));
+  }
+  std::stable_sort(run.statements.begin(), run.statements.end(),
+                   [](const auto& a, const auto& b) { return a.samples > b.samples; });
+}
+
+void RunRecorder::finish_lock_blockers(Run& run) {
+  for (const auto& [key, blocker] : lock_blockers_) run.lock_blockers.push_back(blocker);
+  std::stable_sort(run.lock_blockers.begin(), run.lock_blockers.end(),
+                   [](const auto& a, const auto& b) { return a.observations > b.observations; });
+  run.lock_lookups = lock_lookups_;
+  for (const auto& [index, observations] : slice_lock_observations_) {
+    if (index >= timeline_.size()) continue;
+    const auto top =
+        std::max_element(observations.begin(), observations.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    timeline_[index].lock_blocker = lock_blockers_.at(top->first).description();
+  }
+}
+
+void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
+  const double duration_s = std::chrono::duration<double>(end - start_).count();
+  if (!timeline_.empty()) {
+    auto& last = timeline_.back();
+    last.duration_s = std::max(0.0, std::min(interval_s_, duration_s - last.start_s));
+    if (last.duration_s == 0 && last.profile.snapshots() == 0 && !last.loadgen)
+      timeline_.pop_back();
+  }
+  if (open_outage_) {  // still down when the run ended
+    on_connection_state(true, end, "");
+  }
+  for (const auto& outage : outages_) {
+    for (auto& marked : timeline_) {
+      if (marked.start_s < outage.start_s + outage.duration_s &&
+          outage.start_s < marked.start_s + marked.duration_s) {
+        marked.sampler_outage = true;
+      }
+    }
+  }
+  run.outages = outages_;
+  run.kernel = kernel_;
+  finish_lock_blockers(run);
+  finish_statements(run);
+  if (latency_) {
+    for (size_t index = 0; index < latency_->intervals.size() && index < timeline_.size();
+         ++index) {
+      const auto& interval = latency_->intervals[index];
+      if (interval.count + interval.failed + interval.skipped > 0)
+        timeline_[index].latency = interval;
+    }
+    run.latency = latency_->run;
+    run.latency_sampling_rate = latency_->sampling_rate;
+  }
+  run.duration_s = duration_s;
+  run.interval_s = interval_s_;
+  run.profile = profile_;
+  run.query_ids = query_ids_;
+  run.timeline = timeline_;
+  run.stalls = detect_stalls(timeline_);
+  run.sampler.snapshots = profile_.snapshots();
+  run.sampler.missed_ticks = missed_ticks_;
+  run.sampler.hidden_backends = hidden_backends_;
+  run.sampler.achieved_hz =
+      duration_s > 0 ? static_cast<double>(profile_.snapshots()) / duration_s : 0;
+  uint64_t total = 0;
+  for (auto count : snapshot_duration_buckets_) total += count;
+  uint64_t seen = 0;
+  for (size_t bucket = 0; bucket < snapshot_duration_buckets_.size(); ++bucket) {
+    seen += snapshot_duration_buckets_[bucket];
+    if (total > 0 && static_cast<double>(seen) >= 0.99 * static_cast<double>(total)) {
+      run.sampler.snapshot_p99_ms = bucket_upper_s(bucket) * 1000;
+      break;
+    }
+  }
+}
+
+}  // namespace pgwaitprof::model

@@ -1,0 +1,82 @@
+// Records one run while it is active: a SampleSink attached to the target's sampler (and to the
+// run's own collectors) that files every sample into the run's profile and into the timeline
+// interval it fell in, together with load-generator progress, background activity, host CPU
+// and the sampler's outages per interval.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "model/run.h"
+#include "model/sample_sink.h"
+
+namespace pgwaitprof::model {
+
+class RunRecorder : public SampleSink {
+ public:
+  // `start` is time zero of the timeline (the load generator's launch).
+  RunRecorder(SteadyClock::time_point start, SystemClock::time_point start_wall,
+              std::chrono::duration<double> interval);
+
+  void on_snapshot(const Snapshot& snapshot) override;
+  void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) override;
+  void on_missed_ticks(uint64_t ticks) override;
+  void on_connection_state(bool up, SteadyClock::time_point at, std::string_view reason) override;
+  void on_background(SteadyClock::time_point at, const Background& background) override;
+  void on_host_cpu(SteadyClock::time_point interval_end, const HostCpu& cpu) override;
+  void on_kernel_times(const KernelTimes& times) override;
+  void on_lock_waits(const LockLookup& lookup) override;
+  void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
+  // pg_stat_statements' calls and mean execution time per query id over the run (deltas).
+  void set_statement_stats(std::map<int64_t, std::pair<uint64_t, double>> stats) {
+    statement_stats_ = std::move(stats);
+  }
+
+  // A progress line; its elapsed time (seconds since the load generator's start, or a Unix
+  // time with --progress-timestamp) marks the end of the interval it reports.
+  void add_progress(const LoadgenProgress& progress);
+  // Latency percentiles from pgbench's per-transaction log, read after the load generator
+  // ended; their intervals are aligned with the timeline (both start at `start_wall`).
+  void set_latency(LatencyTimeline latency) { latency_ = std::move(latency); }
+
+  // Fills run.profile, run.query_ids, run.timeline, run.stalls, run.outages and the sampler
+  // figures.
+  void finish(SteadyClock::time_point end, Run& run);
+
+  size_t slice_index(SteadyClock::time_point at) const;
+  const Profile& profile() const { return profile_; }
+
+ private:
+  TimelineSlice& slice(size_t index);
+  double seconds_since_start(SteadyClock::time_point at) const;
+
+  SteadyClock::time_point start_;
+  SystemClock::time_point start_wall_;
+  double interval_s_;
+  Profile profile_;
+  std::map<int64_t, uint64_t> query_ids_;
+  std::vector<TimelineSlice> timeline_;
+  std::vector<uint32_t> snapshot_duration_buckets_;  // log buckets of 5 % from 1 us
+  uint64_t missed_ticks_ = 0;
+  int hidden_backends_ = 0;
+  std::vector<Outage> outages_;
+  std::optional<Outage> open_outage_;
+  std::optional<LatencyTimeline> latency_;
+  // Per query id: non-idle samples per (interned) wait key.
+  std::map<int64_t, std::map<const WaitKey*, uint64_t>> statement_waits_;
+  std::map<int64_t, std::string> statement_texts_;
+  std::map<int64_t, std::pair<uint64_t, double>> statement_stats_;
+  // Blocked backends seen per (lock, blocker) key, over the run and per interval.
+  std::map<std::string, LockBlocker> lock_blockers_;
+  std::map<std::string, std::set<int32_t>> lock_blocker_pids_;
+  std::map<size_t, std::map<std::string, uint64_t>> slice_lock_observations_;
+  uint64_t lock_lookups_ = 0;
+  std::map<std::string, KernelTime> kernel_;
+  void finish_statements(Run& run) const;
+  void finish_lock_blockers(Run& run);
+};
+
+}  // namespace pgwaitprof::model

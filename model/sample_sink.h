@@ -1,0 +1,51 @@
+// The model's intake: what collectors deliver to whoever aggregates their samples (the daemon's
+// continuous profile of a target, and the recorder of a run while one is active). Every method
+// but on_snapshot and on_profile_delta has a default that ignores it, so a sink implements only
+// what it keeps.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "model/profile.h"
+#include "model/sample.h"
+
+namespace pgwaitprof::model {
+
+class SampleSink {
+ public:
+  virtual ~SampleSink() = default;
+  // One snapshot of pg_stat_activity (source activity).
+  virtual void on_snapshot(const Snapshot& snapshot) = 0;
+  // Counts that pg_wait_sampling's own sampler gathered since the previous read; the delta's
+  // snapshots() is the number of its sampling periods in that time.
+  virtual void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) = 0;
+  // Ticks that took no snapshot: the previous one still ran, or the target was down.
+  virtual void on_missed_ticks(uint64_t ticks) { (void)ticks; }
+  // The sampler's connection went down (with the reason) or came back, at `at`.
+  virtual void on_connection_state(bool up, SteadyClock::time_point at, std::string_view reason) {
+    (void)up, (void)at, (void)reason;
+  }
+  // How long one collection took and whether it worked (per-collector gauges).
+  virtual void on_collector_status(std::string_view collector, double duration_s, bool success) {
+    (void)collector, (void)duration_s, (void)success;
+  }
+  // Background activity seen at `at` (run collectors).
+  virtual void on_background(SteadyClock::time_point at, const Background& background) {
+    (void)at, (void)background;
+  }
+  // The host's CPU over the interval ending at `interval_end` (run collectors).
+  virtual void on_host_cpu(SteadyClock::time_point interval_end, const HostCpu& cpu) {
+    (void)interval_end, (void)cpu;
+  }
+  // On-CPU and run-queue time of the target's processes (server on this host only).
+  virtual void on_kernel_times(const KernelTimes& times) { (void)times; }
+  // Who blocks the backends that wait on locks, looked up while Lock waits exist.
+  virtual void on_lock_waits(const LockLookup& lookup) { (void)lookup; }
+  // The text of statements by query id, fetched once per new query id (literals replaced).
+  virtual void on_statement_texts(const std::map<int64_t, std::string>& texts) { (void)texts; }
+};
+
+}  // namespace pgwaitprof::model

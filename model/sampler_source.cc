@@ -1,0 +1,39 @@
+// Sampling source names.
+#include "model/sampler_source.h"
+
+namespace pgwaitprof::model {
+
+std::string_view to_string(SamplerSource source) {
+  switch (source) {
+    case SamplerSource::kActivity:
+      return "activity";
+    case SamplerSource::kPgWaitSampling:
+      return "pg_wait_sampling";
+  }
+  return "activity";
+}
+
+std::optional<SamplerSource> parse_sampler_source(std::string_view name) {
+  for (const auto source : {SamplerSource::kActivity, SamplerSource::kPgWaitSampling}) {
+    if (to_string(source) == name) return source;
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string>& sampler_source_names() {
+  static const std::vector<std::string> names = {
+      std::string(to_string(SamplerSource::kActivity)),
+      std::string(to_string(SamplerSource::kPgWaitSampling))};
+  return names;
+}
+
+std::string_view sampler_source_limits(SamplerSource source) {
+  if (source == SamplerSource::kPgWaitSampling) {
+    return "pg_wait_sampling samples at its own profile_period, whatever --hz says, and records "
+           "no CPU samples, no session state (idle and active ClientRead are one), no query text "
+           "and no wait lengths";
+  }
+  return "";
+}
+
+}  // namespace pgwaitprof::model
