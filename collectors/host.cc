@@ -71,7 +71,8 @@ std::optional<uint64_t> parse_process_cpu_ticks(std::string_view text) {
 }
 
 model::HostCpu cpu_between(const CpuTimes& before, const CpuTimes& after, uint64_t loadgen_ticks,
-                           double interval_s, long ticks_per_second) {
+                           base::Seconds interval, long ticks_per_second) {
+  const double interval_s = interval.count();
   model::HostCpu cpu;
   const double total = static_cast<double>(after.total() - before.total());
   if (total > 0) {

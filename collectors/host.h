@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/time.h"
 #include "model/run.h"
 
 namespace pgwaitprof::collectors {
@@ -25,7 +26,7 @@ std::optional<CpuTimes> parse_proc_stat(std::string_view text);
 std::optional<uint64_t> parse_process_cpu_ticks(std::string_view text);
 // Percentages of the interval between two readings; loadgen_cores from its tick delta.
 model::HostCpu cpu_between(const CpuTimes& before, const CpuTimes& after, uint64_t loadgen_ticks,
-                           double interval_s, long ticks_per_second);
+                           base::Seconds interval, long ticks_per_second);
 
 std::optional<CpuTimes> read_proc_stat();
 std::optional<uint64_t> read_process_cpu_ticks(pid_t pid);

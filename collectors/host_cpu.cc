@@ -5,9 +5,9 @@
 
 namespace pgwaitprof::collectors {
 
-HostCpuCollector::HostCpuCollector(pid_t loadgen_pid, std::chrono::duration<double> interval)
+HostCpuCollector::HostCpuCollector(pid_t loadgen_pid, base::Seconds interval)
     : loadgen_pid_(loadgen_pid),
-      interval_s_(interval.count()),
+      interval_(interval),
       host_before_(read_proc_stat()),
       loadgen_before_(read_process_cpu_ticks(loadgen_pid).value_or(0)) {}
 
@@ -19,7 +19,7 @@ asio::awaitable<CollectResult> HostCpuCollector::collect(CollectContext& context
   if (host_before_ && loadgen_after) {
     context.sink->on_host_cpu(
         context.now, cpu_between(*host_before_, *host_after, *loadgen_after - loadgen_before_,
-                                 interval_s_, ::sysconf(_SC_CLK_TCK)));
+                                 interval_, ::sysconf(_SC_CLK_TCK)));
     loadgen_before_ = *loadgen_after;
   }
   host_before_ = host_after;

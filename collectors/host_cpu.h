@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "base/time.h"
 #include "collectors/collector.h"
 #include "collectors/host.h"
 
@@ -13,13 +14,13 @@ namespace pgwaitprof::collectors {
 
 class HostCpuCollector : public Collector {
  public:
-  explicit HostCpuCollector(pid_t loadgen_pid, std::chrono::duration<double> interval);
+  explicit HostCpuCollector(pid_t loadgen_pid, base::Seconds interval);
   std::string_view name() const override { return "host_cpu"; }
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 
  private:
   pid_t loadgen_pid_;
-  double interval_s_;
+  base::Seconds interval_;
   std::optional<CpuTimes> host_before_;
   uint64_t loadgen_before_ = 0;
 };

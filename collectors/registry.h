@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/async_event.h"
+#include "base/time.h"
 #include "collectors/collector.h"
 #include "collectors/sampler_options.h"
 
@@ -32,7 +33,7 @@ std::vector<ScheduledCollector> make_target_collectors(const SamplerOptions& opt
 
 struct RunCollectorOptions {
   pid_t loadgen_pid = -1;
-  std::chrono::duration<double> interval{1};
+  base::Seconds interval{1};
 };
 // Collectors of one run, on the run's own session: background activity, host CPU.
 std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& options);

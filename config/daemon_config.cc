@@ -233,7 +233,7 @@ RunConfig read_run(const Document& doc, const Value& item,
   }
   if (const Value* interval = reader.find("interval")) {
     // pgbench -P takes whole seconds: 0.5 would silently become 0.
-    run.interval = std::chrono::seconds(read_integer(doc, *interval, 1, kMaxIntervalS));
+    run.interval = base::Seconds(read_integer(doc, *interval, 1, kMaxIntervalS));
   }
   return run;
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/time.h"
 #include "config/config_error.h"
 #include "model/sampler_source.h"
 
@@ -42,7 +43,7 @@ struct RunConfig {
   std::string workload = "tpcb";
   std::string label;
   std::vector<std::string> pgbench_args;
-  std::chrono::seconds interval{1};
+  base::Seconds interval{1};
 };
 
 // Who may scrape /metrics. Off loopback, either basic auth or an explicit `insecure: true`.

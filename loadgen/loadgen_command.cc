@@ -52,11 +52,14 @@ LoadgenCommand build_loadgen_command(const LoadgenInputs& inputs) {
       argv.insert(argv.end(), {"-s", inputs.scale});
     }
   }
-  command.interval_s = inputs.interval_s;
+  // pgbench's -P takes whole seconds.
+  const int interval_s = static_cast<int>(inputs.interval.count());
+  command.interval = inputs.interval;
   if (pgbench_option(inputs.user_args, 'P', "progress")) {
-    command.interval_s = pgbench_int_option(inputs.user_args, 'P', "progress", inputs.interval_s);
+    command.interval =
+        base::Seconds(pgbench_int_option(inputs.user_args, 'P', "progress", interval_s));
   } else {
-    argv.insert(argv.end(), {"-P", std::to_string(inputs.interval_s)});
+    argv.insert(argv.end(), {"-P", std::to_string(interval_s)});
   }
   // Latency percentiles need pgbench's per-transaction log: into the run directory when the
   // user did not ask for one; theirs is read where they put it (never with aggregates).

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/time.h"
 #include "loadgen/pgbench_log.h"
 #include "model/workloads.h"
 
@@ -27,7 +28,7 @@ struct LoadgenInputs {
   std::string script_path;             // the workload's script written for this run, if any
   std::string scale;                   // the target's pgbench scale, for custom scripts
   std::vector<std::string> user_args;  // as the user gave them
-  int interval_s = 1;                  // -P when the user gave none
+  base::Seconds interval{1};           // -P when the user gave none (whole seconds)
   std::string conninfo;                // "" = PG* environment variables
   std::string display_target;          // the target as reports show it (password masked)
   // Where pgbench writes its per-transaction log when the user did not ask for one (-l): the
@@ -39,7 +40,7 @@ struct LoadgenCommand {
   std::vector<std::string> argv;          // no password in it
   std::vector<std::string> environment;   // "PGPASSWORD=..." when the target had a password
   std::vector<std::string> display_argv;  // as recorded in the report
-  int interval_s = 1;                     // the progress interval pgbench will use
+  base::Seconds interval{1};              // the progress interval pgbench will use
   int clients = 1;
   int threads = 1;
   // The per-transaction log to read latency percentiles from: its prefix, its columns and

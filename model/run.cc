@@ -271,7 +271,7 @@ json to_json(const Run& run) {
                    {"started_at", run.started_at},
                    {"ended_at", run.ended_at},
                    {"duration_s", run.duration_s},
-                   {"interval_s", run.interval_s},
+                   {"interval_s", run.interval.count()},
                    {"sampler", sampler_to_json(run.sampler)},
                    {"profile", std::move(profile)},
                    {"query_ids", std::move(query_ids)},
@@ -324,7 +324,7 @@ Run run_from_json(const json& j) {
   run.started_at = j.value("started_at", "");
   run.ended_at = j.value("ended_at", "");
   run.duration_s = j.value("duration_s", 0.0);
-  run.interval_s = j.value("interval_s", 1.0);
+  run.interval = base::Seconds(j.value("interval_s", 1.0));
   run.sampler = sampler_from_json(j.at("sampler"));
   run.profile = profile_from_json(j.at("profile"));
   for (const auto& entry : j.value("query_ids", json::array())) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/time.h"
 #include "model/latency_histogram.h"
 #include "model/profile.h"
 #include "model/sampler_source.h"
@@ -224,7 +225,7 @@ struct Run {
   std::string started_at;  // ISO 8601 UTC
   std::string ended_at;
   double duration_s = 0;
-  double interval_s = 1;
+  base::Seconds interval{1};
   SamplerInfo sampler;
   Profile profile;
   std::map<int64_t, uint64_t> query_ids;     // non-idle samples per query id

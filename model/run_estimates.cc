@@ -52,7 +52,7 @@ Profile window_profile(const Run& run, const SteadyWindow& window) {
 
 BatchMeansOptions batch_options(const Run& run) {
   BatchMeansOptions options;
-  options.interval = std::chrono::duration<double>(run.interval_s > 0 ? run.interval_s : 1);
+  options.interval = run.interval > base::Seconds(0) ? run.interval : base::Seconds(1);
   return options;
 }
 

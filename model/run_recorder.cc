@@ -24,7 +24,7 @@ double bucket_upper_s(size_t bucket) {
 }  // namespace
 
 RunRecorder::RunRecorder(SteadyClock::time_point start, SystemClock::time_point start_wall,
-                         std::chrono::duration<double> interval)
+                         base::Seconds interval)
     : start_(start), start_wall_(start_wall), interval_s_(interval.count()) {}
 
 double RunRecorder::seconds_since_start(SteadyClock::time_point at) const {
@@ -250,7 +250,7 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
     run.latency_sampling_rate = latency_->sampling_rate;
   }
   run.duration_s = duration_s;
-  run.interval_s = interval_s_;
+  run.interval = base::Seconds(interval_s_);
   run.profile = profile_;
   run.query_ids = query_ids_;
   run.timeline = timeline_;

@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "base/time.h"
 #include "model/run.h"
 #include "model/sample_sink.h"
 
@@ -19,7 +20,7 @@ class RunRecorder : public SampleSink {
  public:
   // `start` is time zero of the timeline (the load generator's launch).
   RunRecorder(SteadyClock::time_point start, SystemClock::time_point start_wall,
-              std::chrono::duration<double> interval);
+              base::Seconds interval);
 
   void on_snapshot(const Snapshot& snapshot) override;
   void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) override;

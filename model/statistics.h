@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "base/time.h"
+
 namespace pgwaitprof::model {
 
 // The middle value, or the mean of the two middle values; 0 for an empty sample.
@@ -59,7 +61,7 @@ struct BatchMeansOptions {
   // the true mean only 53 % of the time.
   size_t reliable_batches = 20;
   // Length of one interval, for the method text only ("8 batches of 4 s").
-  std::chrono::duration<double> interval = std::chrono::seconds(1);
+  base::Seconds interval{1};
 };
 
 struct MeanEstimate {

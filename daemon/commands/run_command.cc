@@ -47,7 +47,7 @@ engine::RunRequest make_request(const RunCommand& command) {
   request.workload = command.workload;
   request.label = command.label;
   request.pgbench_args = command.pgbench_args;
-  request.interval = std::chrono::seconds(command.interval_s);
+  request.interval = base::Seconds(command.interval_s);
   request.data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
   request.keep_transaction_log = command.keep_transaction_log;
   request.checkpoint_after = command.checkpoint_after;

@@ -91,12 +91,11 @@ void read_transaction_log(RunState& state, model::RunRecorder& recorder,
   if (files.empty()) return;
   loadgen::LatencyTimelineOptions options;
   options.start = start_wall;
-  options.interval = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::duration<double>(state.run().interval_s));
+  options.interval = std::chrono::duration_cast<std::chrono::microseconds>(state.run().interval);
   options.columns = command.transaction_log_columns;
   options.sampling_rate = command.transaction_log_sampling_rate;
   const double elapsed_s = std::chrono::duration<double>(SystemClock::now() - start_wall).count();
-  options.max_intervals = static_cast<size_t>(elapsed_s / state.run().interval_s) + 2;
+  options.max_intervals = static_cast<size_t>(elapsed_s / state.run().interval.count()) + 2;
   auto latency = loadgen::read_latency_timeline(loadgen::paths_of(files), options);
   for (const auto& problem : latency.errors) state.run().warnings.push_back(problem);
   if (latency.unparsable_lines > 0) {

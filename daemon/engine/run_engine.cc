@@ -69,7 +69,7 @@ void begin(RunState& state, const collectors::TargetSampler& sampler) {
   // As asked for, so that a run that fails before its load generator starts still says how many
   // clients it was for (a matrix would otherwise show it in a column of 0 clients).
   run.clients = loadgen::pgbench_int_option(request.pgbench_args, 'c', "client", 1);
-  run.interval_s = static_cast<double>(request.interval.count());
+  run.interval = request.interval;
   run.sampler.source = sampler.options().source;
   run.sampler.hz = run.sampler.source == model::SamplerSource::kActivity ? sampler.options().hz : 0;
   run.started_at = iso_utc(SystemClock::now());
@@ -180,7 +180,7 @@ asio::awaitable<base::Status> prepare_workload(RunState& state) {
                                 "",
                                 collectors::cell(scale.result.get(), 0, 0),
                                 state.request.pgbench_args,
-                                static_cast<int>(state.request.interval.count()),
+                                state.request.interval,
                                 state.request.conninfo,
                                 state.run().target,
                                 (state.outcome.dir / "pgbench_log").string()};
@@ -200,7 +200,7 @@ asio::awaitable<base::Status> prepare_workload(RunState& state) {
     state.command.display_argv = {"pgwaitprof", "--client", std::to_string(state.command.clients),
                                   fmt::format("COPY {} FROM STDIN", model::kCopyTargetTable)};
   }
-  state.run().interval_s = state.command.interval_s;
+  state.run().interval = state.command.interval;
   state.run().clients = state.command.clients;
   state.run().loadgen_argv = state.command.display_argv;
   co_return std::nullopt;
@@ -300,8 +300,8 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
                 fmt::join(state.run().loadgen_argv, " "));
   }
   base::AsyncEvent finished(executor);
-  auto collectors = collectors::make_run_collectors(
-      {child ? child->pid : getpid(), std::chrono::duration<double>(state.run().interval_s)});
+  auto collectors =
+      collectors::make_run_collectors({child ? child->pid : getpid(), state.run().interval});
   auto load = [&]() -> asio::awaitable<void> {
     const auto began = SteadyClock::now();
     if (child) {
@@ -349,7 +349,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
 
   const auto start = SteadyClock::now();
   const auto start_wall = SystemClock::now();
-  model::RunRecorder recorder(start, start_wall, std::chrono::duration<double>(run.interval_s));
+  model::RunRecorder recorder(start, start_wall, run.interval);
   if (!failed && !control.interrupted()) {
     sampler.add_sink(&recorder);
     failed = co_await run_loadgen(state, observer, control, recorder, start);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/run_control.h"
+#include "base/time.h"
 #include "collectors/target_sampler.h"
 #include "model/run.h"
 
@@ -24,7 +25,7 @@ struct RunRequest {
   std::string workload = "tpcb";
   std::string label;
   std::vector<std::string> pgbench_args;  // passed unchanged, after the workload's own
-  std::chrono::seconds interval{1};
+  base::Seconds interval{1};              // the timeline interval (pgbench -P: whole seconds)
   std::filesystem::path data_dir;
   std::string loadgen = "pgbench";  // executable, looked up on PATH and PostgreSQL's bin dirs
   int init_scale = 10;              // pgbench -i scale when the target has no pgbench tables yet

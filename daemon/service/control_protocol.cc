@@ -125,7 +125,7 @@ base::Status read_field(const std::string& key, const json& value, engine::RunRe
     if (auto rule = config::integer_in_range(seconds, 1, config::kMaxIntervalS)) {
       return Error{fmt::format("invalid value for \"interval_s\": {}", *rule)};
     }
-    run.interval = std::chrono::seconds(seconds);
+    run.interval = base::Seconds(seconds);
     return std::nullopt;
   }
   return Error{fmt::format("unrecognized key \"{}\"", key)};
@@ -225,7 +225,7 @@ std::string run_request_line(const engine::RunRequest& request) {
               {"workload", request.workload},
               {"label", request.label},
               {"pgbench_args", request.pgbench_args},
-              {"interval_s", request.interval.count()},
+              {"interval_s", static_cast<int>(request.interval.count())},
               {"loadgen", request.loadgen},
               {"keep_transaction_log", request.keep_transaction_log}}
              .dump(-1, ' ', false, json::error_handler_t::replace) +

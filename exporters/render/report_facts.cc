@@ -97,7 +97,7 @@ std::string timeline_legend(const model::Run& run) {
   return fmt::format(
       "{} s intervals; AAS per wait class, idle sessions not counted; host CPU %; "
       "lg = load generator cores",
-      format_seconds(run.interval_s));
+      format_seconds(run.interval.count()));
 }
 
 }  // namespace pgwaitprof::exporters::report_detail

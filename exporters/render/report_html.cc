@@ -442,7 +442,7 @@ std::string render_html(const model::Run& run, const RenderOptions& options) {
   if (!rows.empty()) {
     html += fmt::format(
         "<details>\n<summary>Timeline: {} interval{} of {} s</summary>\n<div class=\"panel\">\n",
-        rows.size(), rows.size() == 1 ? "" : "s", format_seconds(run.interval_s));
+        rows.size(), rows.size() == 1 ? "" : "s", format_seconds(run.interval.count()));
     html += html_timeline_table(rows) + "</div>\n</details>\n";
   }
   html += html_run_facts(run, options) + html_environment(run.environment);

@@ -32,7 +32,7 @@ TEST(ParseProcessCpuTicks, UtimePlusStimeAfterTheCommandName) {
 TEST(CpuBetween, PercentagesOfTheIntervalAndLoadGeneratorCores) {
   CpuTimes before{100, 0, 50, 800, 10, 0, 0, 0};
   CpuTimes after{160, 0, 70, 810, 20, 0, 0, 0};  // 100 ticks: 60 user, 20 sys, 10 idle, 10 iow
-  const auto cpu = cpu_between(before, after, 50, 0.5, 100);
+  const auto cpu = cpu_between(before, after, 50, base::Seconds(0.5), 100);
   EXPECT_DOUBLE_EQ(cpu.user_pct, 60);
   EXPECT_DOUBLE_EQ(cpu.system_pct, 20);
   EXPECT_DOUBLE_EQ(cpu.idle_pct, 10);

@@ -54,7 +54,7 @@ model::WaitKey active(const std::string& type, const std::string& event) {
 // probability `walwrite` for each of 8 sessions per snapshot, CPU the rest.
 model::Run timeline_run(int intervals, double walwrite, unsigned seed) {
   model::Run run = loadgen_run("", 8, 1000);
-  run.interval_s = 1;
+  run.interval = base::Seconds(1);
   std::mt19937 random(seed);
   std::binomial_distribution<int> busy(800, walwrite);
   for (int index = 0; index < intervals; ++index) {
@@ -150,7 +150,7 @@ TEST(CompareFixtures, SingleRunsWithoutATimelineGetNoVerdictButTheRepeatsNeeded)
 // sd about `noise`), and one 99th percentile for the run.
 model::Run tps_run(int intervals, double tps, double noise, unsigned seed) {
   model::Run run = loadgen_run("", 8, tps);
-  run.interval_s = 1;
+  run.interval = base::Seconds(1);
   std::mt19937 random(seed);
   std::normal_distribution<double> innovation(0, noise * std::sqrt(1 - 0.25));
   double level = 0;

@@ -22,7 +22,7 @@ size_t occurrences(const std::string& text, const std::string& needle) {
 // Two wait events, 8 sessions, `intervals` 1 s slices of 100 snapshots.
 model::Run two_wait_run(int intervals) {
   model::Run run = test_fixtures::loadgen_run("", 8, 1000);
-  run.interval_s = 1;
+  run.interval = base::Seconds(1);
   const model::WaitKey walwrite{"client backend", "active", "LWLock", "WALWrite"};
   const model::WaitKey cpu{"client backend", "active", "CPU", "CPU"};
   std::mt19937 random(7);

@@ -52,7 +52,7 @@ TEST_F(RenderText, ErrorsComeFromBatchMeans) {
 TEST(RenderErrors, LongRunsGetErrorsShortRunsADash) {
   auto make_run = [](int intervals) {
     model::Run run;
-    run.interval_s = 1;
+    run.interval = base::Seconds(1);
     std::mt19937 random(7);
     std::binomial_distribution<int> busy(400, 0.25);
     for (int index = 0; index < intervals; ++index) {
@@ -341,7 +341,7 @@ model::Run kernel_run(double client_on_cpu_s, double client_runqueue_s = 2.0) {
   run.profile.add({"client backend", "active", model::kCpu, ""}, 3000);
   run.profile.add({"client backend", "active", "LWLock", "WALWrite"}, 1000);
   run.profile.add_snapshots(1000);
-  run.interval_s = 1;
+  run.interval = base::Seconds(1);
   run.duration_s = 4;
   for (int second = 0; second < 4; ++second) {
     model::TimelineSlice slice;
