@@ -12,6 +12,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "model/setting_units.h"
+
 namespace pgwaitprof::engine {
 namespace {
 
@@ -22,35 +24,6 @@ std::string lower(std::string_view text) {
   std::transform(result.begin(), result.end(), result.begin(),
                  [](unsigned char character) { return std::tolower(character); });
   return result;
-}
-
-// Units a value may carry, in the base unit of their kind (bytes; milliseconds).
-struct Unit {
-  std::string_view name;
-  double factor;
-  bool memory;
-};
-constexpr Unit kUnits[] = {
-    {"B", 1, true},           {"kB", 1024, true},          {"MB", 1048576, true},
-    {"GB", 1073741824, true}, {"TB", 1099511627776, true}, {"us", 0.001, false},
-    {"ms", 1, false},         {"s", 1000, false},          {"min", 60000, false},
-    {"h", 3600000, false},    {"d", 86400000, false}};
-
-std::optional<Unit> find_unit(std::string_view name) {
-  for (const auto& unit : kUnits) {
-    if (unit.name == name) return unit;
-  }
-  // pg_settings shows block-sized units as "8kB", "16MB".
-  if (!name.empty() && std::isdigit(static_cast<unsigned char>(name.front()))) {
-    double count = 0;
-    const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), count);
-    if (error == std::errc()) {
-      if (auto base = find_unit(name.substr(static_cast<size_t>(end - name.data())))) {
-        return Unit{name, base->factor * count, base->memory};
-      }
-    }
-  }
-  return std::nullopt;
 }
 
 base::Status invalid(const SettingInfo& info, std::string_view value, std::string_view why) {
@@ -95,8 +68,8 @@ base::Status check_number(const SettingInfo& info, std::string_view value) {
     return invalid(info, value, "must be an integer");
   }
   if (!suffix.empty()) {
-    const auto given = find_unit(suffix);
-    const auto base = find_unit(info.unit);
+    const auto given = model::find_setting_unit(suffix);
+    const auto base = model::find_setting_unit(info.unit);
     if (!given || !base || given->memory != base->memory) {
       return invalid(info, value,
                      info.unit.empty() ? "this parameter takes no unit"

@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "model/setting_units.h"
 #include "model/wait_events.h"
 
 namespace pgwaitprof::exporters::report_detail {
@@ -296,49 +297,7 @@ std::string shell_join(const std::vector<std::string>& argv) {
 }
 
 std::string setting_show_value(const model::Setting& setting) {
-  // pg_settings reports sizes in blocks or kB and times in the GUC's base unit; SHOW picks the
-  // largest unit that divides the value exactly, which is how people write postgresql.conf.
-  struct Unit {
-    std::string_view name;
-    double factor;
-  };
-  static const std::vector<Unit> size_units = {
-      {"B", 1},          {"kB", 1024.0},       {"8kB", 8192.0},      {"16kB", 16384.0},
-      {"MB", 1048576.0}, {"16MB", 16777216.0}, {"GB", 1073741824.0}, {"TB", 1099511627776.0}};
-  static const std::vector<Unit> time_units = {{"us", 0.001},  {"ms", 1},      {"s", 1000},
-                                               {"min", 60000}, {"h", 3600000}, {"d", 86400000}};
-  static const std::vector<Unit> show_sizes = {
-      {"TB", 1099511627776.0}, {"GB", 1073741824.0}, {"MB", 1048576.0}, {"kB", 1024.0}, {"B", 1}};
-  static const std::vector<Unit> show_times = {
-      {"d", 86400000}, {"h", 3600000}, {"min", 60000}, {"s", 1000}, {"ms", 1}};
-
-  double value = 0;
-  try {
-    size_t used = 0;
-    value = std::stod(setting.value, &used);
-    if (used != setting.value.size()) return "";
-  } catch (const std::exception&) {
-    return "";  // enum, string and boolean settings have no unit to convert
-  }
-  if (value < 0) return "";  // -1 means "disabled" for most of them
-  auto convert = [&](const std::vector<Unit>& units, const std::vector<Unit>& show) -> std::string {
-    const auto unit = std::find_if(units.begin(), units.end(),
-                                   [&](const Unit& u) { return u.name == setting.unit; });
-    if (unit == units.end()) return "";
-    const double base = value * unit->factor;
-    if (base == 0) return "";
-    for (const auto& candidate : show) {
-      const double scaled = base / candidate.factor;
-      if (scaled >= 1 && std::fabs(scaled - std::round(scaled)) < 1e-9) {
-        std::string shown = fmt::format("{:.0f}{}", scaled, candidate.name);
-        return shown == setting.value + setting.unit ? "" : shown;
-      }
-    }
-    return "";
-  };
-  std::string shown = convert(size_units, show_sizes);
-  if (shown.empty()) shown = convert(time_units, show_times);
-  return shown;
+  return model::show_setting_value(setting.value, setting.unit);
 }
 
 std::string setting_line(const model::Setting& setting) {
