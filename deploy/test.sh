@@ -79,8 +79,10 @@ failed=0
 wait "$release_pid" || failed=1
 wait "$sanitizer_pid" || failed=1
 
-# The rate checks of the release build, alone on the machine.
+# The rate checks of the release build, alone on the machine. They measure the machine as much
+# as the sampler: one that misses its rate is run once more (a slow moment of a shared 2-core
+# machine passes then; a slow sampler fails twice).
 eval "$(cat "$release_env")"
-ctest --output-on-failure --timeout 600 -R "$rate" || failed=1
+ctest --output-on-failure --timeout 600 -R "$rate" --repeat until-pass:2 || failed=1
 if [ $failed -ne 0 ]; then echo "test.sh: some tests failed (see above)" >&2; fi
 exit $failed
