@@ -164,20 +164,13 @@ asio::awaitable<base::Status> validate(collectors::PgSession& session, const std
   co_return std::nullopt;
 }
 
+// postgresql.auto.conf's settings by name (the last of a name wins, as for the server).
 asio::awaitable<base::Expected<std::map<std::string, std::string>>> read_auto_conf(
     collectors::PgSession& session) {
-  auto rows = co_await session.execute(
-      "SELECT name, setting FROM pg_file_settings"
-      " WHERE sourcefile LIKE '%/postgresql.auto.conf' ORDER BY seqno");
-  if (!rows.ok()) {
-    co_return base::Error{"could not read the server's ALTER SYSTEM settings (pg_file_settings): " +
-                          rows.error->message};
-  }
+  auto entries = co_await read_auto_conf_entries(session, true);
+  if (!entries) co_return entries.error();
   std::map<std::string, std::string> settings;
-  for (int row = 0; row < PQntuples(rows.result.get()); ++row) {
-    settings[lower(collectors::cell(rows.result.get(), row, 0))] =
-        collectors::cell(rows.result.get(), row, 1);
-  }
+  for (auto& entry : *entries) settings[entry.name] = std::move(entry.value);
   co_return settings;
 }
 

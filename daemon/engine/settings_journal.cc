@@ -125,24 +125,6 @@ std::optional<std::string> from_hex(std::string_view hex) {
   return bytes;
 }
 
-asio::awaitable<base::Expected<std::vector<AutoConfEntry>>> read_entries(PgSession& session,
-                                                                         bool with_marker) {
-  auto rows = co_await session.execute(
-      "SELECT lower(name), setting FROM pg_file_settings"
-      " WHERE sourcefile LIKE '%/postgresql.auto.conf' ORDER BY seqno");
-  if (!rows.ok()) {
-    co_return base::Error{"could not read the server's ALTER SYSTEM settings (pg_file_settings): " +
-                          rows.error->message};
-  }
-  std::vector<AutoConfEntry> entries;
-  for (int row = 0; row < PQntuples(rows.result.get()); ++row) {
-    AutoConfEntry entry{collectors::cell(rows.result.get(), row, 0),
-                        collectors::cell(rows.result.get(), row, 1)};
-    if (with_marker || entry.name != kJournalMarker) entries.push_back(std::move(entry));
-  }
-  co_return entries;
-}
-
 // postgresql.auto.conf's bytes; nullopt when the role may not read server files.
 asio::awaitable<std::optional<std::string>> read_bytes(PgSession& session) {
   auto read =
@@ -223,7 +205,7 @@ asio::awaitable<base::Status> write_bytes(PgSession& session, const std::string&
 // where they still differ, written back. The journal file at `path` goes once all is back.
 asio::awaitable<base::Status> restore_to(PgSession& session, const JournalRecord& record,
                                          const std::filesystem::path& path) {
-  auto current = co_await read_entries(session, true);
+  auto current = co_await read_auto_conf_entries(session, true);
   if (!current) co_return current.error();
   std::vector<std::string> names{kJournalMarker};
   for (const auto& entry : *current) names.push_back(entry.name);
@@ -284,6 +266,24 @@ asio::awaitable<base::Status> restore_marked(PgSession& session, const std::stri
 }
 
 }  // namespace
+
+asio::awaitable<base::Expected<std::vector<AutoConfEntry>>> read_auto_conf_entries(
+    PgSession& session, bool with_marker) {
+  auto rows = co_await session.execute(
+      "SELECT lower(name), setting FROM pg_file_settings"
+      " WHERE sourcefile LIKE '%/postgresql.auto.conf' ORDER BY seqno");
+  if (!rows.ok()) {
+    co_return base::Error{"could not read the server's ALTER SYSTEM settings (pg_file_settings): " +
+                          rows.error->message};
+  }
+  std::vector<AutoConfEntry> entries;
+  for (int row = 0; row < PQntuples(rows.result.get()); ++row) {
+    AutoConfEntry entry{collectors::cell(rows.result.get(), row, 0),
+                        collectors::cell(rows.result.get(), row, 1)};
+    if (with_marker || entry.name != kJournalMarker) entries.push_back(std::move(entry));
+  }
+  co_return entries;
+}
 
 std::string journal_to_json(const JournalRecord& record) {
   nlohmann::json entries = nlohmann::json::array();
@@ -368,7 +368,7 @@ asio::awaitable<base::Expected<std::unique_ptr<SettingsJournal>>> SettingsJourna
   if (auto marker = co_await read_marker(session)) {
     if (auto failed = co_await restore_marked(session, *marker)) co_return *failed;
   }
-  auto entries = co_await read_entries(session, false);
+  auto entries = co_await read_auto_conf_entries(session, false);
   if (!entries) co_return entries.error();
   journal->record_.entries = std::move(*entries);
   journal->record_.bytes = co_await read_bytes(session);

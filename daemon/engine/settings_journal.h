@@ -36,6 +36,11 @@ struct AutoConfEntry {
   bool operator==(const AutoConfEntry&) const = default;
 };
 
+// postgresql.auto.conf's settings in file order, as pg_file_settings shows them; the journal's
+// marker left out unless `with_marker`.
+asio::awaitable<base::Expected<std::vector<AutoConfEntry>>> read_auto_conf_entries(
+    collectors::PgSession& session, bool with_marker);
+
 // What the journal keeps of the server before the matrix changed it.
 struct JournalRecord {
   std::string host;                    // where the journal file is
