@@ -175,6 +175,15 @@ inline nlohmann::json ask(const std::filesystem::path& socket, const std::string
   return nlohmann::json::parse(line, nullptr, false);
 }
 
+// The scratch directory a foreground run announced in its log ("" before).
+inline std::string scratch_directory(const std::string& log) {
+  const std::string marker = "creating scratch cluster dir=";
+  const auto at = log.find(marker);
+  if (at == std::string::npos) return "";
+  const auto start = at + marker.size();
+  return log.substr(start, log.find(' ', start) - start);
+}
+
 // Pids of live processes whose command line contains `needle` (not zombies).
 inline std::vector<pid_t> processes_with(const std::string& needle) {
   std::vector<pid_t> found;

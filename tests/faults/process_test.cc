@@ -15,15 +15,6 @@ class ProcessFaults : public ::testing::Test {
   void SetUp() override { require_cluster(); }
 };
 
-// The scratch directory a foreground run announced in its log ("" before).
-std::string scratch_directory(const std::string& log) {
-  const std::string marker = "creating scratch cluster dir=";
-  const auto at = log.find(marker);
-  if (at == std::string::npos) return "";
-  const auto start = at + marker.size();
-  return log.substr(start, log.find(' ', start) - start);
-}
-
 struct Stage {
   const char* name;
   const char* process;  // what runs when the signal comes

@@ -109,14 +109,6 @@ class PipedProgram {
   std::optional<int> exit_code_;
 };
 
-std::string scratch_directory(const std::string& output) {
-  const std::string marker = "creating scratch cluster dir=";
-  const auto at = output.find(marker);
-  if (at == std::string::npos) return "";
-  const auto start = at + marker.size();
-  return output.substr(start, output.find(' ', start) - start);
-}
-
 std::filesystem::path auto_conf() {
   return std::filesystem::path(env("PGWAITPROF_TEST_PGDATA")) / "postgresql.auto.conf";
 }
