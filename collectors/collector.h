@@ -27,6 +27,9 @@ struct CollectorError {
   std::string message;   // one line, passwords masked
   std::string sqlstate;  // when the server sent one
   bool connection_lost = false;
+  // The source cannot work with this target as it is (the memory source on a remote server,
+  // without the right to read its memory, ...): a run fails at once instead of retrying.
+  bool refused = false;
 };
 using CollectResult = std::optional<CollectorError>;
 

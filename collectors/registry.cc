@@ -14,6 +14,7 @@
 #include "collectors/host_cpu.h"
 #include "collectors/kernel.h"
 #include "collectors/lock_blockers.h"
+#include "collectors/memory/memory_source.h"
 #include "collectors/pg_wait_sampling.h"
 #include "collectors/statements.h"
 
@@ -40,20 +41,22 @@ std::unique_ptr<Collector> make_sampling_source(const SamplerOptions& options) {
       return std::make_unique<ActivitySource>();
     case model::SamplerSource::kPgWaitSampling:
       return std::make_unique<WaitSamplingSource>();
+    case model::SamplerSource::kMemory:
+      return std::make_unique<memory::MemorySource>();
   }
   return std::make_unique<ActivitySource>();
 }
 
 std::vector<std::unique_ptr<Collector>> make_snapshot_stages(const SamplerOptions& options) {
   std::vector<std::unique_ptr<Collector>> stages;
-  if (options.source != model::SamplerSource::kActivity) return stages;
+  if (!model::takes_snapshots(options.source)) return stages;
   stages.push_back(std::make_unique<KernelStage>(options.local));
   return stages;
 }
 
 std::vector<ScheduledCollector> make_target_collectors(const SamplerOptions& options) {
   std::vector<ScheduledCollector> schedule;
-  if (options.source != model::SamplerSource::kActivity) return schedule;
+  if (!model::takes_snapshots(options.source)) return schedule;
   // At most 10 lookups a second, and only while Lock waits exist (the collector checks).
   schedule.push_back({std::make_unique<LockBlockerCollector>(), std::chrono::milliseconds(100)});
   schedule.push_back({std::make_unique<StatementTextCollector>(), std::chrono::seconds(1)});

@@ -77,6 +77,7 @@ TargetSampler::TargetSampler(asio::any_io_executor executor, SamplerOptions opti
       sample_delivered_(executor),
       source_(make_sampling_source(options_)),
       activity_(dynamic_cast<ActivitySource*>(source_.get())),
+      memory_(dynamic_cast<memory::MemorySource*>(source_.get())),
       stages_(make_snapshot_stages(options_)),
       collectors_(make_target_collectors(options_)) {}
 
@@ -96,6 +97,7 @@ void TargetSampler::stop() {
   stopped_.set();
   sample_delivered_.notify();
   timer_.cancel();
+  if (memory_) memory_->wake();
   // An in-flight query ends with an error as soon as its socket wait is cancelled.
   session_.close();
 }
@@ -109,8 +111,9 @@ double TargetSampler::source_period_s() const {
 
 asio::awaitable<bool> TargetSampler::wait_for_sample(std::chrono::milliseconds timeout) {
   if (state_ == SamplerState::kStopping) co_return false;
+  if (refused_) co_return false;
   const bool notified = co_await sample_delivered_.wait_for(timeout);
-  co_return notified&& state_ != SamplerState::kStopping;
+  co_return notified&& state_ != SamplerState::kStopping && !refused_;
 }
 
 void TargetSampler::set_connected(bool up, const std::string& reason) {
@@ -192,6 +195,10 @@ asio::awaitable<CollectResult> TargetSampler::connect() {
 
 void TargetSampler::on_failed_attempt(const CollectorError& error,
                                       std::chrono::milliseconds retry_in) {
+  if (error.refused && !refused_) {
+    refused_ = true;
+    sample_delivered_.notify();  // a run waiting for its first sample fails now
+  }
   // Once per state change, not per attempt.
   if (error.message == last_error_) return;
   const auto target = mask_password(options_.conninfo);
@@ -211,13 +218,18 @@ void TargetSampler::on_connected(bool reconnected) {
     const double gap_s =
         std::chrono::duration<double>(model::SteadyClock::now() - down_since_).count();
     // The ticks that fell into the gap were not sampled: count them as missed.
-    if (options_.source == model::SamplerSource::kActivity) {
+    if (model::takes_snapshots(options_.source)) {
       count_missed(static_cast<uint64_t>(gap_s * options_.hz));
     }
     log()->info("connection restored target={} gap_s={:.3f}", options_.name, gap_s);
   } else if (options_.source == model::SamplerSource::kActivity) {
     log()->info("sampling target={} source=activity hz={} server_version={} dsn=\"{}\"",
                 options_.name, options_.hz, server_version_, mask_password(options_.conninfo));
+  } else if (memory_) {
+    log()->info(
+        "sampling target={} source=memory hz={} server_version={} dsn=\"{}\" {} limits=\"{}\"",
+        options_.name, options_.hz, server_version_, mask_password(options_.conninfo),
+        memory_->attachment().description, model::sampler_source_limits(options_.source));
   } else {
     log()->info(
         "sampling target={} source={} period_ms={:g} server_version={} dsn=\"{}\" limits=\"{}\"",
@@ -239,6 +251,8 @@ asio::awaitable<void> TargetSampler::sample() {
   using namespace asio::experimental::awaitable_operators;
   if (options_.source == model::SamplerSource::kActivity) {
     co_await (sample_activity() || watch_snapshots());
+  } else if (memory_) {
+    co_await sample_memory();
   } else {
     co_await sample_wait_sampling();
   }
@@ -342,6 +356,10 @@ asio::awaitable<bool> TargetSampler::receive_snapshot() {
 
 asio::awaitable<void> TargetSampler::deliver_snapshot() {
   activity_->parse(snapshot_);
+  co_await deliver_stages();
+}
+
+asio::awaitable<void> TargetSampler::deliver_stages() {
   CollectContext context{&session_, &fanout_, &snapshot_, nullptr, model::SteadyClock::now()};
   for (auto& stage : stages_) co_await collect_timed(*stage, context);
   // Once per row, after every stage: the sinks count by these keys.
@@ -349,6 +367,52 @@ asio::awaitable<void> TargetSampler::deliver_snapshot() {
   fanout_.on_snapshot(snapshot_);
   delivered_ = true;
   sample_delivered_.notify();
+}
+
+// The memory source reads on its own thread; here its snapshots are named and delivered as
+// they arrive, the target's collectors run between them, and the names of new databases and
+// background workers are looked up once a second when there are any.
+asio::awaitable<void> TargetSampler::sample_memory() {
+  using namespace std::chrono_literals;
+  memory_->start(executor_, options_.hz);
+  std::vector<model::SteadyClock::time_point> due;
+  const auto start = model::SteadyClock::now();
+  for (const auto& entry : collectors_) due.push_back(start + entry.period);
+  auto names_due = start + 1s;
+  while (state_ == SamplerState::kSampling && !lost_) {
+    auto wake_at = names_due;
+    for (const auto at : due) wake_at = std::min(wake_at, at);
+    co_await memory_->wait(wake_at);
+    if (auto failure = memory_->failure()) {
+      connection_lost(*failure);
+      break;
+    }
+    count_missed(memory_->take_missed());
+    while (state_ == SamplerState::kSampling && memory_->next(snapshot_)) {
+      fanout_.on_collector_status(
+          memory_->name(), std::chrono::duration<double>(snapshot_.query_duration).count(), true);
+      co_await deliver_stages();
+    }
+    auto now = model::SteadyClock::now();
+    for (size_t index = 0; index < collectors_.size() && !lost_; ++index) {
+      if (due[index] > now) continue;
+      due[index] = now + collectors_[index].period;
+      CollectContext context{&session_, &fanout_, nullptr, delivered_ ? &snapshot_ : nullptr, now};
+      if (auto error = co_await collect_timed(*collectors_[index].collector, context);
+          error && error->connection_lost) {
+        connection_lost(error->message);
+      }
+      now = model::SteadyClock::now();
+    }
+    if (now >= names_due && !lost_) {
+      names_due = now + 1s;
+      CollectContext context{&session_, &fanout_, nullptr, nullptr, now};
+      if (auto error = co_await memory_->collect(context); error && error->connection_lost) {
+        connection_lost(error->message);
+      }
+    }
+  }
+  memory_->stop();
 }
 
 asio::awaitable<void> TargetSampler::sample_wait_sampling() {

@@ -16,6 +16,7 @@
 #include "base/async_event.h"
 #include "collectors/activity.h"
 #include "collectors/collector.h"
+#include "collectors/memory/memory_source.h"
 #include "collectors/pg_session.h"
 #include "collectors/registry.h"
 #include "collectors/sampler_options.h"
@@ -57,18 +58,23 @@ class TargetSampler {
   double source_period_s() const;
   int server_version() const { return server_version_; }
   const std::string& last_error() const { return last_error_; }
+  // The source refused this target (CollectorError::refused): last_error() says why.
+  bool refused() const { return refused_; }
 
  private:
   asio::awaitable<CollectResult> connect();
   asio::awaitable<void> sample();
   asio::awaitable<void> sample_activity();
   asio::awaitable<void> sample_wait_sampling();
+  asio::awaitable<void> sample_memory();
   // One snapshot in three steps, so the next query can go out before this one is processed.
   bool send_snapshot();
   // Ends sampling when a snapshot query has not answered in 5 s.
   asio::awaitable<void> watch_snapshots();
   asio::awaitable<bool> receive_snapshot();
   asio::awaitable<void> deliver_snapshot();
+  // The snapshot stages, then the sinks, for the snapshot in snapshot_.
+  asio::awaitable<void> deliver_stages();
   asio::awaitable<void> sleep_until(model::SteadyClock::time_point until);
   void on_connected(bool reconnected);
   void on_failed_attempt(const CollectorError& error, std::chrono::milliseconds retry_in);
@@ -99,7 +105,8 @@ class TargetSampler {
   base::AsyncPulse sample_delivered_;
   Fanout fanout_;
   std::unique_ptr<Collector> source_;
-  ActivitySource* activity_ = nullptr;  // source_, when it is the activity source
+  ActivitySource* activity_ = nullptr;      // source_, when it is the activity source
+  memory::MemorySource* memory_ = nullptr;  // source_, when it is the memory source
   std::vector<std::unique_ptr<Collector>> stages_;
   std::vector<ScheduledCollector> collectors_;
   model::Snapshot snapshot_;  // reused: its backends' storage survives from tick to tick
@@ -110,6 +117,7 @@ class TargetSampler {
   bool connected_ = false;  // as last told to the sinks
   bool lost_ = false;       // the current connection is gone; leave kSampling
   bool warned_privileges_ = false;
+  bool refused_ = false;
   int server_version_ = 0;
   std::string last_error_;
   model::SteadyClock::time_point down_since_{};

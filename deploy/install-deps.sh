@@ -15,6 +15,8 @@ packages=(
   clang-format
   # run: the scratch cluster, pgbench, and pg_wait_sampling to cross-check the sampler
   postgresql-15 postgresql-client-15 postgresql-15-pg-wait-sampling
+  # the memory source: the server headers its shared-memory layout is generated from
+  postgresql-server-dev-15
   # tests and deploy checks: real Prometheus and promtool, systemd-analyze, JSON/YAML/HTTP tools
   prometheus systemd curl jq python3 python3-yaml shellcheck procps
   # the browser check of the HTML reports (ctest -L browser): headless Chromium

@@ -146,8 +146,7 @@ std::vector<std::string> bottleneck_warnings(const Run& run, int loadgen_threads
     }
   }
   const auto ticks = run.sampler.snapshots + run.sampler.missed_ticks;
-  if (ticks > 0 && run.sampler.source == SamplerSource::kActivity &&
-      run.sampler.missed_ticks * 20 > ticks) {
+  if (ticks > 0 && takes_snapshots(run.sampler.source) && run.sampler.missed_ticks * 20 > ticks) {
     warnings.push_back(fmt::format(
         "the sampler missed {} of {} ticks: the snapshot query took longer than the {:.0f} Hz "
         "period (lower --hz)",

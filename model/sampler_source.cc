@@ -9,12 +9,15 @@ std::string_view to_string(SamplerSource source) {
       return "activity";
     case SamplerSource::kPgWaitSampling:
       return "pg_wait_sampling";
+    case SamplerSource::kMemory:
+      return "memory";
   }
   return "activity";
 }
 
 std::optional<SamplerSource> parse_sampler_source(std::string_view name) {
-  for (const auto source : {SamplerSource::kActivity, SamplerSource::kPgWaitSampling}) {
+  for (const auto source :
+       {SamplerSource::kActivity, SamplerSource::kPgWaitSampling, SamplerSource::kMemory}) {
     if (to_string(source) == name) return source;
   }
   return std::nullopt;
@@ -23,15 +26,22 @@ std::optional<SamplerSource> parse_sampler_source(std::string_view name) {
 const std::vector<std::string>& sampler_source_names() {
   static const std::vector<std::string> names = {
       std::string(to_string(SamplerSource::kActivity)),
-      std::string(to_string(SamplerSource::kPgWaitSampling))};
+      std::string(to_string(SamplerSource::kPgWaitSampling)),
+      std::string(to_string(SamplerSource::kMemory))};
   return names;
 }
+
+bool takes_snapshots(SamplerSource source) { return source != SamplerSource::kPgWaitSampling; }
 
 std::string_view sampler_source_limits(SamplerSource source) {
   if (source == SamplerSource::kPgWaitSampling) {
     return "pg_wait_sampling samples at its own profile_period, whatever --hz says, and records "
            "no CPU samples, no session state (idle and active ClientRead are one), no query text "
            "and no wait lengths";
+  }
+  if (source == SamplerSource::kMemory) {
+    return "memory reads a server on this host only, and shows no application_name and LWLocks "
+           "of extensions as \"extension\"";
   }
   return "";
 }

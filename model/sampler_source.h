@@ -17,11 +17,19 @@ enum class SamplerSource {
   // The cumulative profile of the pg_wait_sampling extension, read as deltas at a low rate: its
   // own sampling period, no session state, no CPU samples, no wait lengths.
   kPgWaitSampling,
+  // The arrays pg_stat_activity reads, copied from the server's shared memory by pgwaitprof on
+  // the same host (root, the server's OS user or CAP_SYS_PTRACE): the same snapshots as
+  // activity, without a query and without server CPU, at up to 10 kHz.
+  kMemory,
 };
 
 std::string_view to_string(SamplerSource source);
 std::optional<SamplerSource> parse_sampler_source(std::string_view name);
 const std::vector<std::string>& sampler_source_names();
+
+// Whether the source delivers snapshots of every backend at the sampler's rate (activity,
+// memory), rather than a profile at its own period (pg_wait_sampling).
+bool takes_snapshots(SamplerSource source);
 
 // What a source cannot show, one line for logs and reports; "" when it shows everything.
 std::string_view sampler_source_limits(SamplerSource source);

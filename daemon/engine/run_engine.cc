@@ -71,7 +71,7 @@ void begin(RunState& state, const collectors::TargetSampler& sampler) {
   run.clients = loadgen::pgbench_int_option(request.pgbench_args, 'c', "client", 1);
   run.interval = request.interval;
   run.sampler.source = sampler.options().source;
-  run.sampler.hz = run.sampler.source == model::SamplerSource::kActivity ? sampler.options().hz : 0;
+  run.sampler.hz = model::takes_snapshots(run.sampler.source) ? sampler.options().hz : 0;
   run.started_at = iso_utc(SystemClock::now());
   state.outcome.dir =
       request.run_dir.empty() ? request.data_dir / "runs" / run.id : request.run_dir;

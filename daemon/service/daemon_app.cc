@@ -168,7 +168,7 @@ void DaemonApp::start_target(const config::TargetConfig& target) {
   auto sampler = std::make_shared<collectors::TargetSampler>(io_.get_executor(),
                                                              collectors::sampler_options(target));
   auto profile = std::make_shared<model::ContinuousProfile>(
-      target.name, target.source, target.source == model::SamplerSource::kActivity ? target.hz : 0,
+      target.name, target.source, model::takes_snapshots(target.source) ? target.hz : 0,
       target.labels);
   sampler->add_sink(profile.get());
   targets_[target.name] = Target{target, sampler, profile};

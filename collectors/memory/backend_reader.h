@@ -1,0 +1,74 @@
+// One snapshot of every backend from the server's shared memory: the PgBackendStatus array read
+// under its st_changecount protocol, each entry joined to its PGPROC for the wait event. Runs
+// on the memory source's own thread; allocates nothing once its buffers have grown.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/expected.h"
+#include "collectors/memory/pg_layout.h"
+#include "collectors/memory/remote_process.h"
+
+namespace pgwaitprof::collectors::memory {
+
+// A backend as the two arrays show it; numbers, named later (PgNames).
+struct RawBackend {
+  int32_t pid = 0;
+  uint32_t backend_type = 0;
+  uint32_t state = 0;
+  uint32_t wait_event_info = 0;
+  uint64_t query_id = 0;
+  uint32_t database_id = 0;
+  uint32_t user_id = 0;
+  int64_t proc_start = 0;  // st_proc_start_timestamp: microseconds since 2000-01-01
+};
+
+// Where the arrays are, derived and verified when the source attached (memory_attach.h).
+struct ArrayPlaces {
+  uint64_t procs = 0;  // ProcGlobal->allProcs
+  uint32_t proc_count = 0;
+  uint64_t statuses = 0;  // BackendStatusArray
+  uint32_t status_slots = 0;
+  uint32_t max_backends = 0;
+};
+
+struct ReadCounts {
+  uint64_t retried = 0;       // entries read again because they changed during the read
+  uint64_t inconsistent = 0;  // entries left out after the retries
+  uint64_t unmatched = 0;     // entries whose PGPROC could not be found unambiguously
+};
+
+class BackendReader {
+ public:
+  BackendReader(const PgLayout& layout, ArrayPlaces places, RemoteMemory memory);
+
+  // Fills `into` with every slot in use (st_procpid > 0) that was read consistently and whose
+  // PGPROC was found: for slot i < MaxBackends the PGPROC with that pid and backendId i + 1,
+  // for an auxiliary slot the auxiliary PGPROC with that pid. An error means the server's memory
+  // could not be read (the server is gone): the caller re-attaches.
+  base::Status read(std::vector<RawBackend>& into, ReadCounts& counts);
+
+  const RemoteMemory& memory() const { return memory_; }
+
+ private:
+  template <typename T>
+  T status_field(uint32_t slot, size_t offset) const;
+  template <typename T>
+  T proc_field(uint32_t proc, size_t offset) const;
+  base::Status scan_procs();
+  bool proc_matches(uint32_t slot, int32_t pid, uint32_t proc) const;
+  int64_t find_proc(uint32_t slot, int32_t pid) const;
+
+  const PgLayout& layout_;
+  ArrayPlaces places_;
+  RemoteMemory memory_;
+  std::vector<char> statuses_;         // a copy of the status array
+  std::vector<char> procs_;            // the PGPROC fields read, at their offsets
+  std::vector<int64_t> proc_of_slot_;  // the PGPROC index last found for a slot, -1 if none
+  std::vector<uint32_t> used_;         // slots in use this snapshot
+  std::vector<int32_t> rechecked_;     // st_changecount read again, per used slot
+  std::vector<RemoteRead> reads_;
+};
+
+}  // namespace pgwaitprof::collectors::memory

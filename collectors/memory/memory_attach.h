@@ -1,0 +1,41 @@
+// Attaching the memory source to a server: from the target's libpq session to a verified
+// BackendReader. Each address is derived (postmaster.pid, the executable's dynamic symbols,
+// ProcGlobal, the session backend's own MyBEEntry) and checked before it is used: the postmaster
+// must be our session backend's parent, every array must lie inside the shared mapping, and the
+// backends read from memory must match one pg_stat_activity snapshot taken between two reads.
+// Any failed check is a refusal, one line that says what to do; the source never guesses.
+#pragma once
+
+#include <asio/awaitable.hpp>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "base/expected.h"
+#include "collectors/memory/backend_reader.h"
+#include "collectors/memory/pg_layout.h"
+#include "collectors/memory/pg_names.h"
+#include "collectors/pg_session.h"
+
+namespace pgwaitprof::collectors::memory {
+
+struct Attachment {
+  const PgLayout* layout = nullptr;
+  std::unique_ptr<PgNames> names;
+  std::unique_ptr<BackendReader> reader;
+  pid_t postmaster = 0;
+  int32_t session_pid = 0;                      // the sampler's own backend, left out of snapshots
+  std::map<uint32_t, std::string> databases;    // pg_database oid -> datname
+  std::map<int32_t, std::string> worker_types;  // background worker pid -> backend_type
+  std::string description;  // for the log: "postmaster 123, 147 PGPROCs, 128 status slots"
+};
+
+// `layout` replaces the build's table for the server's major when given (the tests check that a
+// wrong table is refused).
+asio::awaitable<base::Expected<Attachment>> attach(PgSession& session,
+                                                   const PgLayout* layout = nullptr);
+
+// The major of a server_version_num without a layout in this build, as a refusal.
+std::string missing_layout_message(int major);
+
+}  // namespace pgwaitprof::collectors::memory

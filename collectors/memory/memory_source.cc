@@ -1,0 +1,222 @@
+// The reader thread and the hand-over of its snapshots to the I/O thread.
+#include "collectors/memory/memory_source.h"
+
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <asio/post.hpp>
+#include <cstring>
+
+#include "collectors/pg_session.h"
+
+namespace pgwaitprof::collectors::memory {
+namespace {
+
+// PostgreSQL's timestamps count from 2000-01-01, pg_stat_activity's backend_start from 1970.
+constexpr int64_t kPostgresEpochMicros = 946'684'800'000'000;
+
+}  // namespace
+
+asio::awaitable<CollectResult> MemorySource::prepare(PgSession& session) {
+  stop();
+  auto attached = co_await attach(session);
+  if (!attached) co_return CollectorError{attached.error().message, "", false, true};
+  attachment_ = std::move(*attached);
+  worker_code_ = attachment_.names->backend_type_code("B_BG_WORKER");
+  unknown_databases_.clear();
+  unknown_workers_.clear();
+  co_return std::nullopt;
+}
+
+asio::awaitable<CollectResult> MemorySource::collect(CollectContext& context) {
+  if (!unknown_databases_.empty()) {
+    auto outcome = co_await context.session->execute("SELECT oid, datname FROM pg_database");
+    if (!outcome.ok()) co_return collector_error(*outcome.error, *context.session);
+    for (int row = 0; row < PQntuples(outcome.result.get()); ++row) {
+      attachment_.databases[static_cast<uint32_t>(std::stoul(cell(outcome.result.get(), row, 0)))] =
+          cell(outcome.result.get(), row, 1);
+    }
+    unknown_databases_.clear();
+  }
+  if (!unknown_workers_.empty()) {
+    auto outcome = co_await context.session->execute(
+        "SELECT pid, backend_type FROM pg_stat_activity WHERE backend_type <> 'client backend'");
+    if (!outcome.ok()) co_return collector_error(*outcome.error, *context.session);
+    for (int row = 0; row < PQntuples(outcome.result.get()); ++row) {
+      const auto pid = static_cast<int32_t>(std::stol(cell(outcome.result.get(), row, 0)));
+      if (unknown_workers_.contains(pid)) {
+        attachment_.worker_types[pid] = cell(outcome.result.get(), row, 1);
+      }
+    }
+    // A worker that exited before the look-up keeps the generic name.
+    for (const auto pid : unknown_workers_) attachment_.worker_types.try_emplace(pid);
+    unknown_workers_.clear();
+  }
+  co_return std::nullopt;
+}
+
+void MemorySource::start(asio::any_io_executor executor, double hz) {
+  stop();
+  channel_ = std::make_shared<Channel>(executor);
+  taking_.clear();
+  taken_ = 0;
+  reader_ = std::jthread([this, hz](std::stop_token stop) { read_loop(stop, hz); });
+}
+
+void MemorySource::stop() {
+  if (reader_.joinable()) {
+    reader_.request_stop();
+    reader_.join();
+  }
+}
+
+void MemorySource::wake() {
+  if (channel_) channel_->pulse.notify();
+}
+
+asio::awaitable<void> MemorySource::wait(model::SteadyClock::time_point until) {
+  const auto now = model::SteadyClock::now();
+  if (until <= now) co_return;
+  {
+    std::lock_guard lock(channel_->mutex);
+    if (!channel_->ready.empty() || channel_->failure) co_return;
+  }
+  co_await channel_->pulse.wait_for(until - now);
+}
+
+// Tick k's window is [start + k * period, start + (k + 1) * period), as for the activity source:
+// a read starts at the beginning of its window or, when the one before ran long, later in it; a
+// window that passes entirely is a missed tick. Sleeping is to an absolute time with 1 ns timer
+// slack, so the period does not drift by the 50 µs default slack of a sleeping thread.
+void MemorySource::read_loop(std::stop_token stop, double hz) {
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  const auto period = std::chrono::duration_cast<model::SteadyClock::duration>(
+      std::chrono::duration<double>(1.0 / hz));
+  auto window = model::SteadyClock::now();
+  ReadCounts counts;
+  while (!stop.stop_requested()) {
+    const auto now = model::SteadyClock::now();
+    if (now < window) {
+      std::unique_lock lock(channel_->mutex);
+      channel_->sleep.wait_until(lock, stop, window, [] { return false; });
+      continue;
+    }
+    if (const auto passed = (now - window) / period; passed > 0) {
+      std::lock_guard lock(channel_->mutex);
+      channel_->missed += static_cast<uint64_t>(passed);
+      window += passed * period;
+    }
+    window += period;
+    Raw raw;
+    {
+      std::lock_guard lock(channel_->mutex);
+      if (!channel_->spare.empty()) {
+        raw = std::move(channel_->spare.back());
+        channel_->spare.pop_back();
+      }
+    }
+    raw.taken_at = model::SystemClock::now();
+    raw.taken_at_steady = model::SteadyClock::now();
+    if (auto error = attachment_.reader->read(raw.backends, counts)) {
+      std::lock_guard lock(channel_->mutex);
+      channel_->failure = error->message;
+      publish(Raw{});  // wakes the I/O thread, which sees the failure
+      return;
+    }
+    raw.duration = model::SteadyClock::now() - raw.taken_at_steady;
+    std::lock_guard lock(channel_->mutex);
+    const size_t capacity = std::max<size_t>(100, static_cast<size_t>(hz));
+    if (channel_->ready.size() >= capacity) {
+      ++channel_->missed;  // the I/O thread is a second behind: drop rather than queue
+      channel_->spare.push_back(std::move(raw));
+      continue;
+    }
+    publish(std::move(raw));
+  }
+}
+
+// Under channel_->mutex.
+void MemorySource::publish(Raw&& raw) {
+  if (!raw.backends.empty() || raw.taken_at_steady != model::SteadyClock::time_point{}) {
+    channel_->ready.push_back(std::move(raw));
+  }
+  if (channel_->wake_posted) return;
+  channel_->wake_posted = true;
+  asio::post(channel_->executor, [channel = channel_] {
+    {
+      std::lock_guard lock(channel->mutex);
+      channel->wake_posted = false;
+    }
+    channel->pulse.notify();
+  });
+}
+
+bool MemorySource::next(model::Snapshot& snapshot) {
+  if (taken_ == taking_.size()) {
+    std::lock_guard lock(channel_->mutex);
+    for (auto& done : taking_) channel_->spare.push_back(std::move(done));
+    taking_.clear();
+    taken_ = 0;
+    std::swap(taking_, channel_->ready);
+    if (taking_.empty()) return false;
+  }
+  name(taking_[taken_++], snapshot);
+  return true;
+}
+
+void MemorySource::name(const Raw& raw, model::Snapshot& snapshot) {
+  snapshot.taken_at = raw.taken_at;
+  snapshot.taken_at_steady = raw.taken_at_steady;
+  snapshot.query_duration = raw.duration;
+  snapshot.hidden_backends = 0;
+  snapshot.backends.resize(raw.backends.size());
+  size_t count = 0;
+  const auto& names = *attachment_.names;
+  for (const auto& backend : raw.backends) {
+    if (backend.pid == attachment_.session_pid) continue;
+    auto& sample = snapshot.backends[count++];
+    sample.pid = backend.pid;
+    if (backend.backend_type == worker_code_) {
+      const auto it = attachment_.worker_types.find(backend.pid);
+      if (it == attachment_.worker_types.end()) unknown_workers_.insert(backend.pid);
+      sample.backend_type = it != attachment_.worker_types.end() && !it->second.empty()
+                                ? it->second
+                                : std::string(names.backend_type(backend.backend_type));
+    } else {
+      sample.backend_type.assign(names.backend_type(backend.backend_type));
+    }
+    sample.state.assign(names.state(backend.state));
+    const auto wait = names.wait_event(backend.wait_event_info);
+    sample.wait_event_type.assign(wait.type);
+    sample.wait_event.assign(wait.name);
+    sample.query_id.reset();
+    if (backend.query_id != 0) sample.query_id = static_cast<int64_t>(backend.query_id);
+    sample.datname.clear();
+    if (backend.database_id != 0) {
+      const auto it = attachment_.databases.find(backend.database_id);
+      if (it != attachment_.databases.end()) {
+        sample.datname = it->second;
+      } else {
+        unknown_databases_.insert(backend.database_id);
+      }
+    }
+    sample.application_name.clear();
+    sample.backend_start = std::chrono::microseconds(backend.proc_start + kPostgresEpochMicros);
+    sample.hidden = false;
+    sample.kernel_state = 0;
+    sample.key = nullptr;
+  }
+  snapshot.backends.resize(count);
+}
+
+uint64_t MemorySource::take_missed() {
+  std::lock_guard lock(channel_->mutex);
+  return std::exchange(channel_->missed, 0);
+}
+
+std::optional<std::string> MemorySource::failure() {
+  std::lock_guard lock(channel_->mutex);
+  return channel_->failure;
+}
+
+}  // namespace pgwaitprof::collectors::memory

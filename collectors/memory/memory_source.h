@@ -1,0 +1,89 @@
+// The memory source: snapshots of every backend read from the server's shared memory (the
+// arrays pg_stat_activity reads) on a thread of its own, at up to 10 kHz, with no query and no
+// server CPU. prepare() attaches and verifies (memory_attach.h); the sampler then start()s the
+// reader thread and takes the snapshots on its I/O thread with next(). collect() runs beside it
+// on the sampler's session and looks up the names the arrays hold only as numbers (database oids,
+// background workers' types), and only when an unknown one appeared.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/async_event.h"
+#include "collectors/collector.h"
+#include "collectors/memory/memory_attach.h"
+#include "model/sample.h"
+
+namespace pgwaitprof::collectors::memory {
+
+class MemorySource : public Collector {
+ public:
+  MemorySource() = default;
+  ~MemorySource() override { stop(); }
+  MemorySource(const MemorySource&) = delete;
+  MemorySource& operator=(const MemorySource&) = delete;
+
+  std::string_view name() const override { return "memory"; }
+  asio::awaitable<CollectResult> prepare(PgSession& session) override;
+  // The names refresh (see above); a no-op when every number has its name.
+  asio::awaitable<CollectResult> collect(CollectContext& context) override;
+
+  // Starts reading at `hz` on the reader thread; stop() ends and joins it.
+  void start(asio::any_io_executor executor, double hz);
+  void stop();
+  // Waits until snapshots are ready, wake() is called or `until` passes. I/O thread only.
+  asio::awaitable<void> wait(model::SteadyClock::time_point until);
+  void wake();
+  // The oldest snapshot read and not yet taken, named into `snapshot`; false when none.
+  bool next(model::Snapshot& snapshot);
+  // Ticks missed by the reader since the last call (late, or the I/O thread fell 1 s behind).
+  uint64_t take_missed();
+  // Why the reader stopped reading (the server's memory is gone), if it did.
+  std::optional<std::string> failure();
+  const Attachment& attachment() const { return attachment_; }
+
+ private:
+  struct Raw {
+    model::SystemClock::time_point taken_at;
+    model::SteadyClock::time_point taken_at_steady;
+    std::chrono::nanoseconds duration{0};
+    std::vector<RawBackend> backends;
+  };
+  // Shared by the reader thread and the I/O thread; `pulse` is touched on the I/O thread only.
+  struct Channel {
+    explicit Channel(asio::any_io_executor executor) : executor(executor), pulse(executor) {}
+    asio::any_io_executor executor;
+    base::AsyncPulse pulse;
+    std::mutex mutex;
+    std::condition_variable_any sleep;
+    std::vector<Raw> ready;
+    std::vector<Raw> spare;
+    uint64_t missed = 0;
+    bool wake_posted = false;
+    std::optional<std::string> failure;
+  };
+
+  void read_loop(std::stop_token stop, double hz);
+  void publish(Raw&& raw);
+  void name(const Raw& raw, model::Snapshot& snapshot);
+
+  Attachment attachment_;
+  std::shared_ptr<Channel> channel_;
+  std::jthread reader_;
+  std::vector<Raw> taking_;  // I/O thread: the batch being named, oldest first
+  size_t taken_ = 0;
+  std::set<uint32_t> unknown_databases_;
+  std::set<int32_t> unknown_workers_;
+  uint32_t worker_code_ = UINT32_MAX;
+};
+
+}  // namespace pgwaitprof::collectors::memory

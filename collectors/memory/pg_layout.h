@@ -1,0 +1,65 @@
+// The shared-memory layout of one PostgreSQL major, as the memory source needs it: where the
+// PGPROC array (ProcGlobal->allProcs) and the PgBackendStatus array keep the fields that
+// pg_stat_activity reports, and the values of the constants those fields hold. Every number is
+// generated at build time from the server's own headers (generate_layout.py, one table per
+// installed postgresql-server-dev-N); none is typed by hand. A major without a table is refused.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace pgwaitprof::collectors::memory {
+
+// A constant as the headers name it (WAIT_EVENT_WAL_WRITE, B_BACKEND, STATE_IDLE, ...).
+struct NamedValue {
+  uint32_t value = 0;
+  std::string_view name;
+};
+
+struct PgLayout {
+  int major = 0;
+  // PROC_HDR (storage/proc.h), the struct ProcGlobal points to.
+  size_t proc_hdr_size = 0;
+  size_t proc_hdr_all_procs = 0;
+  size_t proc_hdr_all_proc_count = 0;
+  // PGPROC: one per backend, auxiliary process and prepared transaction.
+  size_t proc_size = 0;
+  size_t proc_pid = 0;
+  size_t proc_backend_id = 0;
+  size_t proc_wait_event_info = 0;
+  // PgBackendStatus (utils/backend_status.h): what pg_stat_activity reads besides the wait.
+  size_t status_size = 0;
+  size_t status_changecount = 0;
+  size_t status_procpid = 0;
+  size_t status_backend_type = 0;
+  size_t status_proc_start = 0;
+  size_t status_database_id = 0;
+  size_t status_user_id = 0;
+  size_t status_state = 0;
+  size_t status_query_id = 0;
+  // The status array has MaxBackends + aux_proc_types slots; allProcs has MaxBackends regular
+  // PGPROCs, then auxiliary_procs for the auxiliary processes, then the prepared transactions'.
+  int aux_proc_types = 0;
+  int auxiliary_procs = 0;
+  // Wait classes whose event id is not an enum of utils/wait_event.h.
+  uint32_t wait_class_lwlock = 0;
+  uint32_t wait_class_lock = 0;
+  uint32_t wait_class_buffer_pin = 0;
+  uint32_t wait_class_extension = 0;
+  int first_user_tranche = 0;                  // LWLock tranches from here on belong to extensions
+  std::vector<NamedValue> wait_events;         // WAIT_EVENT_*, the value is wait_event_info
+  std::vector<NamedValue> tranches;            // LWTRANCHE_*, the built-in LWLock tranches
+  std::vector<NamedValue> lock_tags;           // LOCKTAG_*, the heavyweight lock's event id
+  std::vector<NamedValue> backend_types;       // B_*, st_backendType
+  std::vector<NamedValue> states;              // STATE_*, st_state
+  std::vector<NamedValue> individual_lwlocks;  // lwlocknames.h, the name without "Lock"
+};
+
+// The layouts this build has, one per major whose server headers were installed.
+const std::vector<PgLayout>& pg_layouts();
+// The layout of a major (server_version_num / 10000), or null.
+const PgLayout* find_pg_layout(int major);
+
+}  // namespace pgwaitprof::collectors::memory

@@ -1,0 +1,247 @@
+// The memory source's pure parts and its bounded reads, without a server: the names of the
+// generated layouts, /proc maps and ELF parsing, process_vm_readv confined to allowed ranges
+// (read from this process itself), and the snapshot join on arrays laid out here with a real
+// layout: the st_changecount protocol, PGPROC matching by pid and backendId, auxiliary slots.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "collectors/memory/backend_reader.h"
+#include "collectors/memory/pg_layout.h"
+#include "collectors/memory/pg_names.h"
+#include "collectors/memory/remote_process.h"
+
+namespace pgwaitprof::collectors::memory {
+namespace {
+
+const PgLayout& any_layout() {
+  EXPECT_FALSE(pg_layouts().empty()) << "the build generated no layout: is "
+                                        "postgresql-server-dev-15 installed?";
+  return pg_layouts().front();
+}
+
+uint32_t value_of(const std::vector<NamedValue>& table, std::string_view name) {
+  for (const auto& entry : table) {
+    if (entry.name == name) return entry.value;
+  }
+  ADD_FAILURE() << name << " is not in the layout";
+  return 0;
+}
+
+TEST(PgNamesTest, EveryConstantOfEveryLayoutHasItsPostgresName) {
+  ASSERT_FALSE(pg_layouts().empty());
+  for (const auto& layout : pg_layouts()) {
+    const PgNames names(layout);
+    EXPECT_TRUE(names.unnamed().empty())
+        << "PostgreSQL " << layout.major << ": " << ::testing::PrintToString(names.unnamed());
+    EXPECT_GT(layout.wait_events.size(), 100u);
+    EXPECT_GT(layout.individual_lwlocks.size(), 30u);
+  }
+}
+
+TEST(PgNamesTest, NamesAsPgStatActivityShowsThem) {
+  const auto& layout = any_layout();
+  const PgNames names(layout);
+  const auto client_read = names.wait_event(value_of(layout.wait_events, "WAIT_EVENT_CLIENT_READ"));
+  EXPECT_EQ(client_read.type, "Client");
+  EXPECT_EQ(client_read.name, "ClientRead");
+  const auto data_file_read =
+      names.wait_event(value_of(layout.wait_events, "WAIT_EVENT_DATA_FILE_READ"));
+  EXPECT_EQ(data_file_read.type, "IO");
+  EXPECT_EQ(data_file_read.name, "DataFileRead");
+  uint32_t wal_write = 0;
+  for (const auto& lock : layout.individual_lwlocks) {
+    if (lock.name == "WALWrite") wal_write = lock.value;
+  }
+  EXPECT_EQ(names.wait_event(layout.wait_class_lwlock | wal_write).name, "WALWrite");
+  const auto wal_insert = names.wait_event(layout.wait_class_lwlock |
+                                           value_of(layout.tranches, "LWTRANCHE_WAL_INSERT"));
+  EXPECT_EQ(wal_insert.type, "LWLock");
+  EXPECT_EQ(wal_insert.name, "WALInsert");
+  const auto transaction =
+      names.wait_event(layout.wait_class_lock | value_of(layout.lock_tags, "LOCKTAG_TRANSACTION"));
+  EXPECT_EQ(transaction.type, "Lock");
+  EXPECT_EQ(transaction.name, "transactionid");
+  EXPECT_EQ(
+      names.wait_event(layout.wait_class_lwlock | uint32_t(layout.first_user_tranche + 3)).name,
+      "extension");
+  EXPECT_EQ(names.wait_event(0).type, "");
+  EXPECT_EQ(names.wait_event(0x0A00FFFFU).name, "unknown");
+  EXPECT_EQ(names.backend_type(value_of(layout.backend_types, "B_BACKEND")), "client backend");
+  EXPECT_EQ(names.backend_type(value_of(layout.backend_types, "B_AUTOVAC_WORKER")),
+            "autovacuum worker");
+  EXPECT_EQ(names.state(value_of(layout.states, "STATE_IDLEINTRANSACTION")), "idle in transaction");
+  EXPECT_EQ(names.state(value_of(layout.states, "STATE_RUNNING")), "active");
+  EXPECT_EQ(names.state(value_of(layout.states, "STATE_UNDEFINED")), "");
+}
+
+TEST(RemoteProcessTest, ParsesMapsLines) {
+  const auto maps = parse_maps(
+      "55d0c0a00000-55d0c0acd000 r--p 00000000 fd:01 1234   /usr/lib/postgresql/15/bin/postgres\n"
+      "7f1000000000-7f1010000000 rw-s 00000000 00:01 5678   /dev/zero (deleted)\n"
+      "garbage line\n"
+      "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0      [stack]\n");
+  ASSERT_EQ(maps.size(), 3u);
+  EXPECT_EQ(maps[0].path, "/usr/lib/postgresql/15/bin/postgres");
+  EXPECT_FALSE(maps[0].shared());
+  EXPECT_TRUE(maps[1].shared());
+  EXPECT_EQ(maps[1].path, "/dev/zero (deleted)");
+  EXPECT_TRUE(maps[1].contains(0x7f1000000000, 0x10000000));
+  EXPECT_FALSE(maps[1].contains(0x7f1000000000, 0x10000001));
+  EXPECT_FALSE(maps[1].contains(0x7f100ffffffc, 8));
+  EXPECT_FALSE(maps[1].contains(UINT64_MAX - 2, 8));  // no wrap-around
+  EXPECT_EQ(find_mapping(maps, 0x7ffd00000010, 16), &maps[2]);
+  EXPECT_EQ(find_mapping(maps, 0x1000, 1), nullptr);
+}
+
+std::string file_bytes(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(RemoteProcessTest, FindsThePostgresSymbolsAndRefusesTruncatedFiles) {
+  const auto bytes = file_bytes("/usr/lib/postgresql/15/bin/postgres");
+  ASSERT_FALSE(bytes.empty()) << "the tests need Debian's postgresql-15";
+  const std::string_view names[] = {"ProcGlobal", "MaxBackends", "MyBEEntry", "NoSuchSymbol"};
+  auto image = parse_elf(bytes, names);
+  ASSERT_TRUE(image) << image.error().message;
+  EXPECT_TRUE(image->position_independent);
+  EXPECT_EQ(image->symbols.at("ProcGlobal").size, 8u);
+  EXPECT_EQ(image->symbols.at("MaxBackends").size, 4u);
+  EXPECT_FALSE(image->symbols.contains("NoSuchSymbol"));
+  EXPECT_FALSE(parse_elf(bytes.substr(0, 40), names));
+  EXPECT_FALSE(parse_elf(bytes.substr(0, 4096), names));  // section headers cut off
+  EXPECT_FALSE(parse_elf("not an elf file at all, not at all", names));
+}
+
+TEST(RemoteProcessTest, SymbolAddressesNeedTheirMappingAndAWritableSegment) {
+  ElfImage image;
+  image.position_independent = true;
+  image.segments = {{0, 0x1000, 0, false}, {0x5000, 0x3000, 0x4000, true}};
+  image.symbols["Global"] = {0x5100, 8};
+  image.symbols["Code"] = {0x100, 8};
+  const auto maps = parse_maps(
+      "10000-11000 r--p 00000000 fd:01 1 /bin/server\n"
+      "15000-18000 rw-p 00004000 fd:01 1 /bin/server\n");
+  auto global = symbol_address(image, maps, "/bin/server", "Global", 8);
+  ASSERT_TRUE(global) << global.error().message;
+  EXPECT_EQ(*global, 0x15100u);
+  EXPECT_FALSE(symbol_address(image, maps, "/bin/server", "Global", 4));  // wrong size
+  EXPECT_FALSE(symbol_address(image, maps, "/bin/server", "Code", 8));    // not data
+  EXPECT_FALSE(symbol_address(image, maps, "/bin/other", "Global", 8));   // not loaded
+  EXPECT_FALSE(symbol_address(image, maps, "/bin/server", "Missing", 8));
+}
+
+// Memory of this process, as a server's: reads inside the allowed range work, any byte outside
+// is refused before the system call.
+TEST(RemoteProcessTest, ReadsOnlyInsideTheAllowedRange) {
+  std::vector<char> region(4096, 'x');
+  std::memcpy(region.data() + 100, "shared", 6);
+  const auto start = reinterpret_cast<uint64_t>(region.data());
+  const RemoteMemory memory(getpid(), {Mapping{start, start + region.size(), "rw-s", 0, ""}});
+  char into[6] = {};
+  EXPECT_FALSE(memory.read(start + 100, into, sizeof into));
+  EXPECT_EQ(std::string(into, 6), "shared");
+  EXPECT_TRUE(memory.read(start + region.size() - 2, into, 4));
+  EXPECT_TRUE(memory.read(start - 1, into, 2));
+  const auto refusal = memory.read(start - 8, into, 4);
+  ASSERT_TRUE(refusal);
+  EXPECT_NE(refusal->message.find("outside the server's shared memory"), std::string::npos);
+}
+
+// A status array and a PGPROC array laid out here with a real layout, read as a server's.
+class BackendReaderTest : public ::testing::Test {
+ protected:
+  static constexpr uint32_t kMaxBackends = 8;
+  void SetUp() override {
+    places_.max_backends = kMaxBackends;
+    places_.status_slots = kMaxBackends + static_cast<uint32_t>(layout_.aux_proc_types);
+    places_.proc_count = kMaxBackends + static_cast<uint32_t>(layout_.auxiliary_procs) + 2;
+    shm_.assign(places_.status_slots * layout_.status_size + places_.proc_count * layout_.proc_size,
+                0);
+    places_.statuses = reinterpret_cast<uint64_t>(shm_.data());
+    places_.procs = places_.statuses + places_.status_slots * layout_.status_size;
+  }
+  template <typename T>
+  void put(uint64_t address, T value) {
+    std::memcpy(reinterpret_cast<void*>(address), &value, sizeof value);
+  }
+  void status(uint32_t slot, int32_t pid, std::string_view type, std::string_view state,
+              int32_t changecount = 2) {
+    const uint64_t at = places_.statuses + slot * layout_.status_size;
+    put(at + layout_.status_changecount, changecount);
+    put(at + layout_.status_procpid, pid);
+    put(at + layout_.status_backend_type, value_of(layout_.backend_types, type));
+    put(at + layout_.status_state, value_of(layout_.states, state));
+    put(at + layout_.status_database_id, uint32_t{5});
+    put(at + layout_.status_query_id, uint64_t{77});
+  }
+  void proc(uint32_t index, int32_t pid, int32_t backend_id, uint32_t wait) {
+    const uint64_t at = places_.procs + index * layout_.proc_size;
+    put(at + layout_.proc_pid, pid);
+    put(at + layout_.proc_backend_id, backend_id);
+    put(at + layout_.proc_wait_event_info, wait);
+  }
+  std::vector<RawBackend> read(ReadCounts& counts) {
+    const auto start = reinterpret_cast<uint64_t>(shm_.data());
+    BackendReader reader(
+        layout_, places_,
+        RemoteMemory(getpid(), {Mapping{start, start + shm_.size(), "rw-s", 0, ""}}));
+    std::vector<RawBackend> backends;
+    EXPECT_FALSE(reader.read(backends, counts));
+    return backends;
+  }
+
+  const PgLayout& layout_ = any_layout();
+  ArrayPlaces places_;
+  std::vector<char> shm_;
+};
+
+TEST_F(BackendReaderTest, JoinsEachSlotToItsPgprocByPidAndBackendId) {
+  const uint32_t client_read = value_of(layout_.wait_events, "WAIT_EVENT_CLIENT_READ");
+  status(0, 1001, "B_BACKEND", "STATE_IDLE");
+  status(3, 1004, "B_BACKEND", "STATE_RUNNING");
+  // Slot 3 is backend id 4, in PGPROC 6; a stale PGPROC 2 of an exited backend with the same
+  // pid but another backend id must not be taken for it.
+  proc(5, 1001, 1, client_read);
+  proc(6, 1004, 4, 0);
+  proc(2, 1004, 7, client_read);
+  // The checkpointer: an auxiliary slot and an auxiliary PGPROC.
+  const uint32_t checkpointer_main = value_of(layout_.wait_events, "WAIT_EVENT_CHECKPOINTER_MAIN");
+  status(kMaxBackends + 1, 2000, "B_CHECKPOINTER", "STATE_UNDEFINED");
+  proc(kMaxBackends + 2, 2000, 0, checkpointer_main);
+  ReadCounts counts;
+  const auto backends = read(counts);
+  ASSERT_EQ(backends.size(), 3u);
+  EXPECT_EQ(backends[0].pid, 1001);
+  EXPECT_EQ(backends[0].wait_event_info, client_read);
+  EXPECT_EQ(backends[0].query_id, 77u);
+  EXPECT_EQ(backends[0].database_id, 5u);
+  EXPECT_EQ(backends[1].pid, 1004);
+  EXPECT_EQ(backends[1].wait_event_info, 0u);
+  EXPECT_EQ(backends[2].pid, 2000);
+  EXPECT_EQ(backends[2].wait_event_info, checkpointer_main);
+  EXPECT_EQ(counts.unmatched, 0u);
+}
+
+TEST_F(BackendReaderTest, LeavesOutWhatItCannotReadConsistently) {
+  status(0, 1001, "B_BACKEND", "STATE_IDLE", 3);  // being written: odd count, every time
+  proc(0, 1001, 1, 0);
+  status(1, 1002, "B_BACKEND", "STATE_IDLE");  // no PGPROC carries its pid and backend id
+  proc(1, 1002, 5, 0);
+  status(2, 1003, "B_BACKEND", "STATE_IDLE");  // two do: ambiguous
+  proc(2, 1003, 3, 0);
+  proc(3, 1003, 3, 0);
+  status(4, 0, "B_BACKEND", "STATE_IDLE");  // a free slot
+  ReadCounts counts;
+  EXPECT_TRUE(read(counts).empty());
+  EXPECT_EQ(counts.inconsistent, 1u);
+  EXPECT_EQ(counts.retried, 3u);
+  EXPECT_EQ(counts.unmatched, 2u);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::collectors::memory
