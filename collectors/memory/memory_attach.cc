@@ -204,6 +204,16 @@ asio::awaitable<base::Expected<std::string>> compare_once(PgSession& session,
       stable[backend.pid] = {row, backend.backend_type};
     }
   }
+  // Our own session is idle and waits for us in both reads: a state or wait-event offset that
+  // is off shows here even when no other client is connected.
+  const Row ours{"client backend", "idle", "Client", "ClientRead"};
+  if (!stable.contains(attachment.session_pid) || stable.at(attachment.session_pid).first != ours) {
+    const auto it = first.find(attachment.session_pid);
+    const Row read = it == first.end() ? Row{} : it->second;
+    co_return fmt::format(
+        "the sampler's own idle session reads as \"{}\" \"{}\" \"{} {}\" in memory",
+        std::get<0>(read), std::get<1>(read), std::get<2>(read), std::get<3>(read));
+  }
   const uint32_t worker = attachment.names->backend_type_code("B_BG_WORKER");
   const PGresult* result = outcome.result.get();
   size_t matched = 0;

@@ -1,0 +1,451 @@
+// The memory source against real servers: every state a backend can be in, read from shared
+// memory, matches pg_stat_activity (idle, idle in transaction, active on a CPU, active waiting on
+// a timeout and on a lock, background processes, a background worker's type, a query id); a
+// backend that exits and a new one in its slot; a wrong layout refused by the layout check; a
+// user without the right to read the server refused; and, on a cluster of its own, the sampler
+// re-attaching after a restart and after the postmaster was killed with SIGKILL.
+#include <libpq-fe.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <asio.hpp>
+#include <map>
+#include <thread>
+
+#include "collectors/memory/memory_attach.h"
+#include "collectors/target_sampler.h"
+#include "model/profile.h"
+#include "model/wait_key.h"
+#include "tests/integration/harness.h"
+
+namespace pgwaitprof::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using collectors::PgSession;
+using collectors::memory::Attachment;
+
+template <typename Body>
+void run_coroutine(Body body) {
+  asio::io_context io;
+  bool finished = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        co_await body();
+        finished = true;
+      },
+      asio::detached);
+  io.run();
+  ASSERT_TRUE(finished);
+}
+
+// A blocking libpq connection of the test's own, for the backends whose states are read.
+struct Connection {
+  explicit Connection(const std::string& conninfo) : conn(PQconnectdb(conninfo.c_str())) {
+    EXPECT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
+  }
+  ~Connection() {
+    if (PGcancel* cancel = PQgetCancel(conn)) {
+      char error[256];
+      PQcancel(cancel, error, sizeof error);
+      PQfreeCancel(cancel);
+    }
+    PQfinish(conn);
+  }
+  void exec(const char* sql) {
+    PGresult* result = PQexec(conn, sql);
+    EXPECT_TRUE(PQresultStatus(result) == PGRES_COMMAND_OK ||
+                PQresultStatus(result) == PGRES_TUPLES_OK)
+        << sql << ": " << PQerrorMessage(conn);
+    PQclear(result);
+  }
+  void send(const char* sql) { EXPECT_EQ(PQsendQuery(conn, sql), 1) << PQerrorMessage(conn); }
+  int pid() const { return PQbackendPID(conn); }
+  PGconn* conn;
+};
+
+struct Row {
+  std::string type, state, wait_type, wait;
+  std::string query_id;
+};
+
+// pg_stat_activity as a map by pid.
+asio::awaitable<std::map<int, Row>> activity(PgSession& session) {
+  auto outcome = co_await session.execute(
+      "SELECT pid, backend_type, coalesce(state, ''), coalesce(wait_event_type, ''),"
+      " coalesce(wait_event, ''), coalesce(query_id::text, '') FROM pg_stat_activity");
+  EXPECT_TRUE(outcome.ok());
+  std::map<int, Row> rows;
+  for (int index = 0; outcome.ok() && index < PQntuples(outcome.result.get()); ++index) {
+    const auto* result = outcome.result.get();
+    rows[std::stoi(collectors::cell(result, index, 0))] = {
+        collectors::cell(result, index, 1), collectors::cell(result, index, 2),
+        collectors::cell(result, index, 3), collectors::cell(result, index, 4),
+        collectors::cell(result, index, 5)};
+  }
+  co_return rows;
+}
+
+// One snapshot from memory, named as the source names it, by pid.
+std::map<int, Row> memory_rows(Attachment& attachment) {
+  std::vector<collectors::memory::RawBackend> backends;
+  collectors::memory::ReadCounts counts;
+  EXPECT_FALSE(attachment.reader->read(backends, counts));
+  std::map<int, Row> rows;
+  for (const auto& backend : backends) {
+    const auto wait = attachment.names->wait_event(backend.wait_event_info);
+    auto type = std::string(attachment.names->backend_type(backend.backend_type));
+    if (const auto it = attachment.worker_types.find(backend.pid);
+        it != attachment.worker_types.end()) {
+      type = it->second;
+    }
+    rows[backend.pid] = {
+        type, std::string(attachment.names->state(backend.state)), std::string(wait.type),
+        std::string(wait.name),
+        backend.query_id ? std::to_string(static_cast<int64_t>(backend.query_id)) : ""};
+  }
+  return rows;
+}
+
+class MemorySourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    require_cluster();
+    ASSERT_EQ(getuid(), 0u) << "the memory source tests run as root, like CI";
+  }
+};
+
+TEST_F(MemorySourceTest, EveryStateMatchesPgStatActivity) {
+  psql("CREATE TABLE IF NOT EXISTS memory_source_lock (a int)");
+  Connection idle(test_conninfo());
+  Connection in_transaction(test_conninfo());
+  in_transaction.exec("BEGIN");
+  in_transaction.exec("LOCK TABLE memory_source_lock IN ACCESS EXCLUSIVE MODE");
+  Connection sleeping(test_conninfo());
+  sleeping.send("SELECT pg_sleep(60)");
+  Connection on_cpu(test_conninfo());
+  on_cpu.send("SELECT count(*) FROM generate_series(1, 2000000000)");
+  Connection locked(test_conninfo());
+  locked.send("SELECT * FROM memory_source_lock");
+  std::this_thread::sleep_for(500ms);
+  run_coroutine([&]() -> asio::awaitable<void> {
+    PgSession session(co_await asio::this_coro::executor);
+    EXPECT_FALSE(co_await session.connect(test_conninfo(), 5s));
+    auto attached = co_await collectors::memory::attach(session);
+    EXPECT_TRUE(attached) << attached.error().message;
+    if (!attached) co_return;
+    const auto expected = co_await activity(session);
+    const auto read = memory_rows(*attached);
+    auto check = [&](int pid, const char* what, const char* state, const char* wait_type,
+                     const char* wait) {
+      SCOPED_TRACE(what);
+      ASSERT_TRUE(read.contains(pid));
+      ASSERT_TRUE(expected.contains(pid));
+      const auto& memory = read.at(pid);
+      const auto& server = expected.at(pid);
+      EXPECT_EQ(memory.type, server.type);
+      EXPECT_EQ(memory.state, server.state);
+      EXPECT_EQ(memory.state, state);
+      EXPECT_EQ(memory.wait_type, wait_type);
+      EXPECT_EQ(memory.wait, wait);
+      EXPECT_EQ(memory.wait_type, server.wait_type);
+      EXPECT_EQ(memory.wait, server.wait);
+      EXPECT_EQ(memory.query_id, server.query_id);
+    };
+    check(idle.pid(), "idle", "idle", "Client", "ClientRead");
+    check(in_transaction.pid(), "idle in transaction", "idle in transaction", "Client",
+          "ClientRead");
+    check(sleeping.pid(), "active, waiting", "active", "Timeout", "PgSleep");
+    check(on_cpu.pid(), "active on a CPU", "active", "", "");
+    check(locked.pid(), "waiting for a lock", "active", "Lock", "relation");
+    EXPECT_FALSE(read.at(sleeping.pid()).query_id.empty());
+    // The server's own processes, each as pg_stat_activity names it.
+    std::set<std::string> types;
+    for (const auto& [pid, row] : read) {
+      if (!expected.contains(pid) || pid == session.backend_pid()) continue;
+      EXPECT_EQ(row.type, expected.at(pid).type) << "pid " << pid;
+      types.insert(row.type);
+    }
+    for (const char* type :
+         {"checkpointer", "background writer", "walwriter", "autovacuum launcher",
+          "logical replication launcher", "client backend"}) {
+      EXPECT_TRUE(types.contains(type)) << type;
+    }
+  });
+  in_transaction.exec("ROLLBACK");
+}
+
+TEST_F(MemorySourceTest, ABackendThatExitsAndANewOneInItsSlot) {
+  run_coroutine([&]() -> asio::awaitable<void> {
+    PgSession session(co_await asio::this_coro::executor);
+    EXPECT_FALSE(co_await session.connect(test_conninfo(), 5s));
+    auto attached = co_await collectors::memory::attach(session);
+    EXPECT_TRUE(attached) << attached.error().message;
+    if (!attached) co_return;
+    int old_pid = 0;
+    {
+      Connection first(test_conninfo());
+      old_pid = first.pid();
+      EXPECT_TRUE(memory_rows(*attached).contains(old_pid));
+    }
+    EXPECT_TRUE(eventually(5s, [&] { return !memory_rows(*attached).contains(old_pid); }));
+    Connection second(test_conninfo());
+    second.exec("BEGIN");
+    second.exec("SELECT 1");
+    const auto rows = memory_rows(*attached);
+    EXPECT_FALSE(rows.contains(old_pid));
+    EXPECT_TRUE(rows.contains(second.pid()));
+    if (rows.contains(second.pid())) {
+      EXPECT_EQ(rows.at(second.pid()).state, "idle in transaction");
+    }
+  });
+}
+
+TEST_F(MemorySourceTest, AWrongLayoutIsRefusedByTheLayoutCheck) {
+  run_coroutine([&]() -> asio::awaitable<void> {
+    PgSession session(co_await asio::this_coro::executor);
+    EXPECT_FALSE(co_await session.connect(test_conninfo(), 5s));
+    const auto* real = collectors::memory::find_pg_layout(session.server_version() / 10000);
+    EXPECT_NE(real, nullptr);
+    if (real == nullptr) co_return;
+    // Shifted so that every address check passes and only the comparison can tell.
+    auto wrong_wait = *real;
+    wrong_wait.proc_wait_event_info += 8;
+    auto wrong_state = *real;
+    wrong_state.status_state += 4;
+    for (const auto* layout : {&wrong_wait, &wrong_state}) {
+      auto attached = co_await collectors::memory::attach(session, layout);
+      EXPECT_FALSE(attached);
+      if (!attached) {
+        EXPECT_NE(attached.error().message.find("does not match this server"), std::string::npos)
+            << attached.error().message;
+        EXPECT_NE(attached.error().message.find("use --source activity"), std::string::npos);
+      }
+    }
+    // A table whose status entry is off refuses before any comparison.
+    auto wrong_pid = *real;
+    wrong_pid.status_procpid += 4;
+    auto attached = co_await collectors::memory::attach(session, &wrong_pid);
+    EXPECT_FALSE(attached);
+  });
+}
+
+TEST_F(MemorySourceTest, AUserWithoutTheRightIsRefused) {
+  const auto dir = temp_dir("memory-refusal");
+  std::filesystem::permissions(dir, std::filesystem::perms::all);
+  auto command = engine::run_command({"runuser", "-u", "nobody", "--", pgwaitprof_binary(), "run",
+                                      test_conninfo(), "--source", "memory", "--data-dir",
+                                      dir.string(), "--", "-T", "2"});
+  EXPECT_NE(command.exit_code, 0);
+  EXPECT_NE(command.output.find("memory source refused"), std::string::npos) << command.output;
+  EXPECT_NE(command.output.find("run as root, as the server's OS user or with CAP_SYS_PTRACE"),
+            std::string::npos)
+      << command.output;
+  std::filesystem::remove_all(dir);
+}
+
+// The client backends' waits by event, as suite_tvd.py counts them: active and idle in
+// transaction, leaving out backends without a wait event and Client waits (pg_wait_sampling
+// records the first as no event and cannot tell an idle ClientRead from a busy one).
+struct WaitDistribution : model::SampleSink {
+  static bool counted(const model::WaitKey& key) {
+    return key.backend_type == "client backend" && key.state != "idle" &&
+           key.wait_event_type != model::kCpu && key.wait_event_type != model::kKernel &&
+           key.wait_event_type != "Client" && !key.wait_event_type.empty();
+  }
+  void on_snapshot(const model::Snapshot& snapshot) override {
+    for (const auto& backend : snapshot.backends) {
+      const auto* key = model::key_of(backend);
+      if (key != nullptr && counted(*key))
+        counts[key->wait_event_type + " | " + key->wait_event] += 1;
+    }
+  }
+  void on_profile_delta(const model::Profile& delta, model::SystemClock::time_point) override {
+    for (const auto& [key, count] : delta.counts()) {
+      if (counted(key)) counts[key.wait_event_type + " | " + key.wait_event] += double(count);
+    }
+  }
+  double total() const {
+    double sum = 0;
+    for (const auto& [event, count] : counts) sum += count;
+    return sum;
+  }
+  std::map<std::string, double> counts;
+};
+
+double total_variation(const WaitDistribution& a, const WaitDistribution& b) {
+  std::set<std::string> events;
+  for (const auto& [event, count] : a.counts) events.insert(event);
+  for (const auto& [event, count] : b.counts) events.insert(event);
+  double distance = 0;
+  for (const auto& event : events) {
+    const double p = a.counts.contains(event) ? a.counts.at(event) / a.total() : 0;
+    const double q = b.counts.contains(event) ? b.counts.at(event) / b.total() : 0;
+    distance += std::abs(p - q);
+  }
+  return distance / 2;
+}
+
+// Three samplers over one pgbench run: memory and activity at the same rate, and pg_wait_sampling.
+TEST_F(MemorySourceTest, AgreesWithActivityAndPgWaitSamplingOnOnePgbenchRun) {
+  asio::io_context io;
+  std::vector<std::unique_ptr<collectors::TargetSampler>> samplers;
+  std::map<model::SamplerSource, WaitDistribution> distributions;
+  for (const auto source : {model::SamplerSource::kMemory, model::SamplerSource::kActivity,
+                            model::SamplerSource::kPgWaitSampling}) {
+    collectors::SamplerOptions options;
+    options.name = std::string(to_string(source));
+    options.conninfo = test_conninfo();
+    options.hz = 200;
+    options.source = source;
+    options.wait_sampling_poll = 1000ms;
+    samplers.push_back(std::make_unique<collectors::TargetSampler>(io.get_executor(), options));
+    asio::co_spawn(io, samplers.back()->run(), asio::detached);
+  }
+  io.run_for(3s);  // connected and past the first deltas
+  for (size_t index = 0; index < samplers.size(); ++index) {
+    EXPECT_TRUE(samplers[index]->up()) << samplers[index]->last_error();
+    samplers[index]->add_sink(&distributions[samplers[index]->options().source]);
+  }
+  bool done = false;
+  std::thread pgbench([&] {
+    const auto result = engine::run_command({base::find_executable("pgbench"), "-n", "-c", "8",
+                                             "-j", "2", "-T", "20", test_conninfo()});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    done = true;
+  });
+  while (!done) io.run_for(100ms);
+  pgbench.join();
+  io.run_for(1500ms);  // pg_wait_sampling's last delta
+  for (auto& sampler : samplers) sampler->stop();
+  io.run_for(2s);
+  const auto& memory = distributions[model::SamplerSource::kMemory];
+  const auto& activity = distributions[model::SamplerSource::kActivity];
+  const auto& wait_sampling = distributions[model::SamplerSource::kPgWaitSampling];
+  ASSERT_GT(memory.total(), 5000);
+  ASSERT_GT(activity.total(), 5000);
+  ASSERT_GT(wait_sampling.total(), 5000);
+  const double memory_activity = total_variation(memory, activity);
+  const double memory_wait_sampling = total_variation(memory, wait_sampling);
+  const double activity_wait_sampling = total_variation(activity, wait_sampling);
+  std::cout << "TVD by event: memory-activity " << memory_activity << ", memory-pg_wait_sampling "
+            << memory_wait_sampling << ", activity-pg_wait_sampling " << activity_wait_sampling
+            << " (samples " << memory.total() << " / " << activity.total() << " / "
+            << wait_sampling.total() << ")\n";
+  EXPECT_LE(memory_activity, 0.02);
+  EXPECT_LE(memory_wait_sampling, 0.02);
+  EXPECT_LE(activity_wait_sampling, 0.02);
+}
+
+// A sink that remembers the postmaster generations it saw through the snapshots' pids.
+struct CountingSink : model::SampleSink {
+  void on_snapshot(const model::Snapshot& snapshot) override {
+    ++snapshots;
+    last_pids.clear();
+    for (const auto& backend : snapshot.backends) last_pids.insert(backend.pid);
+  }
+  void on_profile_delta(const model::Profile&, model::SystemClock::time_point) override {}
+  void on_connection_state(bool is_up, model::SteadyClock::time_point, std::string_view) override {
+    up = is_up;
+    if (!is_up) ++downs;
+  }
+  uint64_t snapshots = 0;
+  int downs = 0;
+  bool up = false;
+  std::set<int32_t> last_pids;
+};
+
+std::string cluster_env(const std::string& text, const std::string& name) {
+  const auto at = text.find(name + "=");
+  if (at == std::string::npos) return "";
+  const auto start = at + name.size() + 1;
+  return text.substr(start, text.find_first_of(" \n", start) - start);
+}
+
+pid_t postmaster_pid(const std::string& data) {
+  return static_cast<pid_t>(std::stoi(read_text(data + "/postmaster.pid")));
+}
+
+// On a cluster of its own: restarting or killing the shared test cluster would disturb the
+// other tests.
+TEST_F(MemorySourceTest, ReattachesAfterARestartAndAfterSigkill) {
+  const auto dir = temp_dir("memory-restart");
+  const std::string script = std::string(PGWAITPROF_SOURCE_DIR) + "/deploy/scratch-cluster.sh";
+  auto started = engine::run_command({"bash", script, "start", (dir / "cluster").string()});
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  const auto host = cluster_env(started.output, "PGHOST");
+  const auto port = cluster_env(started.output, "PGPORT");
+  const auto data = (dir / "cluster" / "data").string();
+  const std::string conninfo = "host=" + host + " port=" + port + " user=postgres dbname=postgres";
+  auto as_server = [&](std::vector<std::string> argv) {
+    return engine::run_command(argv, {engine::unprivileged_account(), {}});
+  };
+  const std::string pg_ctl = env("PGWAITPROF_TEST_PGBIN") + "/pg_ctl";
+
+  asio::io_context io;
+  collectors::SamplerOptions options;
+  options.name = "memory-restart";
+  options.conninfo = conninfo;
+  options.hz = 200;
+  options.source = model::SamplerSource::kMemory;
+  collectors::TargetSampler sampler(io.get_executor(), options);
+  CountingSink sink;
+  sampler.add_sink(&sink);
+  asio::co_spawn(io, sampler.run(), asio::detached);
+  auto until = [&](std::chrono::seconds timeout, auto check) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!check() && std::chrono::steady_clock::now() < deadline) {
+      io.run_for(20ms);
+    }
+    return check();
+  };
+  EXPECT_TRUE(until(20s, [&] { return sink.snapshots > 50; })) << sampler.last_error();
+  const auto first = postmaster_pid(data);
+
+  // A restart: a new postmaster, a new shared memory segment.
+  std::thread restart([&] {
+    as_server({pg_ctl, "-D", data, "-m", "fast", "-w", "restart", "-l",
+               (dir / "cluster" / "server.log").string()});
+  });
+  EXPECT_TRUE(until(30s, [&] { return sink.downs >= 1; }));
+  restart.join();
+  const auto second = postmaster_pid(data);
+  EXPECT_NE(second, first);
+  auto seen = sink.snapshots;
+  EXPECT_TRUE(until(30s, [&] { return sink.up && sink.snapshots > seen + 50; }))
+      << sampler.last_error();
+
+  // SIGKILL: the memory goes away with the last process that maps it; the sampler must stop
+  // delivering, then attach to the next server.
+  ::kill(second, SIGKILL);
+  EXPECT_TRUE(until(30s, [&] { return sink.downs >= 2; }));
+  // The restarted postmaster may be this process's child (pg_ctl ran from here): reap it, or
+  // the next start takes its zombie for a live server.
+  EXPECT_TRUE(eventually(10s, [&] {
+    ::waitpid(second, nullptr, WNOHANG);
+    return ::kill(second, 0) != 0;
+  }));
+  EXPECT_TRUE(eventually(30s, [&] {
+    return engine::run_command({"pgrep", "-f", "-P", std::to_string(second), "postgres"})
+               .exit_code != 0;
+  }));
+  std::filesystem::remove(data + "/postmaster.pid");
+  auto restarted = as_server(
+      {pg_ctl, "-D", data, "-w", "start", "-l", (dir / "cluster" / "server.log").string()});
+  EXPECT_EQ(restarted.exit_code, 0) << restarted.output;
+  seen = sink.snapshots;
+  EXPECT_TRUE(until(30s, [&] { return sink.up && sink.snapshots > seen + 50; }))
+      << sampler.last_error();
+  if (std::filesystem::exists(data + "/postmaster.pid")) {
+    EXPECT_NE(postmaster_pid(data), second);
+  }
+
+  sampler.stop();
+  io.run_for(2s);
+  engine::run_command({"bash", script, "stop", (dir / "cluster").string()});
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::testing
