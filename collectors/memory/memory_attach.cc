@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
+#include <thread>
 #include <tuple>
 
 namespace pgwaitprof::collectors::memory {
@@ -68,61 +70,66 @@ asio::awaitable<base::Expected<ServerFacts>> server_facts(PgSession& session) {
   co_return facts;
 }
 
-// The parent of `pid` from /proc/<pid>/stat, or 0.
-pid_t parent_of(pid_t pid) {
+// Fields of /proc/<pid>/stat after the command name: [0] is the state, [1] the parent, [19]
+// the start time in clock ticks after boot. Empty when the process is not there.
+std::vector<std::string> stat_fields(pid_t pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
   std::string text;
   std::getline(in, text);
   const size_t paren = text.rfind(')');
-  if (paren == std::string::npos) return 0;
-  size_t at = paren + 2;    // the state letter
-  at = text.find(' ', at);  // before the ppid
-  if (at == std::string::npos) return 0;
-  const size_t end = text.find(' ', at + 1);
-  pid_t parent = 0;
-  parse_integer(std::string_view(text).substr(at + 1, end - at - 1), parent);
-  return parent;
+  std::vector<std::string> fields;
+  if (paren == std::string::npos) return fields;
+  std::istringstream rest(text.substr(paren + 1));
+  for (std::string field; rest >> field;) fields.push_back(field);
+  return fields;
 }
 
-// The postmaster that serves our session, from postmaster.pid, checked twice: the file's start
-// time is the server's, and our session backend is the postmaster's child on this host.
-base::Expected<pid_t> find_postmaster(const ServerFacts& facts) {
-  const auto path = facts.data_directory + "/postmaster.pid";
-  std::ifstream in(path);
-  if (!in) {
-    const int error = errno;
-    std::error_code ignored;
-    if (error == ENOENT && !std::filesystem::exists(facts.data_directory, ignored)) {
-      return refused(fmt::format("the server's data directory \"{}\" is not on this host",
-                                 facts.data_directory),
-                     "the memory source reads a server on the same host only; use --source "
-                     "activity for a remote target");
+// When `pid` started, in seconds since the epoch; 0 when unknown.
+int64_t start_epoch(const std::vector<std::string>& fields) {
+  std::ifstream in("/proc/stat");
+  int64_t boot = 0;
+  for (std::string key; in >> key;) {
+    if (key == "btime") {
+      in >> boot;
+      break;
     }
-    return refused(fmt::format("could not read \"{}\": {}", path, std::strerror(error)),
-                   error == EACCES ? kNeedRights : kUseActivity);
   }
-  std::string pid_line;
-  std::string directory_line;
-  std::string start_line;
-  std::getline(in, pid_line);
-  std::getline(in, directory_line);
-  std::getline(in, start_line);
-  pid_t postmaster = 0;
-  int64_t start = 0;
-  if (!parse_integer(pid_line, postmaster) || !parse_integer(start_line, start) ||
-      postmaster <= 0) {
-    return refused(fmt::format("\"{}\" is not a postmaster.pid file", path), kUseActivity);
-  }
-  if (directory_line != facts.data_directory || std::llabs(start - facts.start_epoch) > 2) {
-    return refused(fmt::format("\"{}\" belongs to another server or another start", path),
-                   kUseActivity);
-  }
-  if (parent_of(facts.session_pid) != postmaster) {
-    return refused(fmt::format("the session's backend {} is not a child of postmaster {} on this "
-                               "host",
-                               facts.session_pid, postmaster),
+  int64_t ticks = 0;
+  if (fields.size() < 20 || boot == 0 || !parse_integer(fields[19], ticks)) return 0;
+  return boot + ticks / sysconf(_SC_CLK_TCK);
+}
+
+// The postmaster that serves our session: our backend's parent on this host, whose working
+// directory is the server's data directory and whose start is the server's start. Nothing is
+// read from the data directory itself, so CAP_SYS_PTRACE is the only right this needs.
+base::Expected<pid_t> find_postmaster(const ServerFacts& facts) {
+  const auto not_here = [&](std::string_view why) {
+    return refused(fmt::format("the server does not run on this host ({})", why),
                    "the memory source reads a server on the same host and in the same PID "
-                   "namespace only; use --source activity");
+                   "namespace only; use --source activity for a remote target");
+  };
+  const auto backend = stat_fields(facts.session_pid);
+  pid_t postmaster = 0;
+  if (backend.size() < 2 || !parse_integer(backend[1], postmaster) || postmaster <= 1) {
+    return not_here(fmt::format("its backend {} is not a process here", facts.session_pid));
+  }
+  std::error_code error;
+  const auto directory =
+      std::filesystem::read_symlink(fmt::format("/proc/{}/cwd", postmaster), error);
+  if (error) {
+    return refused(fmt::format("could not read the working directory of process {}: {}", postmaster,
+                               error.message()),
+                   error == std::errc::permission_denied ? kNeedRights : kUseActivity);
+  }
+  std::error_code ignored;
+  if (directory != std::filesystem::path(facts.data_directory) &&
+      !std::filesystem::equivalent(directory, facts.data_directory, ignored)) {
+    return not_here(fmt::format("the parent {} of its backend {} runs in \"{}\", not in \"{}\"",
+                                postmaster, facts.session_pid, directory.string(),
+                                facts.data_directory));
+  }
+  if (std::llabs(start_epoch(stat_fields(postmaster)) - facts.start_epoch) > 2) {
+    return not_here(fmt::format("process {} did not start when the server did", postmaster));
   }
   return postmaster;
 }
@@ -180,19 +187,41 @@ Row memory_row(const Attachment& attachment, const RawBackend& backend) {
           std::string(wait.name)};
 }
 
+// A read in which our own session has settled into its wait for the next command: between a
+// result and that wait it is idle without a wait event for some microseconds. At most 50 reads,
+// 1 ms apart (at attach time only).
+base::Status read_settled(const Attachment& attachment, std::vector<RawBackend>& backends) {
+  const uint32_t client_read = [&] {
+    for (const auto& event : attachment.layout->wait_events) {
+      if (event.name == "WAIT_EVENT_CLIENT_READ") return event.value;
+    }
+    return 0U;
+  }();
+  ReadCounts counts;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (auto error = attachment.reader->read(backends, counts)) return error;
+    for (const auto& backend : backends) {
+      if (backend.pid == attachment.session_pid && backend.wait_event_info == client_read) {
+        return std::nullopt;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return std::nullopt;  // the comparison says what it read
+}
+
 // One comparison of memory (read before and after) with pg_stat_activity (between them); ""
 // when they agree, else the first difference.
 asio::awaitable<base::Expected<std::string>> compare_once(PgSession& session,
                                                           Attachment& attachment) {
   std::vector<RawBackend> before;
   std::vector<RawBackend> after;
-  ReadCounts counts;
-  if (auto error = attachment.reader->read(before, counts)) co_return unreadable(*error);
+  if (auto error = read_settled(attachment, before)) co_return unreadable(*error);
   auto outcome = co_await session.execute(
       "SELECT pid, backend_type, coalesce(state, ''), coalesce(wait_event_type, ''),"
       " coalesce(wait_event, '') FROM pg_stat_activity");
   if (!outcome.ok()) co_return refused(outcome.error->message, kUseActivity);
-  if (auto error = attachment.reader->read(after, counts)) co_return unreadable(*error);
+  if (auto error = read_settled(attachment, after)) co_return unreadable(*error);
   std::map<int32_t, Row> first;
   for (const auto& backend : before) first[backend.pid] = memory_row(attachment, backend);
   std::map<int32_t, std::pair<Row, uint32_t>> stable;  // in both reads, unchanged

@@ -125,7 +125,9 @@ TEST_F(MemorySourceTest, EveryStateMatchesPgStatActivity) {
   Connection sleeping(test_conninfo());
   sleeping.send("SELECT pg_sleep(60)");
   Connection on_cpu(test_conninfo());
-  on_cpu.send("SELECT count(*) FROM generate_series(1, 2000000000)");
+  // A loop in PL/pgSQL: CPU only (generate_series would spill its rows to a BufFile).
+  on_cpu.send(
+      "DO $$DECLARE i bigint := 0; BEGIN WHILE i < 2000000000 LOOP i := i + 1; END LOOP; END$$");
   Connection locked(test_conninfo());
   locked.send("SELECT * FROM memory_source_lock");
   std::this_thread::sleep_for(500ms);
