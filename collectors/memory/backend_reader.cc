@@ -10,6 +10,8 @@
 namespace pgwaitprof::collectors::memory {
 namespace {
 constexpr int kRetries = 3;
+constexpr uint64_t kFullEvery = 16;
+constexpr uint32_t kMargin = 16;
 }  // namespace
 
 BackendReader::BackendReader(const PgLayout& layout, ArrayPlaces places, RemoteMemory memory)
@@ -67,12 +69,30 @@ base::Status BackendReader::scan_procs() {
 
 base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& counts) {
   into.clear();
-  if (auto error = memory_.read(places_.statuses, statuses_.data(), statuses_.size())) {
-    return error;
+  const bool full = reads_done_++ % kFullEvery == 0;
+  const uint32_t regular =
+      full ? places_.max_backends : std::min(places_.max_backends, regular_end_ + kMargin);
+  reads_.clear();
+  reads_.push_back({places_.statuses, statuses_.data(), size_t{regular} * layout_.status_size});
+  const size_t aux_at = size_t{places_.max_backends} * layout_.status_size;
+  if (!full) {
+    reads_.push_back(
+        {places_.statuses + aux_at, statuses_.data() + aux_at, statuses_.size() - aux_at});
+  } else {
+    reads_.front().length = statuses_.size();
   }
+  if (auto error = memory_.read(reads_)) return error;
   used_.clear();
   for (uint32_t slot = 0; slot < places_.status_slots; ++slot) {
+    if (slot == regular) slot = places_.max_backends;
+    if (slot >= places_.status_slots) break;
     if (status_field<int32_t>(slot, layout_.status_procpid) > 0) used_.push_back(slot);
+  }
+  if (full) {
+    regular_end_ = 0;
+    for (const uint32_t slot : used_) {
+      if (slot < places_.max_backends) regular_end_ = slot + 1;
+    }
   }
   bool scanned = false;
   for (int round = 0; round <= kRetries && !used_.empty(); ++round) {

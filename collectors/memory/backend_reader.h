@@ -69,6 +69,12 @@ class BackendReader {
   std::vector<uint32_t> used_;         // slots in use this snapshot
   std::vector<int32_t> rechecked_;     // st_changecount read again, per used slot
   std::vector<RemoteRead> reads_;
+  // Between reads of the whole status array (every kFullEvery-th), only the regular slots up to
+  // the highest one in use then (plus a margin) and the auxiliary slots are read: backend ids
+  // are handed out lowest first, so a new backend lands there unless more than the margin
+  // arrive at once, and then it is seen at the next whole read.
+  uint64_t reads_done_ = 0;
+  uint32_t regular_end_ = 0;
 };
 
 }  // namespace pgwaitprof::collectors::memory

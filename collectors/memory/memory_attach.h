@@ -1,9 +1,9 @@
 // Attaching the memory source to a server: from the target's libpq session to a verified
-// BackendReader. Each address is derived (our backend's parent process, the executable's dynamic symbols,
-// ProcGlobal, the session backend's own MyBEEntry) and checked before it is used: the postmaster
-// must be our session backend's parent, every array must lie inside the shared mapping, and the
-// backends read from memory must match one pg_stat_activity snapshot taken between two reads.
-// Any failed check is a refusal, one line that says what to do; the source never guesses.
+// BackendReader. Each address is derived (our backend's parent process, the executable's dynamic
+// symbols, ProcGlobal, the session backend's own MyBEEntry) and checked before it is used: the
+// postmaster must be our session backend's parent, every array must lie inside the shared mapping,
+// and the backends read from memory must match one pg_stat_activity snapshot taken between two
+// reads. Any failed check is a refusal, one line that says what to do; the source never guesses.
 #pragma once
 
 #include <asio/awaitable.hpp>

@@ -8,7 +8,7 @@
 
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
-#include <condition_variable>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -59,21 +59,24 @@ class MemorySource : public Collector {
     std::vector<RawBackend> backends;
   };
   // Shared by the reader thread and the I/O thread; `pulse` is touched on the I/O thread only.
+  // The mutex is taken once per tick by the reader (to hand over a snapshot and take a spare
+  // one) and once per batch by the I/O thread; nothing waits on it for long.
   struct Channel {
     explicit Channel(asio::any_io_executor executor) : executor(executor), pulse(executor) {}
     asio::any_io_executor executor;
     base::AsyncPulse pulse;
     std::mutex mutex;
-    std::condition_variable_any sleep;
     std::vector<Raw> ready;
     std::vector<Raw> spare;
-    uint64_t missed = 0;
+    std::atomic<uint64_t> missed = 0;
     bool wake_posted = false;
     std::optional<std::string> failure;
   };
 
   void read_loop(std::stop_token stop, double hz);
-  void publish(Raw&& raw);
+  // Under channel_->mutex: hands `raw` over (or drops it when the I/O thread is a second behind)
+  // and wakes the I/O thread when `wake` and no wake is on its way.
+  void publish(Raw&& raw, bool wake);
   void name(const Raw& raw, model::Snapshot& snapshot);
 
   Attachment attachment_;

@@ -38,7 +38,8 @@ struct Daemon {
 std::string target_yaml(const std::string& name, int hz, const std::string& source = "activity",
                         const std::string& dsn = test_conninfo()) {
   // A rate is refused with pg_wait_sampling, which samples at its own period.
-  const std::string rate = source == "activity" ? "    hz: " + std::to_string(hz) + "\n" : "";
+  const std::string rate =
+      source != "pg_wait_sampling" ? "    hz: " + std::to_string(hz) + "\n" : "";
   return "  - name: " + name + "\n    dsn: \"" + dsn + "\"\n" + rate + "    source: " + source +
          "\n    pg_wait_sampling_poll_ms: 200\n";
 }
@@ -300,6 +301,38 @@ TEST_F(DaemonTest, PgWaitSamplingSourceFeedsTheSameMetrics) {
                    "pgwaitprof_collector_success{target=\"local\",collector=\"pg_wait_sampling\"}"),
             1.0);
   EXPECT_GT(metric(exposition, "pgwaitprof_snapshots_total{target=\"local\"}").value_or(0), 0);
+  load->wait(15s);
+}
+
+// The memory source in the daemon at its cap, under load: every tick taken or counted missed,
+// the same series as activity, and the source named in pgwaitprof_sampler_info.
+TEST_F(DaemonTest, MemorySourceSamplesAt10kHzUnderLoad) {
+  Daemon daemon("memory", target_yaml("local", 10000, "memory"));
+  ASSERT_TRUE(eventually(10s, [&] {
+    return daemon.value("pgwaitprof_up{target=\"local\"}") == 1.0;
+  })) << daemon.process->log();
+  auto load = pgbench_load(daemon.dir, {"-c", "4", "-j", "2", "-T", "6"});
+  std::this_thread::sleep_for(1s);
+  const auto first = daemon.metrics();
+  const auto started = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(4s);
+  const auto second = daemon.metrics();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  auto delta = [&](const std::string& series) {
+    return metric(second, series).value_or(0) - metric(first, series).value_or(0);
+  };
+  const double taken = delta("pgwaitprof_snapshots_total{target=\"local\"}");
+  const double missed = delta("pgwaitprof_missed_ticks_total{target=\"local\"}");
+  EXPECT_NEAR((taken + missed) / (10000 * seconds), 1.0, 0.06) << taken << " + " << missed;
+  EXPECT_GT(taken / seconds, 5000) << daemon.process->log();
+  EXPECT_GT(metric_sum(second,
+                       "pgwaitprof_wait_samples_total{target=\"local\",backend_type=\"client "
+                       "backend\",state=\"active\""),
+            0);
+  EXPECT_EQ(metric(second, "pgwaitprof_collector_success{target=\"local\",collector=\"memory\"}"),
+            1.0);
+  EXPECT_NE(second.find("source=\"memory\""), std::string::npos);
   load->wait(15s);
 }
 

@@ -16,7 +16,7 @@ trap cleanup EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 dsn="host=$PGHOST port=${PGPORT:-5432} user=${PGUSER:-postgres} dbname=${PGDATABASE:-postgres}"
 
-start_daemon() {  # $1: hz
+start_daemon() {  # $1: hz, $2: source (default activity)
   cat >"$work/pgwaitprof.yaml" <<YAML
 listen: 127.0.0.1:$port
 data_dir: $work/data
@@ -24,6 +24,7 @@ targets:
   - name: local
     dsn: "$dsn"
     hz: $1
+    source: ${2:-activity}
 YAML
   "$binary" daemon -c "$work/pgwaitprof.yaml" >"$work/daemon.log" 2>&1 &
   daemon_pid=$!

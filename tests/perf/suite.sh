@@ -6,12 +6,16 @@
 # the rate and client and server cost per snapshot at 10, 100, 500 and 1,000 backends beside a
 # raw pgbench loop of the same query, the accuracy against pg_wait_sampling on tpcb and
 # update-5rows, RSS over 10 minutes at 1 kHz, and /metrics scrape time with every wait event
-# present. Configurations alternate within each round; every figure is printed raw and the
-# medians replace the "## The latest suite run" section of docs/performance.md (or --out FILE).
+# present; the memory source beside activity (tps cost at 100 Hz, 1 kHz and 10 kHz, ticks
+# taken, client and server CPU per snapshot with many backends). Configurations alternate
+# within each round; every figure is printed raw and the medians replace the
+# "## The latest suite run" section of docs/performance.md (or --out FILE).
 #
-#   tests/perf/suite.sh [--quick] [--out FILE]
+#   tests/perf/suite.sh [--quick] [--out FILE] [--parts LIST] [--configs "LIST"]
 #
 # --quick shortens every part (one round, 3 s windows, 20 s of RSS) to check the suite itself.
+# --parts runs some parts only (overhead,backends,accuracy,rss,scrape; default all), --configs
+# the samplers of part 1 (default all); with either, write to another file with --out.
 # Needs a build (BUILD_DIR, default ./build) and deploy/install-deps.sh. Run it on an
 # otherwise idle machine: it measures the machine as much as the sampler. A figure, not a test.
 set -euo pipefail
@@ -23,12 +27,17 @@ BUILD_DIR=$build BUILD_TARGET="pgwaitprof pgwaitprof_bench pgwaitprof_scrape_cos
 out=$root/docs/performance.md
 rounds=3 window=10 pairs=3 accuracy_runs=3 accuracy_window=20 rss_seconds=600
 backend_counts="10 100 500 1000"
+parts=overhead,backends,accuracy,rss,scrape
+configs=(none_again pgwaitprof_100hz pgwaitprof_1khz raw_loop_1khz pg_wait_sampling_10ms psql_watch
+  memory_100hz memory_1khz memory_10khz)
 command="tests/perf/suite.sh $*"
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) rounds=1 window=3 pairs=1 accuracy_runs=1 accuracy_window=5 rss_seconds=20
       backend_counts="10 100" ;;
     --out) out=$2; shift ;;
+    --parts) parts=$2; shift ;;
+    --configs) read -r -a configs <<<"$2"; shift ;;
     *) echo "suite.sh: error: unknown argument \"$1\"" >&2; exit 2 ;;
   esac
   shift
@@ -41,6 +50,8 @@ for binary in "$build/daemon/pgwaitprof" "$build/tests/pgwaitprof_bench" \
     exit 1
   fi
 done
+
+part() { [[ ",$parts," == *",$1,"* ]]; }
 
 cluster=$(mktemp -d /tmp/pgwaitprof-suite-cluster-XXXXXX)
 eval "$(SCRATCH_MAX_CONNECTIONS=1100 "$root/deploy/scratch-cluster.sh" start "$cluster")"
@@ -61,6 +72,14 @@ stop_daemon() {
   daemon_pid=""
 }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }  # user + system, in clock ticks
+# Every server process's CPU (the postmaster and its children), in clock ticks.
+server_ticks() {
+  local postmaster
+  postmaster=$(head -1 "$cluster/data/postmaster.pid")
+  { cat "/proc/$postmaster/stat"; for child in $(pgrep -P "$postmaster"); do
+      cat "/proc/$child/stat" 2>/dev/null || true; done; } |
+    awk '{ sub(/^.*\) /, ""); total += $12 + $13 } END { print total }'
+}
 clk_tck=$(getconf CLK_TCK)
 
 echo "suite.sh: scratch cluster at $PGHOST port $PGPORT; pgbench tables at scale 10"
@@ -90,6 +109,9 @@ overhead_once() {  # $1: round, $2: configuration
   case $2 in
     pgwaitprof_100hz) start_daemon 100 ;;
     pgwaitprof_1khz) start_daemon 1000 ;;
+    memory_100hz) start_daemon 100 memory ;;
+    memory_1khz) start_daemon 1000 memory ;;
+    memory_10khz) start_daemon 10000 memory ;;
     pg_wait_sampling_10ms) wait_sampling_period 10 ;;
     raw_loop_1khz) pgbench -n -M prepared -c 1 -R 1000 -T $((window + 3)) -f "$work/snapshot.sql" \
       >"$work/raw_loop.out" 2>&1 & watch_pid=$! ;;
@@ -132,8 +154,8 @@ overhead_once() {  # $1: round, $2: configuration
   [ "$2" = pg_wait_sampling_10ms ] && wait_sampling_period 3600000
   record "{\"part\":\"overhead\",\"round\":$1,\"config\":\"$2\",\"tps\":$tps,\"rate_hz\":$rate,\"ticks_taken\":$taken,\"queries_within_1ms\":$within_1ms,\"queries_within_2_5ms\":$within_2_5ms}"
 }
-configs=(none_again pgwaitprof_100hz pgwaitprof_1khz raw_loop_1khz pg_wait_sampling_10ms psql_watch)
 for round in $(seq "$rounds"); do
+  part overhead || break
   # Each round starts one sampler later, so no sampler always comes first.
   for offset in $(seq 0 $((${#configs[@]} - 1))); do
     overhead_once "$round" none
@@ -163,6 +185,7 @@ stop_sleepers() {
   while [ "$(psql_at "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3600);'")" -gt 0 ]; do sleep 0.2; done
 }
 for count in $backend_counts; do
+  part backends || break
   start_sleepers "$count"
   rows=$(psql_at "SELECT count(*) - 1 FROM pg_stat_activity")
   for pair in $(seq "$pairs"); do
@@ -175,6 +198,21 @@ for count in $backend_counts; do
     s1=$(metric 'pgwaitprof_snapshots_total{target="local"}')
     c1=$(cpu_ticks "$daemon_pid") b1=$(cpu_ticks "$backend_pid")
     stop_daemon
+    # The memory source beside it: its rate and client CPU, and the server's CPU with it and in
+    # a window without any sampler (the difference is what the source costs the server).
+    start_daemon 10000 memory
+    ms0=$(metric 'pgwaitprof_snapshots_total{target="local"}')
+    mc0=$(cpu_ticks "$daemon_pid") v0=$(server_ticks)
+    sleep "$window"
+    ms1=$(metric 'pgwaitprof_snapshots_total{target="local"}')
+    mc1=$(cpu_ticks "$daemon_pid") v1=$(server_ticks)
+    stop_daemon
+    w0=$(server_ticks); sleep "$window"; w1=$(server_ticks)
+    record "$(python3 -c "
+snaps = $ms1 - $ms0
+print('{\"part\":\"memory_backends\",\"backends\":$count,\"rows\":$rows,\"pair\":$pair,\"rate_hz\":%.1f,\"client_us_per_snapshot\":%.2f,\"server_cpu_ms_per_s\":%.2f,\"server_cpu_ms_per_s_without\":%.2f}' % (
+    snaps / $window, ($mc1 - $mc0) / $clk_tck * 1e6 / max(1, snaps),
+    ($v1 - $v0) / $clk_tck * 1e3 / $window, ($w1 - $w0) / $clk_tck * 1e3 / $window))")"
     record "$(python3 -c "
 snaps = $s1 - $s0
 rate = snaps / $window
@@ -188,6 +226,7 @@ print('{\"part\":\"backends\",\"backends\":$count,\"rows\":$rows,\"pair\":$pair,
 done
 
 # --- 4.: accuracy against pg_wait_sampling on the same window ---
+if part accuracy; then
 echo "# 4. accuracy: activity at 100 Hz vs pg_wait_sampling at 10 ms, 16 clients, $accuracy_window s"
 wait_sampling_period 10
 cat >"$work/accuracy.yaml" <<YAML
@@ -217,7 +256,10 @@ done
 stop_daemon
 wait_sampling_period 3600000
 
+fi
+
 # --- 5.: RSS over time at 1 kHz under light load ---
+if part rss; then
 echo "# 5. RSS at 1 kHz for $rss_seconds s with pgbench -R 200"
 start_daemon 1000
 start_load $((rss_seconds + 5))
@@ -233,7 +275,10 @@ kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true
 load_pid=""
 stop_daemon
 
+fi
+
 # --- 6.: /metrics with every wait event present ---
+if part scrape; then
 echo "# 6. /metrics scrape with every PostgreSQL 15 wait event present"
 "$build/tests/pgwaitprof_scrape_cost" --serve 60 --listen "127.0.0.1:$port" >"$work/scrape.txt" &
 scrape_pid=$!
@@ -253,6 +298,7 @@ print(json.dumps({"part": "scrape", "series": int(figures["series"]),
                   "http_p99_ms": round(times[int(len(times) * 0.99) - 1], 2)}))
 PY
 )"
+fi
 
 cp "$results" "${out%.md}.jsonl"
 # The page keeps what comes before its "## The latest suite run" section (the dated figures of

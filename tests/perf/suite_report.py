@@ -16,6 +16,9 @@ CONFIG_NAMES = {
     "raw_loop_1khz": "pgbench `-R 1000` loop of pgwaitprof's snapshot query (the floor at 1 kHz)",
     "pg_wait_sampling_10ms": "pg_wait_sampling in-server, 10 ms",
     "psql_watch": "psql `\\watch 0.01` on pg_stat_activity",
+    "memory_100hz": "pgwaitprof daemon, memory source, 100 Hz",
+    "memory_1khz": "pgwaitprof daemon, memory source, 1 kHz",
+    "memory_10khz": "pgwaitprof daemon, memory source, 10 kHz",
 }
 
 
@@ -187,6 +190,84 @@ def backends(parts):
     return lines
 
 
+def memory_source(parts):
+    """The memory source's targets (issue 25), beside activity, from parts 1 and 3."""
+    rows = parts["overhead"]
+    pairs = defaultdict(dict)
+    baseline = None
+    for row in rows:
+        if row["config"] == "none":
+            baseline = row
+        elif baseline is not None and baseline["round"] == row["round"]:
+            pairs[row["config"]][row["round"]] = (row["tps"] / baseline["tps"], row)
+
+    def cost(config):
+        ratios = [ratio for ratio, _ in pairs[config].values()]
+        return 1 - median(ratios) if ratios else float("nan")
+
+    def taken(config):
+        return [row["ticks_taken"] for _, (_, row) in sorted(pairs[config].items())
+                if row["ticks_taken"] is not None]
+
+    def costs(config):
+        ratios = [ratio for ratio, _ in pairs[config].values()]
+        return (f"{100 * cost(config):.1f} % ({', '.join(f'{100 * (1 - r):.1f}' for r in ratios)})"
+                if ratios else "-")
+
+    def shares(config):
+        values = taken(config)
+        return ", ".join(f"{100 * t:.2f} %" for t in values) if values else "-"
+
+    noise = [abs(1 - ratio) for ratio, _ in pairs["none_again"].values()]
+    many = [row for row in parts["memory_backends"] if row["backends"] >= 1000]
+    activity_many = [row for row in parts["backends"] if row["backends"] >= 1000]
+    client = median([row["client_us_per_snapshot"] for row in many])
+    server_with = median([row["server_cpu_ms_per_s"] for row in many])
+    server_without = median([row["server_cpu_ms_per_s_without"] for row in many])
+    rate = median([row["rate_hz"] for row in many])
+    server_per_snapshot = (server_with - server_without) * 1000 / rate if many else float("nan")
+    lines = [
+        "### 7. The memory source beside activity",
+        "",
+        "The same windows as section 1 (tps cost: the median of each round's ratio to the window "
+        "without a sampler just before it, the rounds in parentheses), and the daemon at 10 kHz "
+        "with the backends of section 3: client CPU is the daemon's, server CPU every server "
+        "process's (postmaster and children) with the source running and in a window of the "
+        "same length without any sampler.",
+        "",
+        "| what | activity | memory | target for memory |",
+        "|---|---|---|---|",
+        f"| tps cost at 100 Hz | {costs('pgwaitprof_100hz')} | {costs('memory_100hz')} | within the "
+        f"A/A noise ({100 * max(noise) if noise else float('nan'):.1f} %) |",
+        f"| tps cost at 1 kHz | {costs('pgwaitprof_1khz')} | {costs('memory_1khz')} | at most 2 % |",
+        f"| tps cost at 10 kHz | - | {costs('memory_10khz')} | at most 5 % |",
+        f"| ticks taken at 1 kHz | {shares('pgwaitprof_1khz')} | {shares('memory_1khz')} | at least 99 % every round |",
+        f"| ticks taken at 10 kHz | - | {shares('memory_10khz')} | at least 95 % |",
+    ]
+    if many:
+        lines += [
+            f"| client CPU per snapshot, {many[0]['rows']} rows | "
+            f"{median([r['client_us_per_snapshot'] for r in activity_many]):.0f} µs | {client:.1f} µs "
+            f"({rate:.0f} snapshots/s) | at most 100 µs |",
+            f"| server CPU per snapshot | "
+            f"{median([r['server_us_per_snapshot'] for r in activity_many]):.0f} µs (its backend) | "
+            f"{server_per_snapshot:.2f} µs ({server_with:.1f} ms/s with, {server_without:.1f} ms/s "
+            f"without) | 0 |",
+        ]
+    memory_1khz = taken("memory_1khz")
+    memory_10khz = taken("memory_10khz")
+    lines += [
+        "",
+        f"- Target: tps cost at 1 kHz at most 2 %: {verdict(cost('memory_1khz') <= 0.02)}.",
+        f"- Target: tps cost at 10 kHz at most 5 %: {verdict(cost('memory_10khz') <= 0.05)}.",
+        f"- Target: at least 99 % of ticks at 1 kHz every round: "
+        f"{verdict(bool(memory_1khz) and min(memory_1khz) >= 0.99)}; at least 95 % at 10 kHz: "
+        f"{verdict(bool(memory_10khz) and min(memory_10khz) >= 0.95)}.",
+        "",
+    ]
+    return lines
+
+
 def accuracy(parts):
     rows = parts["accuracy"]
     lines = [
@@ -261,7 +342,15 @@ def main():
         "figures are in `performance.jsonl` beside this file. The machine was otherwise idle.",
         "",
     ]
-    lines += overhead(parts) + backends(parts) + accuracy(parts) + memory_and_scrape(parts)
+    if parts["overhead"]:
+        lines += overhead(parts)
+    if parts["backends"]:
+        lines += backends(parts)
+    if parts["accuracy"]:
+        lines += accuracy(parts)
+    lines += memory_and_scrape(parts)
+    if any(row["config"].startswith("memory") for row in parts["overhead"]):
+        lines += memory_source(parts)
     print("\n".join(lines).rstrip())
 
 
