@@ -54,9 +54,13 @@ void add_daemon(CLI::App& app, DaemonCommand& command) {
   daemon->add_option("-c,--config", command.config_file, "YAML configuration file");
   daemon->add_option("--target", overrides.target,
                      "connection string or URI of the one target to sample");
-  daemon->add_option("--hz", overrides.hz, "snapshots per second for every target (activity, memory)")
+  daemon
+      ->add_option("--hz", overrides.hz, "snapshots per second for every target (activity, memory)")
       ->transform(finite_in_range(config::kMinHz, config::kMaxHz));
-  daemon->add_option("--source", command.source, "activity (default), memory (this host, as root or the server's user) or pg_wait_sampling")
+  daemon
+      ->add_option("--source", command.source,
+                   "activity (default), memory (this host, as root or the server's user) or "
+                   "pg_wait_sampling")
       ->check(CLI::IsMember(model::sampler_source_names()));
   daemon->add_option("--listen", overrides.listen,
                      "HOST:PORT of /metrics (default 127.0.0.1:9816)");
@@ -77,7 +81,9 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source) {
       ->check(CLI::IsMember(model::workload_names()));
   run->add_option("--label", command.label, "a label for the run");
   run->add_option("--data-dir", command.data_dir, "where the run directory is written");
-  run->add_option("--source", source, "activity (default), memory (this host, as root or the server's user) or pg_wait_sampling")
+  run->add_option(
+         "--source", source,
+         "activity (default), memory (this host, as root or the server's user) or pg_wait_sampling")
       ->check(CLI::IsMember(model::sampler_source_names()));
   run->add_option("--local", command.local,
                   "whether the server runs on this host, for its /proc: auto, true or false")
