@@ -197,10 +197,11 @@ void apply_overrides(MatrixPlan& plan, const PlanOverrides& overrides) {
 
 MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_name) {
   const Document doc(file_name, "matrix plan");
-  const MapReader reader(doc, doc.load(yaml_text),
-                         {"name", "target", "scale", "workload", "clients", "jobs", "duration",
-                          "repeats", "variants", "checkpoint", "warmup", "hz", "pgbench_args",
-                          "metric", "transactions", "checkpoint_after", "split_by"});
+  const MapReader reader(
+      doc, doc.load(yaml_text),
+      {"name", "target", "scale", "workload", "clients", "jobs", "duration", "repeats", "variants",
+       "checkpoint", "warmup", "hz", "source", "pgbench_args", "metric", "transactions",
+       "checkpoint_after", "split_by"});
   MatrixPlan plan;
   // The plan's name titles its table and results; a file named fsync.yaml is the "fsync" plan.
   plan.name = std::filesystem::path(file_name).stem().string();
@@ -233,7 +234,17 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
   if (const Value* warmup = reader.find("warmup")) {
     plan.warmup = read_duration(doc, *warmup, 0, kMaxSecondsPerDay);
   }
-  if (const Value* hz = reader.find("hz")) plan.hz = read_number(doc, *hz, kMinHz, kMaxHz);
+  const Value* hz = reader.find("hz");
+  if (hz) plan.hz = read_number(doc, *hz, kMinHz, kMaxHz);
+  if (const Value* source = reader.find("source")) {
+    plan.source =
+        *model::parse_sampler_source(read_choice(doc, *source, model::sampler_source_names()));
+    if (hz && !model::takes_snapshots(plan.source)) {
+      fail_invalid(doc, *hz,
+                   "cannot be used with source pg_wait_sampling: the extension samples at its own "
+                   "pg_wait_sampling.profile_period");
+    }
+  }
   if (const Value* args = reader.find("pgbench_args")) {
     plan.pgbench_args = read_plan_pgbench_args(doc, *args);
   }

@@ -81,13 +81,14 @@ int matrix_command(const MatrixCommand& command) {
   const auto dir = matrix_directory(command, plan);
   config::TargetConfig target;
   target.hz = plan.hz;
+  target.source = plan.source;
   engine::RunObserver quiet;
   const auto outcome = drive<engine::MatrixOutcome>(
       "pgwaitprof: stopping the matrix after writing the current run's report",
       [&](base::RunControl& control) -> asio::awaitable<engine::MatrixOutcome> {
         const LocalTargetOptions target_options{
             plan.target.empty() ? std::nullopt : std::optional(plan.target), plan.scale, false,
-            false};
+            plan.source == model::SamplerSource::kPgWaitSampling};
         auto local = co_await open_local_target(target_options, control);
         if (!local) {
           engine::MatrixOutcome failed;

@@ -48,6 +48,14 @@ TEST(MatrixPlanExperiments, DurationNeedsFixedWork) {
   EXPECT_NE(error_of("transactions: 0\n").find("\"transactions\""), std::string::npos);
 }
 
+TEST(MatrixPlanExperiments, SourceIsChosenPerPlan) {
+  EXPECT_EQ(parse_matrix_plan("hz: 10000\nsource: memory\n", "m.yaml").source,
+            model::SamplerSource::kMemory);
+  EXPECT_EQ(parse_matrix_plan("clients: [1]\n", "a.yaml").source, model::SamplerSource::kActivity);
+  EXPECT_NE(error_of("source: psql\n").find("\"source\""), std::string::npos);
+  EXPECT_NE(error_of("hz: 100\nsource: pg_wait_sampling\n").find("its own"), std::string::npos);
+}
+
 TEST(MatrixPlanExperiments, CheckpointAfterSplitByAndVariantWorkloads) {
   const auto plan = parse_matrix_plan(
       "checkpoint_after: true\nsplit_by: kernel\nvariants:\n  - name: a\n  - name: b\n"

@@ -175,7 +175,7 @@ TEST(ConfigExample, ExamplesDocumentEveryKey) {
   const std::string matrix = read_text(kSourceDir / "config/matrix.example.yaml");
   for (const std::string key :
        {"name", "target", "scale", "workload", "clients", "jobs", "duration", "repeats", "variants",
-        "settings", "checkpoint", "warmup", "hz", "pgbench_args"}) {
+        "settings", "checkpoint", "warmup", "hz", "source", "pgbench_args"}) {
     EXPECT_NE(matrix.find(key + ":"), std::string::npos) << key;
   }
   // Every commented-out key must be a real one: the example runs block, uncommented, parses.
