@@ -15,6 +15,8 @@
 #include <thread>
 #include <tuple>
 
+#include "collectors/kernel.h"
+
 namespace pgwaitprof::collectors::memory {
 namespace {
 
@@ -70,12 +72,16 @@ asio::awaitable<base::Expected<ServerFacts>> server_facts(PgSession& session) {
   co_return facts;
 }
 
-// Fields of /proc/<pid>/stat after the command name: [0] is the state, [1] the parent, [19]
-// the start time in clock ticks after boot. Empty when the process is not there.
-std::vector<std::string> stat_fields(pid_t pid) {
+std::string proc_stat(pid_t pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
   std::string text;
   std::getline(in, text);
+  return text;
+}
+
+// The fields of a /proc/<pid>/stat line after the command name: [19] is the start time in clock
+// ticks after boot.
+std::vector<std::string> stat_fields(const std::string& text) {
   const size_t paren = text.rfind(')');
   std::vector<std::string> fields;
   if (paren == std::string::npos) return fields;
@@ -108,11 +114,11 @@ base::Expected<pid_t> find_postmaster(const ServerFacts& facts) {
                    "the memory source reads a server on the same host and in the same PID "
                    "namespace only; use --source activity for a remote target");
   };
-  const auto backend = stat_fields(facts.session_pid);
-  pid_t postmaster = 0;
-  if (backend.size() < 2 || !parse_integer(backend[1], postmaster) || postmaster <= 1) {
+  const auto parent = parse_parent_pid(proc_stat(facts.session_pid));
+  if (!parent || *parent <= 1) {
     return not_here(fmt::format("its backend {} is not a process here", facts.session_pid));
   }
+  const pid_t postmaster = *parent;
   std::error_code error;
   const auto directory =
       std::filesystem::read_symlink(fmt::format("/proc/{}/cwd", postmaster), error);
@@ -128,7 +134,7 @@ base::Expected<pid_t> find_postmaster(const ServerFacts& facts) {
                                 postmaster, facts.session_pid, directory.string(),
                                 facts.data_directory));
   }
-  if (std::llabs(start_epoch(stat_fields(postmaster)) - facts.start_epoch) > 2) {
+  if (std::llabs(start_epoch(stat_fields(proc_stat(postmaster))) - facts.start_epoch) > 2) {
     return not_here(fmt::format("process {} did not start when the server did", postmaster));
   }
   return postmaster;
