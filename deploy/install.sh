@@ -10,6 +10,8 @@
 # As root with the default prefix "/" it also creates the system user "pgwaitprof" and reloads
 # systemd; with --prefix DIR it only lays the files out under DIR (for packaging and tests).
 # Running it again upgrades in place.
+# The memory source (source: memory) needs CAP_SYS_PTRACE for the service user: the unit's
+# comments show the drop-in that grants it; nothing here grants it by itself.
 set -euo pipefail
 
 usage() {
@@ -145,6 +147,7 @@ if $system_install; then
       echo "pgwaitprof is running: restart it to use the new binary: systemctl restart pgwaitprof"
     else
       echo "next: edit /etc/pgwaitprof/pgwaitprof.yaml, then: systemctl enable --now pgwaitprof"
+      echo "  (source: memory needs CAP_SYS_PTRACE: see the comments in $unit_dir/pgwaitprof.service)"
     fi
   else
     echo "systemd is not running here: start the daemon with" \
