@@ -11,11 +11,12 @@
 # within each round; every figure is printed raw and the medians replace the
 # "## The latest suite run" section of docs/performance.md (or --out FILE).
 #
-#   tests/perf/suite.sh [--quick] [--out FILE] [--parts LIST] [--configs "LIST"]
+#   tests/perf/suite.sh [--quick] [--out FILE] [--parts LIST] [--configs "LIST"] [--backends "N..."]
 #
 # --quick shortens every part (one round, 3 s windows, 20 s of RSS) to check the suite itself.
 # --parts runs some parts only (overhead,backends,accuracy,rss,scrape; default all), --configs
-# the samplers of part 1 (default all); with either, write to another file with --out.
+# the samplers of part 1 (default all), --backends the counts of part 3 (default 10 100 500
+# 1000); with any of them, write to another file with --out.
 # Needs a build (BUILD_DIR, default ./build) and deploy/install-deps.sh. Run it on an
 # otherwise idle machine: it measures the machine as much as the sampler. A figure, not a test.
 set -euo pipefail
@@ -38,6 +39,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --parts) parts=$2; shift ;;
     --configs) read -r -a configs <<<"$2"; shift ;;
+    --backends) backend_counts=$2; shift ;;
     *) echo "suite.sh: error: unknown argument \"$1\"" >&2; exit 2 ;;
   esac
   shift
