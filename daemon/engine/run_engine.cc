@@ -1,7 +1,6 @@
 // One profiled run, start to report, in named steps.
 #include "daemon/engine/run_engine.h"
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -23,7 +22,6 @@
 #include "daemon/engine/run_state.h"
 #include "daemon/engine/settings_journal.h"
 #include "exporters/render/report_render.h"
-#include "exporters/render/text_format.h"
 #include "loadgen/copy_load.h"
 #include "loadgen/loadgen_command.h"
 #include "loadgen/pgbench_parser.h"
@@ -49,29 +47,12 @@ auto log() {
   return logger;
 }
 
-std::string iso_utc(SystemClock::time_point at) {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", fmt::gmtime(SystemClock::to_time_t(at)));
-}
-
 // Step 1: who the run is.
 void begin(RunState& state, const collectors::TargetSampler& sampler) {
   auto& run = state.run();
   const auto& request = state.request;
   run.id = store::make_run_id(request.label);
-  // Stored with its control characters written out, so that report.json, the index and the
-  // results database hold no terminal escapes; every renderer still escapes it for its format.
-  run.label = exporters::text_format::text_escape(request.label);
-  run.target = request.conninfo.empty() ? "(PG* environment variables)"
-                                        : collectors::mask_password(request.conninfo);
-  run.workload = request.workload;
-  run.variant = request.variant;
-  run.repeat = request.repeat;
-  // As asked for, so that a run that fails before its load generator starts still says how many
-  // clients it was for (a matrix would otherwise show it in a column of 0 clients).
-  run.clients = loadgen::pgbench_int_option(request.pgbench_args, 'c', "client", 1);
-  run.interval = request.interval;
-  run.sampler.source = sampler.options().source;
-  run.sampler.hz = run.sampler.source == model::SamplerSource::kActivity ? sampler.options().hz : 0;
+  describe_request(run, request, sampler.options());
   run.started_at = iso_utc(SystemClock::now());
   state.outcome.dir =
       request.run_dir.empty() ? request.data_dir / "runs" / run.id : request.run_dir;
