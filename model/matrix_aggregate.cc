@@ -134,7 +134,7 @@ std::map<std::pair<std::string, int>, CellRuns> group_runs(const std::vector<Run
     cell.profile.merge(run.profile);
     cell.runs.push_back(&run);
     if (run.checkpoint_after && run.checkpoint_after->error.empty()) {
-      cell.checkpoint_s.push_back(run.checkpoint_after->duration_s);
+      cell.checkpoint_s.push_back(run.checkpoint_after->duration.count());
     }
     if (!run.loadgen) continue;
     const auto figure = run_figure(run, table.metric);

@@ -30,7 +30,7 @@ void conclude_copy_from_stdin(RunState& state) {
   auto& run = state.run();
   run.clients = state.command.clients;
   if (auto summary = copy_summary(state.command.clients, state.scale, state.outcome.exit_code,
-                                  state.load_elapsed_s)) {
+                                  state.load_elapsed)) {
     run.loadgen = std::move(summary);
   }
 }
@@ -86,7 +86,7 @@ void conclude(RunState& state, base::RunControl& control) {
                              state.outcome.exit_code == 0 && !control.interrupted());
   }
   if (auto work = work_done(state.request, run.loadgen,
-                            {state.load_elapsed_s, state.scale, state.copy_bytes})) {
+                            {state.load_elapsed, state.scale, state.copy_bytes})) {
     run.work = std::move(work);
   }
   settle_status(run, {control.interrupted(), control.interrupted() ? control.reason() : "",

@@ -251,16 +251,16 @@ asio::awaitable<void> run_copy_from_stdin(RunState& state, RunObserver& observer
 asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point start) {
   model::CheckpointAfter checkpoint;
   const auto began = SteadyClock::now();
-  checkpoint.start_s = std::chrono::duration<double>(began - start).count();
+  checkpoint.start = began - start;
   collectors::PgSession session(co_await asio::this_coro::executor);
   if (auto error = co_await session.connect(state.request.conninfo, kConnectTimeout)) {
     checkpoint.error = "could not connect: " + error->message;
   } else if (auto done = co_await session.execute("CHECKPOINT"); !done.ok()) {
     checkpoint.error = done.error->message;
   }
-  checkpoint.duration_s = std::chrono::duration<double>(SteadyClock::now() - began).count();
+  checkpoint.duration = SteadyClock::now() - began;
   log()->info("checkpoint after the run run_id={} took {:.2f} s{}", state.run().id,
-              checkpoint.duration_s, checkpoint.error.empty() ? "" : ": " + checkpoint.error);
+              checkpoint.duration.count(), checkpoint.error.empty() ? "" : ": " + checkpoint.error);
   state.run().checkpoint_after = std::move(checkpoint);
 }
 
@@ -290,7 +290,7 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
     } else {
       co_await run_copy_from_stdin(state, observer, control);
     }
-    state.load_elapsed_s = std::chrono::duration<double>(SteadyClock::now() - began).count();
+    state.load_elapsed = SteadyClock::now() - began;
     if (state.request.checkpoint_after && !control.interrupted()) {
       co_await checkpoint_after(state, start);
     }
@@ -326,7 +326,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   }
   if (!failed) failed = co_await prepare_workload(state);
   if (!failed) failed = co_await wait_for_sampler(state, sampler, control);
-  run.sampler.period_s = sampler.source_period_s();
+  run.sampler.period = base::Seconds(sampler.source_period_s());
 
   const auto start = SteadyClock::now();
   const auto start_wall = SystemClock::now();

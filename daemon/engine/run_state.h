@@ -41,7 +41,7 @@ struct RunState {
   bool copy_from_stdin = false;
   long long scale = 0;
   uint64_t copy_bytes = 0;
-  double load_elapsed_s = 0;  // the load alone, without the checkpoint after it
+  base::Seconds load_elapsed{0};  // the load alone, without the checkpoint after it
 };
 
 // Step 6b: latency percentiles from pgbench's per-transaction log.

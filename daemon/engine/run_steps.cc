@@ -41,8 +41,8 @@ void describe_request(model::Run& run, const RunRequest& request,
 }
 
 std::optional<model::LoadgenSummary> copy_summary(int clients, long long scale, int exit_code,
-                                                  double load_elapsed_s) {
-  if (exit_code != 0 || load_elapsed_s <= 0) return std::nullopt;
+                                                  base::Seconds load_elapsed) {
+  if (exit_code != 0 || load_elapsed <= base::Seconds(0)) return std::nullopt;
   model::LoadgenSummary summary;
   summary.transaction_type = fmt::format("COPY {} FROM STDIN", model::kCopyTargetTable);
   summary.scale = static_cast<double>(scale);
@@ -50,8 +50,8 @@ std::optional<model::LoadgenSummary> copy_summary(int clients, long long scale, 
   summary.clients = clients;
   summary.threads = 1;
   summary.transactions = static_cast<uint64_t>(clients);
-  summary.latency_avg_ms = load_elapsed_s * 1000;
-  summary.tps = static_cast<double>(summary.transactions) / load_elapsed_s;
+  summary.latency_avg_ms = load_elapsed.count() * 1000;
+  summary.tps = static_cast<double>(summary.transactions) / load_elapsed.count();
   return summary;
 }
 
@@ -61,10 +61,10 @@ std::optional<model::WorkDone> work_done(const RunRequest& request,
   const auto* workload = model::find_workload(request.workload);
   const bool fixed = (workload != nullptr && workload->fixed_work) ||
                      loadgen::pgbench_option(request.pgbench_args, 't', "transactions");
-  if (!fixed || load.elapsed_s <= 0 || !summary) return std::nullopt;
+  if (!fixed || load.elapsed <= base::Seconds(0) || !summary) return std::nullopt;
   model::WorkDone work;
   work.transactions = summary->transactions;
-  work.elapsed_s = load.elapsed_s;
+  work.elapsed = load.elapsed;
   if (workload != nullptr && workload->copy) {
     work.rows = work.transactions * static_cast<uint64_t>(load.scale * model::kAccountsPerScale);
     work.bytes = work.transactions * load.copy_bytes;
@@ -151,9 +151,9 @@ loadgen::LatencyTimelineOptions latency_timeline_options(const loadgen::LoadgenC
 void mark_checkpoint_after(model::Run& run) {
   if (!run.checkpoint_after) return;
   auto& checkpoint = *run.checkpoint_after;
-  const double end_s = checkpoint.start_s + checkpoint.duration_s;
+  const base::Seconds end = checkpoint.start + checkpoint.duration;
   for (auto& slice : run.timeline) {
-    if (slice.start_s + slice.duration_s <= checkpoint.start_s || slice.start_s > end_s) continue;
+    if (slice.start + slice.duration <= checkpoint.start || slice.start > end) continue;
     slice.checkpoint_after = true;
     checkpoint.profile.merge(slice.profile);
   }

@@ -42,12 +42,12 @@ void describe_request(model::Run& run, const RunRequest& request,
 // The summary of pgwaitprof's own COPY (one transaction per client's COPY), which pgbench would
 // otherwise have printed; nullopt when the load failed or took no time.
 std::optional<model::LoadgenSummary> copy_summary(int clients, long long scale, int exit_code,
-                                                  double load_elapsed_s);
+                                                  base::Seconds load_elapsed);
 
 // What a fixed-work run (the copy workload, pgbench -t) did and in how long; nullopt for a run
 // of fixed duration, or one without a summary or elapsed time.
 struct LoadFacts {
-  double elapsed_s = 0;  // the load alone
+  base::Seconds elapsed{0};  // the load alone
   long long scale = 0;
   uint64_t copy_bytes = 0;  // one client's COPY
 };

@@ -71,7 +71,7 @@ TEST(Compare, FixedWorkRunsCompareElapsedTimeWhereLowerIsFaster) {
   for (auto* runs : {&a, &b}) {
     for (size_t index = 0; index < runs->size(); ++index) {
       (*runs)[index].work = WorkDone{};
-      (*runs)[index].work->elapsed_s = (runs == &a ? 20.0 : 10.0) + 0.1 * index;
+      (*runs)[index].work->elapsed = base::Seconds((runs == &a ? 20.0 : 10.0) + 0.1 * index);
     }
   }
   const auto comparison = compare_runs(a, b);

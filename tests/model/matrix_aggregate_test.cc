@@ -79,7 +79,7 @@ TEST(MatrixAggregate, SplitRowsNameTheAttribute) {
 TEST(MatrixAggregate, DurationMetricTakesTheElapsedTime) {
   std::vector<model::Run> runs = {run_of("", 1, 10, 1), run_of("", 1, 10, 2)};
   runs[0].work = WorkDone{};
-  runs[0].work->elapsed_s = 12.5;
+  runs[0].work->elapsed = base::Seconds(12.5);
   const MatrixTable table = build_matrix_table(runs, "", Metric::kDuration);
   ASSERT_EQ(table.cells.size(), 1u);
   EXPECT_EQ(table.cells[0].tps, (std::vector<double>{12.5}));  // the run without work left out

@@ -83,7 +83,7 @@ TEST(RunSteps, DescribeRequestMasksThePasswordAndEscapesTheLabel) {
 }
 
 TEST(RunSteps, CopySummaryIsOneTransactionPerClient) {
-  const auto summary = copy_summary(4, 2, 0, 2.0);
+  const auto summary = copy_summary(4, 2, 0, base::Seconds(2));
   ASSERT_TRUE(summary);
   EXPECT_EQ(summary->transaction_type,
             std::string("COPY ") + model::kCopyTargetTable + " FROM STDIN");
@@ -93,8 +93,8 @@ TEST(RunSteps, CopySummaryIsOneTransactionPerClient) {
   EXPECT_DOUBLE_EQ(summary->scale, 2);
   EXPECT_DOUBLE_EQ(summary->tps, 2);
   EXPECT_DOUBLE_EQ(summary->latency_avg_ms, 2000);
-  EXPECT_FALSE(copy_summary(4, 2, 1, 2.0));  // the COPY failed
-  EXPECT_FALSE(copy_summary(4, 2, 0, 0));    // no time measured
+  EXPECT_FALSE(copy_summary(4, 2, 1, base::Seconds(2)));  // the COPY failed
+  EXPECT_FALSE(copy_summary(4, 2, 0, base::Seconds(0)));  // no time measured
 }
 
 TEST(RunSteps, WorkDoneOnlyForFixedWork) {
@@ -103,20 +103,21 @@ TEST(RunSteps, WorkDoneOnlyForFixedWork) {
   RunRequest request;
   request.workload = "tpcb";
   request.pgbench_args = {"-c", "8", "-T", "60"};
-  EXPECT_FALSE(work_done(request, summary, {12.5, 10, 0}));  // a run of fixed duration
+  EXPECT_FALSE(
+      work_done(request, summary, {base::Seconds(12.5), 10, 0}));  // a run of fixed duration
   request.pgbench_args = {"-c", "8", "-t", "100"};
-  auto work = work_done(request, summary, {12.5, 10, 0});
+  auto work = work_done(request, summary, {base::Seconds(12.5), 10, 0});
   ASSERT_TRUE(work);
   EXPECT_EQ(work->transactions, 800u);
-  EXPECT_DOUBLE_EQ(work->elapsed_s, 12.5);
+  EXPECT_DOUBLE_EQ(work->elapsed.count(), 12.5);
   EXPECT_EQ(work->rows, 0u);
-  EXPECT_FALSE(work_done(request, std::nullopt, {12.5, 10, 0}));  // no summary
-  EXPECT_FALSE(work_done(request, summary, {0, 10, 0}));          // no elapsed time
+  EXPECT_FALSE(work_done(request, std::nullopt, {base::Seconds(12.5), 10, 0}));  // no summary
+  EXPECT_FALSE(work_done(request, summary, {base::Seconds(0), 10, 0}));          // no elapsed time
 
   request.workload = "copy";
   request.pgbench_args.clear();
   summary.transactions = 2;
-  work = work_done(request, summary, {3.0, 5, 1000});
+  work = work_done(request, summary, {base::Seconds(3), 5, 1000});
   ASSERT_TRUE(work);
   EXPECT_EQ(work->rows, 2u * 5 * model::kAccountsPerScale);
   EXPECT_EQ(work->bytes, 2000u);
@@ -239,16 +240,16 @@ TEST(RunSteps, CheckpointMarksTheIntervalsItOverlaps) {
   model::Run run;
   for (int second = 0; second < 4; ++second) {
     model::TimelineSlice slice;
-    slice.start_s = second;
-    slice.duration_s = 1;
+    slice.start = base::Seconds(second);
+    slice.duration = base::Seconds(1);
     slice.profile.add({"checkpointer", "background", "IO", "DataFileSync"}, 10 + second);
     run.timeline.push_back(std::move(slice));
   }
   mark_checkpoint_after(run);  // no checkpoint: nothing marked
   EXPECT_FALSE(run.timeline[1].checkpoint_after);
   run.checkpoint_after = model::CheckpointAfter{};
-  run.checkpoint_after->start_s = 1.5;
-  run.checkpoint_after->duration_s = 1.0;
+  run.checkpoint_after->start = base::Seconds(1.5);
+  run.checkpoint_after->duration = base::Seconds(1.0);
   mark_checkpoint_after(run);
   EXPECT_FALSE(run.timeline[0].checkpoint_after);
   EXPECT_TRUE(run.timeline[1].checkpoint_after);
