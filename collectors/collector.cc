@@ -11,10 +11,9 @@ asio::awaitable<CollectResult> Collector::prepare(PgSession& session) {
 asio::awaitable<CollectResult> collect_timed(Collector& collector, CollectContext& context) {
   const auto started = model::SteadyClock::now();
   auto result = co_await collector.collect(context);
-  const double duration_s =
-      std::chrono::duration<double>(model::SteadyClock::now() - started).count();
+  const base::Seconds duration = model::SteadyClock::now() - started;
   if (context.sink != nullptr) {
-    context.sink->on_collector_status(collector.name(), duration_s, !result.has_value());
+    context.sink->on_collector_status(collector.name(), duration, !result.has_value());
   }
   co_return result;
 }

@@ -54,9 +54,9 @@ void TargetSampler::Fanout::on_connection_state(bool up, model::SteadyClock::tim
                                                 std::string_view reason) {
   for (auto* sink : sinks) sink->on_connection_state(up, at, reason);
 }
-void TargetSampler::Fanout::on_collector_status(std::string_view collector, double duration_s,
+void TargetSampler::Fanout::on_collector_status(std::string_view collector, base::Seconds duration,
                                                 bool success) {
-  for (auto* sink : sinks) sink->on_collector_status(collector, duration_s, success);
+  for (auto* sink : sinks) sink->on_collector_status(collector, duration, success);
 }
 void TargetSampler::Fanout::on_kernel_times(const model::KernelTimes& times) {
   for (auto* sink : sinks) sink->on_kernel_times(times);
@@ -340,9 +340,7 @@ asio::awaitable<bool> TargetSampler::receive_snapshot() {
   const auto error = co_await activity_->receive(context);
   in_flight_ = false;
   if (lost_) co_return false;  // the watchdog closed the connection
-  fanout_.on_collector_status(activity_->name(),
-                              std::chrono::duration<double>(snapshot_.query_duration).count(),
-                              !error.has_value());
+  fanout_.on_collector_status(activity_->name(), snapshot_.query_duration, !error.has_value());
   if (!error) co_return true;
   if (error->connection_lost) {
     connection_lost(error->message);
@@ -389,8 +387,7 @@ asio::awaitable<void> TargetSampler::sample_memory() {
     }
     count_missed(memory_->take_missed());
     while (state_ == SamplerState::kSampling && memory_->next(snapshot_)) {
-      fanout_.on_collector_status(
-          memory_->name(), std::chrono::duration<double>(snapshot_.query_duration).count(), true);
+      fanout_.on_collector_status(memory_->name(), snapshot_.query_duration, true);
       co_await deliver_stages();
     }
     auto now = model::SteadyClock::now();

@@ -91,7 +91,8 @@ class TargetSampler {
     void on_missed_ticks(uint64_t ticks) override;
     void on_connection_state(bool up, model::SteadyClock::time_point at,
                              std::string_view reason) override;
-    void on_collector_status(std::string_view collector, double duration_s, bool success) override;
+    void on_collector_status(std::string_view collector, base::Seconds duration,
+                             bool success) override;
     void on_kernel_times(const model::KernelTimes& times) override;
     void on_lock_waits(const model::LockLookup& lookup) override;
     void on_statement_texts(const std::map<int64_t, std::string>& texts) override;

@@ -55,9 +55,9 @@ void ContinuousProfile::on_connection_state(bool up, SteadyClock::time_point, st
   publish();
 }
 
-void ContinuousProfile::on_collector_status(std::string_view collector, double duration_s,
+void ContinuousProfile::on_collector_status(std::string_view collector, base::Seconds duration,
                                             bool success) {
-  current_.collectors[std::string(collector)] = {duration_s, success};
+  current_.collectors[std::string(collector)] = {duration, success};
 }
 void ContinuousProfile::on_kernel_times(const KernelTimes& times) {
   for (const auto& [backend_type, time] : times.by_backend_type) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/time.h"
 #include "model/profile.h"
 #include "model/sample_sink.h"
 #include "model/sampler_source.h"
@@ -18,7 +19,7 @@
 namespace pgwaitprof::model {
 
 struct CollectorStatus {
-  double duration_s = 0;
+  base::Seconds duration{0};
   bool success = false;
 };
 
@@ -57,7 +58,8 @@ class ContinuousProfile : public SampleSink {
   void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) override;
   void on_missed_ticks(uint64_t ticks) override;
   void on_connection_state(bool up, SteadyClock::time_point at, std::string_view reason) override;
-  void on_collector_status(std::string_view collector, double duration_s, bool success) override;
+  void on_collector_status(std::string_view collector, base::Seconds duration,
+                           bool success) override;
   void on_kernel_times(const KernelTimes& times) override;
   void set_run(std::optional<ActiveRun> run);
 

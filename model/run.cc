@@ -40,6 +40,10 @@ static json number_or_null(double value) {
 static double number_or_nan(const json& json_value) {
   return json_value.is_null() ? std::numeric_limits<double>::quiet_NaN() : json_value.get<double>();
 }
+// A duration stored in seconds under `key`; 0 when absent (documents of older versions).
+static base::Seconds seconds_in(const json& j, const char* key) {
+  return base::Seconds(j.value(key, 0.0));
+}
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadgenSummary, transaction_type, scale, query_mode,
                                                 clients, threads, duration_s, transactions, failed,
@@ -50,8 +54,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HostCpu, user_pct, system_pct, i
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Background, autovacuum, checkpoint, manual_vacuum)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StallWait, wait, backends)
 static void to_json(json& j, const Stall& stall) {
-  j = {{"start_s", stall.start_s},
-       {"duration_s", stall.duration_s},
+  j = {{"start_s", stall.start.count()},
+       {"duration_s", stall.duration.count()},
        {"tps", stall.tps},
        {"median_tps", stall.median_tps},
        {"client_backends", stall.client_backends},
@@ -62,8 +66,8 @@ static void to_json(json& j, const Stall& stall) {
 }
 
 static void from_json(const json& j, Stall& stall) {
-  stall.start_s = j.value("start_s", 0.0);
-  stall.duration_s = j.value("duration_s", 0.0);
+  stall.start = seconds_in(j, "start_s");
+  stall.duration = seconds_in(j, "duration_s");
   stall.tps = j.value("tps", 0.0);
   stall.median_tps = j.value("median_tps", 0.0);
   stall.client_backends = j.value("client_backends", 0.0);
@@ -78,7 +82,19 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, server_version, ser
                                                 settings, data_checksums, kernel, cpu_model,
                                                 cpu_count, memory_bytes, hostname,
                                                 wait_event_descriptions)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Outage, start_s, duration_s, missed_ticks, reason)
+static void to_json(json& j, const Outage& outage) {
+  j = {{"start_s", outage.start.count()},
+       {"duration_s", outage.duration.count()},
+       {"missed_ticks", outage.missed_ticks},
+       {"reason", outage.reason}};
+}
+
+static void from_json(const json& j, Outage& outage) {
+  outage.start = seconds_in(j, "start_s");
+  outage.duration = seconds_in(j, "duration_s");
+  outage.missed_ticks = j.value("missed_ticks", uint64_t{0});
+  outage.reason = j.value("reason", "");
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRunFigure, name, value, sd, half_width)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRun, runs, needed, figures)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelTime, on_cpu_s, runqueue_s, covered_s)
@@ -126,7 +142,7 @@ static json optional_latency(const std::optional<LatencySummary>& latency) {
 static json sampler_to_json(const SamplerInfo& sampler) {
   return {{"source", to_string(sampler.source)},
           {"hz", sampler.hz},
-          {"period_s", sampler.period_s},
+          {"period_s", sampler.period.count()},
           {"achieved_hz", sampler.achieved_hz},
           {"snapshots", sampler.snapshots},
           {"missed_ticks", sampler.missed_ticks},
@@ -141,7 +157,7 @@ static SamplerInfo sampler_from_json(const json& j) {
   if (!parsed) throw std::runtime_error(fmt::format("unknown sampler source \"{}\"", source));
   sampler.source = *parsed;
   sampler.hz = j.value("hz", 0.0);
-  sampler.period_s = j.value("period_s", 0.0);
+  sampler.period = seconds_in(j, "period_s");
   sampler.achieved_hz = j.value("achieved_hz", 0.0);
   sampler.snapshots = j.value("snapshots", uint64_t{0});
   sampler.missed_ticks = j.value("missed_ticks", uint64_t{0});
@@ -201,7 +217,7 @@ static json work_to_json(const std::optional<WorkDone>& work) {
   return {{"rows", work->rows},
           {"bytes", work->bytes},
           {"transactions", work->transactions},
-          {"elapsed_s", work->elapsed_s}};
+          {"elapsed_s", work->elapsed.count()}};
 }
 
 static std::optional<WorkDone> work_from_json(const json& j) {
@@ -210,7 +226,7 @@ static std::optional<WorkDone> work_from_json(const json& j) {
   work.rows = j.value("rows", uint64_t{0});
   work.bytes = j.value("bytes", uint64_t{0});
   work.transactions = j.value("transactions", uint64_t{0});
-  work.elapsed_s = j.value("elapsed_s", 0.0);
+  work.elapsed = seconds_in(j, "elapsed_s");
   return work;
 }
 
@@ -218,8 +234,8 @@ static json checkpoint_to_json(const std::optional<CheckpointAfter>& checkpoint)
   if (!checkpoint) return json();
   json profile;
   to_json(profile, checkpoint->profile);
-  return {{"start_s", checkpoint->start_s},
-          {"duration_s", checkpoint->duration_s},
+  return {{"start_s", checkpoint->start.count()},
+          {"duration_s", checkpoint->duration.count()},
           {"error", checkpoint->error},
           {"profile", std::move(profile)}};
 }
@@ -227,8 +243,8 @@ static json checkpoint_to_json(const std::optional<CheckpointAfter>& checkpoint)
 static std::optional<CheckpointAfter> checkpoint_from_json(const json& j) {
   if (j.is_null()) return std::nullopt;
   CheckpointAfter checkpoint;
-  checkpoint.start_s = j.value("start_s", 0.0);
-  checkpoint.duration_s = j.value("duration_s", 0.0);
+  checkpoint.start = seconds_in(j, "start_s");
+  checkpoint.duration = seconds_in(j, "duration_s");
   checkpoint.error = j.value("error", "");
   if (j.contains("profile")) checkpoint.profile = profile_from_json(j.at("profile"));
   return checkpoint;
@@ -239,8 +255,8 @@ json to_json(const Run& run) {
   for (const auto& slice : run.timeline) {
     json profile;
     to_json(profile, slice.profile);
-    timeline.push_back({{"start_s", slice.start_s},
-                        {"duration_s", slice.duration_s},
+    timeline.push_back({{"start_s", slice.start.count()},
+                        {"duration_s", slice.duration.count()},
                         {"profile", std::move(profile)},
                         {"loadgen", slice.loadgen ? progress_to_json(*slice.loadgen) : json()},
                         {"background", slice.background},
@@ -270,7 +286,7 @@ json to_json(const Run& run) {
                    {"error", run.error},
                    {"started_at", run.started_at},
                    {"ended_at", run.ended_at},
-                   {"duration_s", run.duration_s},
+                   {"duration_s", run.duration.count()},
                    {"interval_s", run.interval.count()},
                    {"sampler", sampler_to_json(run.sampler)},
                    {"profile", std::move(profile)},
@@ -323,7 +339,7 @@ Run run_from_json(const json& j) {
   run.error = j.value("error", "");
   run.started_at = j.value("started_at", "");
   run.ended_at = j.value("ended_at", "");
-  run.duration_s = j.value("duration_s", 0.0);
+  run.duration = seconds_in(j, "duration_s");
   run.interval = base::Seconds(j.value("interval_s", 1.0));
   run.sampler = sampler_from_json(j.at("sampler"));
   run.profile = profile_from_json(j.at("profile"));
@@ -337,8 +353,8 @@ Run run_from_json(const json& j) {
   run.kernel = j.value("kernel", std::map<std::string, KernelTime>{});
   for (const auto& entry : j.value("timeline", json::array())) {
     TimelineSlice slice;
-    slice.start_s = entry.at("start_s").get<double>();
-    slice.duration_s = entry.at("duration_s").get<double>();
+    slice.start = base::Seconds(entry.at("start_s").get<double>());
+    slice.duration = base::Seconds(entry.at("duration_s").get<double>());
     slice.profile = profile_from_json(entry.at("profile"));
     if (!entry.at("loadgen").is_null()) slice.loadgen = progress_from_json(entry.at("loadgen"));
     slice.background = entry.value("background", Background{});
@@ -398,7 +414,7 @@ std::optional<Metric> parse_metric(std::string_view text) {
 
 std::optional<double> run_figure(const Run& run, Metric metric) {
   if (metric == Metric::kDuration) {
-    if (run.work && run.work->elapsed_s > 0) return run.work->elapsed_s;
+    if (run.work && run.work->elapsed > base::Seconds(0)) return run.work->elapsed.count();
     return std::nullopt;
   }
   if (run.loadgen) return run.loadgen->tps;
@@ -412,6 +428,7 @@ std::string WorkDone::summary() const {
   } else {
     text = fmt::format("{} transactions", transactions);
   }
+  const double elapsed_s = elapsed.count();
   text += fmt::format(" in {:.2f} s", elapsed_s);
   if (elapsed_s <= 0) return text;
   if (rows > 0) {
@@ -425,7 +442,7 @@ std::string WorkDone::summary() const {
 
 std::string Outage::summary() const {
   return fmt::format("{:.1f}-{:.1f} s: sampler disconnected for {:.1f} s, {} ticks missed{}",
-                     start_s, start_s + duration_s, duration_s, missed_ticks,
+                     start.count(), (start + duration).count(), duration.count(), missed_ticks,
                      reason.empty() ? "" : " (" + reason + ")");
 }
 
@@ -445,9 +462,10 @@ std::string LockBlocker::description() const {
 }
 
 std::string Stall::summary() const {
-  std::string text = fmt::format("{:.0f} s: {:.0f} tps", start_s, tps);
-  if (duration_s > 1.5)
-    text = fmt::format("{:.0f}-{:.0f} s: {:.0f} tps", start_s, start_s + duration_s, tps);
+  std::string text = fmt::format("{:.0f} s: {:.0f} tps", start.count(), tps);
+  if (duration > base::Seconds(1.5))
+    text =
+        fmt::format("{:.0f}-{:.0f} s: {:.0f} tps", start.count(), (start + duration).count(), tps);
   if (!waits.empty()) {
     // A lock wait names its object and who held it (the blocker description starts with the
     // lock type, as the wait name ends with it).

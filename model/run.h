@@ -61,8 +61,8 @@ struct LoadgenSummary {
 };
 
 struct TimelineSlice {
-  double start_s = 0;  // since the run started
-  double duration_s = 0;
+  base::Seconds start{0};  // since the run started
+  base::Seconds duration{0};
   Profile profile;
   std::optional<LoadgenProgress> loadgen;
   Background background;
@@ -87,15 +87,15 @@ struct WorkDone {
   uint64_t rows = 0;            // rows loaded (COPY); 0 when not counted
   uint64_t bytes = 0;           // COPY data sent or read; 0 when not counted
   uint64_t transactions = 0;    // pgbench transactions (-t N x clients)
-  double elapsed_s = 0;         // from the load's start to its last client's end
+  base::Seconds elapsed{0};     // from the load's start to its last client's end
   std::string summary() const;  // "2000000 rows in 12.3 s: 162602 rows/s, 20.6 MB/s"
 };
 
 // The CHECKPOINT issued when the load ended (--checkpoint-after): how long it took and what
 // was waited for meanwhile (the checkpointer's fsyncs, writes).
 struct CheckpointAfter {
-  double start_s = 0;  // since the run started
-  double duration_s = 0;
+  base::Seconds start{0};  // since the run started
+  base::Seconds duration{0};
   std::string error;  // "" when it succeeded
   Profile profile;    // of the timeline intervals marked checkpoint_after
 };
@@ -131,8 +131,8 @@ struct StatementProfile {
 
 // A time the sampler could not sample the target during the run (e.g. the server restarted).
 struct Outage {
-  double start_s = 0;  // since the run started
-  double duration_s = 0;
+  base::Seconds start{0};  // since the run started
+  base::Seconds duration{0};
   uint64_t missed_ticks = 0;
   std::string reason;           // the error that took the connection down
   std::string summary() const;  // "12.3-15.8 s: sampler disconnected for 3.5 s (...)"
@@ -144,8 +144,8 @@ struct StallWait {
 };
 
 struct Stall {
-  double start_s = 0;
-  double duration_s = 0;
+  base::Seconds start{0};  // since the run started
+  base::Seconds duration{0};
   double tps = 0;
   double median_tps = 0;
   double client_backends = 0;    // average active+idle-in-transaction client backends
@@ -181,8 +181,8 @@ struct Environment {
 
 struct SamplerInfo {
   SamplerSource source = SamplerSource::kActivity;
-  double hz = 0;        // configured
-  double period_s = 0;  // of pg_wait_sampling's own sampling, when that is the source
+  double hz = 0;            // configured
+  base::Seconds period{0};  // of pg_wait_sampling's own sampling, when that is the source
   double achieved_hz = 0;
   uint64_t snapshots = 0;
   uint64_t missed_ticks = 0;
@@ -224,7 +224,7 @@ struct Run {
   std::string error;       // one line, when not completed
   std::string started_at;  // ISO 8601 UTC
   std::string ended_at;
-  double duration_s = 0;
+  base::Seconds duration{0};
   base::Seconds interval{1};
   SamplerInfo sampler;
   Profile profile;

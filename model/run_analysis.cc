@@ -29,11 +29,11 @@ void keep_worst_latency(const TimelineSlice& slice, double& worst) {
 class StallBuilder {
  public:
   StallBuilder(const TimelineSlice& first, double median) {
-    stall_.start_s = first.start_s;
+    stall_.start = first.start;
     stall_.median_tps = median;
   }
   void add(const TimelineSlice& slice) {
-    stall_.duration_s = slice.start_s + slice.duration_s - stall_.start_s;
+    stall_.duration = slice.start + slice.duration - stall_.start;
     waits_.merge(slice.profile);
     background_.merge(slice.background);
     if (!slice.lock_blocker.empty()) ++blockers_[slice.lock_blocker];

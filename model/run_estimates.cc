@@ -10,15 +10,15 @@ namespace pgwaitprof::model {
 namespace {
 
 bool has_tps(const TimelineSlice& slice) {
-  return slice.loadgen && std::isfinite(slice.loadgen->tps) && slice.duration_s > 0;
+  return slice.loadgen && std::isfinite(slice.loadgen->tps) && slice.duration > base::Seconds(0);
 }
 
 }  // namespace
 
 std::string SteadyWindow::description() const {
-  if (excluded_s <= 0) return "";
-  return fmt::format("first {:g} s excluded as warm-up (MSER-5 on per-interval tps{})", excluded_s,
-                     at_search_limit ? "; the warm-up may last longer" : "");
+  if (excluded <= base::Seconds(0)) return "";
+  return fmt::format("first {:g} s excluded as warm-up (MSER-5 on per-interval tps{})",
+                     excluded.count(), at_search_limit ? "; the warm-up may last longer" : "");
 }
 
 SteadyWindow steady_window(const Run& run, bool trim) {
@@ -36,7 +36,7 @@ SteadyWindow steady_window(const Run& run, bool trim) {
   const auto steady = mser5_steady_state(tps);
   if (steady.drop_intervals == 0 || steady.drop_intervals >= index_of.size()) return window;
   window.first_interval = index_of[steady.drop_intervals];
-  window.excluded_s = run.timeline[window.first_interval].start_s;
+  window.excluded = run.timeline[window.first_interval].start;
   window.at_search_limit = steady.at_search_limit;
   return window;
 }
@@ -63,7 +63,7 @@ std::optional<MeanEstimate> tps_estimate(const Run& run, const SteadyWindow& win
     const auto& slice = run.timeline[index];
     if (!has_tps(slice)) continue;
     tps.push_back(slice.loadgen->tps);
-    weights.push_back(slice.duration_s);
+    weights.push_back(slice.duration.count());
   }
   if (tps.empty()) return std::nullopt;
   return estimate_weighted_mean(tps, weights, batch_options(run));

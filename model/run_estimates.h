@@ -17,7 +17,7 @@ namespace pgwaitprof::model {
 // The part of the timeline the summary figures cover.
 struct SteadyWindow {
   size_t first_interval = 0;     // timeline index the window starts at
-  double excluded_s = 0;         // seconds of warm-up left out
+  base::Seconds excluded{0};     // warm-up left out
   bool trimmed = false;          // trimming was asked for (false: --no-trim)
   bool at_search_limit = false;  // the warm-up may be longer than half the run
   // "first 5 s excluded as warm-up (MSER-5 on per-interval tps)", or "" when nothing was.

@@ -25,22 +25,20 @@ double bucket_upper_s(size_t bucket) {
 
 RunRecorder::RunRecorder(SteadyClock::time_point start, SystemClock::time_point start_wall,
                          base::Seconds interval)
-    : start_(start), start_wall_(start_wall), interval_s_(interval.count()) {}
+    : start_(start), start_wall_(start_wall), interval_(interval) {}
 
-double RunRecorder::seconds_since_start(SteadyClock::time_point at) const {
-  return std::chrono::duration<double>(at - start_).count();
-}
+base::Seconds RunRecorder::since_start(SteadyClock::time_point at) const { return at - start_; }
 
 size_t RunRecorder::slice_index(SteadyClock::time_point at) const {
-  const double offset_s = seconds_since_start(at);
-  return offset_s <= 0 ? 0 : static_cast<size_t>(offset_s / interval_s_);
+  const base::Seconds offset = since_start(at);
+  return offset <= base::Seconds(0) ? 0 : static_cast<size_t>(offset / interval_);
 }
 
 TimelineSlice& RunRecorder::slice(size_t index) {
   while (timeline_.size() <= index) {
     TimelineSlice next;
-    next.start_s = static_cast<double>(timeline_.size()) * interval_s_;
-    next.duration_s = interval_s_;
+    next.start = static_cast<double>(timeline_.size()) * interval_;
+    next.duration = interval_;
     timeline_.push_back(std::move(next));
   }
   return timeline_[index];
@@ -76,8 +74,8 @@ void RunRecorder::add_progress(const LoadgenProgress& progress) {
   if (end_s > 1e9) {
     end_s -= std::chrono::duration<double>(start_wall_.time_since_epoch()).count();
   }
-  const double middle_s = end_s - interval_s_ / 2;
-  const size_t index = middle_s <= 0 ? 0 : static_cast<size_t>(middle_s / interval_s_);
+  const double middle_s = end_s - interval_.count() / 2;
+  const size_t index = middle_s <= 0 ? 0 : static_cast<size_t>(middle_s / interval_.count());
   slice(index).loadgen = progress;
 }
 
@@ -88,11 +86,11 @@ void RunRecorder::on_missed_ticks(uint64_t ticks) {
 
 void RunRecorder::on_connection_state(bool up, SteadyClock::time_point at,
                                       std::string_view reason) {
-  const double at_s = std::max(0.0, seconds_since_start(at));
+  const base::Seconds offset = std::max(base::Seconds(0), since_start(at));
   if (!up && !open_outage_) {
-    open_outage_ = Outage{at_s, 0, 0, std::string(reason)};
+    open_outage_ = Outage{offset, base::Seconds(0), 0, std::string(reason)};
   } else if (up && open_outage_) {
-    open_outage_->duration_s = at_s - open_outage_->start_s;
+    open_outage_->duration = offset - open_outage_->start;
     outages_.push_back(*open_outage_);
     open_outage_.reset();
   }
@@ -111,14 +109,15 @@ void RunRecorder::on_host_cpu(SteadyClock::time_point interval_end, const HostCp
 void RunRecorder::on_kernel_times(const KernelTimes& times) {
   // A reading covers [from, to), which need not line up with the intervals: each interval gets
   // the reading's share of the time they overlap; time before the run's start is not the run's.
-  const double from_s = std::max(0.0, seconds_since_start(times.from));
-  const double to_s = seconds_since_start(times.to);
-  const double length_s = std::chrono::duration<double>(times.to - times.from).count();
-  if (to_s <= from_s || length_s <= 0) return;
+  const base::Seconds from = std::max(base::Seconds(0), since_start(times.from));
+  const base::Seconds to = since_start(times.to);
+  const base::Seconds length = times.to - times.from;
+  if (to <= from || length <= base::Seconds(0)) return;
+  const double length_s = length.count();
   for (size_t index = slice_index(times.from); index <= slice_index(times.to); ++index) {
-    const double slice_start = static_cast<double>(index) * interval_s_;
+    const base::Seconds slice_start = static_cast<double>(index) * interval_;
     const double overlap_s =
-        std::min(to_s, slice_start + interval_s_) - std::max(from_s, slice_start);
+        (std::min(to, slice_start + interval_) - std::max(from, slice_start)).count();
     if (overlap_s <= 0) continue;
     auto& slice_kernel = slice(index).kernel;
     for (const auto& [group, time] : times.by_group) {
@@ -217,11 +216,11 @@ void RunRecorder::finish_lock_blockers(Run& run) {
 }
 
 void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
-  const double duration_s = std::chrono::duration<double>(end - start_).count();
+  const base::Seconds duration = since_start(end);
   if (!timeline_.empty()) {
     auto& last = timeline_.back();
-    last.duration_s = std::max(0.0, std::min(interval_s_, duration_s - last.start_s));
-    if (last.duration_s == 0 && last.profile.snapshots() == 0 && !last.loadgen)
+    last.duration = std::max(base::Seconds(0), std::min(interval_, duration - last.start));
+    if (last.duration == base::Seconds(0) && last.profile.snapshots() == 0 && !last.loadgen)
       timeline_.pop_back();
   }
   if (open_outage_) {  // still down when the run ended
@@ -229,8 +228,8 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
   }
   for (const auto& outage : outages_) {
     for (auto& marked : timeline_) {
-      if (marked.start_s < outage.start_s + outage.duration_s &&
-          outage.start_s < marked.start_s + marked.duration_s) {
+      if (marked.start < outage.start + outage.duration &&
+          outage.start < marked.start + marked.duration) {
         marked.sampler_outage = true;
       }
     }
@@ -249,8 +248,8 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
     run.latency = latency_->run;
     run.latency_sampling_rate = latency_->sampling_rate;
   }
-  run.duration_s = duration_s;
-  run.interval = base::Seconds(interval_s_);
+  run.duration = duration;
+  run.interval = interval_;
   run.profile = profile_;
   run.query_ids = query_ids_;
   run.timeline = timeline_;
@@ -258,8 +257,9 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
   run.sampler.snapshots = profile_.snapshots();
   run.sampler.missed_ticks = missed_ticks_;
   run.sampler.hidden_backends = hidden_backends_;
-  run.sampler.achieved_hz =
-      duration_s > 0 ? static_cast<double>(profile_.snapshots()) / duration_s : 0;
+  run.sampler.achieved_hz = duration > base::Seconds(0)
+                                ? static_cast<double>(profile_.snapshots()) / duration.count()
+                                : 0;
   uint64_t total = 0;
   for (auto count : snapshot_duration_buckets_) total += count;
   uint64_t seen = 0;

@@ -52,11 +52,11 @@ class RunRecorder : public SampleSink {
 
  private:
   TimelineSlice& slice(size_t index);
-  double seconds_since_start(SteadyClock::time_point at) const;
+  base::Seconds since_start(SteadyClock::time_point at) const;
 
   SteadyClock::time_point start_;
   SystemClock::time_point start_wall_;
-  double interval_s_;
+  base::Seconds interval_;
   Profile profile_;
   std::map<int64_t, uint64_t> query_ids_;
   std::vector<TimelineSlice> timeline_;

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/time.h"
 #include "model/profile.h"
 #include "model/sample.h"
 
@@ -29,8 +30,9 @@ class SampleSink {
     (void)up, (void)at, (void)reason;
   }
   // How long one collection took and whether it worked (per-collector gauges).
-  virtual void on_collector_status(std::string_view collector, double duration_s, bool success) {
-    (void)collector, (void)duration_s, (void)success;
+  virtual void on_collector_status(std::string_view collector, base::Seconds duration,
+                                   bool success) {
+    (void)collector, (void)duration, (void)success;
   }
   // Background activity seen at `at` (run collectors).
   virtual void on_background(SteadyClock::time_point at, const Background& background) {

@@ -27,6 +27,11 @@ double sample_sd(std::span<const double> values) {
   return std::sqrt(sample_variance(values, sample_mean(values)));
 }
 
+double standard_error_of_mean(std::span<const double> values) {
+  if (values.size() < 2) return 0;
+  return sample_sd(values) / std::sqrt(static_cast<double>(values.size()));
+}
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());

@@ -29,6 +29,8 @@ double sample_mean(std::span<const double> values);
 double sample_variance(std::span<const double> values, double mean);
 // The sample standard deviation (n - 1 denominator); 0 for fewer than two values.
 double sample_sd(std::span<const double> values);
+// The standard error of the mean, sample_sd / sqrt(n); 0 for fewer than two values.
+double standard_error_of_mean(std::span<const double> values);
 
 // --- Distributions -------------------------------------------------------------------------
 

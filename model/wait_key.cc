@@ -1,6 +1,7 @@
 // Classification of backends into wait keys.
 #include "model/wait_key.h"
 
+#include <algorithm>
 #include <functional>
 #include <mutex>
 #include <unordered_set>
@@ -109,6 +110,16 @@ bool is_idle(const WaitKey& key) {
 std::string display_name(const WaitKey& key) {
   if (key.wait_event_type == kCpu) return kCpu;
   return key.wait_event_type + " | " + key.wait_event;
+}
+
+bool wait_class_before(std::string_view a, std::string_view b) {
+  const auto rank = [](std::string_view wait_class) {
+    return std::find(kWaitClassOrder.begin(), kWaitClassOrder.end(), wait_class) -
+           kWaitClassOrder.begin();
+  };
+  const auto rank_a = rank(a);
+  const auto rank_b = rank(b);
+  return rank_a != rank_b ? rank_a < rank_b : a < b;
 }
 
 }  // namespace pgwaitprof::model

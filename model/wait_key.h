@@ -1,6 +1,7 @@
 // The wait key: how one backend in one snapshot is counted. See DESIGN.md "Data model".
 #pragma once
 
+#include <array>
 #include <compare>
 #include <optional>
 #include <string>
@@ -49,5 +50,12 @@ bool is_idle(const WaitKey& key);
 
 // "type | event" as in the tables posted to pgsql-hackers; "CPU" for CPU.
 std::string display_name(const WaitKey& key);
+
+// The wait classes in the order charts stack them (bottom up) and tables list them; classes not
+// listed follow, by name (wait_class_before).
+inline constexpr std::array<std::string_view, 10> kWaitClassOrder = {
+    "CPU",    "LWLock",  "Lock",      "IO",        "IPC",
+    "Client", "Timeout", "BufferPin", "Extension", "Activity"};
+bool wait_class_before(std::string_view a, std::string_view b);
 
 }  // namespace pgwaitprof::model

@@ -39,8 +39,8 @@ nlohmann::json timeline_of(const model::Run& run) {
     }
     const bool has_latency = slice.loadgen && std::isfinite(slice.loadgen->latency_avg_ms);
     rows.push_back(
-        {{"start_s", slice.start_s},
-         {"duration_s", slice.duration_s},
+        {{"start_s", slice.start.count()},
+         {"duration_s", slice.duration.count()},
          {"tps", slice.loadgen ? nlohmann::json(slice.loadgen->tps) : nlohmann::json(nullptr)},
          {"latency_ms",
           has_latency ? nlohmann::json(slice.loadgen->latency_avg_ms) : nlohmann::json(nullptr)},
@@ -96,7 +96,7 @@ std::vector<std::string> run_params(const model::Run& run, const RunSummary& sum
           std::to_string(run.clients),
           run.started_at,
           run.ended_at,
-          text_of(run.duration_s),
+          text_of(run.duration.count()),
           text_of(summary.tps),
           text_of(summary.tps_half_width),
           text_of(summary.latency_ms),

@@ -92,7 +92,7 @@ RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
   summary.workload = run.workload;
   summary.variant = run.variant;
   summary.clients = run.clients;
-  summary.duration_s = run.duration_s;
+  summary.duration_s = run.duration.count();
   const auto window = model::steady_window(run);
   summary.tps_half_width = kNaN;
   if (const auto tps = model::tps_estimate(run, window)) {

@@ -1,7 +1,6 @@
 // One profiled run, start to report, in named steps.
 #include "daemon/engine/run_engine.h"
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -23,7 +22,6 @@
 #include "daemon/engine/run_state.h"
 #include "daemon/engine/settings_journal.h"
 #include "exporters/render/report_render.h"
-#include "exporters/render/text_format.h"
 #include "loadgen/copy_load.h"
 #include "loadgen/loadgen_command.h"
 #include "loadgen/pgbench_parser.h"
@@ -49,29 +47,12 @@ auto log() {
   return logger;
 }
 
-std::string iso_utc(SystemClock::time_point at) {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", fmt::gmtime(SystemClock::to_time_t(at)));
-}
-
 // Step 1: who the run is.
 void begin(RunState& state, const collectors::TargetSampler& sampler) {
   auto& run = state.run();
   const auto& request = state.request;
   run.id = store::make_run_id(request.label);
-  // Stored with its control characters written out, so that report.json, the index and the
-  // results database hold no terminal escapes; every renderer still escapes it for its format.
-  run.label = exporters::text_format::text_escape(request.label);
-  run.target = request.conninfo.empty() ? "(PG* environment variables)"
-                                        : collectors::mask_password(request.conninfo);
-  run.workload = request.workload;
-  run.variant = request.variant;
-  run.repeat = request.repeat;
-  // As asked for, so that a run that fails before its load generator starts still says how many
-  // clients it was for (a matrix would otherwise show it in a column of 0 clients).
-  run.clients = loadgen::pgbench_int_option(request.pgbench_args, 'c', "client", 1);
-  run.interval = request.interval;
-  run.sampler.source = sampler.options().source;
-  run.sampler.hz = model::takes_snapshots(run.sampler.source) ? sampler.options().hz : 0;
+  describe_request(run, request, sampler.options());
   run.started_at = iso_utc(SystemClock::now());
   state.outcome.dir =
       request.run_dir.empty() ? request.data_dir / "runs" / run.id : request.run_dir;
@@ -270,16 +251,16 @@ asio::awaitable<void> run_copy_from_stdin(RunState& state, RunObserver& observer
 asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point start) {
   model::CheckpointAfter checkpoint;
   const auto began = SteadyClock::now();
-  checkpoint.start_s = std::chrono::duration<double>(began - start).count();
+  checkpoint.start = began - start;
   collectors::PgSession session(co_await asio::this_coro::executor);
   if (auto error = co_await session.connect(state.request.conninfo, kConnectTimeout)) {
     checkpoint.error = "could not connect: " + error->message;
   } else if (auto done = co_await session.execute("CHECKPOINT"); !done.ok()) {
     checkpoint.error = done.error->message;
   }
-  checkpoint.duration_s = std::chrono::duration<double>(SteadyClock::now() - began).count();
+  checkpoint.duration = SteadyClock::now() - began;
   log()->info("checkpoint after the run run_id={} took {:.2f} s{}", state.run().id,
-              checkpoint.duration_s, checkpoint.error.empty() ? "" : ": " + checkpoint.error);
+              checkpoint.duration.count(), checkpoint.error.empty() ? "" : ": " + checkpoint.error);
   state.run().checkpoint_after = std::move(checkpoint);
 }
 
@@ -309,7 +290,7 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
     } else {
       co_await run_copy_from_stdin(state, observer, control);
     }
-    state.load_elapsed_s = std::chrono::duration<double>(SteadyClock::now() - began).count();
+    state.load_elapsed = SteadyClock::now() - began;
     if (state.request.checkpoint_after && !control.interrupted()) {
       co_await checkpoint_after(state, start);
     }
@@ -345,7 +326,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   }
   if (!failed) failed = co_await prepare_workload(state);
   if (!failed) failed = co_await wait_for_sampler(state, sampler, control);
-  run.sampler.period_s = sampler.source_period_s();
+  run.sampler.period = base::Seconds(sampler.source_period_s());
 
   const auto start = SteadyClock::now();
   const auto start_wall = SystemClock::now();

@@ -1,5 +1,5 @@
 // What the steps of one run (run_engine.cc) carry from step to step, and the steps after the
-// load that conclude it (run_conclusion.cc).
+// load that conclude it (run_conclusion.cc); their pure parts are in run_steps.h.
 #pragma once
 
 #include <asio/awaitable.hpp>
@@ -12,6 +12,7 @@
 #include "collectors/pg_session.h"
 #include "collectors/statements.h"
 #include "daemon/engine/run_engine.h"
+#include "daemon/engine/run_steps.h"
 #include "loadgen/loadgen_command.h"
 #include "model/run.h"
 #include "model/run_recorder.h"
@@ -40,15 +41,8 @@ struct RunState {
   bool copy_from_stdin = false;
   long long scale = 0;
   uint64_t copy_bytes = 0;
-  double load_elapsed_s = 0;  // the load alone, without the checkpoint after it
+  base::Seconds load_elapsed{0};  // the load alone, without the checkpoint after it
 };
-
-// The first failure decides the run's status and error; later ones only follow from it.
-inline void fail(model::Run& run, const base::Error& error) {
-  if (run.status != model::RunStatus::kCompleted) return;
-  run.status = model::RunStatus::kFailed;
-  run.error = error.message;
-}
 
 // Step 6b: latency percentiles from pgbench's per-transaction log.
 void read_transaction_log(RunState& state, model::RunRecorder& recorder,
@@ -57,8 +51,6 @@ void read_transaction_log(RunState& state, model::RunRecorder& recorder,
 asio::awaitable<void> read_statements(RunState& state, model::RunRecorder& recorder);
 // Why the statements section is empty, when it is.
 void note_missing_statements(RunState& state);
-// The intervals the checkpoint after the run overlapped.
-void mark_checkpoint_after(model::Run& run);
 // Step 7: the load generator's summary, the run's status and the warnings.
 void conclude(RunState& state, base::RunControl& control);
 // Step 7b: where a repeat of a completed run should land, from the comparable earlier runs of

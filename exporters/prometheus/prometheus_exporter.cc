@@ -161,7 +161,7 @@ void add_target(Families& families, const model::TargetMetrics& target) {
   }
   for (const auto& [collector, status] : target.collectors) {
     families.collector_duration.metric.push_back(
-        gauge(labels({{"collector", collector}}), status.duration_s));
+        gauge(labels({{"collector", collector}}), status.duration.count()));
     families.collector_success.metric.push_back(
         gauge(labels({{"collector", collector}}), status.success ? 1 : 0));
   }

@@ -1,6 +1,5 @@
-// The wait profile of each matrix cell: share and AAS per wait class and per wait event, as the
-// mean over the cell's completed runs, with the standard error of that mean when there are
-// repeats, or the single run's sampling error; and the rows of the per-variant tables.
+// The rows of each variant's wait-profile tables: the cells' share per wait class and per top
+// wait event with its error (aggregated in model/matrix_aggregate.cc), and their titles.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,89 +9,10 @@
 
 #include "exporters/render/matrix_detail.h"
 #include "exporters/render/text_format.h"
-#include "model/statistics.h"
 
 namespace pgwaitprof::exporters::matrix_detail {
 
 namespace {
-
-struct RunTotals {
-  uint64_t total = 0;  // non-idle samples
-  uint64_t snapshots = 0;
-};
-
-// A run's steady-state profile: the part its summary figures and errors are about.
-struct SampledRun {
-  const model::Run* run;
-  model::Profile profile;
-};
-
-struct Part {
-  std::string wait_class;
-  std::vector<uint64_t> counts;  // one per run
-};
-
-double mean(const std::vector<double>& values) {
-  return values.empty() ? 0 : model::sample_mean(values);
-}
-
-// The standard error of the mean: sample standard deviation / sqrt(n).
-double standard_error(const std::vector<double>& values) {
-  if (values.size() < 2) return 0;
-  return model::sample_sd(values) / std::sqrt(static_cast<double>(values.size()));
-}
-
-double ratio(uint64_t count, uint64_t of) {
-  return of > 0 ? static_cast<double>(count) / static_cast<double>(of) : 0;
-}
-
-WaitShare part_share(const std::string& name, const Part& part, const std::vector<SampledRun>& runs,
-                     const std::vector<RunTotals>& totals,
-                     const std::function<std::string(const model::WaitKey&)>& name_of) {
-  WaitShare share{name, part.wait_class};
-  if (totals.size() == 1) {
-    share.share = ratio(part.counts[0], totals[0].total);
-    share.aas = ratio(part.counts[0], totals[0].snapshots);
-    const auto estimate = single_run_error(*runs[0].run, [&](const model::WaitKey& key) {
-      return !model::is_idle(key) && name_of(key) == name;
-    });
-    share.share_error = estimate.share.standard_error;
-    share.aas_error = estimate.aas.standard_error;
-    return share;
-  }
-  std::vector<double> shares;
-  std::vector<double> aas;
-  for (size_t run = 0; run < totals.size(); ++run) {
-    shares.push_back(ratio(part.counts[run], totals[run].total));
-    aas.push_back(ratio(part.counts[run], totals[run].snapshots));
-  }
-  share.share = mean(shares);
-  share.share_error = standard_error(shares);
-  share.aas = mean(aas);
-  share.aas_error = standard_error(aas);
-  return share;
-}
-
-// Every non-idle sample of the runs, grouped by `name_of` its wait key.
-std::vector<WaitShare> composition(
-    const std::vector<SampledRun>& runs, const std::vector<RunTotals>& totals,
-    const std::function<std::string(const model::WaitKey&)>& name_of) {
-  std::map<std::string, Part> parts;
-  for (size_t run = 0; run < runs.size(); ++run) {
-    for (const auto& [key, count] : runs[run].profile.counts()) {
-      if (model::is_idle(key)) continue;
-      Part& part = parts[name_of(key)];
-      part.wait_class = key.wait_event_type;
-      part.counts.resize(runs.size());
-      part.counts[run] += count;
-    }
-  }
-  std::vector<WaitShare> shares;
-  for (const auto& [name, part] : parts) {
-    shares.push_back(part_share(name, part, runs, totals, name_of));
-  }
-  return shares;
-}
 
 // A share with its error; without one when it could not be estimated (a single short run).
 std::string percent_with_error(const WaitShare& share, const std::string& separator) {
@@ -130,43 +50,6 @@ std::vector<std::pair<std::string, std::string>> shown_events(const MatrixTable&
 }
 
 }  // namespace
-
-model::WaitKeyEstimate single_run_error(
-    const model::Run& run, const std::function<bool(const model::WaitKey&)>& selected) {
-  auto estimate = model::estimate_keys(run, model::steady_window(run), false, selected);
-  // An error from too few independent batches is not shown as if it meant something.
-  if (!estimate.share.reliable) estimate.share.standard_error = std::nan("");
-  if (!estimate.aas.reliable) estimate.aas.standard_error = std::nan("");
-  return estimate;
-}
-
-void set_composition(MatrixCell& cell, const std::vector<const model::Run*>& runs) {
-  std::vector<SampledRun> sampled;
-  std::vector<RunTotals> totals;
-  std::vector<double> aas_totals;
-  for (const auto* run : runs) {
-    auto profile = model::window_profile(*run, model::steady_window(*run));
-    if (profile.snapshots() == 0) continue;
-    totals.push_back({profile.total(false), profile.snapshots()});
-    aas_totals.push_back(ratio(totals.back().total, totals.back().snapshots));
-    sampled.push_back({run, std::move(profile)});
-  }
-  cell.profile_runs = static_cast<int>(sampled.size());
-  cell.error_source = sampled.empty()       ? ShareError::kNone
-                      : sampled.size() == 1 ? ShareError::kSampling
-                                            : ShareError::kRepeats;
-  cell.aas_total = mean(aas_totals);
-  cell.classes =
-      composition(sampled, totals, [](const model::WaitKey& key) { return key.wait_event_type; });
-  std::stable_sort(cell.classes.begin(), cell.classes.end(),
-                   [](const WaitShare& a, const WaitShare& b) {
-                     return text_format::wait_class_before(a.name, b.name);
-                   });
-  cell.events = composition(sampled, totals,
-                            [](const model::WaitKey& key) { return model::display_name(key); });
-  std::stable_sort(cell.events.begin(), cell.events.end(),
-                   [](const WaitShare& a, const WaitShare& b) { return a.share > b.share; });
-}
 
 std::vector<std::string> table_wait_classes(const MatrixTable& table) {
   std::vector<std::string> classes;

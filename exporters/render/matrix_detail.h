@@ -1,29 +1,15 @@
 // What the matrix table's renderers share (matrix_table.cc: text, Markdown, CSV, JSON;
-// matrix_html.cc: the page) and the arithmetic of each cell's wait profile
+// matrix_html.cc: the page) and the rows of each variant's wait-profile tables
 // (matrix_composition.cc), so that every format shows the same cells the same way.
 #pragma once
 
-#include <cstdint>
-#include <functional>
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "exporters/render/matrix_table.h"
-#include "model/profile.h"
-#include "model/run.h"
-#include "model/run_estimates.h"
 
 namespace pgwaitprof::exporters::matrix_detail {
-
-// The sampling error of one run's share and AAS of the keys `selected` picks: batch means over
-// the run's timeline (NaN when the run is too short): the only place a single run's error
-// comes from.
-model::WaitKeyEstimate single_run_error(const model::Run& run,
-                                        const std::function<bool(const model::WaitKey&)>& selected);
-
-// Sets the cell's profile_runs, error_source, aas_total, classes and events from its completed
-// runs (runs without snapshots are left out).
-void set_composition(MatrixCell& cell, const std::vector<const model::Run*>& runs);
 
 // How many events of each cell the composition tables show per variant (the union of each
 // cell's largest few), at most kShownEvents in all.
@@ -51,7 +37,7 @@ std::string composition_note();
 // The wait classes that occur in any cell of the table, in kWaitClassOrder.
 std::vector<std::string> table_wait_classes(const MatrixTable& table);
 
-std::string variant_label(const std::string& variant);  // "-" for the unnamed variant
+using model::variant_label;  // "-" for the unnamed variant
 bool has_tps(const MatrixCell* cell);
 // The cell's figure as the table shows it: "20000" tps, "12.34" s.
 std::string format_figure(const MatrixCell* cell, double value);

@@ -1,7 +1,7 @@
 // The tps x clients table of a matrix sweep, as engineers post it to pgsql-hackers, with the
 // dominant wait and the wait profile of each cell; text and Markdown (CSV and JSON are
-// matrix_data.cc, the HTML page matrix_html.cc, the wait profile's arithmetic
-// matrix_composition.cc).
+// matrix_data.cc, the HTML page matrix_html.cc, the wait-profile rows matrix_composition.cc; the
+// cells are aggregated in model/matrix_aggregate.cc).
 #include "exporters/render/matrix_table.h"
 
 #include <fmt/format.h>
@@ -10,14 +10,9 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <map>
-#include <numeric>
-#include <set>
-#include <utility>
 
 #include "exporters/render/matrix_detail.h"
 #include "exporters/render/text_format.h"
-#include "model/statistics.h"
 
 namespace pgwaitprof::exporters {
 
@@ -28,37 +23,6 @@ namespace {
 
 // Wide enough for six client counts of five-digit tps with their ranges on a mail client.
 constexpr size_t kTextWidth = 100;
-
-struct CellRuns {
-  std::vector<double> tps;
-  std::vector<double> checkpoint_s;
-  std::vector<double> latency_ms;
-  std::vector<double> p99_ms;
-  model::Profile profile;               // of the completed runs only, like the tps
-  std::vector<const model::Run*> runs;  // the same runs, for their wait profiles
-  int failed = 0;
-};
-
-void set_dominant(MatrixCell& cell, const model::Profile& profile) {
-  // One wait event under several backend types or states is one line in the hackers' tables,
-  // so it is ranked as one.
-  std::map<std::string, std::pair<uint64_t, std::string>> by_name;  // count, wait class
-  for (const auto& [key, count] : profile.counts()) {
-    if (model::is_idle(key)) continue;
-    auto& entry = by_name[model::display_name(key)];
-    entry.first += count;
-    entry.second = key.wait_event_type;
-  }
-  const uint64_t total = profile.total(false);
-  uint64_t best = 0;
-  for (const auto& [name, entry] : by_name) {  // name order breaks ties
-    if (entry.first <= best) continue;
-    best = entry.first;
-    cell.dominant_wait = name;
-    cell.dominant_class = entry.second;
-  }
-  if (total > 0) cell.dominant_share = static_cast<double>(best) / static_cast<double>(total);
-}
 
 // A grid of variants down and client counts across, each variant on one or more lines (median,
 // then range). Columns that do not fit in kTextWidth continue in a further block, repeating the
@@ -164,8 +128,6 @@ std::string markdown_composition(const MatrixTable& table) {
 
 namespace matrix_detail {
 
-std::string variant_label(const std::string& variant) { return variant.empty() ? "-" : variant; }
-
 bool has_tps(const MatrixCell* cell) { return cell != nullptr && !cell->tps.empty(); }
 
 std::string format_figure(const MatrixCell* cell, double value) {
@@ -256,115 +218,6 @@ std::string error_source_name(ShareError source) {
 }
 
 }  // namespace matrix_detail
-
-const WaitShare* MatrixCell::find_class(const std::string& name) const {
-  for (const auto& share : classes) {
-    if (share.name == name) return &share;
-  }
-  return nullptr;
-}
-
-const WaitShare* MatrixCell::find_event(const std::string& name) const {
-  for (const auto& share : events) {
-    if (share.name == name) return &share;
-  }
-  return nullptr;
-}
-
-const MatrixCell* MatrixTable::find(const std::string& variant, int clients) const {
-  for (const auto& cell : cells) {
-    if (cell.variant == variant && cell.clients == clients) return &cell;
-  }
-  return nullptr;
-}
-
-std::string run_attribute(const model::Run& run, const std::string& name) {
-  if (name == "kernel") return run.environment.kernel;
-  if (name == "cpu_model") return run.environment.cpu_model;
-  if (name == "server_version") return run.environment.server_version;
-  if (name == "label") return run.label;
-  return "";
-}
-
-MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string name,
-                               model::Metric metric, const std::string& split_by) {
-  MatrixTable table;
-  table.name = std::move(name);
-  table.metric = metric;
-  table.split_by = split_by;
-  auto row_of = [&](const model::Run& run) {
-    if (split_by.empty()) return run.variant;
-    const auto value = run_attribute(run, split_by);
-    return fmt::format("{} [{} {}]", variant_label(run.variant), split_by,
-                       value.empty() ? "?" : value);
-  };
-  // The orchestrator interleaves variants within each repeat, so the first repeat shows the
-  // plan's variant order even when files are listed in another order.
-  std::vector<size_t> order(runs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t x, size_t y) { return runs[x].repeat < runs[y].repeat; });
-
-  std::map<std::pair<std::string, int>, CellRuns> grouped;
-  std::set<int> clients;
-  for (const size_t index : order) {
-    const model::Run& run = runs[index];
-    const std::string row = row_of(run);
-    if (std::find(table.variants.begin(), table.variants.end(), row) == table.variants.end()) {
-      table.variants.push_back(row);
-    }
-    clients.insert(run.clients);
-    CellRuns& cell = grouped[{row, run.clients}];
-    if (run.status != model::RunStatus::kCompleted) {
-      ++cell.failed;
-      continue;
-    }
-    cell.profile.merge(run.profile);
-    cell.runs.push_back(&run);
-    if (run.checkpoint_after && run.checkpoint_after->error.empty()) {
-      cell.checkpoint_s.push_back(run.checkpoint_after->duration_s);
-    }
-    if (!run.loadgen) continue;
-    const auto figure = model::run_figure(run, metric);
-    if (!figure) continue;
-    cell.tps.push_back(*figure);
-    if (std::isfinite(run.loadgen->latency_avg_ms)) {
-      cell.latency_ms.push_back(run.loadgen->latency_avg_ms);
-    }
-    if (run.latency && std::isfinite(run.latency->p99_ms))
-      cell.p99_ms.push_back(run.latency->p99_ms);
-  }
-  table.clients.assign(clients.begin(), clients.end());
-
-  for (const auto& variant : table.variants) {
-    for (const int count : table.clients) {
-      const auto found = grouped.find({variant, count});
-      if (found == grouped.end()) continue;
-      const CellRuns& runs_of_cell = found->second;
-      MatrixCell cell;
-      cell.variant = variant;
-      cell.clients = count;
-      cell.metric = metric;
-      cell.tps = runs_of_cell.tps;
-      if (!runs_of_cell.checkpoint_s.empty()) {
-        cell.checkpoint_median_s = model::median(runs_of_cell.checkpoint_s);
-      }
-      if (!cell.tps.empty()) {
-        const auto [min_it, max_it] = std::minmax_element(cell.tps.begin(), cell.tps.end());
-        cell.tps_min = *min_it;
-        cell.tps_max = *max_it;
-        cell.tps_median = model::median(cell.tps);
-      }
-      cell.latency_median_ms = model::median(runs_of_cell.latency_ms);
-      if (!runs_of_cell.p99_ms.empty()) cell.p99_median_ms = model::median(runs_of_cell.p99_ms);
-      set_dominant(cell, runs_of_cell.profile);
-      set_composition(cell, runs_of_cell.runs);
-      cell.failed_runs = runs_of_cell.failed;
-      table.cells.push_back(std::move(cell));
-    }
-  }
-  return table;
-}
 
 std::string render_matrix_text(const MatrixTable& table) {
   std::string out;

@@ -1,85 +1,24 @@
 // The tps x clients table of a matrix sweep (variants down, clients across), with each cell's
 // median and min-max over repeats, latency, dominant wait event, and wait profile (share and AAS
-// per wait class and wait event, with errors); text, Markdown, CSV, JSON and an HTML page
+// per wait class and wait event, with errors; aggregated in model/matrix_aggregate.h) rendered
+// as text, Markdown, CSV, JSON and an HTML page
 // (tps-vs-clients lines per variant, heat map of the dominant wait class, AAS by wait class
 // stacked against clients per variant).
 #pragma once
 
-#include <limits>
 #include <string>
-#include <vector>
 
-#include "model/run.h"
+#include "model/matrix_aggregate.h"
 
 namespace pgwaitprof::exporters {
 
-// One part of a cell's wait profile: a wait class or a wait event, with its share of the
-// non-idle samples and its average active sessions, each the mean over the cell's completed
-// runs with its standard error (see MatrixCell::error_source).
-struct WaitShare {
-  std::string name;        // "LWLock", or "LWLock | XactSLRU" (display name, states merged)
-  std::string wait_class;  // wait_event_type, for colours
-  double share = 0;        // 0..1
-  double share_error = 0;
-  double aas = 0;
-  double aas_error = 0;
-};
-
-// Where a cell's errors come from.
-enum class ShareError {
-  kNone,      // no completed run with samples
-  kSampling,  // one run: its own sampling error
-  kRepeats,   // two or more runs: the standard error of the mean of the runs' values
-};
-
-struct MatrixCell {
-  std::string variant;
-  int clients = 0;
-  // The table's figure: tps, or the elapsed seconds of fixed-work runs (metric duration); the
-  // fields keep their tps names.
-  model::Metric metric = model::Metric::kTps;
-  std::vector<double> tps;  // one per finished repeat
-  double tps_median = 0, tps_min = 0, tps_max = 0;
-  double latency_median_ms = 0;
-  // Median over the runs of their p99 latency (pgbench's transaction log); NaN without one.
-  double p99_median_ms = std::numeric_limits<double>::quiet_NaN();
-  std::string dominant_wait;   // display name of the top non-idle wait key ("CPU" included)
-  std::string dominant_class;  // its wait_event_type
-  double dominant_share = 0;   // 0..1
-  int failed_runs = 0;         // runs not "completed"
-  // Median duration of the CHECKPOINT after the runs' load (checkpoint_after); NaN without.
-  double checkpoint_median_s = std::numeric_limits<double>::quiet_NaN();
-  // The wait profile of the completed runs. Shares and AAS are means over the runs (each run
-  // weighs the same, as each tps does), so they may differ in the last digit from the pooled
-  // dominant_share.
-  int profile_runs = 0;  // completed runs with snapshots
-  ShareError error_source = ShareError::kNone;
-  double aas_total = 0;            // non-idle average active sessions, mean over the runs
-  std::vector<WaitShare> classes;  // every wait class seen, in text_format::kWaitClassOrder
-  std::vector<WaitShare> events;   // every non-idle wait event seen, largest share first
-  const WaitShare* find_class(const std::string& name) const;
-  const WaitShare* find_event(const std::string& name) const;
-};
-
-struct MatrixTable {
-  std::string name;
-  model::Metric metric = model::Metric::kTps;
-  std::string split_by;               // the environment attribute rows are split by, "" for none
-  std::vector<std::string> variants;  // in plan order (first appearance)
-  std::vector<int> clients;           // ascending
-  std::vector<MatrixCell> cells;      // variants x clients, missing cells absent
-  const MatrixCell* find(const std::string& variant, int clients) const;
-};
-
-// Groups runs by (run.variant, run.clients); with split_by, by (variant and the run's recorded
-// attribute, shown as "variant [kernel 6.1.0]", clients), so hosts or boots are side by side.
-MatrixTable build_matrix_table(const std::vector<model::Run>& runs, std::string name = "",
-                               model::Metric metric = model::Metric::kTps,
-                               const std::string& split_by = "");
-
-// A run's recorded attribute by name: kernel, cpu_model, server_version or label; "" for an
-// unknown name.
-std::string run_attribute(const model::Run& run, const std::string& name);
+// The table's cells (model/matrix_aggregate.h), by their names here.
+using model::build_matrix_table;
+using model::MatrixCell;
+using model::MatrixTable;
+using model::run_attribute;
+using model::ShareError;
+using model::WaitShare;
 
 std::string render_matrix_text(const MatrixTable& table);
 std::string render_matrix_markdown(const MatrixTable& table);

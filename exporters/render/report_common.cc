@@ -224,8 +224,8 @@ std::vector<TimelineRow> timeline_rows(const model::Run& run) {
   std::vector<TimelineRow> rows;
   for (const auto& slice : run.timeline) {
     TimelineRow row;
-    row.start_s = slice.start_s;
-    row.duration_s = slice.duration_s;
+    row.start_s = slice.start.count();
+    row.duration_s = slice.duration.count();
     row.snapshots = slice.profile.snapshots();
     row.loadgen = slice.loadgen ? &*slice.loadgen : nullptr;
     row.cpu = slice.cpu ? &*slice.cpu : nullptr;
@@ -261,8 +261,8 @@ std::vector<TimelineRow> timeline_rows(const model::Run& run) {
     }
     for (const auto& stall : run.stalls) {
       // Half an interval of tolerance: stall bounds are sums of doubles.
-      if (slice.start_s + slice.duration_s / 2 > stall.start_s &&
-          slice.start_s + slice.duration_s / 2 < stall.start_s + stall.duration_s) {
+      if (slice.start + slice.duration / 2 > stall.start &&
+          slice.start + slice.duration / 2 < stall.start + stall.duration) {
         row.stalled = true;
       }
     }
@@ -394,9 +394,9 @@ std::string sampler_line(const model::SamplerInfo& sampler) {
   std::string line(to_string(sampler.source));
   if (sampler.source == model::SamplerSource::kPgWaitSampling) {
     // pgwaitprof's rate does not apply: the extension samples at its own period.
-    if (sampler.period_s > 0) {
-      line += fmt::format(" (its own period {:g} ms = {:g} Hz)", sampler.period_s * 1000,
-                          1 / sampler.period_s);
+    if (sampler.period > base::Seconds(0)) {
+      const double period_s = sampler.period.count();
+      line += fmt::format(" (its own period {:g} ms = {:g} Hz)", period_s * 1000, 1 / period_s);
     }
     line += fmt::format(", {:.1f} periods read per second", sampler.achieved_hz);
   } else {

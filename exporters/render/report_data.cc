@@ -53,7 +53,7 @@ nlohmann::json summary_json(const model::Run& run, const RenderOptions& options)
                                       {"runqueue_aas", split->runqueue_aas}};
     }
   }
-  nlohmann::json summary = {{"excluded_warmup_s", table.window.excluded_s},
+  nlohmann::json summary = {{"excluded_warmup_s", table.window.excluded.count()},
                             {"error_method", model::error_method_note()},
                             {"waits", std::move(waits)}};
   if (const auto tps = model::tps_estimate(run, table.window)) {

@@ -61,7 +61,7 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
   }
   facts.emplace_back("started", run.started_at);
   facts.emplace_back("ended", run.ended_at);
-  facts.emplace_back("duration", fmt::format("{:.1f} s", run.duration_s));
+  facts.emplace_back("duration", fmt::format("{:.1f} s", run.duration.count()));
   // A fixed-work run is judged by how long its work took, not by its rate of transactions.
   if (run.work) {
     facts.emplace_back("work", run.work->summary());
@@ -70,7 +70,7 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
   }
   if (run.checkpoint_after) {
     facts.emplace_back("checkpoint after",
-                       fmt::format("{:.2f} s{}", run.checkpoint_after->duration_s,
+                       fmt::format("{:.2f} s{}", run.checkpoint_after->duration.count(),
                                    run.checkpoint_after->error.empty() ? "" : " (failed)"));
   }
   if (auto latency = latency_percentiles_text(run); !latency.empty()) {

@@ -248,7 +248,7 @@ std::string html_title(const model::Run& run) {
   html += "</h1>\n";
   std::string subtitle = run.workload;
   if (run.clients > 0) subtitle += fmt::format(", {} clients", run.clients);
-  subtitle += fmt::format(", {:.1f} s, started {}", run.duration_s, run.started_at);
+  subtitle += fmt::format(", {:.1f} s, started {}", run.duration.count(), run.started_at);
   html += "<div class=\"sub\">" + html_escape(subtitle) + "</div>\n";
   if (const auto banner = status_banner(run); !banner.empty()) {
     html += fmt::format("<div class=\"banner {}\">{}</div>\n", std::string(to_string(run.status)),
@@ -333,7 +333,7 @@ std::string html_run_facts(const model::Run& run, const RenderOptions& options) 
   html += fact_rows({{"exit code", fmt::format("{}", run.loadgen_exit_code)},
                      {"started", run.started_at},
                      {"ended", run.ended_at},
-                     {"duration", fmt::format("{:.3f} s", run.duration_s)}});
+                     {"duration", fmt::format("{:.3f} s", run.duration.count())}});
   if (auto tps = steady_tps_text(run, model::steady_window(run, options.trim)); !tps.empty()) {
     html += fact_rows({{"tps (steady state)", tps}});
   }

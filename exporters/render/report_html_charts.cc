@@ -170,11 +170,11 @@ std::vector<BackgroundLane> background_lanes(const model::Run& run) {
         open = false;
         continue;
       }
-      const double end = slice.start_s + slice.duration_s;
+      const double end = (slice.start + slice.duration).count();
       if (open) {
         lane.spans.back().second = end;
       } else {
-        lane.spans.emplace_back(slice.start_s, end);
+        lane.spans.emplace_back(slice.start.count(), end);
       }
       open = true;
     }
@@ -182,10 +182,11 @@ std::vector<BackgroundLane> background_lanes(const model::Run& run) {
   }
   // --checkpoint-after: its own band, exactly as long as the CHECKPOINT took.
   if (const auto& checkpoint = run.checkpoint_after) {
-    lanes.push_back({"CKPT",
-                     "checkpoint after the run",
-                     "#b91c1c",
-                     {{checkpoint->start_s, checkpoint->start_s + checkpoint->duration_s}}});
+    lanes.push_back(
+        {"CKPT",
+         "checkpoint after the run",
+         "#b91c1c",
+         {{checkpoint->start.count(), (checkpoint->start + checkpoint->duration).count()}}});
   }
   return lanes;
 }
@@ -206,11 +207,11 @@ nlohmann::json timeline_chart_data(const model::Run& run, const std::vector<Time
   for (const auto& entry : series) series_list.push_back(series_json(entry));
   json stalls = json::array();
   for (const auto& stall : run.stalls) {
-    stalls.push_back({stall.start_s, stall.start_s + stall.duration_s});
+    stalls.push_back({stall.start.count(), (stall.start + stall.duration).count()});
   }
   json outages = json::array();
   for (const auto& outage : run.outages) {
-    outages.push_back({outage.start_s, outage.start_s + outage.duration_s});
+    outages.push_back({outage.start.count(), (outage.start + outage.duration).count()});
   }
   json lanes = json::array();
   for (const auto& lane : background_lanes(run)) {

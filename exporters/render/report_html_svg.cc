@@ -136,8 +136,8 @@ std::string svg_plot_and_aas_axis(const TimelineFrame& frame) {
 std::string svg_stalls(const model::Run& run, const TimelineFrame& frame) {
   std::string svg;
   for (const auto& stall : run.stalls) {
-    const double x = frame.x_of(stall.start_s);
-    const double width = std::max(2.0, frame.x_of(stall.start_s + stall.duration_s) - x);
+    const double x = frame.x_of(stall.start.count());
+    const double width = std::max(2.0, frame.x_of((stall.start + stall.duration).count()) - x);
     svg += fmt::format(
         "<rect class=\"stall\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>\n", x,
         frame.plot_top, width, TimelineFrame::kPlotHeight);

@@ -206,7 +206,7 @@ std::optional<SectionTable> checkpoint_section(const model::Run& run, size_t top
   const auto& checkpoint = *run.checkpoint_after;
   SectionTable table;
   table.title = fmt::format("checkpoint after the run: {:.2f} s (from {:.1f} s)",
-                            checkpoint.duration_s, checkpoint.start_s);
+                            checkpoint.duration.count(), checkpoint.start.count());
   if (!checkpoint.error.empty()) table.notes.push_back("CHECKPOINT failed: " + checkpoint.error);
   table.notes.push_back(
       "waits of every backend in the intervals marked CKPT in the timeline (the first may end the "

@@ -318,16 +318,6 @@ std::string csv_row(const std::vector<std::string>& fields) {
   return row + "\n";
 }
 
-bool wait_class_before(std::string_view a, std::string_view b) {
-  const auto rank = [](std::string_view wait_class) {
-    return std::find(kWaitClassOrder.begin(), kWaitClassOrder.end(), wait_class) -
-           kWaitClassOrder.begin();
-  };
-  const auto rank_a = rank(a);
-  const auto rank_b = rank(b);
-  return rank_a != rank_b ? rank_a < rank_b : a < b;
-}
-
 std::string_view wait_class_colour(std::string_view wait_class) {
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kColours = {{
       {"CPU", "#2ca02c"},

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/wait_key.h"
+
 namespace pgwaitprof::exporters::text_format {
 
 // Whole tps from 100 up, one decimal below: "7660", "42.5".
@@ -67,12 +69,9 @@ std::string markdown_row(const std::vector<std::string>& cells);
 std::string markdown_table(const std::vector<std::vector<std::string>>& rows,
                            const std::vector<bool>& right_aligned);
 
-// The wait classes in the order charts stack them (bottom up) and tables list them; classes not
-// listed follow, by name (wait_class_before).
-inline constexpr std::array<std::string_view, 10> kWaitClassOrder = {
-    "CPU",    "LWLock",  "Lock",      "IO",        "IPC",
-    "Client", "Timeout", "BufferPin", "Extension", "Activity"};
-bool wait_class_before(std::string_view a, std::string_view b);
+// The order of wait classes in charts and tables (model/wait_key.h).
+using model::kWaitClassOrder;
+using model::wait_class_before;
 
 // The colour of a wait class (CPU green, LWLock pink, Lock red, IO blue, IPC purple, Client
 // grey, ...) in every chart and heat map, "#rrggbb"; one colour for every class not listed.

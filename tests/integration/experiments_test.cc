@@ -67,7 +67,7 @@ void expect_copy_run(const CopyRun& copy, int clients) {
   ASSERT_TRUE(run.work) << copy.command.output;
   EXPECT_EQ(run.work->rows, static_cast<uint64_t>(clients * scale * 100000));
   EXPECT_GT(run.work->bytes, run.work->rows * 90);  // about 104 bytes a row
-  EXPECT_GT(run.work->elapsed_s, 0);
+  EXPECT_GT(run.work->elapsed, base::Seconds(0));
   // Every row arrived, through real COPY statements.
   EXPECT_EQ(psql("SELECT count(*) FROM pgwaitprof_copy_accounts").output,
             std::to_string(clients * scale * 100000) + "\n");

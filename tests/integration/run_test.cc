@@ -39,8 +39,8 @@ TEST_F(RunTest, CompletedRunWritesEveryFileWithConsistentTotals) {
   EXPECT_EQ(summed.snapshots(), report.profile.snapshots());
   EXPECT_EQ(summed.counts(), report.profile.counts());
   // Snapshots ~ hz x duration.
-  EXPECT_NEAR(static_cast<double>(report.profile.snapshots()), 200 * report.duration_s,
-              0.15 * 200 * report.duration_s);
+  EXPECT_NEAR(static_cast<double>(report.profile.snapshots()), 200 * report.duration.count(),
+              0.15 * 200 * report.duration.count());
   ASSERT_TRUE(report.loadgen.has_value());
   EXPECT_GT(report.loadgen->tps, 0);
   EXPECT_EQ(report.loadgen->clients, 2);
@@ -109,7 +109,7 @@ TEST_F(RunTest, InterruptedRunWritesAnInterruptedReport) {
   EXPECT_EQ(report.status, model::RunStatus::kInterrupted);
   EXPECT_GE(report.timeline.size(), 2u);
   EXPECT_GT(report.profile.snapshots(), 0u);
-  EXPECT_LT(report.duration_s, 30);
+  EXPECT_LT(report.duration, base::Seconds(30));
 }
 
 TEST_F(RunTest, EveryBuiltInWorkloadRuns) {

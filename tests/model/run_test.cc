@@ -28,8 +28,8 @@ BackendSample client(int pid, std::string type, std::string event) {
 TimelineSlice slice(double start_s, double tps, const std::vector<BackendSample>& backends,
                     int snapshots = 10) {
   TimelineSlice result;
-  result.start_s = start_s;
-  result.duration_s = 1;
+  result.start = base::Seconds(start_s);
+  result.duration = base::Seconds(1);
   result.loadgen = LoadgenProgress{start_s + 1, tps, 1.0, 0.5, 0, std::nullopt, 0};
   for (int taken = 0; taken < snapshots; ++taken) {
     Snapshot snapshot;
@@ -51,8 +51,8 @@ TEST(DetectStalls, IntervalsBelowAFifthOfTheMedianWithTheirWaits) {
   timeline[5].background.checkpoint = true;
   const auto stalls = detect_stalls(timeline);
   ASSERT_EQ(stalls.size(), 1u);  // consecutive stalled intervals are one stall
-  EXPECT_DOUBLE_EQ(stalls[0].start_s, 4);
-  EXPECT_DOUBLE_EQ(stalls[0].duration_s, 2);
+  EXPECT_DOUBLE_EQ(stalls[0].start.count(), 4);
+  EXPECT_DOUBLE_EQ(stalls[0].duration.count(), 2);
   EXPECT_DOUBLE_EQ(stalls[0].tps, 0);
   EXPECT_GT(stalls[0].median_tps, 1000);
   ASSERT_FALSE(stalls[0].waits.empty());

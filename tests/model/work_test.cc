@@ -19,16 +19,17 @@ model::Run minimal_run() {
 }
 
 TEST(WorkDone, SummaryGivesRowsPerSecondAndMegabytesPerSecond) {
-  EXPECT_EQ((WorkDone{4000000, 520000000, 4, 20}.summary()),
+  EXPECT_EQ((WorkDone{4000000, 520000000, 4, base::Seconds(20)}.summary()),
             "4000000 rows in 20.00 s: 200000 rows/s, 26.0 MB/s");
-  EXPECT_EQ((WorkDone{0, 0, 8000, 4}.summary()), "8000 transactions in 4.00 s: 2000.0 tps");
+  EXPECT_EQ((WorkDone{0, 0, 8000, base::Seconds(4)}.summary()),
+            "8000 transactions in 4.00 s: 2000.0 tps");
 }
 
 TEST(WorkDone, FigureOfAMetric) {
   model::Run run = minimal_run();
   EXPECT_EQ(run_figure(run, Metric::kTps), 0.4);
   EXPECT_FALSE(run_figure(run, Metric::kDuration));  // not a fixed-work run
-  run.work = WorkDone{100, 0, 4, 12.5};
+  run.work = WorkDone{100, 0, 4, base::Seconds(12.5)};
   EXPECT_EQ(run_figure(run, Metric::kDuration), 12.5);
   run.loadgen.reset();
   EXPECT_FALSE(run_figure(run, Metric::kTps));
@@ -39,10 +40,10 @@ TEST(WorkDone, FigureOfAMetric) {
 
 TEST(WorkDone, RoundTripsThroughReportJson) {
   model::Run run = minimal_run();
-  run.work = WorkDone{2000000, 260000000, 2, 9.75};
+  run.work = WorkDone{2000000, 260000000, 2, base::Seconds(9.75)};
   CheckpointAfter checkpoint;
-  checkpoint.start_s = 10;
-  checkpoint.duration_s = 3.5;
+  checkpoint.start = base::Seconds(10);
+  checkpoint.duration = base::Seconds(3.5);
   checkpoint.profile.add({"checkpointer", "", "IO", "DataFileSync"}, 7);
   checkpoint.profile.add_snapshots(20);
   run.checkpoint_after = checkpoint;
@@ -54,9 +55,9 @@ TEST(WorkDone, RoundTripsThroughReportJson) {
   EXPECT_EQ(back.work->rows, 2000000u);
   EXPECT_EQ(back.work->bytes, 260000000u);
   EXPECT_EQ(back.work->transactions, 2u);
-  EXPECT_DOUBLE_EQ(back.work->elapsed_s, 9.75);
+  EXPECT_DOUBLE_EQ(back.work->elapsed.count(), 9.75);
   ASSERT_TRUE(back.checkpoint_after);
-  EXPECT_DOUBLE_EQ(back.checkpoint_after->duration_s, 3.5);
+  EXPECT_DOUBLE_EQ(back.checkpoint_after->duration.count(), 3.5);
   EXPECT_EQ(back.checkpoint_after->profile.snapshots(), 20u);
   EXPECT_EQ(back.checkpoint_after->profile.total(true), 7u);
   ASSERT_EQ(back.timeline.size(), 1u);

@@ -219,7 +219,7 @@ void print_runs(const std::vector<model::Run>& runs, const std::string& wait) {
             : fmt::format("{:.2f}% ± - ({})", 100 * share.share.mean,
                           model::unreliable_reason(share.share, model::batch_options(run)));
     fmt::print("  {:<40} {:<8} {:>4.0f} s excluded  tps {:<40} share {}\n", run.id, run.variant,
-               window.excluded_s, tps_text, share_text);
+               window.excluded.count(), tps_text, share_text);
   }
 }
 

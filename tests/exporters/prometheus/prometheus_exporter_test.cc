@@ -23,7 +23,7 @@ std::shared_ptr<const model::TargetMetrics> sample_target() {
   waits.observe(0.003);
   target->wait_durations[{"LWLock", "WALWrite"}] = waits;
   target->snapshot_durations.observe(0.0002);
-  target->collectors["activity"] = {0.0002, true};
+  target->collectors["activity"] = {base::Seconds(0.0002), true};
   target->run = model::ActiveRun{"r1", "tpcb", 1234.5, 0.002};
   return target;
 }

@@ -59,8 +59,8 @@ model::Run timeline_run(int intervals, double walwrite, unsigned seed) {
   std::binomial_distribution<int> busy(800, walwrite);
   for (int index = 0; index < intervals; ++index) {
     model::TimelineSlice slice;
-    slice.start_s = index;
-    slice.duration_s = 1;
+    slice.start = base::Seconds(index);
+    slice.duration = base::Seconds(1);
     const auto waiting = static_cast<uint64_t>(busy(random));
     slice.profile.add(active("LWLock", "WALWrite"), waiting);
     slice.profile.add(active("CPU", "CPU"), 800 - waiting);
@@ -157,8 +157,8 @@ model::Run tps_run(int intervals, double tps, double noise, unsigned seed) {
   for (int index = 0; index < intervals; ++index) {
     level = 0.5 * level + innovation(random);
     model::TimelineSlice slice;
-    slice.start_s = index;
-    slice.duration_s = 1;
+    slice.start = base::Seconds(index);
+    slice.duration = base::Seconds(1);
     model::LoadgenProgress progress;
     progress.elapsed_s = index + 1;
     progress.tps = tps + level;
@@ -271,7 +271,7 @@ TEST(CompareSingleRuns, FixedWorkRunsHaveNoWithinRunTest) {
   model::Run a = tps_run(120, 1000, 20, 9), b = tps_run(120, 1100, 20, 10);
   for (auto* run : {&a, &b}) {
     run->work = model::WorkDone{};
-    run->work->elapsed_s = run == &a ? 100 : 90;
+    run->work->elapsed = base::Seconds(run == &a ? 100 : 90);
   }
   const auto comparison = compare_runs({a}, {b});
   ASSERT_EQ(comparison.metric, model::Metric::kDuration);

@@ -17,10 +17,10 @@ model::Run copy_run(const std::string& variant, int clients, double elapsed_s, i
   model::Run run = loadgen_run(variant, clients, clients / elapsed_s, repeat);
   run.workload = "copy";
   run.work = model::WorkDone{static_cast<uint64_t>(clients) * 1000000, 0,
-                             static_cast<uint64_t>(clients), elapsed_s};
+                             static_cast<uint64_t>(clients), base::Seconds(elapsed_s)};
   run.environment.kernel = kernel;
   model::CheckpointAfter checkpoint;
-  checkpoint.duration_s = elapsed_s / 10;
+  checkpoint.duration = base::Seconds(elapsed_s / 10);
   run.checkpoint_after = checkpoint;
   return run;
 }
@@ -104,7 +104,7 @@ TEST(ExperimentsCompare, SplitByAttributeRegroupsTheSides) {
 TEST(ExperimentsReport, FixedWorkHeadlineAndCheckpointSection) {
   model::Run run = copy_run("", 4, 20, 0);
   run.work->bytes = 520000000;
-  run.checkpoint_after->start_s = 21;
+  run.checkpoint_after->start = base::Seconds(21);
   run.checkpoint_after->profile.add({"checkpointer", "", "IO", "DataFileSync"}, 6);
   run.checkpoint_after->profile.add_snapshots(10);
   const auto text = render_text(run);

@@ -96,8 +96,8 @@ TEST(MatrixComposition, OneRunGivesItsSamplingError) {
   std::binomial_distribution<int> busy(400, 0.75);
   for (int index = 0; index < 120; ++index) {
     model::TimelineSlice slice;
-    slice.start_s = index;
-    slice.duration_s = 1;
+    slice.start = base::Seconds(index);
+    slice.duration = base::Seconds(1);
     const auto on_cpu = static_cast<uint64_t>(busy(random));
     slice.profile.add({"client backend", "active", "CPU", "CPU"}, on_cpu);
     slice.profile.add({"client backend", "active", "IO", "DataFileRead"}, 400 - on_cpu);

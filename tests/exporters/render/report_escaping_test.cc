@@ -67,8 +67,8 @@ model::Run hostile_run() {
   run.lock_lookups = 20;
 
   model::Stall stall;
-  stall.start_s = 3;
-  stall.duration_s = 1;
+  stall.start = base::Seconds(3);
+  stall.duration = base::Seconds(1);
   stall.waits = {{"Lock | relation", 4}};
   stall.blocker = blocker.description();
   run.stalls.push_back(stall);
@@ -86,7 +86,7 @@ model::Run hostile_run() {
   }
   run.loadgen_stderr = kHostile + "\n" + kHostile + "\n";
   run.warnings.push_back(kHostile);
-  run.checkpoint_after = model::CheckpointAfter{40, 2, kHostile, {}};
+  run.checkpoint_after = model::CheckpointAfter{base::Seconds(40), base::Seconds(2), kHostile, {}};
   run.run_to_run = model::RunToRun{5, 3, {{"tps", 7000, 50, 100}, {kHostile, 0.2, 0.01, 0.02}}};
   return run;
 }

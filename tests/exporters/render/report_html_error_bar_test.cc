@@ -29,8 +29,8 @@ model::Run two_wait_run(int intervals) {
   std::binomial_distribution<int> busy(800, 0.3);
   for (int index = 0; index < intervals; ++index) {
     model::TimelineSlice slice;
-    slice.start_s = index;
-    slice.duration_s = 1;
+    slice.start = base::Seconds(index);
+    slice.duration = base::Seconds(1);
     const auto waiting = static_cast<uint64_t>(busy(random));
     slice.profile.add(walwrite, waiting);
     slice.profile.add(cpu, 800 - waiting);

@@ -57,8 +57,8 @@ TEST(RenderErrors, LongRunsGetErrorsShortRunsADash) {
     std::binomial_distribution<int> busy(400, 0.25);
     for (int index = 0; index < intervals; ++index) {
       model::TimelineSlice slice;
-      slice.start_s = index;
-      slice.duration_s = 1;
+      slice.start = base::Seconds(index);
+      slice.duration = base::Seconds(1);
       slice.profile.add({"client backend", "active", "LWLock", "WALWrite"},
                         static_cast<uint64_t>(busy(random)));
       slice.profile.add({"client backend", "active", "CPU", "CPU"}, 100);
@@ -342,11 +342,11 @@ model::Run kernel_run(double client_on_cpu_s, double client_runqueue_s = 2.0) {
   run.profile.add({"client backend", "active", "LWLock", "WALWrite"}, 1000);
   run.profile.add_snapshots(1000);
   run.interval = base::Seconds(1);
-  run.duration_s = 4;
+  run.duration = base::Seconds(4);
   for (int second = 0; second < 4; ++second) {
     model::TimelineSlice slice;
-    slice.start_s = second;
-    slice.duration_s = 1;
+    slice.start = base::Seconds(second);
+    slice.duration = base::Seconds(1);
     slice.kernel[model::kClientBackends] = {client_on_cpu_s, client_runqueue_s, 1.0};
     slice.kernel[model::kBackgroundProcesses] = {0.2, 0.0, 1.0};
     run.timeline.push_back(slice);

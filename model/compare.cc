@@ -1,6 +1,7 @@
 // A/B comparison of runs: which differences are beyond run-to-run noise, and which wait events
-// moved. Used by `pgwaitprof compare` on two runs, two sets of runs or two matrix directories.
-#include "exporters/render/compare.h"
+// moved (the decisions; exporters/render/compare_render.cc renders them). Used by `pgwaitprof
+// compare` on two runs, two sets of runs or two matrix directories.
+#include "model/compare.h"
 
 #include <fmt/format.h>
 
@@ -8,57 +9,50 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
-#include "exporters/render/matrix_table.h"
-#include "exporters/render/text_format.h"
+#include "model/matrix_aggregate.h"
 #include "model/run_estimates.h"
 #include "model/statistics.h"
 #include "model/wait_events.h"
 
-namespace pgwaitprof::exporters {
-
-using namespace text_format;
+namespace pgwaitprof::model {
 
 namespace {
 
 constexpr size_t kTopWaits = 15;
 
-bool counts(const model::Run& run) {
-  return run.status == model::RunStatus::kCompleted && run.loadgen.has_value() &&
-         run.loadgen->tps > 0;
+bool counts(const Run& run) {
+  return run.status == RunStatus::kCompleted && run.loadgen.has_value() && run.loadgen->tps > 0;
 }
 
 // The figure compared: tps, or a fixed-work run's elapsed seconds.
-double figure(const model::Run& run, model::Metric metric) {
-  return model::run_figure(run, metric).value_or(0);
-}
+double figure(const Run& run, Metric metric) { return run_figure(run, metric).value_or(0); }
 
 // Duration when every run that counts did a fixed amount of work.
-model::Metric metric_of(const std::vector<model::Run>& a, const std::vector<model::Run>& b) {
+Metric metric_of(const std::vector<Run>& a, const std::vector<Run>& b) {
   bool any = false;
   for (const auto* side : {&a, &b}) {
     for (const auto& run : *side) {
       if (!counts(run)) continue;
-      if (!model::run_figure(run, model::Metric::kDuration)) return model::Metric::kTps;
+      if (!run_figure(run, Metric::kDuration)) return Metric::kTps;
       any = true;
     }
   }
-  return any ? model::Metric::kDuration : model::Metric::kTps;
+  return any ? Metric::kDuration : Metric::kTps;
 }
 
 // Both sides' runs of one cell.
 struct CellRuns {
-  std::vector<const model::Run*> a, b;
+  std::vector<const Run*> a, b;
   int attempted_a = 0, attempted_b = 0;  // including runs that did not complete
 };
 
 // The noise between repeats, pooled over every cell side with two or more runs: what a cell
 // with a single run per side is planned with.
 std::optional<double> pooled_log_sd(const std::map<std::pair<std::string, int>, CellRuns>& cells,
-                                    model::Metric metric) {
+                                    Metric metric) {
   double squares = 0;
   double degrees = 0;
   for (const auto& [key, runs] : cells) {
@@ -88,32 +82,32 @@ struct MetricInput {
   int attempted_a = 0, attempted_b = 0;
   // With one run a side: each run's steady-state mean from batch means over its timeline
   // (tps only; nullopt when the run has no per-interval tps).
-  std::optional<model::MeanEstimate> within_a, within_b;
-  model::BatchMeansOptions options_a, options_b;  // of those runs' intervals
+  std::optional<MeanEstimate> within_a, within_b;
+  BatchMeansOptions options_a, options_b;  // of those runs' intervals
   // With one run a side, why this metric has no within-run test at all ("" for tps).
   std::string no_within_run;
   // With one run a side: the tps spread of the run whose report has the most earlier
   // comparable runs, and whose it is ("A", "B").
-  std::optional<model::RunToRunFigure> spread;
+  std::optional<RunToRunFigure> spread;
   size_t spread_runs = 0;
   bool spread_of_b = false;
 };
 
 SideFigure repeats_figure(const std::vector<double>& values) {
-  const auto mean = model::geometric_mean_interval(values);
+  const auto mean = geometric_mean_interval(values);
   return {mean.value, mean.low, mean.high, false};
 }
 
 SideFigure within_run_figure(const std::vector<double>& values,
-                             const std::optional<model::MeanEstimate>& estimate) {
+                             const std::optional<MeanEstimate>& estimate) {
   if (!estimate || !estimate->reliable) return repeats_figure(values);
   const double half_width = estimate->half_width(0.95);
   return {estimate->mean, estimate->mean - half_width, estimate->mean + half_width, true};
 }
 
 // A lone run's figure ± t x the sd between its earlier comparable runs.
-SideFigure run_to_run_figure(double value, const model::RunToRunFigure& spread, size_t runs) {
-  const double t = model::student_t_quantile(0.975, static_cast<double>(runs - 1));
+SideFigure run_to_run_figure(double value, const RunToRunFigure& spread, size_t runs) {
+  const double t = student_t_quantile(0.975, static_cast<double>(runs - 1));
   return {value, value - t * spread.sd, value + t * spread.sd, false, true};
 }
 
@@ -123,8 +117,8 @@ std::string within_run_gap(const MetricInput& input, const std::string& label_a,
                            const std::string& label_b) {
   std::vector<std::string> gaps;
   struct Side {
-    const std::optional<model::MeanEstimate>* estimate;
-    const model::BatchMeansOptions* options;
+    const std::optional<MeanEstimate>* estimate;
+    const BatchMeansOptions* options;
     const std::string* label;
   };
   for (const auto& [estimate, options, label] :
@@ -136,14 +130,14 @@ std::string within_run_gap(const MetricInput& input, const std::string& label_a,
       gaps.push_back(fmt::format("{}'s run completed no transaction in its steady state", *label));
     } else if (!(*estimate)->reliable) {
       gaps.push_back(fmt::format("{}'s run is too short for batch means ({})", *label,
-                                 model::unreliable_reason(**estimate, *options)));
+                                 unreliable_reason(**estimate, *options)));
     }
   }
   if (gaps.empty()) return "";
   return fmt::format("no within-run error: {}", fmt::join(gaps, "; "));
 }
 
-std::string repeats_text(const model::AbTest& planning) {
+std::string repeats_text(const AbTest& planning) {
   if (planning.repeats_needed_for_observed) {
     return fmt::format("{} + {} repeats; {} per side would test a {:+.1f}% change",
                        planning.repeats_a, planning.repeats_b,
@@ -167,8 +161,8 @@ MetricTest metric_test(MetricInput input, const Words& words, std::optional<doub
   MetricTest metric;
   metric.a = std::move(input.a);
   metric.b = std::move(input.b);
-  metric.median_a = model::median(metric.a);
-  metric.median_b = model::median(metric.b);
+  metric.median_a = median(metric.a);
+  metric.median_b = median(metric.b);
   if (metric.a.empty() || metric.b.empty()) {
     const bool missing_a = metric.a.empty();
     const int attempted = missing_a ? input.attempted_a : input.attempted_b;
@@ -179,9 +173,9 @@ MetricTest metric_test(MetricInput input, const Words& words, std::optional<doub
     if (!metric.b.empty()) metric.side_b = repeats_figure(metric.b);
     return metric;
   }
-  model::AbTestOptions options;
+  AbTestOptions options;
   options.assumed_log_sd = assumed_log_sd;
-  metric.test = model::welch_log_test(metric.a, metric.b, options);
+  metric.test = welch_log_test(metric.a, metric.b, options);
   metric.side_a = repeats_figure(metric.a);
   metric.side_b = repeats_figure(metric.b);
   if (metric.test->p_value) {
@@ -191,8 +185,8 @@ MetricTest metric_test(MetricInput input, const Words& words, std::optional<doub
   const bool single_runs = metric.a.size() == 1 && metric.b.size() == 1;
   if (single_runs && input.spread && input.spread->value > 0) {
     const double log_sd = input.spread->sd / input.spread->value;
-    metric.test = model::run_to_run_log_test(metric.a.front(), metric.b.front(), log_sd,
-                                             static_cast<double>(input.spread_runs - 1), options);
+    metric.test = run_to_run_log_test(metric.a.front(), metric.b.front(), log_sd,
+                                      static_cast<double>(input.spread_runs - 1), options);
     auto& side = input.spread_of_b ? metric.side_b : metric.side_a;
     side = run_to_run_figure(input.spread_of_b ? metric.b.front() : metric.a.front(), *input.spread,
                              input.spread_runs);
@@ -206,7 +200,7 @@ MetricTest metric_test(MetricInput input, const Words& words, std::optional<doub
     metric.side_b = within_run_figure(metric.b, input.within_b);
     const std::string gap = within_run_gap(input, label_a, label_b);
     if (gap.empty()) {
-      metric.test = model::within_run_log_test(*input.within_a, *input.within_b, options);
+      metric.test = within_run_log_test(*input.within_a, *input.within_b, options);
       set_verdict(metric, words);
       metric.detail = "within-run noise only, blind to run-to-run noise: repeat to trust it";
       return metric;
@@ -222,8 +216,8 @@ MetricTest metric_test(MetricInput input, const Words& words, std::optional<doub
 }
 
 // AAS per wait class of a run's steady state.
-std::map<std::string, double> class_aas(const model::Run& run) {
-  const auto profile = model::window_profile(run, model::steady_window(run));
+std::map<std::string, double> class_aas(const Run& run) {
+  const auto profile = window_profile(run, steady_window(run));
   std::map<std::string, double> aas;
   if (profile.snapshots() == 0) return aas;
   for (const auto& [wait_class, count] : profile.by_wait_class()) {
@@ -233,7 +227,7 @@ std::map<std::string, double> class_aas(const model::Run& run) {
 }
 
 std::vector<ClassShift> class_shifts(const CellRuns& runs) {
-  auto mean_of = [](const std::vector<const model::Run*>& side) {
+  auto mean_of = [](const std::vector<const Run*>& side) {
     std::map<std::string, double> sums;
     size_t sampled = 0;
     for (const auto* run : side) {
@@ -267,7 +261,7 @@ CompareCell make_cell(const std::string& variant, int clients, const CellRuns& r
   tps.attempted_a = p99.attempted_a = runs.attempted_a;
   tps.attempted_b = p99.attempted_b = runs.attempted_b;
   std::vector<double> latency_a, latency_b;
-  auto collect = [&](const std::vector<const model::Run*>& side, std::vector<double>& tps_values,
+  auto collect = [&](const std::vector<const Run*>& side, std::vector<double>& tps_values,
                      std::vector<double>& p99_values, std::vector<double>& latency) {
     for (const auto* run : side) {
       tps_values.push_back(figure(*run, comparison.metric));
@@ -280,17 +274,17 @@ CompareCell make_cell(const std::string& variant, int clients, const CellRuns& r
   };
   collect(runs.a, tps.a, p99.a, latency_a);
   collect(runs.b, tps.b, p99.b, latency_b);
-  const bool duration = comparison.metric == model::Metric::kDuration;
+  const bool duration = comparison.metric == Metric::kDuration;
   if (runs.a.size() == 1 && runs.b.size() == 1) {
     if (duration) {
       tps.no_within_run = "single runs: a fixed-work run's elapsed time has no within-run error";
     } else {
       const auto& run_a = *runs.a.front();
       const auto& run_b = *runs.b.front();
-      tps.within_a = model::tps_estimate(run_a, model::steady_window(run_a));
-      tps.within_b = model::tps_estimate(run_b, model::steady_window(run_b));
-      tps.options_a = model::batch_options(run_a);
-      tps.options_b = model::batch_options(run_b);
+      tps.within_a = tps_estimate(run_a, steady_window(run_a));
+      tps.within_b = tps_estimate(run_b, steady_window(run_b));
+      tps.options_a = batch_options(run_a);
+      tps.options_b = batch_options(run_b);
       for (const auto* run : {&run_a, &run_b}) {
         if (!run->run_to_run || run->run_to_run->figures.empty()) continue;
         const auto& spread = *run->run_to_run;
@@ -311,8 +305,8 @@ CompareCell make_cell(const std::string& variant, int clients, const CellRuns& r
     cell.p99_ms = metric_test(std::move(p99), {"worse", "better"}, std::nullopt, comparison.label_a,
                               comparison.label_b);
   }
-  cell.latency_a_ms = model::median(latency_a);
-  cell.latency_b_ms = model::median(latency_b);
+  cell.latency_a_ms = median(latency_a);
+  cell.latency_b_ms = median(latency_b);
   cell.classes = class_shifts(runs);
   return cell;
 }
@@ -321,36 +315,35 @@ CompareCell make_cell(const std::string& variant, int clients, const CellRuns& r
 
 // Old and new names of one event match (WALWriteLock and LWLock | WALWrite): the key is the
 // canonical name, the label the one the run used.
-std::string match_key(const model::WaitKey& key) {
-  if (key.wait_event_type == model::kCpu) return model::kCpu;
-  if (auto canonical = model::canonical_wait_event(model::display_name(key))) {
+std::string match_key(const WaitKey& key) {
+  if (key.wait_event_type == kCpu) return kCpu;
+  if (auto canonical = canonical_wait_event(display_name(key))) {
     return canonical->first + " | " + canonical->second;
   }
-  return model::display_name(key);
+  return display_name(key);
 }
 
 struct SideWaits {
   std::map<std::string, std::string> labels;       // match key -> label
   std::map<std::string, std::vector<double>> aas;  // match key -> AAS per sampled run
-  std::vector<const model::Run*> runs;             // the sampled runs
+  std::vector<const Run*> runs;                    // the sampled runs
 };
 
-SideWaits side_waits(const std::vector<const model::Run*>& runs) {
+SideWaits side_waits(const std::vector<const Run*>& runs) {
   SideWaits side;
   for (const auto* run : runs) {
-    const auto profile = model::window_profile(*run, model::steady_window(*run));
+    const auto profile = window_profile(*run, steady_window(*run));
     if (profile.snapshots() == 0) continue;
     side.runs.push_back(run);
   }
   for (size_t index = 0; index < side.runs.size(); ++index) {
-    const auto profile =
-        model::window_profile(*side.runs[index], model::steady_window(*side.runs[index]));
+    const auto profile = window_profile(*side.runs[index], steady_window(*side.runs[index]));
     std::map<std::string, uint64_t> counts;
     for (const auto& [key, count] : profile.counts()) {
-      if (model::is_idle(key)) continue;
+      if (is_idle(key)) continue;
       const auto match = match_key(key);
       counts[match] += count;
-      side.labels.emplace(match, model::display_name(key));
+      side.labels.emplace(match, display_name(key));
     }
     for (const auto& [match, count] : counts) {
       auto& values = side.aas[match];
@@ -387,9 +380,9 @@ SideEstimate side_estimate(const SideWaits& side, const std::string& match) {
             static_cast<double>(runs - 1)};
   }
   const auto& run = *side.runs.front();
-  const auto estimate = model::estimate_keys(
-      run, model::steady_window(run), false,
-      [&](const model::WaitKey& key) { return !model::is_idle(key) && match_key(key) == match; });
+  const auto estimate = estimate_keys(run, steady_window(run), false, [&](const WaitKey& key) {
+    return !is_idle(key) && match_key(key) == match;
+  });
   if (!estimate.aas.reliable) return {mean};
   return {mean, estimate.aas.standard_error, estimate.aas.degrees_of_freedom};
 }
@@ -403,9 +396,8 @@ std::optional<bool> significant_move(const SideEstimate& a, const SideEstimate& 
   const double vb = b.standard_error * b.standard_error;
   const double delta = std::abs(b.mean - a.mean);
   if (va + vb == 0) return delta > 0;
-  const double df =
-      model::welch_satterthwaite_df(va, a.degrees_of_freedom, vb, b.degrees_of_freedom);
-  return delta > model::student_t_quantile(0.975, df) * std::sqrt(va + vb);
+  const double df = welch_satterthwaite_df(va, a.degrees_of_freedom, vb, b.degrees_of_freedom);
+  return delta > student_t_quantile(0.975, df) * std::sqrt(va + vb);
 }
 
 std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,
@@ -442,8 +434,8 @@ std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,
 
 }  // namespace
 
-Comparison compare_runs(const std::vector<model::Run>& a, const std::vector<model::Run>& b,
-                        std::string label_a, std::string label_b) {
+Comparison compare_runs(const std::vector<Run>& a, const std::vector<Run>& b, std::string label_a,
+                        std::string label_b) {
   Comparison comparison;
   comparison.label_a = std::move(label_a);
   comparison.label_b = std::move(label_b);
@@ -466,7 +458,7 @@ Comparison compare_runs(const std::vector<model::Run>& a, const std::vector<mode
 
   std::vector<std::string> variant_order;
   std::map<std::pair<std::string, int>, CellRuns> cells;
-  auto add = [&](const model::Run& run, bool side_a) {
+  auto add = [&](const Run& run, bool side_a) {
     const std::string variant = cross_variant ? cross_text : run.variant;
     if (std::find(variant_order.begin(), variant_order.end(), variant) == variant_order.end()) {
       variant_order.push_back(variant);
@@ -494,7 +486,7 @@ Comparison compare_runs(const std::vector<model::Run>& a, const std::vector<mode
   return comparison;
 }
 
-SplitSides split_by_attribute(std::vector<model::Run> runs, const std::string& attribute) {
+SplitSides split_by_attribute(std::vector<Run> runs, const std::string& attribute) {
   std::vector<std::string> values;
   for (const auto& run : runs) {
     const auto value = run_attribute(run, attribute);
@@ -515,4 +507,4 @@ SplitSides split_by_attribute(std::vector<model::Run> runs, const std::string& a
   return sides;
 }
 
-}  // namespace pgwaitprof::exporters
+}  // namespace pgwaitprof::model
