@@ -66,7 +66,7 @@ const std::vector<BadFile> kBadConfigs = {
      "3:5: missing required key \"name\" (required when there is more than one target)"},
     {"config_bad_source.yaml",
      "2:13: invalid value for \"source\": \"pg_stat_activity\" (must be one of \"activity\", "
-     "\"pg_wait_sampling\")"},
+     "\"pg_wait_sampling\", \"memory\")"},
     {"config_bad_source_auto.yaml",
      "2:13: invalid value for \"source\": \"auto\" (\"auto\" is no longer accepted: choose "
      "\"activity\" (pg_stat_activity at hz, the default) or \"pg_wait_sampling\" (the "

@@ -116,8 +116,9 @@ TEST(ConfigParse, EmptyListsAndMapsMayBeLeftEmpty) {
 TEST(ConfigSource, TheRegistryGivesTheConfigSpelling) {
   EXPECT_EQ(model::to_string(SamplerSource::kActivity), "activity");
   EXPECT_EQ(model::to_string(SamplerSource::kPgWaitSampling), "pg_wait_sampling");
+  EXPECT_EQ(model::to_string(SamplerSource::kMemory), "memory");
   EXPECT_EQ(model::sampler_source_names(),
-            (std::vector<std::string>{"activity", "pg_wait_sampling"}));
+            (std::vector<std::string>{"activity", "pg_wait_sampling", "memory"}));
   EXPECT_EQ(model::parse_sampler_source("auto"), std::nullopt);
 }
 
@@ -172,7 +173,7 @@ TEST(ConfigErrors, ValuesWithNewlinesStayOnOneLine) {
       error_of([] { parse_config("targets:\n  - source: \"a\\nb\"\n", "p.yaml"); });
   EXPECT_EQ(message,
             "p.yaml:2:13: invalid value for \"source\": \"a\\nb\" (must be one of "
-            "\"activity\", \"pg_wait_sampling\")");
+            "\"activity\", \"pg_wait_sampling\", \"memory\")");
   EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 
