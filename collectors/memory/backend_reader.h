@@ -68,6 +68,7 @@ class BackendReader {
   std::vector<int64_t> proc_of_slot_;  // the PGPROC index last found for a slot, -1 if none
   std::vector<uint32_t> used_;         // slots in use this snapshot
   std::vector<int32_t> rechecked_;     // st_changecount read again, per used slot
+  std::vector<char> statuses_again_;   // the status array read again (many slots in use)
   std::vector<RemoteRead> reads_;
   // Between reads of the whole status array (every kFullEvery-th), only the regular slots up to
   // the highest one in use then (plus a margin) and the auxiliary slots are read: backend ids

@@ -155,7 +155,7 @@ TEST(RemoteProcessTest, ReadsOnlyInsideTheAllowedRange) {
 // A status array and a PGPROC array laid out here with a real layout, read as a server's.
 class BackendReaderTest : public ::testing::Test {
  protected:
-  static constexpr uint32_t kMaxBackends = 8;
+  static constexpr uint32_t kMaxBackends = 100;
   void SetUp() override {
     places_.max_backends = kMaxBackends;
     places_.status_slots = kMaxBackends + static_cast<uint32_t>(layout_.aux_proc_types);
@@ -241,6 +241,29 @@ TEST_F(BackendReaderTest, LeavesOutWhatItCannotReadConsistently) {
   EXPECT_EQ(counts.inconsistent, 1u);
   EXPECT_EQ(counts.retried, 3u);
   EXPECT_EQ(counts.unmatched, 2u);
+}
+
+// With many slots in use the second read takes both arrays whole: the same join, the same
+// checks.
+TEST_F(BackendReaderTest, ManyBackendsAreReadInBulkWithTheSameChecks) {
+  const uint32_t client_read = value_of(layout_.wait_events, "WAIT_EVENT_CLIENT_READ");
+  for (uint32_t slot = 0; slot < 80; ++slot) {
+    status(slot, static_cast<int32_t>(3000 + slot), "B_BACKEND", "STATE_IDLE");
+    // PGPROCs in reverse order: the join is by pid and backend id, not by position.
+    proc(79 - slot, static_cast<int32_t>(3000 + slot), static_cast<int32_t>(slot + 1), client_read);
+  }
+  status(80, 4000, "B_BACKEND", "STATE_IDLE", 5);  // being written
+  proc(80, 4000, 81, 0);
+  ReadCounts counts;
+  const auto backends = read(counts);
+  ASSERT_EQ(backends.size(), 80u);
+  for (const auto& backend : backends) {
+    EXPECT_GE(backend.pid, 3000);
+    EXPECT_LT(backend.pid, 3080);
+    EXPECT_EQ(backend.wait_event_info, client_read);
+  }
+  EXPECT_EQ(counts.inconsistent, 1u);
+  EXPECT_EQ(counts.unmatched, 0u);
 }
 
 }  // namespace
