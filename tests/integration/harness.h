@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <asio.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -111,6 +112,22 @@ inline RunResult pgwaitprof_run(const std::filesystem::path& data_dir,
     result.report = nlohmann::json::parse(read_text(result.dir / "report.json"));
   }
   return result;
+}
+
+// Runs `body` as a coroutine on its own io_context to the end.
+template <typename Body>
+void run_coroutine(Body body) {
+  asio::io_context io;
+  bool finished = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        co_await body();
+        finished = true;
+      },
+      asio::detached);
+  io.run();
+  ASSERT_TRUE(finished);
 }
 
 // Polls `check` every 50 ms until it is true or `timeout` passes.

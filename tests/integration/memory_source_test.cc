@@ -25,21 +25,6 @@ using namespace std::chrono_literals;
 using collectors::PgSession;
 using collectors::memory::Attachment;
 
-template <typename Body>
-void run_coroutine(Body body) {
-  asio::io_context io;
-  bool finished = false;
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        co_await body();
-        finished = true;
-      },
-      asio::detached);
-  io.run();
-  ASSERT_TRUE(finished);
-}
-
 // A blocking libpq connection of the test's own, for the backends whose states are read.
 struct Connection {
   explicit Connection(const std::string& conninfo) : conn(PQconnectdb(conninfo.c_str())) {

@@ -15,22 +15,6 @@ namespace {
 using namespace std::chrono_literals;
 using collectors::PgSession;
 
-// Runs `body` as a coroutine on its own io_context to the end.
-template <typename Body>
-void run_coroutine(Body body) {
-  asio::io_context io;
-  bool finished = false;
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        co_await body();
-        finished = true;
-      },
-      asio::detached);
-  io.run();
-  ASSERT_TRUE(finished);
-}
-
 class PgSessionTest : public ::testing::Test {
  protected:
   void SetUp() override { require_cluster(); }

@@ -39,17 +39,23 @@ def cell(text):
     return text.replace("|", "\\|")
 
 
-def overhead(parts):
-    rows = parts["overhead"]
-    rounds = sorted({row["round"] for row in rows})
-    # Each sampler's window against the window without a sampler just before it.
-    pairs = defaultdict(dict)  # config -> round -> (ratio, row)
+def paired_ratios(rows):
+    """Each sampler's window against the window without a sampler just before it:
+    config -> round -> (tps ratio, row)."""
+    pairs = defaultdict(dict)
     baseline = None
     for row in rows:
         if row["config"] == "none":
             baseline = row
         elif baseline is not None and baseline["round"] == row["round"]:
             pairs[row["config"]][row["round"]] = (row["tps"] / baseline["tps"], row)
+    return pairs
+
+
+def overhead(parts):
+    rows = parts["overhead"]
+    rounds = sorted({row["round"] for row in rows})
+    pairs = paired_ratios(rows)
     none_tps = [row["tps"] for row in rows if row["config"] == "none"]
     lines = [
         "### 1. What each sampler costs in tps, and the rate it achieves",
@@ -192,14 +198,7 @@ def backends(parts):
 
 def memory_source(parts):
     """The memory source's targets (issue 25), beside activity, from parts 1 and 3."""
-    rows = parts["overhead"]
-    pairs = defaultdict(dict)
-    baseline = None
-    for row in rows:
-        if row["config"] == "none":
-            baseline = row
-        elif baseline is not None and baseline["round"] == row["round"]:
-            pairs[row["config"]][row["round"]] = (row["tps"] / baseline["tps"], row)
+    pairs = paired_ratios(parts["overhead"])
 
     def cost(config):
         ratios = [ratio for ratio, _ in pairs[config].values()]
