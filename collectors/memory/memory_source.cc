@@ -103,7 +103,9 @@ void MemorySource::read_loop(std::stop_token stop, double hz) {
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kReaderNice);
   const auto period = std::chrono::duration_cast<model::SteadyClock::duration>(
       std::chrono::duration<double>(1.0 / hz));
-  const size_t capacity = std::max<size_t>(100, static_cast<size_t>(hz));
+  // At most 100 ms of snapshots wait for the I/O thread; beyond that a read is dropped and
+  // counted as a missed tick, so that taken + missed stays the ticks asked for.
+  const size_t capacity = std::max<size_t>(100, static_cast<size_t>(hz / 10));
   auto window = model::SteadyClock::now();
   auto batch_start = window;
   ReadCounts counts;
@@ -134,10 +136,11 @@ void MemorySource::read_loop(std::stop_token stop, double hz) {
     raw.duration = model::SteadyClock::now() - raw.taken_at_steady;
     std::lock_guard lock(channel_->mutex);
     if (channel_->ready.empty()) batch_start = raw.taken_at_steady;
-    if (channel_->ready.size() >= capacity) {
-      ++channel_->missed;  // the I/O thread is a second behind: drop rather than queue
+    if (channel_->backlog >= capacity) {
+      ++channel_->missed;  // the I/O thread is 100 ms behind: drop rather than queue
       continue;
     }
+    ++channel_->backlog;
     const bool wake =
         hz <= 100 || channel_->ready.size() + 1 >= 64 || raw.taken_at_steady - batch_start >= 10ms;
     publish(std::move(raw), wake);
@@ -174,6 +177,7 @@ bool MemorySource::next(model::Snapshot& snapshot) {
     if (taking_.empty()) return false;
   }
   name(taking_[taken_++], snapshot);
+  --channel_->backlog;
   return true;
 }
 

@@ -45,7 +45,7 @@ class MemorySource : public Collector {
   void wake();
   // The oldest snapshot read and not yet taken, named into `snapshot`; false when none.
   bool next(model::Snapshot& snapshot);
-  // Ticks missed by the reader since the last call (late, or the I/O thread fell 1 s behind).
+  // Ticks missed by the reader since the last call (late, or the I/O thread 100 ms behind).
   uint64_t take_missed();
   // Why the reader stopped reading (the server's memory is gone), if it did.
   std::optional<std::string> failure();
@@ -69,12 +69,14 @@ class MemorySource : public Collector {
     std::vector<Raw> ready;
     std::vector<Raw> spare;
     std::atomic<uint64_t> missed = 0;
+    // Snapshots read and not yet named by the I/O thread (in `ready` or in its batch).
+    std::atomic<size_t> backlog = 0;
     bool wake_posted = false;
     std::optional<std::string> failure;
   };
 
   void read_loop(std::stop_token stop, double hz);
-  // Under channel_->mutex: hands `raw` over (or drops it when the I/O thread is a second behind)
+  // Under channel_->mutex: hands `raw` over
   // and wakes the I/O thread when `wake` and no wake is on its way.
   void publish(Raw&& raw, bool wake);
   void name(const Raw& raw, model::Snapshot& snapshot);
