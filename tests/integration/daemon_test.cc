@@ -324,7 +324,10 @@ TEST_F(DaemonTest, MemorySourceSamplesAt10kHzUnderLoad) {
   };
   const double taken = delta("pgwaitprof_snapshots_total{target=\"local\"}");
   const double missed = delta("pgwaitprof_missed_ticks_total{target=\"local\"}");
-  EXPECT_NEAR((taken + missed) / (10000 * seconds), 1.0, 0.06) << taken << " + " << missed;
+  // The sinks learn of missed ticks when the I/O thread takes its next batch, and up to 100 ms
+  // of snapshots wait for it: under the sanitizers, beside the release suite, that is a few
+  // hundred milliseconds of ticks not yet counted either way at a scrape.
+  EXPECT_NEAR((taken + missed) / (10000 * seconds), 1.0, 0.15) << taken << " + " << missed;
   // Not a rate check (that is the perf suite's): under the sanitizers the program runs -O0.
   EXPECT_GT(taken / seconds, 1000) << daemon.process->log();
   EXPECT_GT(metric_sum(second,
