@@ -7,7 +7,7 @@
 #
 # Two suites run side by side, each on its own cluster: the tests of the release build, and the
 # sanitizer suite (the fault tests and the daemon and run tests, driving the ASan/UBSan build of
-# the program). The two 1000 Hz rate checks run alone at the end: they measure the machine.
+# the program). The rate checks (1000 Hz, the cap, the memory source at 10 kHz) run alone at the end: they measure the machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -50,7 +50,7 @@ fi
 
 # The sanitizer suite: every fault test (label faults) and the daemon and run tests.
 sanitized='^(DaemonRunTest|DaemonTest|RunTest)\.'
-rate='^DaemonTest\.(SamplesAt1000Hz|AtTheRateCap)'
+rate='^DaemonTest\.(SamplesAt1000Hz|AtTheRateCap|MemorySourceSamplesAt10kHz)'
 start_cluster
 release_env=$cluster_env
 start_cluster
