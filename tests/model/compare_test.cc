@@ -11,21 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/model/run_fixture.h"
+
 namespace pgwaitprof::model {
 namespace {
-
-model::Run run_of(const std::string& variant, int clients, double tps,
-                  RunStatus status = RunStatus::kCompleted) {
-  model::Run run;
-  run.variant = variant;
-  run.clients = clients;
-  run.status = status;
-  LoadgenSummary summary;
-  summary.tps = tps;
-  summary.latency_avg_ms = 1000.0 * clients / tps;
-  run.loadgen = summary;
-  return run;
-}
 
 std::vector<model::Run> side(const std::string& variant, int clients,
                              const std::vector<double>& tps) {
@@ -81,7 +70,7 @@ TEST(Compare, FixedWorkRunsCompareElapsedTimeWhereLowerIsFaster) {
 
 TEST(Compare, MissingAndFailedSidesAreNamed) {
   auto a = side("", 8, {1000});
-  a.push_back(run_of("", 16, 1000, RunStatus::kFailed));
+  a.push_back(run_of("", 16, 1000, model::Run{}.repeat, RunStatus::kFailed));
   const auto b = side("", 16, {1000});
   const auto comparison = compare_runs(a, b, "old", "new");
   ASSERT_EQ(comparison.cells.size(), 2u);

@@ -10,23 +10,10 @@
 #include <vector>
 
 #include "model/statistics.h"
+#include "tests/model/run_fixture.h"
 
 namespace pgwaitprof::model {
 namespace {
-
-model::Run run_of(const std::string& variant, int clients, double tps, int repeat,
-                  RunStatus status = RunStatus::kCompleted) {
-  model::Run run;
-  run.variant = variant;
-  run.clients = clients;
-  run.repeat = repeat;
-  run.status = status;
-  LoadgenSummary summary;
-  summary.tps = tps;
-  summary.latency_avg_ms = 1000.0 * clients / tps;
-  run.loadgen = summary;
-  return run;
-}
 
 // `cpu` and `io` samples of active client backends over 10 snapshots.
 model::Run profiled(int repeat, uint64_t cpu, uint64_t io) {
