@@ -298,6 +298,19 @@ asio::awaitable<base::Expected<std::string>> compare_once(PgSession& session,
 
 }  // namespace
 
+asio::awaitable<std::optional<PgError>> read_database_names(
+    PgSession& session, std::map<uint32_t, std::string>& databases) {
+  auto outcome = co_await session.execute("SELECT oid, datname FROM pg_database");
+  if (!outcome.ok()) co_return outcome.error;
+  for (int index = 0; index < PQntuples(outcome.result.get()); ++index) {
+    uint32_t oid = 0;
+    if (parse_integer(cell(outcome.result.get(), index, 0), oid)) {
+      databases[oid] = cell(outcome.result.get(), index, 1);
+    }
+  }
+  co_return std::nullopt;
+}
+
 std::string missing_layout_message(int major) {
   return fmt::format(
       "memory source refused: this build has no shared-memory layout for PostgreSQL {}; install "
@@ -416,12 +429,8 @@ asio::awaitable<base::Expected<Attachment>> attach(PgSession& session, const PgL
                     shape.major, mismatch),
         kUseActivity);
   }
-  auto databases = co_await session.execute("SELECT oid, datname FROM pg_database");
-  if (!databases.ok()) co_return refused(databases.error->message, kUseActivity);
-  for (int index = 0; index < PQntuples(databases.result.get()); ++index) {
-    uint32_t oid = 0;
-    parse_integer(cell(databases.result.get(), index, 0), oid);
-    attachment.databases[oid] = cell(databases.result.get(), index, 1);
+  if (auto error = co_await read_database_names(session, attachment.databases)) {
+    co_return refused(error->message, kUseActivity);
   }
   attachment.description = fmt::format(
       "postmaster={} pgprocs={} status_slots={} max_backends={} layout={}", attachment.postmaster,

@@ -35,6 +35,11 @@ struct Attachment {
 asio::awaitable<base::Expected<Attachment>> attach(PgSession& session,
                                                    const PgLayout* layout = nullptr);
 
+// Fills `databases` (oid -> datname) from pg_database: at attach, and again when a snapshot
+// shows an oid it does not have.
+asio::awaitable<std::optional<PgError>> read_database_names(
+    PgSession& session, std::map<uint32_t, std::string>& databases);
+
 // The major of a server_version_num without a layout in this build, as a refusal.
 std::string missing_layout_message(int major);
 

@@ -34,11 +34,8 @@ asio::awaitable<CollectResult> MemorySource::prepare(PgSession& session) {
 
 asio::awaitable<CollectResult> MemorySource::collect(CollectContext& context) {
   if (!unknown_databases_.empty()) {
-    auto outcome = co_await context.session->execute("SELECT oid, datname FROM pg_database");
-    if (!outcome.ok()) co_return collector_error(*outcome.error, *context.session);
-    for (int row = 0; row < PQntuples(outcome.result.get()); ++row) {
-      attachment_.databases[static_cast<uint32_t>(std::stoul(cell(outcome.result.get(), row, 0)))] =
-          cell(outcome.result.get(), row, 1);
+    if (auto error = co_await read_database_names(*context.session, attachment_.databases)) {
+      co_return collector_error(*error, *context.session);
     }
     unknown_databases_.clear();
   }
