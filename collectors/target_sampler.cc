@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
+#include <asio/post.hpp>
 #include <asio/use_awaitable.hpp>
 
 #include "base/logging.h"
@@ -16,6 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+constexpr int kMemorySnapshotsPerTurn = 64;
 constexpr auto kBackoffStart = 100ms;
 constexpr auto kBackoffCap = 5000ms;
 // A snapshot query that has not answered in this long is taken for a dead connection (a
@@ -386,10 +388,16 @@ asio::awaitable<void> TargetSampler::sample_memory() {
       break;
     }
     count_missed(memory_->take_missed());
-    while (state_ == SamplerState::kSampling && memory_->next(snapshot_)) {
+    // At most 64 snapshots of one batch, then the other handlers of the I/O thread (signals,
+    // the control socket, other targets) get their turn: under a reader faster than the sinks
+    // the loop never waits.
+    for (int taken = 0; taken < kMemorySnapshotsPerTurn && state_ == SamplerState::kSampling &&
+                        memory_->next(snapshot_, taken == 0);
+         ++taken) {
       fanout_.on_collector_status(memory_->name(), snapshot_.query_duration, true);
       co_await deliver_stages();
     }
+    co_await asio::post(executor_, asio::use_awaitable);
     auto now = model::SteadyClock::now();
     for (size_t index = 0; index < collectors_.size() && !lost_; ++index) {
       if (due[index] > now) continue;

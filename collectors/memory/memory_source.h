@@ -43,8 +43,10 @@ class MemorySource : public Collector {
   // Waits until snapshots are ready, wake() is called or `until` passes. I/O thread only.
   asio::awaitable<void> wait(model::SteadyClock::time_point until);
   void wake();
-  // The oldest snapshot read and not yet taken, named into `snapshot`; false when none.
-  bool next(model::Snapshot& snapshot);
+  // The oldest snapshot read and not yet taken, named into `snapshot`; false when none. With
+  // `refill` false, only from the batch already taken over, so that a caller that yields now and
+  // then is not kept busy for ever by a reader faster than its sinks.
+  bool next(model::Snapshot& snapshot, bool refill = true);
   // Ticks missed by the reader since the last call (late, or the I/O thread 100 ms behind).
   uint64_t take_missed();
   // Why the reader stopped reading (the server's memory is gone), if it did.
