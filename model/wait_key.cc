@@ -95,7 +95,17 @@ const WaitKey* intern_key(const BackendSample& backend) {
 }
 
 void assign_keys(Snapshot& snapshot) {
-  for (auto& backend : snapshot.backends) backend.key = intern_key(backend);
+  // Rows of one key often follow each other (a thousand sessions in one sleep): comparing with
+  // the last key is cheaper than hashing and locking again.
+  const WaitKey* last = nullptr;
+  for (auto& backend : snapshot.backends) {
+    if (last != nullptr && !backend.hidden && KeyEqual::equal(key_view(backend), key_view(*last))) {
+      backend.key = last;
+      continue;
+    }
+    backend.key = intern_key(backend);
+    if (backend.key != nullptr) last = backend.key;
+  }
 }
 
 bool is_idle(const WaitKey& key) {
