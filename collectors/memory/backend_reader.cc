@@ -1,10 +1,14 @@
-// The snapshot read. Per tick, in the steady state, two system calls: the whole status array,
-// then for each slot in use its PGPROC's pid, backendId and wait_event_info and its
-// st_changecount once more. An entry whose count was odd or changed between the two reads is read
-// again (at most three times); a PGPROC that no longer matches its slot sends the reader through
-// all PGPROCs' pids once. Nothing is ever sampled from an entry that failed these checks.
+// The snapshot read. Per tick, in the steady state, one system call (or none, through a view of
+// the segment): the status array, the PGPROC (pid, backendId, wait_event_info) of each slot in
+// use in the last snapshot, the status array (or just those slots' st_changecount) again. A new
+// slot, an entry whose count was odd or changed between the two copies, or a PGPROC that no longer
+// matches its slot goes through rounds of its own: its PGPROC found (a pass through all PGPROCs'
+// pids), its fields and st_changecount read again, at most three times. Nothing is ever sampled
+// from an entry that failed these checks.
 #include "collectors/memory/backend_reader.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace pgwaitprof::collectors::memory {
@@ -24,7 +28,9 @@ BackendReader::BackendReader(const PgLayout& layout, ArrayPlaces places, RemoteM
       memory_(std::move(memory)),
       statuses_(size_t{places.status_slots} * layout.status_size),
       procs_(size_t{places.proc_count} * layout.proc_size),
-      proc_of_slot_(places.status_slots, -1) {}
+      proc_of_slot_(places.status_slots, -1),
+      proc_read_in_(places.proc_count, 0),
+      slot_read_in_(places.status_slots, 0) {}
 
 template <typename T>
 T BackendReader::status_field(uint32_t slot, size_t offset) const {
@@ -71,21 +77,83 @@ base::Status BackendReader::scan_procs() {
   return memory_.read(reads_);
 }
 
+// The status array's slots to read: the regular ones below `regular` and the auxiliary ones.
+void BackendReader::add_status_reads(uint32_t regular, std::vector<char>& into) {
+  const size_t aux_at = size_t{places_.max_backends} * layout_.status_size;
+  if (regular == places_.max_backends) {
+    reads_.push_back({places_.statuses, into.data(), into.size()});
+    return;
+  }
+  reads_.push_back({places_.statuses, into.data(), size_t{regular} * layout_.status_size});
+  reads_.push_back({places_.statuses + aux_at, into.data() + aux_at, into.size() - aux_at});
+}
+
+// The PGPROC of each slot in use in the last snapshot, from its pid to its wait_event_info in one
+// piece (the kernel pins pages per piece), or the whole array when there were many.
+void BackendReader::add_known_proc_reads() {
+  if (known_.size() > kBulkAbove) {
+    reads_.push_back({places_.procs, procs_.data(), procs_.size()});
+    std::fill(proc_read_in_.begin(), proc_read_in_.end(), generation_);
+    return;
+  }
+  const size_t first = std::min(layout_.proc_pid, layout_.proc_wait_event_info);
+  const size_t end = std::max(layout_.proc_backend_id, layout_.proc_wait_event_info) + 4;
+  for (const auto& [slot, proc] : known_) {
+    if (proc_read_in_[proc] == generation_) continue;
+    proc_read_in_[proc] = generation_;
+    const size_t at = size_t{proc} * layout_.proc_size + first;
+    reads_.push_back({places_.procs + at, procs_.data() + at, end - first});
+  }
+}
+
+// Through a view, the same as the system call's pieces, but only the words needed: each known
+// PGPROC's pid and backendId and its wait_event_info, then each known slot's st_changecount.
+base::Status BackendReader::copy_known_from_view() {
+  const size_t id_length = sizeof(int32_t) + (layout_.proc_backend_id - layout_.proc_pid);
+  for (const auto& [slot, proc] : known_) {
+    const size_t at = size_t{proc} * layout_.proc_size;
+    const char* ids = memory_.view_at(places_.procs + at + layout_.proc_pid, id_length);
+    const char* wait =
+        memory_.view_at(places_.procs + at + layout_.proc_wait_event_info, sizeof(uint32_t));
+    if (ids == nullptr || wait == nullptr) return base::Error{"a PGPROC is outside the view"};
+    std::memcpy(procs_.data() + at + layout_.proc_pid, ids, id_length);
+    std::memcpy(procs_.data() + at + layout_.proc_wait_event_info, wait, sizeof(uint32_t));
+    proc_read_in_[proc] = generation_;
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  for (const auto& [slot, proc] : known_) {
+    const size_t at = size_t{slot} * layout_.status_size + layout_.status_changecount;
+    const char* count = memory_.view_at(places_.statuses + at, sizeof(int32_t));
+    if (count == nullptr) return base::Error{"a status entry is outside the view"};
+    std::memcpy(statuses_again_.data() + at, count, sizeof(int32_t));
+    slot_read_in_[slot] = generation_;
+  }
+  return std::nullopt;
+}
+
 base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& counts) {
   into.clear();
   const bool full = reads_done_++ % kFullEvery == 0;
   const uint32_t regular =
       full ? places_.max_backends : std::min(places_.max_backends, regular_end_ + kMargin);
+  // One system call in the steady state: the status array, the PGPROCs that its slots had in
+  // the last snapshot, the status array again (in this order: the kernel copies the pieces one
+  // after the other). An entry is taken from it when its count was even and the same in both
+  // copies and its PGPROC still matches; the rest go through the rounds below.
+  ++generation_;
+  statuses_again_.resize(statuses_.size());
   reads_.clear();
-  reads_.push_back({places_.statuses, statuses_.data(), size_t{regular} * layout_.status_size});
-  const size_t aux_at = size_t{places_.max_backends} * layout_.status_size;
-  if (!full) {
-    reads_.push_back(
-        {places_.statuses + aux_at, statuses_.data() + aux_at, statuses_.size() - aux_at});
+  add_status_reads(regular, statuses_);
+  if (memory_.mapped()) {
+    if (auto error = memory_.read(reads_)) return error;
+    if (auto error = copy_known_from_view()) return error;
   } else {
-    reads_.front().length = statuses_.size();
+    add_known_proc_reads();
+    for (const auto& known : known_) slot_read_in_[known.first] = generation_;
+    add_status_reads(regular, statuses_again_);
+    if (auto error = memory_.read(reads_)) return error;
   }
-  if (auto error = memory_.read(reads_)) return error;
+  ++counts.calls;
   used_.clear();
   for (uint32_t slot = 0; slot < places_.status_slots; ++slot) {
     if (slot == regular) slot = places_.max_backends;
@@ -98,30 +166,76 @@ base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& coun
       if (slot < places_.max_backends) regular_end_ = slot + 1;
     }
   }
+  pending_.clear();
+  for (const uint32_t slot : used_) {
+    const auto proc = proc_of_slot_[slot];
+    const auto before = status_field<int32_t>(slot, layout_.status_changecount);
+    int32_t after = 0;
+    std::memcpy(
+        &after,
+        statuses_again_.data() + size_t{slot} * layout_.status_size + layout_.status_changecount,
+        sizeof after);
+    const auto pid = status_field<int32_t>(slot, layout_.status_procpid);
+    if (proc >= 0 && proc_read_in_[static_cast<size_t>(proc)] == generation_ &&
+        slot_read_in_[slot] == generation_ && before % 2 == 0 && before == after &&
+        proc_matches(slot, pid, static_cast<uint32_t>(proc))) {
+      into.push_back(backend_at(slot, static_cast<uint32_t>(proc)));
+    } else {
+      pending_.push_back(slot);
+    }
+  }
+  auto status = read_in_rounds(into, counts);
+  // The next snapshot reads the PGPROCs of the slots in use now.
+  known_.clear();
+  for (const uint32_t slot : used_) {
+    if (proc_of_slot_[slot] >= 0) {
+      known_.emplace_back(slot, static_cast<uint32_t>(proc_of_slot_[slot]));
+    }
+  }
+  return status;
+}
+
+RawBackend BackendReader::backend_at(uint32_t slot, uint32_t proc) const {
+  RawBackend backend;
+  backend.pid = status_field<int32_t>(slot, layout_.status_procpid);
+  backend.backend_type = status_field<uint32_t>(slot, layout_.status_backend_type);
+  backend.state = status_field<uint32_t>(slot, layout_.status_state);
+  backend.query_id = status_field<uint64_t>(slot, layout_.status_query_id);
+  backend.database_id = status_field<uint32_t>(slot, layout_.status_database_id);
+  backend.user_id = status_field<uint32_t>(slot, layout_.status_user_id);
+  backend.proc_start = status_field<int64_t>(slot, layout_.status_proc_start);
+  backend.wait_event_info = proc_field<uint32_t>(proc, layout_.proc_wait_event_info);
+  return backend;
+}
+
+// The slots in `pending_` that the first read could not take (new, changed during it, or moved to
+// another PGPROC): their PGPROCs found, their fields and counts read again, up to kRetries times.
+base::Status BackendReader::read_in_rounds(std::vector<RawBackend>& into, ReadCounts& counts) {
   bool scanned = false;
-  for (int round = 0; round <= kRetries && !used_.empty(); ++round) {
+  for (int round = 0; round <= kRetries && !pending_.empty(); ++round) {
     // A slot without a known PGPROC: look at every PGPROC once, then keep the match.
-    for (const uint32_t slot : used_) {
+    for (const uint32_t slot : pending_) {
       const auto pid = status_field<int32_t>(slot, layout_.status_procpid);
       const auto cached = proc_of_slot_[slot];
       if (cached >= 0 && proc_matches(slot, pid, static_cast<uint32_t>(cached))) continue;
       if (!scanned) {
         if (auto error = scan_procs()) return error;
+        ++counts.calls;
         scanned = true;
       }
       proc_of_slot_[slot] = find_proc(slot, pid);
     }
     reads_.clear();
-    rechecked_.assign(used_.size(), 0);
+    rechecked_.assign(pending_.size(), 0);
     const size_t id_length = sizeof(int32_t) + (layout_.proc_backend_id - layout_.proc_pid);
-    const bool bulk = used_.size() > kBulkAbove;
+    const bool bulk = pending_.size() > kBulkAbove;
     if (bulk) {
       statuses_again_.resize(statuses_.size());
       reads_.push_back({places_.procs, procs_.data(), procs_.size()});
       reads_.push_back({places_.statuses, statuses_again_.data(), statuses_again_.size()});
     }
-    for (size_t index = 0; index < used_.size() && !bulk; ++index) {
-      const uint32_t slot = used_[index];
+    for (size_t index = 0; index < pending_.size() && !bulk; ++index) {
+      const uint32_t slot = pending_[index];
       if (const auto proc = proc_of_slot_[slot]; proc >= 0) {
         const size_t at = static_cast<size_t>(proc) * layout_.proc_size;
         reads_.push_back({places_.procs + at + layout_.proc_pid,
@@ -135,21 +249,22 @@ base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& coun
            &rechecked_[index], sizeof(int32_t)});
     }
     if (auto error = memory_.read(reads_)) return error;
+    ++counts.calls;
     if (bulk) {
-      for (size_t index = 0; index < used_.size(); ++index) {
+      for (size_t index = 0; index < pending_.size(); ++index) {
         std::memcpy(&rechecked_[index],
-                    statuses_again_.data() + size_t{used_[index]} * layout_.status_size +
+                    statuses_again_.data() + size_t{pending_[index]} * layout_.status_size +
                         layout_.status_changecount,
                     sizeof(int32_t));
       }
     }
-    std::vector<uint32_t> again;
-    for (size_t index = 0; index < used_.size(); ++index) {
-      const uint32_t slot = used_[index];
+    again_.clear();
+    for (size_t index = 0; index < pending_.size(); ++index) {
+      const uint32_t slot = pending_[index];
       const auto before = status_field<int32_t>(slot, layout_.status_changecount);
       const auto pid = status_field<int32_t>(slot, layout_.status_procpid);
       if (before % 2 != 0 || before != rechecked_[index]) {
-        again.push_back(slot);
+        again_.push_back(slot);
         continue;
       }
       const auto proc = proc_of_slot_[slot];
@@ -157,34 +272,25 @@ base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& coun
         ++counts.unmatched;
         continue;
       }
-      RawBackend backend;
-      backend.pid = pid;
-      backend.backend_type = status_field<uint32_t>(slot, layout_.status_backend_type);
-      backend.state = status_field<uint32_t>(slot, layout_.status_state);
-      backend.query_id = status_field<uint64_t>(slot, layout_.status_query_id);
-      backend.database_id = status_field<uint32_t>(slot, layout_.status_database_id);
-      backend.user_id = status_field<uint32_t>(slot, layout_.status_user_id);
-      backend.proc_start = status_field<int64_t>(slot, layout_.status_proc_start);
-      backend.wait_event_info =
-          proc_field<uint32_t>(static_cast<uint32_t>(proc), layout_.proc_wait_event_info);
-      into.push_back(backend);
+      into.push_back(backend_at(slot, static_cast<uint32_t>(proc)));
     }
-    if (again.empty()) break;
+    if (again_.empty()) break;
     if (round == kRetries) {
-      counts.inconsistent += again.size();
+      counts.inconsistent += again_.size();
       break;
     }
-    counts.retried += again.size();
+    counts.retried += again_.size();
     // Read the changed entries again; a slot that is no longer in use drops out.
     reads_.clear();
-    for (const uint32_t slot : again) {
+    for (const uint32_t slot : again_) {
       const size_t at = size_t{slot} * layout_.status_size;
       reads_.push_back({places_.statuses + at, statuses_.data() + at, layout_.status_size});
     }
     if (auto error = memory_.read(reads_)) return error;
-    used_.clear();
-    for (const uint32_t slot : again) {
-      if (status_field<int32_t>(slot, layout_.status_procpid) > 0) used_.push_back(slot);
+    ++counts.calls;
+    pending_.clear();
+    for (const uint32_t slot : again_) {
+      if (status_field<int32_t>(slot, layout_.status_procpid) > 0) pending_.push_back(slot);
     }
   }
   return std::nullopt;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "base/expected.h"
@@ -37,6 +38,7 @@ struct ReadCounts {
   uint64_t retried = 0;       // entries read again because they changed during the read
   uint64_t inconsistent = 0;  // entries left out after the retries
   uint64_t unmatched = 0;     // entries whose PGPROC could not be found unambiguously
+  uint64_t calls = 0;         // process_vm_readv rounds (one in the steady state)
 };
 
 class BackendReader {
@@ -50,6 +52,8 @@ class BackendReader {
   base::Status read(std::vector<RawBackend>& into, ReadCounts& counts);
 
   const RemoteMemory& memory() const { return memory_; }
+  // After a failed read: lets go of the server's memory (see RemoteMemory::release).
+  void release_memory() { memory_.release(); }
 
  private:
   template <typename T>
@@ -57,6 +61,11 @@ class BackendReader {
   template <typename T>
   T proc_field(uint32_t proc, size_t offset) const;
   base::Status scan_procs();
+  void add_status_reads(uint32_t regular, std::vector<char>& into);
+  void add_known_proc_reads();
+  base::Status copy_known_from_view();
+  base::Status read_in_rounds(std::vector<RawBackend>& into, ReadCounts& counts);
+  RawBackend backend_at(uint32_t slot, uint32_t proc) const;
   bool proc_matches(uint32_t slot, int32_t pid, uint32_t proc) const;
   int64_t find_proc(uint32_t slot, int32_t pid) const;
 
@@ -67,8 +76,14 @@ class BackendReader {
   std::vector<char> procs_;            // the PGPROC fields read, at their offsets
   std::vector<int64_t> proc_of_slot_;  // the PGPROC index last found for a slot, -1 if none
   std::vector<uint32_t> used_;         // slots in use this snapshot
-  std::vector<int32_t> rechecked_;     // st_changecount read again, per used slot
-  std::vector<char> statuses_again_;   // the status array read again (many slots in use)
+  std::vector<uint32_t> pending_;      // of those, the ones not yet taken or left out
+  std::vector<uint32_t> again_;        // of those, the ones that changed during a round
+  std::vector<std::pair<uint32_t, uint32_t>> known_;  // the last snapshot's slots, PGPROCs
+  std::vector<uint64_t> proc_read_in_;  // per PGPROC, the generation_ that read it last
+  std::vector<uint64_t> slot_read_in_;  // per slot, the generation_ that read its count again
+  uint64_t generation_ = 0;
+  std::vector<int32_t> rechecked_;    // st_changecount read again, per pending slot
+  std::vector<char> statuses_again_;  // the status array read again
   std::vector<RemoteRead> reads_;
   // Between reads of the whole status array (every kFullEvery-th), only the regular slots up to
   // the highest one in use then (plus a margin) and the auxiliary slots are read: backend ids

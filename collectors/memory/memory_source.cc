@@ -125,6 +125,7 @@ void MemorySource::read_loop(std::stop_token stop, double hz) {
     raw.taken_at = model::SystemClock::now();
     raw.taken_at_steady = model::SteadyClock::now();
     if (auto error = attachment_.reader->read(raw.backends, counts)) {
+      attachment_.reader->release_memory();
       std::lock_guard lock(channel_->mutex);
       channel_->failure = error->message;
       publish(Raw{}, true);  // wakes the I/O thread, which sees the failure
@@ -164,8 +165,9 @@ void MemorySource::publish(Raw&& raw, bool wake) {
   });
 }
 
-bool MemorySource::next(model::Snapshot& snapshot) {
+bool MemorySource::next(model::Snapshot& snapshot, bool refill) {
   if (taken_ == taking_.size()) {
+    if (!refill) return false;
     std::lock_guard lock(channel_->mutex);
     for (auto& done : taking_) channel_->spare.push_back(std::move(done));
     taking_.clear();

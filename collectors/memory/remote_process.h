@@ -5,9 +5,11 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -72,20 +74,64 @@ struct RemoteRead {
   size_t length = 0;
 };
 
-// process_vm_readv(2) on one process, only inside `allowed`.
+// One shared mapping of a process mapped read-only into this one, through
+// /proc/<pid>/map_files (which the kernel opens for root or CAP_CHECKPOINT_RESTORE, not for the
+// process's own user): reading it is a memory load, no system call. The mapping keeps the memory
+// alive after the process exits, so `alive()` asks a pidfd of the process, and the view is
+// dropped as soon as it says no.
+class SharedView {
+ public:
+  // The view of `mapping` (shared, offset 0) of `pid`, or an error saying why not; its first
+  // bytes must equal what process_vm_readv reads there.
+  static base::Expected<std::shared_ptr<const SharedView>> open(pid_t pid, const Mapping& mapping);
+  SharedView(const SharedView&) = delete;
+  SharedView& operator=(const SharedView&) = delete;
+  ~SharedView();
+  const Mapping& mapping() const { return mapping_; }
+  // The bytes at `address` of the process (inside mapping(), checked by the caller).
+  const char* at(uint64_t address) const { return base_ + (address - mapping_.start); }
+  bool alive() const;
+
+ private:
+  SharedView(Mapping mapping, const char* base, int pidfd)
+      : mapping_(std::move(mapping)), base_(base), pidfd_(pidfd) {}
+  Mapping mapping_;
+  const char* base_;
+  int pidfd_;
+};
+
+// Bounded reads of one process's memory, only inside `allowed`: by process_vm_readv(2), or,
+// after map_shared(), by copying from a SharedView. One thread at a time: its iovec buffers are
+// reused from read to read, so that a tick allocates nothing.
 class RemoteMemory {
  public:
   RemoteMemory() = default;
   RemoteMemory(pid_t pid, std::vector<Mapping> allowed) : pid_(pid), allowed_(std::move(allowed)) {}
   pid_t pid() const { return pid_; }
-  // Every read, in order, in as few system calls as the kernel's iovec limit allows. An error
-  // (the process is gone, a range outside `allowed`, a short read) leaves `into` unspecified.
+  // Every read, in order, in as few system calls as the kernel's iovec limit allows (none with
+  // a view). An error (the process is gone, a range outside `allowed`, a short read) leaves
+  // `into` unspecified.
   base::Status read(std::span<const RemoteRead> reads) const;
   base::Status read(uint64_t address, void* into, size_t length) const;
+  // Reads through a view of the one allowed mapping from now on, when the kernel lets this
+  // process map it; the error says why not, and reads stay with process_vm_readv.
+  base::Status map_shared();
+  bool mapped() const { return view_ != nullptr; }
+  // Through the view: where the `length` bytes at `address` are, or null outside the mapping.
+  // For loads between two read()s (which check that the process still runs).
+  const char* view_at(uint64_t address, size_t length) const {
+    return view_ && view_->mapping().contains(address, length) ? view_->at(address) : nullptr;
+  }
+  // Drops the view (the memory of an exited server is freed only when nobody maps it).
+  void release() { view_.reset(); }
 
  private:
+  base::Status read_view(std::span<const RemoteRead> reads) const;
   pid_t pid_ = 0;
   std::vector<Mapping> allowed_;
+  std::shared_ptr<const SharedView> view_;
+  mutable std::vector<iovec> local_;
+  mutable std::vector<iovec> remote_;
 };
 
 }  // namespace pgwaitprof::collectors::memory

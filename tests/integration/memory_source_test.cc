@@ -123,41 +123,49 @@ TEST_F(MemorySourceTest, EveryStateMatchesPgStatActivity) {
     EXPECT_TRUE(attached) << attached.error().message;
     if (!attached) co_return;
     const auto expected = co_await activity(session);
-    const auto read = memory_rows(*attached);
-    auto check = [&](int pid, const char* what, const char* state, const char* wait_type,
-                     const char* wait) {
-      SCOPED_TRACE(what);
-      ASSERT_TRUE(read.contains(pid));
-      ASSERT_TRUE(expected.contains(pid));
-      const auto& memory = read.at(pid);
-      const auto& server = expected.at(pid);
-      EXPECT_EQ(memory.type, server.type);
-      EXPECT_EQ(memory.state, server.state);
-      EXPECT_EQ(memory.state, state);
-      EXPECT_EQ(memory.wait_type, wait_type);
-      EXPECT_EQ(memory.wait, wait);
-      EXPECT_EQ(memory.wait_type, server.wait_type);
-      EXPECT_EQ(memory.wait, server.wait);
-      EXPECT_EQ(memory.query_id, server.query_id);
-    };
-    check(idle.pid(), "idle", "idle", "Client", "ClientRead");
-    check(in_transaction.pid(), "idle in transaction", "idle in transaction", "Client",
-          "ClientRead");
-    check(sleeping.pid(), "active, waiting", "active", "Timeout", "PgSleep");
-    check(on_cpu.pid(), "active on a CPU", "active", "", "");
-    check(locked.pid(), "waiting for a lock", "active", "Lock", "relation");
-    EXPECT_FALSE(read.at(sleeping.pid()).query_id.empty());
-    // The server's own processes, each as pg_stat_activity names it.
-    std::set<std::string> types;
-    for (const auto& [pid, row] : read) {
-      if (!expected.contains(pid) || pid == session.backend_pid()) continue;
-      EXPECT_EQ(row.type, expected.at(pid).type) << "pid " << pid;
-      types.insert(row.type);
-    }
-    for (const char* type :
-         {"checkpointer", "background writer", "walwriter", "autovacuum launcher",
-          "logical replication launcher", "client backend"}) {
-      EXPECT_TRUE(types.contains(type)) << type;
+    // Through a view of the segment (root may map it), then by process_vm_readv (the reads of
+    // the server's OS user and of CAP_SYS_PTRACE) once the view is dropped.
+    for (int pass = 0; pass < 2; ++pass) {
+      const bool mapped = pass == 0;
+      SCOPED_TRACE(mapped ? "through a view" : "by process_vm_readv");
+      if (!mapped) attached->reader->release_memory();
+      EXPECT_EQ(attached->reader->memory().mapped(), mapped);
+      const auto read = memory_rows(*attached);
+      auto check = [&](int pid, const char* what, const char* state, const char* wait_type,
+                       const char* wait) {
+        SCOPED_TRACE(what);
+        ASSERT_TRUE(read.contains(pid));
+        ASSERT_TRUE(expected.contains(pid));
+        const auto& memory = read.at(pid);
+        const auto& server = expected.at(pid);
+        EXPECT_EQ(memory.type, server.type);
+        EXPECT_EQ(memory.state, server.state);
+        EXPECT_EQ(memory.state, state);
+        EXPECT_EQ(memory.wait_type, wait_type);
+        EXPECT_EQ(memory.wait, wait);
+        EXPECT_EQ(memory.wait_type, server.wait_type);
+        EXPECT_EQ(memory.wait, server.wait);
+        EXPECT_EQ(memory.query_id, server.query_id);
+      };
+      check(idle.pid(), "idle", "idle", "Client", "ClientRead");
+      check(in_transaction.pid(), "idle in transaction", "idle in transaction", "Client",
+            "ClientRead");
+      check(sleeping.pid(), "active, waiting", "active", "Timeout", "PgSleep");
+      check(on_cpu.pid(), "active on a CPU", "active", "", "");
+      check(locked.pid(), "waiting for a lock", "active", "Lock", "relation");
+      EXPECT_FALSE(read.at(sleeping.pid()).query_id.empty());
+      // The server's own processes, each as pg_stat_activity names it.
+      std::set<std::string> types;
+      for (const auto& [pid, row] : read) {
+        if (!expected.contains(pid) || pid == session.backend_pid()) continue;
+        EXPECT_EQ(row.type, expected.at(pid).type) << "pid " << pid;
+        types.insert(row.type);
+      }
+      for (const char* type :
+           {"checkpointer", "background writer", "walwriter", "autovacuum launcher",
+            "logical replication launcher", "client backend"}) {
+        EXPECT_TRUE(types.contains(type)) << type;
+      }
     }
   });
   in_transaction.exec("ROLLBACK");

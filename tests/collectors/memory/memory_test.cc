@@ -1,10 +1,14 @@
 // The memory source's pure parts and its bounded reads, without a server: the names of the
 // generated layouts, /proc maps and ELF parsing, process_vm_readv confined to allowed ranges
-// (read from this process itself), and the snapshot join on arrays laid out here with a real
+// (read from this process itself), a read-only view of a shared mapping (of a child process),
+// and the snapshot join on arrays laid out here with a real
 // layout: the st_changecount protocol, PGPROC matching by pid and backendId, auxiliary slots.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -152,18 +156,84 @@ TEST(RemoteProcessTest, ReadsOnlyInsideTheAllowedRange) {
   EXPECT_NE(refusal->message.find("outside the server's shared memory"), std::string::npos);
 }
 
-// A status array and a PGPROC array laid out here with a real layout, read as a server's.
-class BackendReaderTest : public ::testing::Test {
+// A child's shared mapping seen through a view: the same bytes as process_vm_readv reads, a
+// write of the child's seen at once, no read outside the mapping, and no read at all once the
+// child has exited (the view would otherwise show its memory forever).
+TEST(RemoteProcessTest, AViewShowsTheChildsMemoryUntilItExits) {
+  if (geteuid() != 0) GTEST_SKIP() << "/proc/<pid>/map_files opens for root only";
+  const size_t size = 8192;
+  void* shared = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto* bytes = static_cast<char*>(shared);
+  std::memcpy(bytes, "header-of-the-segment", 21);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char go = 0;
+    if (read(ready[0], &go, 1) == 1) std::memcpy(bytes + 4096, "written", 7);
+    pause();
+    _exit(0);
+  }
+  const auto start = reinterpret_cast<uint64_t>(bytes);
+  const auto maps = read_maps(child);
+  ASSERT_TRUE(maps);
+  const auto* mapping = find_mapping(*maps, start, size);
+  ASSERT_NE(mapping, nullptr);
+  RemoteMemory memory(child, {*mapping});
+  const auto refused = memory.map_shared();
+  ASSERT_FALSE(refused) << refused->message;
+  ASSERT_TRUE(memory.mapped());
+  ASSERT_EQ(write(ready[1], "g", 1), 1);
+  char into[7] = {};
+  for (int attempt = 0; attempt < 1000 && std::string(into, 7) != "written"; ++attempt) {
+    ASSERT_FALSE(memory.read(start + 4096, into, sizeof into));
+    usleep(1000);
+  }
+  EXPECT_EQ(std::string(into, 7), "written");
+  EXPECT_TRUE(memory.read(start + size - 2, into, 4));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  const auto gone = memory.read(start, into, 4);
+  ASSERT_TRUE(gone);
+  EXPECT_NE(gone->message.find("has exited"), std::string::npos) << gone->message;
+  memory.release();
+  EXPECT_FALSE(memory.mapped());
+  close(ready[0]);
+  close(ready[1]);
+  munmap(shared, size);
+}
+
+// A private mapping has no view: reads stay with process_vm_readv.
+TEST(RemoteProcessTest, OnlySharedMemoryIsViewed) {
+  std::vector<char> region(4096, 'x');
+  const auto start = reinterpret_cast<uint64_t>(region.data());
+  RemoteMemory memory(getpid(), {Mapping{start, start + region.size(), "rw-p", 0, ""}});
+  EXPECT_TRUE(memory.map_shared());
+  EXPECT_FALSE(memory.mapped());
+}
+
+// A status array and a PGPROC array laid out here with a real layout, in shared memory as a
+// server's, read by process_vm_readv (false) or through a view of the mapping (true: root only,
+// the kernel opens /proc/<pid>/map_files for root or CAP_CHECKPOINT_RESTORE).
+class BackendReaderTest : public ::testing::TestWithParam<bool> {
  protected:
   static constexpr uint32_t kMaxBackends = 100;
   void SetUp() override {
     places_.max_backends = kMaxBackends;
     places_.status_slots = kMaxBackends + static_cast<uint32_t>(layout_.aux_proc_types);
     places_.proc_count = kMaxBackends + static_cast<uint32_t>(layout_.auxiliary_procs) + 2;
-    shm_.assign(places_.status_slots * layout_.status_size + places_.proc_count * layout_.proc_size,
-                0);
-    places_.statuses = reinterpret_cast<uint64_t>(shm_.data());
+    size_ = places_.status_slots * layout_.status_size + places_.proc_count * layout_.proc_size;
+    void* shared = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(shared, MAP_FAILED);
+    shm_ = static_cast<char*>(shared);
+    places_.statuses = reinterpret_cast<uint64_t>(shm_);
     places_.procs = places_.statuses + places_.status_slots * layout_.status_size;
+    if (GetParam() && geteuid() != 0) GTEST_SKIP() << "a view of the mapping needs root";
+  }
+  void TearDown() override {
+    if (shm_ != nullptr) munmap(shm_, size_);
   }
   template <typename T>
   void put(uint64_t address, T value) {
@@ -185,22 +255,37 @@ class BackendReaderTest : public ::testing::Test {
     put(at + layout_.proc_backend_id, backend_id);
     put(at + layout_.proc_wait_event_info, wait);
   }
+  // A reader of the arrays above, as the parameter says.
+  BackendReader reader() {
+    const auto maps = read_maps(getpid());
+    EXPECT_TRUE(maps);
+    const auto* mapping = find_mapping(*maps, places_.statuses, size_);
+    EXPECT_NE(mapping, nullptr);
+    RemoteMemory memory(getpid(), {*mapping});
+    if (GetParam()) {
+      const auto refused = memory.map_shared();
+      EXPECT_FALSE(refused) << refused->message;
+      EXPECT_TRUE(memory.mapped());
+    }
+    return BackendReader(layout_, places_, std::move(memory));
+  }
   std::vector<RawBackend> read(ReadCounts& counts) {
-    const auto start = reinterpret_cast<uint64_t>(shm_.data());
-    BackendReader reader(
-        layout_, places_,
-        RemoteMemory(getpid(), {Mapping{start, start + shm_.size(), "rw-s", 0, ""}}));
+    auto one = reader();
     std::vector<RawBackend> backends;
-    EXPECT_FALSE(reader.read(backends, counts));
+    EXPECT_FALSE(one.read(backends, counts));
     return backends;
   }
 
   const PgLayout& layout_ = any_layout();
   ArrayPlaces places_;
-  std::vector<char> shm_;
+  char* shm_ = nullptr;
+  size_t size_ = 0;
 };
 
-TEST_F(BackendReaderTest, JoinsEachSlotToItsPgprocByPidAndBackendId) {
+INSTANTIATE_TEST_SUITE_P(Reads, BackendReaderTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Mapped" : "Syscall"; });
+
+TEST_P(BackendReaderTest, JoinsEachSlotToItsPgprocByPidAndBackendId) {
   const uint32_t client_read = value_of(layout_.wait_events, "WAIT_EVENT_CLIENT_READ");
   status(0, 1001, "B_BACKEND", "STATE_IDLE");
   status(3, 1004, "B_BACKEND", "STATE_RUNNING");
@@ -227,7 +312,7 @@ TEST_F(BackendReaderTest, JoinsEachSlotToItsPgprocByPidAndBackendId) {
   EXPECT_EQ(counts.unmatched, 0u);
 }
 
-TEST_F(BackendReaderTest, LeavesOutWhatItCannotReadConsistently) {
+TEST_P(BackendReaderTest, LeavesOutWhatItCannotReadConsistently) {
   status(0, 1001, "B_BACKEND", "STATE_IDLE", 3);  // being written: odd count, every time
   proc(0, 1001, 1, 0);
   status(1, 1002, "B_BACKEND", "STATE_IDLE");  // no PGPROC carries its pid and backend id
@@ -243,9 +328,53 @@ TEST_F(BackendReaderTest, LeavesOutWhatItCannotReadConsistently) {
   EXPECT_EQ(counts.unmatched, 2u);
 }
 
+// One reader over several snapshots: in the steady state a snapshot is one system call, and a
+// wait that changes, a backend that exits, a new backend in a freed slot (its PGPROC elsewhere)
+// and an entry being written are each seen at the next snapshot, never mixed up.
+TEST_P(BackendReaderTest, SteadySnapshotsAreOneReadAndSeeEveryChange) {
+  const uint32_t client_read = value_of(layout_.wait_events, "WAIT_EVENT_CLIENT_READ");
+  status(0, 1001, "B_BACKEND", "STATE_IDLE");
+  proc(5, 1001, 1, client_read);
+  status(1, 1002, "B_BACKEND", "STATE_RUNNING");
+  proc(6, 1002, 2, 0);
+  auto reader = this->reader();
+  std::vector<RawBackend> backends;
+  ReadCounts first;
+  ASSERT_FALSE(reader.read(backends, first));
+  ASSERT_EQ(backends.size(), 2u);
+  EXPECT_GT(first.calls, 1u) << "the first snapshot looks for the PGPROCs";
+
+  ReadCounts steady;
+  proc(6, 1002, 2, client_read);
+  ASSERT_FALSE(reader.read(backends, steady));
+  EXPECT_EQ(steady.calls, 1u);
+  ASSERT_EQ(backends.size(), 2u);
+  for (const auto& backend : backends) EXPECT_EQ(backend.wait_event_info, client_read);
+
+  // Backend 1002 exits; 1003 takes its slot with a PGPROC of its own; 1001's entry is being
+  // written (odd count) and is left out after the retries, not taken from the stale copy.
+  status(1, 1003, "B_BACKEND", "STATE_IDLE");
+  proc(6, 0, 0, 0);
+  proc(9, 1003, 2, 0);
+  status(0, 1001, "B_BACKEND", "STATE_IDLE", 7);
+  ReadCounts changed;
+  ASSERT_FALSE(reader.read(backends, changed));
+  ASSERT_EQ(backends.size(), 1u);
+  EXPECT_EQ(backends[0].pid, 1003);
+  EXPECT_EQ(backends[0].wait_event_info, 0u);
+  EXPECT_EQ(changed.inconsistent, 1u);
+  EXPECT_EQ(changed.unmatched, 0u);
+
+  status(0, 1001, "B_BACKEND", "STATE_IDLE", 8);
+  ReadCounts after;
+  ASSERT_FALSE(reader.read(backends, after));
+  EXPECT_EQ(backends.size(), 2u);
+  EXPECT_EQ(after.calls, 1u);
+}
+
 // With many slots in use the second read takes both arrays whole: the same join, the same
 // checks.
-TEST_F(BackendReaderTest, ManyBackendsAreReadInBulkWithTheSameChecks) {
+TEST_P(BackendReaderTest, ManyBackendsAreReadInBulkWithTheSameChecks) {
   const uint32_t client_read = value_of(layout_.wait_events, "WAIT_EVENT_CLIENT_READ");
   for (uint32_t slot = 0; slot < 80; ++slot) {
     status(slot, static_cast<int32_t>(3000 + slot), "B_BACKEND", "STATE_IDLE");
@@ -264,6 +393,21 @@ TEST_F(BackendReaderTest, ManyBackendsAreReadInBulkWithTheSameChecks) {
   }
   EXPECT_EQ(counts.inconsistent, 1u);
   EXPECT_EQ(counts.unmatched, 0u);
+
+  // The next snapshots copy both arrays in the one call of the steady state.
+  status(80, 4000, "B_BACKEND", "STATE_IDLE", 6);
+  auto reader = this->reader();
+  std::vector<RawBackend> again;
+  ReadCounts first;
+  ASSERT_FALSE(reader.read(again, first));
+  proc(0, 3079, 80, 0);
+  ReadCounts steady;
+  ASSERT_FALSE(reader.read(again, steady));
+  EXPECT_EQ(steady.calls, 1u);
+  ASSERT_EQ(again.size(), 81u);
+  EXPECT_EQ(std::count_if(again.begin(), again.end(),
+                          [](const RawBackend& backend) { return backend.wait_event_info == 0; }),
+            2);
 }
 
 }  // namespace
