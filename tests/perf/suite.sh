@@ -186,6 +186,13 @@ stop_sleepers() {
   psql_at "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3600);'" >/dev/null
   while [ "$(psql_at "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3600);'")" -gt 0 ]; do sleep 0.2; done
 }
+# The floor under any sampler that wakes once a tick: a loop that only sleeps to each tick as
+# the memory source's reader does, its CPU per tick.
+if part backends; then
+  for hz in 1000 10000; do
+    record "$("$build/tests/pgwaitprof_bench" --timer-floor "$hz" --seconds "$window" | sed 's/^{/{"part":"timer_floor",/')"
+  done
+fi
 for count in $backend_counts; do
   part backends || break
   start_sleepers "$count"

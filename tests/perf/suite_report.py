@@ -253,6 +253,17 @@ def memory_source(parts):
             f"{server_per_snapshot:.2f} µs ({server_with:.1f} ms/s with, {server_without:.1f} ms/s "
             f"without) | 0 |",
         ]
+    floors = {row["hz"]: row["cpu_us_per_tick"] for row in parts["timer_floor"]}
+    few = [row for row in parts["memory_backends"] if row["backends"] < 100]
+    if few:
+        lines.append(
+            f"| client CPU per snapshot, {few[0]['rows']} rows | - | "
+            f"{median([r['client_us_per_snapshot'] for r in few]):.1f} µs "
+            f"({median([r['rate_hz'] for r in few]):.0f} snapshots/s) | - |")
+    for hz, floor in sorted(floors.items()):
+        lines.append(
+            f"| CPU per tick of the wake-ups alone at {hz / 1000:g} kHz (a loop that only "
+            f"sleeps to each tick) | - | {floor:.1f} µs ({floor * hz / 1e4:.1f} % of a core) | - |")
     memory_1khz = taken("memory_1khz")
     memory_10khz = taken("memory_10khz")
     lines += [
