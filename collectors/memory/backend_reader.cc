@@ -106,6 +106,28 @@ void BackendReader::add_known_proc_reads() {
   }
 }
 
+// Through a view, the status array's slots as add_status_reads() would read them, but a free
+// slot costs one load (its st_procpid) instead of a copy of the whole entry.
+base::Status BackendReader::copy_statuses_from_view(uint32_t regular) {
+  for (uint32_t slot = 0; slot < places_.status_slots; ++slot) {
+    if (slot == regular) slot = places_.max_backends;
+    if (slot >= places_.status_slots) break;
+    const size_t at = size_t{slot} * layout_.status_size;
+    const char* entry = memory_.view_at(places_.statuses + at, layout_.status_size);
+    if (entry == nullptr) return base::Error{"a status entry is outside the view"};
+    int32_t pid = 0;
+    std::memcpy(&pid, entry + layout_.status_procpid, sizeof pid);
+    if (pid > 0) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      std::memcpy(statuses_.data() + at, entry, layout_.status_size);
+    } else {
+      std::memset(statuses_.data() + at + layout_.status_procpid, 0, sizeof pid);
+    }
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return std::nullopt;
+}
+
 // Through a view, the same as the system call's pieces, but only the words needed: each known
 // PGPROC's pid and backendId and its wait_event_info, then each known slot's st_changecount.
 base::Status BackendReader::copy_known_from_view() {
@@ -145,7 +167,8 @@ base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& coun
   reads_.clear();
   add_status_reads(regular, statuses_);
   if (memory_.mapped()) {
-    if (auto error = memory_.read(reads_)) return error;
+    if (auto error = memory_.alive()) return error;
+    if (auto error = copy_statuses_from_view(regular)) return error;
     if (auto error = copy_known_from_view()) return error;
   } else {
     add_known_proc_reads();

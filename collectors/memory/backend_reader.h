@@ -63,6 +63,7 @@ class BackendReader {
   base::Status scan_procs();
   void add_status_reads(uint32_t regular, std::vector<char>& into);
   void add_known_proc_reads();
+  base::Status copy_statuses_from_view(uint32_t regular);
   base::Status copy_known_from_view();
   base::Status read_in_rounds(std::vector<RawBackend>& into, ReadCounts& counts);
   RawBackend backend_at(uint32_t slot, uint32_t proc) const;

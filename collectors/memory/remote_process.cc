@@ -256,10 +256,15 @@ base::Status RemoteMemory::map_shared() {
 
 // Each piece copied in turn; the fence keeps the compiler from merging or reordering the loads
 // of the pieces (x86 keeps loads in order), as the kernel's copy keeps them in order.
-base::Status RemoteMemory::read_view(std::span<const RemoteRead> reads) const {
-  if (!view_->alive()) {
+base::Status RemoteMemory::alive() const {
+  if (view_ && !view_->alive()) {
     return base::Error{fmt::format("could not read the memory of process {}: it has exited", pid_)};
   }
+  return std::nullopt;
+}
+
+base::Status RemoteMemory::read_view(std::span<const RemoteRead> reads) const {
+  if (auto gone = alive()) return gone;
   for (const auto& read : reads) {
     if (!view_->mapping().contains(read.address, read.length)) {
       return base::Error{

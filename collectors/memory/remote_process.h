@@ -117,8 +117,10 @@ class RemoteMemory {
   // process map it; the error says why not, and reads stay with process_vm_readv.
   base::Status map_shared();
   bool mapped() const { return view_ != nullptr; }
+  // With a view, an error when the process has exited (read() asks the same first).
+  base::Status alive() const;
   // Through the view: where the `length` bytes at `address` are, or null outside the mapping.
-  // For loads between two read()s (which check that the process still runs).
+  // For loads after alive() said yes.
   const char* view_at(uint64_t address, size_t length) const {
     return view_ && view_->mapping().contains(address, length) ? view_->at(address) : nullptr;
   }
