@@ -136,6 +136,27 @@ TEST_F(RunTest, PgWaitSamplingSourceIsRecorded) {
   EXPECT_GT(run.report["profile"]["snapshots"].get<uint64_t>(), 100u);
 }
 
+// The memory source in a run (and, in deploy/test.sh, under ASan/UBSan like the other sources):
+// its reader thread, the view of the segment and the hand-over to the I/O thread. At 1 kHz
+// every tick is a snapshot or a missed tick, and the report says which source it was.
+TEST_F(RunTest, MemorySourceRunIsReported) {
+  const auto data = temp_dir("run-memory");
+  auto run = pgwaitprof_run(data, {test_conninfo(), "--source", "memory", "--hz", "1000"},
+                            {"-c", "2", "-T", "3"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report["sampler"]["source"], "memory");
+  const auto snapshots = run.report["profile"]["snapshots"].get<double>();
+  const auto missed = run.report["sampler"]["missed_ticks"].get<double>();
+  const auto seconds = run.report["duration_s"].get<double>();
+  EXPECT_GT(snapshots, 0.5 * 1000 * seconds) << "missed " << missed;
+  EXPECT_NEAR(snapshots + missed, 1000 * seconds, 0.15 * 1000 * seconds);
+  bool client_waits = false;
+  for (const auto& entry : run.report["profile"]["entries"]) {
+    client_waits |= entry["backend_type"] == "client backend" && entry["state"] == "active";
+  }
+  EXPECT_TRUE(client_waits) << run.report["profile"].dump(1);
+}
+
 TEST_F(RunTest, BadInputGetsOneLineErrors) {
   auto hz = engine::run_command({pgwaitprof_binary(), "run", "--hz", "0"});
   EXPECT_EQ(hz.exit_code, 2);
