@@ -158,19 +158,20 @@ base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& coun
   const bool full = reads_done_++ % kFullEvery == 0;
   const uint32_t regular =
       full ? places_.max_backends : std::min(places_.max_backends, regular_end_ + kMargin);
-  // One system call in the steady state: the status array, the PGPROCs that its slots had in
-  // the last snapshot, the status array again (in this order: the kernel copies the pieces one
-  // after the other). An entry is taken from it when its count was even and the same in both
-  // copies and its PGPROC still matches; the rest go through the rounds below.
+  // The status array, the PGPROCs that its slots had in the last snapshot, the status array
+  // (or their counts) again, in this order: through the view with fences between the pieces, or
+  // in one system call (the kernel copies the pieces one after the other). An entry is taken
+  // from it when its count was even and the same in both copies and its PGPROC still matches;
+  // the rest go through the rounds below.
   ++generation_;
   statuses_again_.resize(statuses_.size());
-  reads_.clear();
-  add_status_reads(regular, statuses_);
   if (memory_.mapped()) {
     if (auto error = memory_.alive()) return error;
     if (auto error = copy_statuses_from_view(regular)) return error;
     if (auto error = copy_known_from_view()) return error;
   } else {
+    reads_.clear();
+    add_status_reads(regular, statuses_);
     add_known_proc_reads();
     for (const auto& known : known_) slot_read_in_[known.first] = generation_;
     add_status_reads(regular, statuses_again_);
