@@ -1,5 +1,5 @@
 // The snapshot read. Per tick, in the steady state, one system call (or none, through a view of
-// the segment): the status array, the PGPROC (pid, backendId, wait_event_info) of each slot in
+// the segment): the status array, the PGPROC (pid, backendId, latch owner, wait_event_info) of each slot in
 // use in the last snapshot, the status array (or just those slots' st_changecount) again. A new
 // slot, an entry whose count was odd or changed between the two copies, or a PGPROC that no longer
 // matches its slot goes through rounds of its own: its PGPROC found (a pass through all PGPROCs'
@@ -47,7 +47,10 @@ T BackendReader::proc_field(uint32_t proc, size_t offset) const {
 }
 
 bool BackendReader::proc_matches(uint32_t slot, int32_t pid, uint32_t proc) const {
-  if (proc_field<int32_t>(proc, layout_.proc_pid) != pid) return false;
+  if (proc_field<int32_t>(proc, layout_.proc_pid) != pid ||
+      proc_field<int32_t>(proc, layout_.proc_latch_owner) != pid) {
+    return false;
+  }
   if (slot < places_.max_backends) {
     return proc < places_.max_backends &&
            proc_field<int32_t>(proc, layout_.proc_backend_id) == static_cast<int32_t>(slot + 1);
@@ -69,10 +72,10 @@ int64_t BackendReader::find_proc(uint32_t slot, int32_t pid) const {
 
 base::Status BackendReader::scan_procs() {
   reads_.clear();
-  const size_t length = sizeof(int32_t) + (layout_.proc_backend_id - layout_.proc_pid);
+  const auto ids = proc_identity(layout_);
   for (uint32_t proc = 0; proc < places_.proc_count; ++proc) {
-    const size_t at = size_t{proc} * layout_.proc_size + layout_.proc_pid;
-    reads_.push_back({places_.procs + at, procs_.data() + at, length});
+    const size_t at = size_t{proc} * layout_.proc_size + ids.offset;
+    reads_.push_back({places_.procs + at, procs_.data() + at, ids.length});
   }
   return memory_.read(reads_);
 }
@@ -96,8 +99,9 @@ void BackendReader::add_known_proc_reads() {
     std::fill(proc_read_in_.begin(), proc_read_in_.end(), generation_);
     return;
   }
-  const size_t first = std::min(layout_.proc_pid, layout_.proc_wait_event_info);
-  const size_t end = std::max(layout_.proc_backend_id, layout_.proc_wait_event_info) + 4;
+  const auto ids = proc_identity(layout_);
+  const size_t first = std::min(ids.offset, layout_.proc_wait_event_info);
+  const size_t end = std::max(ids.offset + ids.length, layout_.proc_wait_event_info + 4);
   for (const auto& [slot, proc] : known_) {
     if (proc_read_in_[proc] == generation_) continue;
     proc_read_in_[proc] = generation_;
@@ -131,14 +135,14 @@ base::Status BackendReader::copy_statuses_from_view(uint32_t regular) {
 // Through a view, the same as the system call's pieces, but only the words needed: each known
 // PGPROC's pid and backendId and its wait_event_info, then each known slot's st_changecount.
 base::Status BackendReader::copy_known_from_view() {
-  const size_t id_length = sizeof(int32_t) + (layout_.proc_backend_id - layout_.proc_pid);
+  const auto identity = proc_identity(layout_);
   for (const auto& [slot, proc] : known_) {
     const size_t at = size_t{proc} * layout_.proc_size;
-    const char* ids = memory_.view_at(places_.procs + at + layout_.proc_pid, id_length);
+    const char* ids = memory_.view_at(places_.procs + at + identity.offset, identity.length);
     const char* wait =
         memory_.view_at(places_.procs + at + layout_.proc_wait_event_info, sizeof(uint32_t));
     if (ids == nullptr || wait == nullptr) return base::Error{"a PGPROC is outside the view"};
-    std::memcpy(procs_.data() + at + layout_.proc_pid, ids, id_length);
+    std::memcpy(procs_.data() + at + identity.offset, ids, identity.length);
     std::memcpy(procs_.data() + at + layout_.proc_wait_event_info, wait, sizeof(uint32_t));
     proc_read_in_[proc] = generation_;
   }
@@ -251,7 +255,7 @@ base::Status BackendReader::read_in_rounds(std::vector<RawBackend>& into, ReadCo
     }
     reads_.clear();
     rechecked_.assign(pending_.size(), 0);
-    const size_t id_length = sizeof(int32_t) + (layout_.proc_backend_id - layout_.proc_pid);
+    const auto ids = proc_identity(layout_);
     const bool bulk = pending_.size() > kBulkAbove;
     if (bulk) {
       statuses_again_.resize(statuses_.size());
@@ -262,8 +266,8 @@ base::Status BackendReader::read_in_rounds(std::vector<RawBackend>& into, ReadCo
       const uint32_t slot = pending_[index];
       if (const auto proc = proc_of_slot_[slot]; proc >= 0) {
         const size_t at = static_cast<size_t>(proc) * layout_.proc_size;
-        reads_.push_back({places_.procs + at + layout_.proc_pid,
-                          procs_.data() + at + layout_.proc_pid, id_length});
+        reads_.push_back(
+            {places_.procs + at + ids.offset, procs_.data() + at + ids.offset, ids.length});
         reads_.push_back({places_.procs + at + layout_.proc_wait_event_info,
                           procs_.data() + at + layout_.proc_wait_event_info, sizeof(uint32_t)});
       }

@@ -76,6 +76,8 @@ def program(include):
         '  printf("    .proc_size = %zu,\\n", sizeof(PGPROC));',
         '  printf("    .proc_pid = %zu,\\n", offsetof(PGPROC, pid));',
         '  printf("    .proc_backend_id = %zu,\\n", offsetof(PGPROC, backendId));',
+        '  printf("    .proc_latch_owner = %zu,\\n",'
+        " offsetof(PGPROC, procLatch) + offsetof(Latch, owner_pid));",
         '  printf("    .proc_wait_event_info = %zu,\\n", offsetof(PGPROC, wait_event_info));',
         '  printf("    .status_size = %zu,\\n", sizeof(PgBackendStatus));',
         '  printf("    .status_changecount = %zu,\\n", offsetof(PgBackendStatus, st_changecount));',

@@ -393,19 +393,27 @@ asio::awaitable<base::Expected<Attachment>> attach(PgSession& session, const PgL
     co_return refused(fmt::format("MyProcPid of backend {} reads {}", facts->session_pid, my_pid),
                       kUseActivity);
   }
-  std::vector<int32_t> ids(2 * places.max_backends);
+  // A PGPROC keeps the pid and backendId of the last process that used it; the one in use has
+  // its latch owned by that pid (an exited backend's PGPROC with the session's pid, reused
+  // since, was taken for it before).
+  const auto identity = proc_identity(shape);
+  std::vector<char> ids(size_t{places.max_backends} * identity.length);
   std::vector<RemoteRead> reads;
   for (uint32_t proc = 0; proc < places.max_backends; ++proc) {
-    const uint64_t at = places.procs + uint64_t{proc} * shape.proc_size;
-    reads.push_back({at + shape.proc_pid, &ids[2 * proc], sizeof(int32_t)});
-    reads.push_back({at + shape.proc_backend_id, &ids[2 * proc + 1], sizeof(int32_t)});
+    const uint64_t at = places.procs + uint64_t{proc} * shape.proc_size + identity.offset;
+    reads.push_back({at, ids.data() + size_t{proc} * identity.length, identity.length});
   }
   if (auto error = shm.read(reads)) co_return unreadable(*error);
   int32_t backend_id = 0;
   for (uint32_t proc = 0; proc < places.max_backends; ++proc) {
-    if (ids[2 * proc] != facts->session_pid) continue;
+    const size_t at = size_t{proc} * identity.length;
+    auto id = [&](size_t offset) { return field<int32_t>(ids, at + (offset - identity.offset)); };
+    if (id(shape.proc_pid) != facts->session_pid ||
+        id(shape.proc_latch_owner) != facts->session_pid) {
+      continue;
+    }
     if (backend_id != 0) co_return refused("two PGPROCs carry the session's pid", kUseActivity);
-    backend_id = ids[2 * proc + 1];
+    backend_id = id(shape.proc_backend_id);
   }
   if (backend_id < 1 || backend_id > max_backends ||
       my_entry < uint64_t(backend_id - 1) * shape.status_size) {

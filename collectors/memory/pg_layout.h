@@ -28,6 +28,9 @@ struct PgLayout {
   size_t proc_size = 0;
   size_t proc_pid = 0;
   size_t proc_backend_id = 0;
+  // procLatch.owner_pid: the pid while a process uses the PGPROC, 0 once it exited (DisownLatch);
+  // a free PGPROC keeps its last pid and backendId, so only this tells a live one.
+  size_t proc_latch_owner = 0;
   size_t proc_wait_event_info = 0;
   // PgBackendStatus (utils/backend_status.h): what pg_stat_activity reads besides the wait.
   size_t status_size = 0;
@@ -56,6 +59,14 @@ struct PgLayout {
   std::vector<NamedValue> states;              // STATE_*, st_state
   std::vector<NamedValue> individual_lwlocks;  // lwlocknames.h, the name without "Lock"
 };
+
+// The bytes of a PGPROC that say which process it is (pid, backendId, the latch's owner), as
+// one range: one read takes them all.
+struct ByteRange {
+  size_t offset = 0;
+  size_t length = 0;
+};
+ByteRange proc_identity(const PgLayout& layout);
 
 // The layouts this build has, one per major whose server headers were installed.
 const std::vector<PgLayout>& pg_layouts();

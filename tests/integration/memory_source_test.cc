@@ -171,6 +171,57 @@ TEST_F(MemorySourceTest, EveryStateMatchesPgStatActivity) {
   in_transaction.exec("ROLLBACK");
 }
 
+// An autovacuum worker, kept busy by a table whose vacuum sleeps after every page (cost limit
+// 1, delay 100 ms): its type, state and VacuumDelay wait as pg_stat_activity shows them. The
+// launcher's naptime is 1 s for the test only.
+TEST_F(MemorySourceTest, AnAutovacuumWorkerMatchesPgStatActivity) {
+  psql("DROP TABLE IF EXISTS memory_source_vacuum");
+  psql("CREATE TABLE memory_source_vacuum (a int) WITH (autovacuum_vacuum_threshold = 0, "
+       "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_cost_delay = 100, "
+       "autovacuum_vacuum_cost_limit = 1)");
+  psql("INSERT INTO memory_source_vacuum SELECT generate_series(1, 100000)");
+  psql("DELETE FROM memory_source_vacuum");
+  psql("ALTER SYSTEM SET autovacuum_naptime = 1");
+  psql("SELECT pg_reload_conf()");
+  struct Restore {
+    ~Restore() {
+      psql("ALTER SYSTEM RESET autovacuum_naptime");
+      psql("SELECT pg_reload_conf()");
+      psql("DROP TABLE IF EXISTS memory_source_vacuum");
+    }
+  } restore;
+  run_coroutine([&]() -> asio::awaitable<void> {
+    PgSession session(co_await asio::this_coro::executor);
+    EXPECT_FALSE(co_await session.connect(test_conninfo(), 5s));
+    auto attached = co_await collectors::memory::attach(session);
+    EXPECT_TRUE(attached) << attached.error().message;
+    if (!attached) co_return;
+    const auto executor = co_await asio::this_coro::executor;
+    int worker = 0;
+    std::map<int, Row> expected;
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (worker == 0 && std::chrono::steady_clock::now() < deadline) {
+      expected = co_await activity(session);
+      for (const auto& [pid, row] : expected) {
+        if (row.type == "autovacuum worker" && row.wait == "VacuumDelay") worker = pid;
+      }
+      if (worker == 0) {
+        asio::steady_timer pause(executor, 200ms);
+        co_await pause.async_wait(asio::use_awaitable);
+      }
+    }
+    EXPECT_NE(worker, 0) << "no autovacuum worker in VacuumDelay within 30 s";
+    if (worker == 0) co_return;
+    const auto read = memory_rows(*attached);
+    EXPECT_TRUE(read.contains(worker));
+    if (!read.contains(worker)) co_return;
+    EXPECT_EQ(read.at(worker).type, "autovacuum worker");
+    EXPECT_EQ(read.at(worker).state, expected.at(worker).state);
+    EXPECT_EQ(read.at(worker).wait_type, "Timeout");
+    EXPECT_EQ(read.at(worker).wait, "VacuumDelay");
+  });
+}
+
 TEST_F(MemorySourceTest, ABackendThatExitsAndANewOneInItsSlot) {
   run_coroutine([&]() -> asio::awaitable<void> {
     PgSession session(co_await asio::this_coro::executor);

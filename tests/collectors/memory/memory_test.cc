@@ -252,8 +252,13 @@ class BackendReaderTest : public ::testing::TestWithParam<bool> {
   void proc(uint32_t index, int32_t pid, int32_t backend_id, uint32_t wait) {
     const uint64_t at = places_.procs + index * layout_.proc_size;
     put(at + layout_.proc_pid, pid);
+    put(at + layout_.proc_latch_owner, pid);
     put(at + layout_.proc_backend_id, backend_id);
     put(at + layout_.proc_wait_event_info, wait);
+  }
+  // The process of PGPROC `index` exited: it keeps its pid and backend id, not its latch.
+  void exited(uint32_t index) {
+    put(places_.procs + index * layout_.proc_size + layout_.proc_latch_owner, int32_t{0});
   }
   // A reader of the arrays above, as the parameter says.
   BackendReader reader() {
@@ -294,6 +299,9 @@ TEST_P(BackendReaderTest, JoinsEachSlotToItsPgprocByPidAndBackendId) {
   proc(5, 1001, 1, client_read);
   proc(6, 1004, 4, 0);
   proc(2, 1004, 7, client_read);
+  // PGPROC 3 was this pid's with this backend id before (pid reuse): its latch has no owner.
+  proc(3, 1004, 4, client_read);
+  exited(3);
   // The checkpointer: an auxiliary slot and an auxiliary PGPROC.
   const uint32_t checkpointer_main = value_of(layout_.wait_events, "WAIT_EVENT_CHECKPOINTER_MAIN");
   status(kMaxBackends + 1, 2000, "B_CHECKPOINTER", "STATE_UNDEFINED");
