@@ -1,10 +1,10 @@
 // The snapshot read. Per tick, in the steady state, one system call (or none, through a view of
-// the segment): the status array, the PGPROC (pid, backendId, latch owner, wait_event_info) of each slot in
-// use in the last snapshot, the status array (or just those slots' st_changecount) again. A new
-// slot, an entry whose count was odd or changed between the two copies, or a PGPROC that no longer
-// matches its slot goes through rounds of its own: its PGPROC found (a pass through all PGPROCs'
-// pids), its fields and st_changecount read again, at most three times. Nothing is ever sampled
-// from an entry that failed these checks.
+// the segment): the status array, the PGPROC (pid, backendId, latch owner, wait_event_info) of each
+// slot in use in the last snapshot, the status array (or just those slots' st_changecount) again. A
+// new slot, an entry whose count was odd or changed between the two copies, or a PGPROC that no
+// longer matches its slot goes through rounds of its own: its PGPROC found (a pass through all
+// PGPROCs' pids), its fields and st_changecount read again, at most three times. Nothing is ever
+// sampled from an entry that failed these checks.
 #include "collectors/memory/backend_reader.h"
 
 #include <algorithm>

@@ -13,8 +13,7 @@ const std::vector<PgLayout>& pg_layouts() {
 }
 
 ByteRange proc_identity(const PgLayout& layout) {
-  const size_t first =
-      std::min({layout.proc_pid, layout.proc_backend_id, layout.proc_latch_owner});
+  const size_t first = std::min({layout.proc_pid, layout.proc_backend_id, layout.proc_latch_owner});
   const size_t last = std::max({layout.proc_pid, layout.proc_backend_id, layout.proc_latch_owner});
   return {first, last + sizeof(int32_t) - first};
 }

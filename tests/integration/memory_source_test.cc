@@ -176,9 +176,10 @@ TEST_F(MemorySourceTest, EveryStateMatchesPgStatActivity) {
 // launcher's naptime is 1 s for the test only.
 TEST_F(MemorySourceTest, AnAutovacuumWorkerMatchesPgStatActivity) {
   psql("DROP TABLE IF EXISTS memory_source_vacuum");
-  psql("CREATE TABLE memory_source_vacuum (a int) WITH (autovacuum_vacuum_threshold = 0, "
-       "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_cost_delay = 100, "
-       "autovacuum_vacuum_cost_limit = 1)");
+  psql(
+      "CREATE TABLE memory_source_vacuum (a int) WITH (autovacuum_vacuum_threshold = 0, "
+      "autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_cost_delay = 100, "
+      "autovacuum_vacuum_cost_limit = 1)");
   psql("INSERT INTO memory_source_vacuum SELECT generate_series(1, 100000)");
   psql("DELETE FROM memory_source_vacuum");
   psql("ALTER SYSTEM SET autovacuum_naptime = 1");
