@@ -219,7 +219,9 @@ DaemonApp::Target* DaemonApp::find_target(const std::string& name_or_dsn) {
 std::optional<Refusal> DaemonApp::admit(const engine::RunRequest& request) {
   if (stopping_) return Refusal{"busy", "the daemon is stopping"};
   const auto& allowed = config_.loadgen_executables;
-  if (std::find(allowed.begin(), allowed.end(), request.loadgen) == allowed.end()) {
+  // A recording window starts nothing.
+  if (request.kind != loadgen::LoadgenKind::kNone &&
+      std::find(allowed.begin(), allowed.end(), request.loadgen) == allowed.end()) {
     log()->warn("refused run request: load generator not allowed loadgen=\"{}\"", request.loadgen);
     return Refusal{"refused", fmt::format("load generator \"{}\" is not allowed (allowed: {})",
                                           request.loadgen, fmt::join(allowed, ", "))};
