@@ -159,6 +159,48 @@ TEST_F(MatrixTest, ResumeAfterInterruptionCompletesOnlyTheMissingRuns) {
   EXPECT_EQ(nlohmann::json::parse(read_text(matrix_dir / "table.json"))["cells"].size(), 4u);
 }
 
+// A matrix of sysbench runs (issue 26): two variants by their sysbench test, a clients list that
+// becomes --threads, prepare and cleanup around every run; the table, and compare of two runs.
+TEST_F(MatrixTest, SysbenchVariantsAndClientsGiveATableAndACompare) {
+  const auto dir = temp_dir("matrix-sysbench");
+  write_text(dir / "plan.yaml",
+             "name: sb\ntarget: \"" + test_conninfo() +
+                 "\"\nloadgen: sysbench\nargs: [\"--tables=1\", \"--table-size=2000\"]\n"
+                 "setup: prepare\nteardown: cleanup\nclients: [1, 2]\nduration: 3\n"
+                 "variants:\n  - name: read-only\n    args: [oltp_read_only]\n"
+                 "  - name: read-write\n    args: [oltp_read_write]\n");
+  auto result = engine::run_command({pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(),
+                                     "--data-dir", (dir / "data").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("4 of 4 runs completed"), std::string::npos) << result.output;
+  const auto matrix = only_subdirectory(dir / "data" / "matrix");
+  const auto table = nlohmann::json::parse(read_text(matrix / "table.json"));
+  ASSERT_EQ(table["cells"].size(), 4u) << table.dump();
+  for (const auto& cell : table["cells"]) {
+    EXPECT_GT(cell["tps_median"].get<double>(), 0) << cell.dump();
+    EXPECT_FALSE(cell["dominant_wait"].get<std::string>().empty()) << cell.dump();
+  }
+  std::string read_only, read_write;
+  for (const auto& entry : std::filesystem::directory_iterator(matrix / "runs")) {
+    const auto report = nlohmann::json::parse(read_text(entry.path() / "report.json"));
+    EXPECT_EQ(report["throughput_source"], "sysbench");
+    const int clients = report["clients"];
+    std::string argv;
+    for (const auto& word : report["loadgen_argv"]) argv += word.get<std::string>() + " ";
+    EXPECT_NE(argv.find("--threads=" + std::to_string(clients) + " --time=3"), std::string::npos)
+        << argv;
+    if (clients == 2) {
+      (report["variant"] == "read-only" ? read_only : read_write) = entry.path().string();
+    }
+  }
+  auto compared = engine::run_command(
+      {pgwaitprof_binary(), "compare", read_only, read_write, "--format", "json"});
+  ASSERT_EQ(compared.exit_code, 0) << compared.output;
+  const auto comparison = nlohmann::json::parse(compared.output);
+  EXPECT_EQ(comparison["cells"].size(), 1u) << compared.output;
+  EXPECT_EQ(psql("SELECT to_regclass('sbtest1') IS NULL").output, "t\n");
+}
+
 class DaemonRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
