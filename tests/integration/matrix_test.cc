@@ -311,6 +311,35 @@ TEST_F(DaemonRunTest, RequestForAnExecutableNotConfiguredIsRefused) {
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
+// `record` through the daemon that samples the target (issue 26): the window is the daemon's
+// run, its tps the server's; a command the daemon's allow-list does not name is refused.
+TEST_F(DaemonRunTest, RecordThroughTheDaemonAndACommandItDoesNotAllow) {
+  ChildProcess pgbench(
+      {base::find_executable("pgbench"), "-c", "2", "-T", "5", "-n", test_conninfo()},
+      dir_ / "pgbench.out");
+  auto record =
+      engine::run_command({pgwaitprof_binary(), "record", test_conninfo(), "--duration", "3",
+                           "--label", "app", "--data-dir", (dir_ / "data").string()});
+  ASSERT_EQ(record.exit_code, 0) << record.output;
+  EXPECT_NE(record.output.find("by the daemon at"), std::string::npos) << record.output;
+  const auto report =
+      nlohmann::json::parse(read_text(only_subdirectory(dir_ / "data" / "runs") / "report.json"));
+  EXPECT_EQ(report["status"], "completed");
+  EXPECT_EQ(report["workload"], "record");
+  EXPECT_EQ(report["label"], "app");
+  EXPECT_EQ(report["throughput_source"], "server");
+  EXPECT_GT(report["loadgen"]["tps"].get<double>(), 0) << report["timeline"].dump();
+  EXPECT_EQ(pgbench.wait(30s), 0) << pgbench.log();
+
+  auto refused =
+      engine::run_command({pgwaitprof_binary(), "run", test_conninfo(), "--data-dir",
+                           (dir_ / "data").string(), "--loadgen", "command", "--", "/bin/true"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.output.find("load generator \"/bin/true\" is not allowed (allowed: pgbench)"),
+            std::string::npos)
+      << refused.output;
+}
+
 // Each run's report states where a repeat should land once the data directory holds three
 // earlier runs of its configuration, and `compare` of two single runs tests against that spread.
 TEST_F(MatrixTest, TheFourthRepeatStatesItsRunToRunSpread) {
