@@ -35,7 +35,7 @@ void describe_request(model::Run& run, const RunRequest& request,
   run.label = exporters::text_format::text_escape(request.label);
   run.target = request.conninfo.empty() ? "(PG* environment variables)"
                                         : collectors::mask_password(request.conninfo);
-  run.workload = request.workload;
+  run.workload = workload_name(request);
   run.variant = request.variant;
   run.repeat = request.repeat;
   // As asked for, so that a run that fails before its load generator starts still says how many
@@ -46,17 +46,14 @@ void describe_request(model::Run& run, const RunRequest& request,
     case loadgen::LoadgenKind::kPgbench:
       break;
     case loadgen::LoadgenKind::kSysbench:
-      run.workload = "sysbench";
       run.throughput_source = "sysbench";
       run.clients = loadgen::pgbench_int_option(request.pgbench_args, '\0', "threads", 1);
       break;
     case loadgen::LoadgenKind::kCommand:
-      run.workload = "command";
       run.throughput_source = "server";
       run.clients = 0;
       break;
     case loadgen::LoadgenKind::kNone:
-      run.workload = "record";
       run.throughput_source = "server";
       run.clients = 0;
       break;
@@ -135,6 +132,17 @@ std::optional<model::LoadgenSummary> server_summary(
   summary.latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
   if (totals.calls) summary.qps = std::max(0.0, *totals.calls) / totals.covered_s;
   return summary;
+}
+
+std::string workload_name(const RunRequest& request) {
+  switch (request.kind) {
+    case loadgen::LoadgenKind::kPgbench:
+      return request.workload;
+    case loadgen::LoadgenKind::kNone:
+      return "record";
+    default:
+      return std::string(loadgen::to_string(request.kind));
+  }
 }
 
 std::string loadgen_name(const RunRequest& request) {

@@ -70,6 +70,10 @@ void read_sysbench_summary(model::Run& run, const std::vector<std::string>& args
 // server's transactions over the seconds its readings covered; nullopt without a reading.
 std::optional<model::LoadgenSummary> server_summary(const model::RunRecorder::ServerTotals& totals);
 
+// The run's workload as reports and the run_active metric name it: the pgbench workload, or
+// "sysbench", "command", "record".
+std::string workload_name(const RunRequest& request);
+
 // The name errors give the load generator: "pgbench", "sysbench", or the command's executable.
 std::string loadgen_name(const RunRequest& request);
 // The file of the run directory that keeps the load generator's output: pgbench.log,

@@ -238,7 +238,8 @@ std::vector<TimelineRow> timeline_rows(const model::Run& run) {
     row.background = slice.background.flags();
     if (slice.checkpoint_after) row.background += row.background.empty() ? "CKPT" : " CKPT";
     row.sampler_outage = slice.sampler_outage;
-    row.server_tps = slice.server_tps;
+    // Beside the load generator's own tps only: otherwise the tps is the server's already.
+    if (run.throughput_source != "server") row.server_tps = slice.server_tps;
     const auto snapshots = static_cast<double>(row.snapshots);
     for (const auto& [wait_class, count] : slice.profile.by_wait_class()) {
       const double aas = snapshots > 0 ? static_cast<double>(count) / snapshots : 0;

@@ -64,7 +64,8 @@ struct TimelineRow {
   std::string background;       // "av ch"
   bool stalled = false;         // inside one of run.stalls
   bool sampler_outage = false;  // the sampler was disconnected during part of it
-  // The server's transactions per second (pg_stat_database), when read.
+  // The server's transactions per second (pg_stat_database) beside the load generator's own;
+  // unset when not read, or when the timeline's tps is the server's.
   std::optional<double> server_tps;
 };
 

@@ -146,9 +146,7 @@ std::string render_timeline_csv(const model::Run& run) {
                              "runq_aas"});
   // Columns only some runs have come last, so that older readers keep their columns.
   const auto extra = throughput_columns(run);
-  const bool any_server = std::any_of(run.timeline.begin(), run.timeline.end(),
-                                      [](const auto& slice) { return slice.server_tps; });
-  if (any_server || extra.qps || !extra.percentile.empty()) {
+  if (extra.server_tps || extra.qps || !extra.percentile.empty()) {
     out.pop_back();  // the header's line end
     out += ",server_tps,qps,latency_percentile_ms\n";
   }
@@ -180,7 +178,7 @@ std::string render_timeline_csv(const model::Run& run) {
     fields.push_back(row.latency ? format_optional(row.latency->max_ms, 3) : "");
     fields.push_back(row.oncpu_aas ? fmt::format("{:.3f}", *row.oncpu_aas) : "");
     fields.push_back(row.runq_aas ? fmt::format("{:.3f}", *row.runq_aas) : "");
-    if (any_server || extra.qps || !extra.percentile.empty()) {
+    if (extra.server_tps || extra.qps || !extra.percentile.empty()) {
       fields.push_back(row.server_tps ? format_optional(*row.server_tps, 1) : "");
       fields.push_back(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1)
                                                        : "");

@@ -329,6 +329,7 @@ TEST_F(DaemonRunTest, RecordThroughTheDaemonAndACommandItDoesNotAllow) {
   EXPECT_EQ(report["label"], "app");
   EXPECT_EQ(report["throughput_source"], "server");
   EXPECT_GT(report["loadgen"]["tps"].get<double>(), 0) << report["timeline"].dump();
+  EXPECT_NE(daemon_->log().find("run requested target=local workload=record"), std::string::npos);
   EXPECT_EQ(pgbench.wait(30s), 0) << pgbench.log();
 
   auto refused =
