@@ -115,6 +115,7 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
       }
     }
   }
+  context.last = true;
   for (auto& entry : schedule) {
     if (!entry.at_start_and_stop) continue;
     context.now = std::chrono::steady_clock::now();

@@ -1,11 +1,18 @@
 // pg_stat_database's transactions (and pg_stat_statements' calls) per reading.
 #include "collectors/server_throughput.h"
 
+#include "base/logging.h"
+
 #include <charconv>
 #include <string>
 
 namespace pgwaitprof::collectors {
 namespace {
+
+auto log() {
+  static auto logger = base::component_logger("throughput");
+  return logger;
+}
 
 constexpr const char* kTransactionsQuery =
     "SELECT sum(xact_commit + xact_rollback)::int8 FROM pg_stat_database";
@@ -46,16 +53,13 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
     if (!installed.ok()) co_return collector_error(*installed.error, session);
     has_statements_ = cell(installed.result.get(), 0, 0) != "0";
   }
-  auto read = co_await session.execute(*has_statements_ ? kWithCallsQuery : kTransactionsQuery);
+  // Chosen before co_await: GCC 12 miscompiles ?: in a co_await's arguments.
+  const std::string query = *has_statements_ ? kWithCallsQuery : kTransactionsQuery;
+  auto read = co_await session.execute(query);
   if (!read.ok()) {
     // pg_stat_statements dropped, or not in shared_preload_libraries: transactions only.
     if (session.connected()) has_statements_ = false;
     co_return collector_error(*read.error, session);
-  }
-  // A last reading of less than most of an interval: see the header.
-  constexpr double kShortestReading = 0.9;
-  if (previous_ && base::Seconds(context.now - previous_->at) < kShortestReading * interval_) {
-    co_return std::nullopt;
   }
   ServerCounters now;
   now.at = context.now;
@@ -69,12 +73,28 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
   if (*has_statements_) now.calls = counter(read.result.get(), 1);
   // Read after the query, so that it counts itself (the server counted it too).
   now.own_statements = own_statements_();
-  if (previous_) {
-    if (auto reading = throughput_between(*previous_, now)) {
-      context.sink->on_server_throughput(*reading);
-    }
-  }
+  log()->debug("server counters transactions={} calls={} own_statements={} last={}",
+               now.transactions, now.calls.value_or(0), now.own_statements, context.last);
+  // A last reading of less than most of an interval joins the one before it (see the header).
+  constexpr double kShortestReading = 0.9;
+  auto reading = previous_ ? throughput_between(*previous_, now) : std::nullopt;
   previous_ = now;
+  if (reading && pending_ && context.last &&
+      base::Seconds(reading->to - reading->from) < kShortestReading * interval_) {
+    pending_->to = reading->to;
+    pending_->transactions += reading->transactions;
+    if (pending_->calls && reading->calls) *pending_->calls += *reading->calls;
+    reading.reset();
+  }
+  if (pending_ && (reading || context.last)) {
+    context.sink->on_server_throughput(*pending_);
+    pending_.reset();
+  }
+  if (reading && context.last) {
+    context.sink->on_server_throughput(*reading);
+  } else if (reading) {
+    pending_ = reading;
+  }
   co_return std::nullopt;
 }
 

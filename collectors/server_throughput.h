@@ -5,8 +5,10 @@
 // check beside those that do. pgwaitprof's own queries are counted by the server too: they are
 // taken out, counted on pgwaitprof's sessions. Backends (pgwaitprof's too) hand their counts to
 // the server at most once a second: a reading of a whole interval holds about one hand-over of
-// each, a shorter one may hold none of pgwaitprof's, which is why a short last reading is not
-// taken (it would show a drop that is not there).
+// each, a shorter one may hold none of pgwaitprof's (and show a drop that is not there). So the
+// last reading, taken when the load has ended (its backends hand over their last counts as they
+// exit), joins the reading before it when it is shorter than most of an interval; each reading
+// is delivered when the next one is taken, or at the last.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +49,7 @@ class ServerThroughputCollector : public Collector {
   base::Seconds interval_;
   std::optional<bool> has_statements_;  // pg_stat_statements installed; looked up once
   std::optional<ServerCounters> previous_;
+  std::optional<model::ServerThroughput> pending_;  // taken, not delivered yet
 };
 
 }  // namespace pgwaitprof::collectors
