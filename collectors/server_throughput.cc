@@ -1,10 +1,10 @@
 // pg_stat_database's transactions (and pg_stat_statements' calls) per reading.
 #include "collectors/server_throughput.h"
 
-#include "base/logging.h"
-
 #include <charconv>
 #include <string>
+
+#include "base/logging.h"
 
 namespace pgwaitprof::collectors {
 namespace {
