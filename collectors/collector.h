@@ -42,6 +42,8 @@ struct CollectContext {
   // For the target's periodic collectors: the latest snapshot delivered, if any.
   const model::Snapshot* latest = nullptr;
   model::SteadyClock::time_point now{};
+  // The schedule's last collection, after its stop (ScheduledCollector::at_start_and_stop).
+  bool last = false;
 };
 
 class Collector {

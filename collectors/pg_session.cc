@@ -354,6 +354,25 @@ int PgSession::server_version() const {
 
 int PgSession::backend_pid() const { return connection_ ? PQbackendPID(connection_.get()) : 0; }
 
+namespace {
+
+std::string text_or_empty(const char* text) { return text == nullptr ? "" : text; }
+
+}  // namespace
+
+std::string PgSession::host() const {
+  return connection_ ? text_or_empty(PQhost(connection_.get())) : "";
+}
+std::string PgSession::port() const {
+  return connection_ ? text_or_empty(PQport(connection_.get())) : "";
+}
+std::string PgSession::user() const {
+  return connection_ ? text_or_empty(PQuser(connection_.get())) : "";
+}
+std::string PgSession::dbname() const {
+  return connection_ ? text_or_empty(PQdb(connection_.get())) : "";
+}
+
 PgError PgSession::connection_error(const char* what) const {
   std::string text = connection_ ? PQerrorMessage(connection_.get()) : "";
   text = mask_secrets(one_line(text));
@@ -444,6 +463,7 @@ asio::awaitable<PgOutcome> PgSession::finish_query() {
     }
     PgResult result(PQgetResult(connection_.get()));
     if (!result) break;  // drained: the connection is ready for the next query
+    if (!outcome.result && !outcome.error) ++statements_;
     keep_error(result.get());
     outcome.result = std::move(result);
   }

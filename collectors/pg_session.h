@@ -106,6 +106,15 @@ class PgSession {
   bool connected() const;
   int server_version() const;  // PQserverVersion, e.g. 150004
   int backend_pid() const;
+  // Where libpq connected (PQhost, PQport, PQuser, PQdb): what a child process is given to
+  // reach the same server; "" when not connected.
+  std::string host() const;
+  std::string port() const;
+  std::string user() const;
+  std::string dbname() const;
+  // Queries finished on this session since it was made (across reconnects): each is one
+  // transaction in the server's pg_stat_database, which server-side throughput takes out.
+  uint64_t statements() const { return statements_; }
 
  private:
   asio::awaitable<std::optional<PgError>> wait_socket(bool for_write);
@@ -121,6 +130,7 @@ class PgSession {
   // libpq owns the socket: the descriptor is always release()d, never closed.
   asio::posix::stream_descriptor socket_;
   int assigned_fd_ = -1;
+  uint64_t statements_ = 0;
 };
 
 }  // namespace pgwaitprof::collectors

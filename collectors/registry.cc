@@ -16,6 +16,7 @@
 #include "collectors/lock_blockers.h"
 #include "collectors/memory/memory_source.h"
 #include "collectors/pg_wait_sampling.h"
+#include "collectors/server_throughput.h"
 #include "collectors/statements.h"
 
 namespace pgwaitprof::collectors {
@@ -71,6 +72,11 @@ std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& o
                       as_duration(options.interval)});
   schedule.push_back({std::make_unique<LoadgenKernelCollector>(options.loadgen_pid),
                       as_duration(options.interval)});
+  if (options.own_statements) {
+    schedule.push_back(
+        {std::make_unique<ServerThroughputCollector>(options.own_statements, options.interval),
+         as_duration(options.interval), true});
+  }
   return schedule;
 }
 
@@ -81,7 +87,9 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
   using namespace asio::experimental::awaitable_operators;
   if (schedule.empty()) co_return;
   std::vector<std::chrono::steady_clock::time_point> due;
-  for (const auto& entry : schedule) due.push_back(start + entry.period);
+  for (const auto& entry : schedule) {
+    due.push_back(entry.at_start_and_stop ? start : start + entry.period);
+  }
   // Logged once per change, not per collection: a failing collector fails every time.
   std::vector<std::string> last_errors(schedule.size());
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -106,6 +114,12 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
         last_errors[index] = message;
       }
     }
+  }
+  context.last = true;
+  for (auto& entry : schedule) {
+    if (!entry.at_start_and_stop) continue;
+    context.now = std::chrono::steady_clock::now();
+    (void)co_await collect_timed(*entry.collector, context);
   }
 }
 

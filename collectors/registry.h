@@ -7,6 +7,7 @@
 
 #include <asio/awaitable.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace pgwaitprof::collectors {
 struct ScheduledCollector {
   std::unique_ptr<Collector> collector;
   std::chrono::steady_clock::duration period;
+  // Also collected once when the schedule starts and once when it stops (counters whose
+  // differences are the reading: the first and the last interval are covered too).
+  bool at_start_and_stop = false;
 };
 
 // The one source of a sampler: activity or pg_wait_sampling, as the user chose.
@@ -34,11 +38,15 @@ std::vector<ScheduledCollector> make_target_collectors(const SamplerOptions& opt
 struct RunCollectorOptions {
   pid_t loadgen_pid = -1;
   base::Seconds interval{1};
+  // How many queries pgwaitprof has sent to the target so far, for server-side throughput
+  // (collectors/server_throughput.h); none: no server-side throughput.
+  std::function<uint64_t()> own_statements;
 };
 // Collectors of one run, on the run's own session: background activity, host CPU.
 std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& options);
 
-// Runs every collector of `schedule` at start + k * period, one after the other on `context`'s
+// Runs every collector of `schedule` at start + k * period (and at start and after `stop` when
+// it asks to), one after the other on `context`'s
 // session (never two queries at once), until `stop` is set. Collection errors are reported to
 // the sink (collect_timed) and to the log once per change; none ends the schedule.
 asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,

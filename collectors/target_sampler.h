@@ -60,6 +60,9 @@ class TargetSampler {
   const std::string& last_error() const { return last_error_; }
   // The source refused this target (CollectorError::refused): last_error() says why.
   bool refused() const { return refused_; }
+  // Queries the sampler has sent to the target (snapshots, lock and statement look-ups): its
+  // own transactions, which server-side throughput takes out.
+  uint64_t own_statements() const { return session_.statements(); }
 
  private:
   asio::awaitable<CollectResult> connect();

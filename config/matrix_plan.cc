@@ -28,6 +28,8 @@ constexpr auto kPlanOwnedPgbenchOptions = std::to_array<std::string_view>(
 constexpr long long kMaxSecondsPerDay = 86400;
 
 constexpr auto kMetrics = std::to_array<std::string_view>({"tps", "duration"});
+constexpr auto kLoadgens = std::to_array<std::string_view>({"pgbench", "sysbench", "command"});
+constexpr auto kSysbenchSteps = std::to_array<std::string_view>({"prepare", "prewarm", "cleanup"});
 constexpr auto kSplitAttributes =
     std::to_array<std::string_view>({"kernel", "cpu_model", "server_version", "label"});
 
@@ -121,7 +123,7 @@ std::vector<Variant> read_variants(const Document& doc, const Value& value) {
   std::vector<Variant> variants;
   std::set<std::string, std::less<>> names;
   for (const Value& item : read_map_list(doc, value)) {
-    const MapReader reader(doc, item.node, {"name", "settings", "workload"});
+    const MapReader reader(doc, item.node, {"name", "settings", "workload", "args"});
     Variant variant;
     const Value* name = reader.find("name");
     if (!name) doc.fail(reader.mark(), "missing required key \"name\"");
@@ -132,6 +134,7 @@ std::vector<Variant> read_variants(const Document& doc, const Value& value) {
     if (const Value* workload = reader.find("workload")) {
       variant.workload = read_choice(doc, *workload, model::workload_names());
     }
+    if (const Value* args = reader.find("args")) variant.args = read_string_list(doc, *args);
     if (const Value* settings = reader.find("settings")) {
       for (const Value& setting : read_map(doc, *settings)) {
         if (!is_setting_name(setting.name)) {
@@ -146,7 +149,7 @@ std::vector<Variant> read_variants(const Document& doc, const Value& value) {
     }
     variants.push_back(std::move(variant));
   }
-  if (variants.empty()) variants.push_back(Variant{"default", {}, ""});
+  if (variants.empty()) variants.push_back(Variant{"default", {}, "", {}});
   return variants;
 }
 
@@ -175,6 +178,37 @@ void read_fixed_work_keys(const Document& doc, const MapReader& reader, MatrixPl
   }
 }
 
+// loadgen, args, setup, teardown: another load generator than pgbench.
+void read_loadgen_keys(const Document& doc, const MapReader& reader, MatrixPlan& plan) {
+  if (const Value* loadgen = reader.find("loadgen")) {
+    plan.loadgen = read_choice(doc, *loadgen, kLoadgens);
+  }
+  const bool pgbench = plan.loadgen == "pgbench";
+  if (const Value* args = reader.find("args")) {
+    if (pgbench) fail_invalid(doc, *args, "pgbench's arguments go in \"pgbench_args\"");
+    plan.args = read_string_list(doc, *args);
+  } else if (plan.loadgen == "command") {
+    doc.fail(reader.mark(), "missing required key \"args\" (the command, for loadgen command)");
+  }
+  for (const char* key : {"setup", "teardown"}) {
+    const Value* step = reader.find(key);
+    if (step == nullptr) continue;
+    if (plan.loadgen != "sysbench") {
+      fail_invalid(doc, *step, "set-up and tear-down steps are sysbench's (loadgen: sysbench)");
+    }
+    (std::string_view(key) == "setup" ? plan.setup : plan.teardown) =
+        read_choice(doc, *step, kSysbenchSteps);
+  }
+  if (!pgbench) {
+    if (const Value* args = reader.find("pgbench_args")) {
+      fail_invalid(doc, *args, "the load generator's arguments go in \"args\"");
+    }
+    if (const Value* warmup = reader.find("warmup")) {
+      fail_invalid(doc, *warmup, "a warm-up run is pgbench's");
+    }
+  }
+}
+
 }  // namespace
 
 bool fixed_work(const MatrixPlan& plan) {
@@ -199,9 +233,10 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
   const Document doc(file_name, "matrix plan");
   const MapReader reader(
       doc, doc.load(yaml_text),
-      {"name", "target", "scale", "workload", "clients", "jobs", "duration", "repeats", "variants",
-       "checkpoint", "warmup", "hz", "source", "pgbench_args", "metric", "transactions",
-       "checkpoint_after", "split_by"});
+      {"name",     "target",       "scale",    "workload",     "clients",          "jobs",
+       "duration", "repeats",      "variants", "checkpoint",   "warmup",           "hz",
+       "source",   "pgbench_args", "metric",   "transactions", "checkpoint_after", "split_by",
+       "loadgen",  "args",         "setup",    "teardown"});
   MatrixPlan plan;
   // The plan's name titles its table and results; a file named fsync.yaml is the "fsync" plan.
   plan.name = std::filesystem::path(file_name).stem().string();
@@ -226,7 +261,7 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
   if (const Value* variants = reader.find("variants")) {
     plan.variants = read_variants(doc, *variants);
   } else {
-    plan.variants.push_back(Variant{"default", {}, ""});
+    plan.variants.push_back(Variant{"default", {}, "", {}});
   }
   if (const Value* checkpoint = reader.find("checkpoint")) {
     plan.checkpoint = read_bool(doc, *checkpoint);
@@ -249,7 +284,35 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
     plan.pgbench_args = read_plan_pgbench_args(doc, *args);
   }
   read_fixed_work_keys(doc, reader, plan);
+  read_loadgen_keys(doc, reader, plan);
   return plan;
+}
+
+std::vector<std::string> cell_loadgen_args(const MatrixPlan& plan, const Variant& variant,
+                                           int clients) {
+  std::vector<std::string> args = plan.args;
+  args.insert(args.end(), variant.args.begin(), variant.args.end());
+  const auto replace = [](std::string text, std::string_view name, const std::string& value) {
+    for (size_t at; (at = text.find(name)) != std::string::npos;)
+      text.replace(at, name.size(), value);
+    return text;
+  };
+  const auto has = [&](std::string_view option) {
+    return std::any_of(args.begin(), args.end(), [&](const std::string& arg) {
+      return arg == option || arg.starts_with(std::string(option) + "=");
+    });
+  };
+  bool threads = has("--threads");
+  bool time = has("--time");
+  for (auto& arg : args) {
+    arg = replace(arg, "{clients}", std::to_string(clients));
+    arg = replace(arg, "{duration}", std::to_string(plan.duration.count()));
+  }
+  if (plan.loadgen == "sysbench") {
+    if (!threads) args.push_back("--threads=" + std::to_string(clients));
+    if (!time) args.push_back("--time=" + std::to_string(plan.duration.count()));
+  }
+  return args;
 }
 
 MatrixPlan load_matrix_plan(const std::filesystem::path& path) {

@@ -24,6 +24,9 @@ struct Variant {
   std::map<std::string, std::string> settings;
   // The variant's own built-in workload ("" = the plan's): tpcb against tpcb-func in one table.
   std::string workload;
+  // sysbench or a command: arguments after the plan's "args" (oltp_read_only against
+  // oltp_read_write in one table).
+  std::vector<std::string> args;
 };
 
 struct MatrixPlan {
@@ -52,7 +55,20 @@ struct MatrixPlan {
   // An environment attribute recorded with each run that splits the table (kernel, cpu_model,
   // server_version, label): runs of two hosts or boots side by side. "" = none.
   std::string split_by;
+  // The load generator: pgbench (the workload's), sysbench, or command. sysbench and a command
+  // take "args", where {clients} and {duration} become each cell's figures; sysbench gets
+  // --threads={clients} and --time={duration} when its args set neither, and its steps
+  // "setup" (prepare) and "teardown" (cleanup) around every run.
+  std::string loadgen = "pgbench";
+  std::vector<std::string> args;
+  std::string setup;
+  std::string teardown;
 };
+
+// A cell's arguments for sysbench or a command: the plan's args then the variant's, {clients}
+// and {duration} replaced; sysbench's --threads and --time added when absent.
+std::vector<std::string> cell_loadgen_args(const MatrixPlan& plan, const Variant& variant,
+                                           int clients);
 
 // Whether the plan's runs end when their work is done (no -T).
 bool fixed_work(const MatrixPlan& plan);

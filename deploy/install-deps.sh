@@ -17,6 +17,8 @@ packages=(
   postgresql-15 postgresql-client-15 postgresql-15-pg-wait-sampling
   # the memory source: the server headers its shared-memory layout is generated from
   postgresql-server-dev-15
+  # `run --loadgen sysbench` and its integration tests (sysbench with its pgsql driver)
+  sysbench
   # tests and deploy checks: real Prometheus and promtool, systemd-analyze, JSON/YAML/HTTP tools
   prometheus systemd curl jq python3 python3-yaml shellcheck procps
   # the browser check of the HTML reports (ctest -L browser): headless Chromium

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 
 #include "base/programs.h"
@@ -112,7 +114,8 @@ bool is_chatter(std::string_view line) {
 
 }  // namespace
 
-std::string describe_loadgen_failure(int exit_code, std::string_view stderr_text) {
+std::string describe_loadgen_failure(int exit_code, std::string_view stderr_text,
+                                     std::string_view name) {
   std::string first_error;
   std::string last_other;
   size_t start = 0;
@@ -125,7 +128,7 @@ std::string describe_loadgen_failure(int exit_code, std::string_view stderr_text
     if (is_error(line) && first_error.empty()) first_error = line;
     last_other = line;
   }
-  std::string text = "pgbench " + base::describe_exit(exit_code);
+  std::string text = std::string(name) + " " + base::describe_exit(exit_code);
   if (exit_code > 128) {
     if (!first_error.empty()) text += ": " + first_error;
   } else if (!first_error.empty()) {
@@ -134,6 +137,122 @@ std::string describe_loadgen_failure(int exit_code, std::string_view stderr_text
     text += ": " + last_other;
   }
   return collectors::mask_secrets(text);
+}
+
+std::string_view to_string(LoadgenKind kind) {
+  switch (kind) {
+    case LoadgenKind::kPgbench:
+      return "pgbench";
+    case LoadgenKind::kSysbench:
+      return "sysbench";
+    case LoadgenKind::kCommand:
+      return "command";
+    case LoadgenKind::kNone:
+      return "none";
+  }
+  return "pgbench";
+}
+
+std::optional<LoadgenKind> parse_loadgen_kind(std::string_view name) {
+  for (const auto kind : {LoadgenKind::kPgbench, LoadgenKind::kSysbench, LoadgenKind::kCommand}) {
+    if (to_string(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+void add_environment(LoadgenCommand& command, const TargetAddress& target) {
+  for (const auto& [name, value] : {std::pair<std::string, std::string>{"PGHOST", target.host},
+                                    {"PGPORT", target.port},
+                                    {"PGUSER", target.user},
+                                    {"PGDATABASE", target.dbname},
+                                    {"PGPASSWORD", target.password}}) {
+    if (!value.empty()) command.environment.push_back(name + "=" + value);
+  }
+}
+
+bool has_option(const std::vector<std::string>& args, std::string_view name) {
+  const std::string flag = "--" + std::string(name);
+  return std::any_of(args.begin(), args.end(), [&](const std::string& arg) {
+    return arg == flag || arg.starts_with(flag + "=");
+  });
+}
+
+constexpr std::array<std::string_view, 4> kSysbenchSteps = {"prepare", "run", "cleanup", "prewarm"};
+
+}  // namespace
+
+LoadgenCommand build_any_command(const std::string& executable,
+                                 const std::vector<std::string>& args,
+                                 const TargetAddress& target) {
+  LoadgenCommand command;
+  command.display_argv = args;
+  command.argv = args;
+  if (!command.argv.empty()) command.argv.front() = executable;
+  add_environment(command, target);
+  command.clients = 0;  // not known
+  return command;
+}
+
+std::optional<std::string> sysbench_step(const std::vector<std::string>& args) {
+  for (const auto& arg : args) {
+    if (std::find(kSysbenchSteps.begin(), kSysbenchSteps.end(), arg) != kSysbenchSteps.end()) {
+      return arg;
+    }
+  }
+  return std::nullopt;
+}
+
+LoadgenCommand build_sysbench_command(const std::string& executable,
+                                      const std::vector<std::string>& args,
+                                      const TargetAddress& target, base::Seconds interval,
+                                      std::string_view step) {
+  LoadgenCommand command;
+  std::vector<std::string> words{executable};
+  for (const auto& arg : args) {
+    // The step asked for replaces the one given.
+    if (!step.empty() &&
+        std::find(kSysbenchSteps.begin(), kSysbenchSteps.end(), arg) != kSysbenchSteps.end()) {
+      continue;
+    }
+    words.push_back(arg);
+  }
+  if (!has_option(args, "db-driver")) words.emplace_back("--db-driver=pgsql");
+  const std::pair<std::string_view, std::string> connection[] = {{"pgsql-host", target.host},
+                                                                 {"pgsql-port", target.port},
+                                                                 {"pgsql-user", target.user},
+                                                                 {"pgsql-db", target.dbname}};
+  for (const auto& [name, value] : connection) {
+    if (!has_option(args, name) && !value.empty()) {
+      words.push_back(fmt::format("--{}={}", name, value));
+    }
+  }
+  const int interval_s = std::max(1, static_cast<int>(interval.count()));
+  command.interval = base::Seconds(interval_s);
+  if (const auto given = pgbench_option(args, '\0', "report-interval")) {
+    int value = 0;
+    const auto [end, error] = std::from_chars(given->data(), given->data() + given->size(), value);
+    if (error == std::errc() && value > 0) command.interval = base::Seconds(value);
+  } else if (step.empty() || step == "run") {
+    words.push_back(fmt::format("--report-interval={}", interval_s));
+  }
+  if (!step.empty()) {
+    words.emplace_back(step);
+  } else if (!sysbench_step(args)) {
+    words.emplace_back("run");
+  }
+  command.argv = words;
+  command.display_argv = words;
+  command.display_argv.front() = "sysbench";
+  if (!target.password.empty()) command.environment.push_back("PGPASSWORD=" + target.password);
+  int threads = 1;
+  if (const auto given = pgbench_option(args, '\0', "threads")) {
+    (void)std::from_chars(given->data(), given->data() + given->size(), threads);
+  }
+  command.clients = threads;
+  command.threads = threads;
+  return command;
 }
 
 }  // namespace pgwaitprof::loadgen

@@ -53,8 +53,45 @@ struct LoadgenCommand {
 
 LoadgenCommand build_loadgen_command(const LoadgenInputs& inputs);
 
-// One line saying why the load generator failed: the signal that killed it, the option it
-// rejected, or its first error, never a hint such as `Try "pgbench --help"`.
-std::string describe_loadgen_failure(int exit_code, std::string_view stderr_text);
+// One line saying why the load generator (`name`: "pgbench", "sysbench", a command's name)
+// failed: the signal that killed it, the option it rejected, or its first error, never a hint
+// such as `Try "pgbench --help"`.
+std::string describe_loadgen_failure(int exit_code, std::string_view stderr_text,
+                                     std::string_view name = "pgbench");
+
+// Which load generator a run starts: pgbench (the default), sysbench, any command, or none (a
+// recording window of load that runs elsewhere).
+enum class LoadgenKind { kPgbench, kSysbench, kCommand, kNone };
+std::string_view to_string(LoadgenKind kind);
+// "pgbench", "sysbench", "command"; nullopt for any other name ("none" is `record`'s, not a name
+// a user gives).
+std::optional<LoadgenKind> parse_loadgen_kind(std::string_view name);
+
+// Where a child reaches the target, as libpq resolved it for the run's own connection.
+struct TargetAddress {
+  std::string host;
+  std::string port;
+  std::string user;
+  std::string dbname;
+  std::string password;  // "" when the target has none; for PGPASSWORD only
+};
+
+// Any command: its argv as given (the executable resolved to `executable`), the target in the
+// child's PG* variables (PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD), so that psql and
+// libpq programs reach it with no argument.
+LoadgenCommand build_any_command(const std::string& executable,
+                                 const std::vector<std::string>& args, const TargetAddress& target);
+
+// sysbench: the user's arguments, and what they leave out added: --db-driver=pgsql, the
+// target's --pgsql-host/-port/-user/-db (the password in PGPASSWORD: sysbench's pgsql driver
+// leaves an empty --pgsql-password to libpq), --report-interval (whole seconds, as pgbench's
+// -P), and the command `run` when no command (prepare, run, cleanup, prewarm) is given.
+// `step` replaces the command given (a plan's set-up "prepare" and tear-down "cleanup").
+LoadgenCommand build_sysbench_command(const std::string& executable,
+                                      const std::vector<std::string>& args,
+                                      const TargetAddress& target, base::Seconds interval,
+                                      std::string_view step = "");
+// The sysbench command word among `args` (prepare, run, cleanup, prewarm), if any.
+std::optional<std::string> sysbench_step(const std::vector<std::string>& args);
 
 }  // namespace pgwaitprof::loadgen

@@ -167,13 +167,19 @@ static SamplerInfo sampler_from_json(const json& j) {
 }
 
 static json progress_to_json(const LoadgenProgress& progress) {
-  return {{"elapsed_s", progress.elapsed_s},
-          {"tps", number_or_null(progress.tps)},
-          {"latency_avg_ms", number_or_null(progress.latency_avg_ms)},
-          {"latency_stddev_ms", number_or_null(progress.latency_stddev_ms)},
-          {"failed", progress.failed},
-          {"lag_ms", progress.lag_ms},
-          {"skipped", progress.skipped}};
+  json j = {{"elapsed_s", progress.elapsed_s},
+            {"tps", number_or_null(progress.tps)},
+            {"latency_avg_ms", number_or_null(progress.latency_avg_ms)},
+            {"latency_stddev_ms", number_or_null(progress.latency_stddev_ms)},
+            {"failed", progress.failed},
+            {"lag_ms", progress.lag_ms},
+            {"skipped", progress.skipped}};
+  if (progress.qps) j["qps"] = *progress.qps;
+  if (progress.latency_percentile_ms) {
+    j["latency_percentile_ms"] = *progress.latency_percentile_ms;
+    j["latency_percentile"] = progress.latency_percentile;
+  }
+  return j;
 }
 
 static LoadgenProgress progress_from_json(const json& j) {
@@ -185,6 +191,9 @@ static LoadgenProgress progress_from_json(const json& j) {
   progress.failed = j.value("failed", uint64_t{0});
   progress.lag_ms = j.value("lag_ms", std::optional<double>{});
   progress.skipped = j.value("skipped", uint64_t{0});
+  progress.qps = j.value("qps", std::optional<double>{});
+  progress.latency_percentile_ms = j.value("latency_percentile_ms", std::optional<double>{});
+  progress.latency_percentile = j.value("latency_percentile", 0.0);
   return progress;
 }
 
@@ -266,6 +275,10 @@ json to_json(const Run& run) {
                         {"kernel", slice.kernel},
                         {"lock_blocker", slice.lock_blocker}});
     if (slice.checkpoint_after) timeline.back()["checkpoint_after"] = true;
+    if (slice.server_tps) timeline.back()["server_tps"] = number_or_null(*slice.server_tps);
+    if (slice.server_calls_per_s) {
+      timeline.back()["server_calls_per_s"] = number_or_null(*slice.server_calls_per_s);
+    }
   }
   json query_ids = json::array();
   for (const auto& [query_id, count] : run.query_ids) {
@@ -310,6 +323,12 @@ json to_json(const Run& run) {
   if (run.work) document["work"] = work_to_json(run.work);
   if (run.checkpoint_after) document["checkpoint_after"] = checkpoint_to_json(run.checkpoint_after);
   if (run.run_to_run) document["run_to_run"] = *run.run_to_run;
+  if (!run.throughput_source.empty()) document["throughput_source"] = run.throughput_source;
+  if (run.loadgen && run.loadgen->qps) document["loadgen"]["qps"] = *run.loadgen->qps;
+  if (run.loadgen && run.loadgen->latency_percentile_ms) {
+    document["loadgen"]["latency_percentile_ms"] = *run.loadgen->latency_percentile_ms;
+    document["loadgen"]["latency_percentile"] = run.loadgen->latency_percentile;
+  }
   return document;
 }
 
@@ -332,6 +351,7 @@ Run run_from_json(const json& j) {
   run.repeat = j.value("repeat", 0);
   run.clients = j.value("clients", 0);
   run.loadgen_argv = j.value("loadgen_argv", std::vector<std::string>{});
+  run.throughput_source = j.value("throughput_source", "");
   const auto status = j.at("status").get<std::string>();
   const auto parsed_status = parse_run_status(status);
   if (!parsed_status) throw std::runtime_error(fmt::format("unknown run status \"{}\"", status));
@@ -364,12 +384,28 @@ Run run_from_json(const json& j) {
     slice.kernel = entry.value("kernel", std::map<std::string, KernelTime>{});
     slice.lock_blocker = entry.value("lock_blocker", "");
     slice.checkpoint_after = entry.value("checkpoint_after", false);
+    if (entry.contains("server_tps")) slice.server_tps = number_or_nan(entry.at("server_tps"));
+    if (entry.contains("server_calls_per_s")) {
+      slice.server_calls_per_s = number_or_nan(entry.at("server_calls_per_s"));
+    }
     run.timeline.push_back(std::move(slice));
   }
   run.stalls = j.value("stalls", std::vector<Stall>{});
   run.outages = j.value("outages", std::vector<Outage>{});
   run.environment = j.value("environment", Environment{});
-  run.loadgen = j.value("loadgen", std::optional<LoadgenSummary>{});
+  if (const auto found = j.find("loadgen"); found != j.end() && found->is_object()) {
+    // A summary made of the server's counters has no latency (NaN, written as null).
+    json summary = *found;
+    const bool no_latency =
+        summary.contains("latency_avg_ms") && summary["latency_avg_ms"].is_null();
+    if (no_latency) summary["latency_avg_ms"] = 0.0;
+    run.loadgen = summary.get<LoadgenSummary>();
+    if (no_latency) run.loadgen->latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+    run.loadgen->qps = summary.value("qps", std::optional<double>{});
+    run.loadgen->latency_percentile_ms =
+        summary.value("latency_percentile_ms", std::optional<double>{});
+    run.loadgen->latency_percentile = summary.value("latency_percentile", 0.0);
+  }
   if (j.contains("latency")) run.latency = latency_from_json(j.at("latency"));
   run.latency_sampling_rate = j.value("latency_sampling_rate", 1.0);
   run.loadgen_exit_code = j.value("loadgen_exit_code", 0);
@@ -419,6 +455,19 @@ std::optional<double> run_figure(const Run& run, Metric metric) {
   }
   if (run.loadgen) return run.loadgen->tps;
   return std::nullopt;
+}
+
+std::string throughput_source_text(const Run& run) {
+  if (run.throughput_source == "server") {
+    return "the server: pg_stat_database, xact_commit + xact_rollback per second of every "
+           "database, pgwaitprof's own statements excluded";
+  }
+  if (run.throughput_source == "sysbench") {
+    return "sysbench's reports (--report-interval), the server's pg_stat_database beside them";
+  }
+  return "pgbench's progress reports (-P)" +
+         std::string(run.throughput_source.empty() ? ""
+                                                   : ", the server's pg_stat_database beside them");
 }
 
 std::string WorkDone::summary() const {

@@ -41,6 +41,11 @@ struct LoadgenProgress {
   uint64_t failed = 0;
   std::optional<double> lag_ms;  // with -R
   uint64_t skipped = 0;
+  // sysbench's: queries per second, and a latency percentile (--percentile, 95 by default)
+  // instead of the average (latency_avg_ms is NaN then).
+  std::optional<double> qps;
+  std::optional<double> latency_percentile_ms;
+  double latency_percentile = 0;
 };
 
 // The load generator's final summary.
@@ -58,6 +63,10 @@ struct LoadgenSummary {
   std::optional<double> initial_connection_time_ms;
   double tps = 0;
   std::vector<std::string> aborted;  // "client 3 aborted in command 4 ..." lines
+  // sysbench's: queries per second, and its latency percentile over the run.
+  std::optional<double> qps;
+  std::optional<double> latency_percentile_ms;
+  double latency_percentile = 0;
 };
 
 struct TimelineSlice {
@@ -65,6 +74,10 @@ struct TimelineSlice {
   base::Seconds duration{0};
   Profile profile;
   std::optional<LoadgenProgress> loadgen;
+  // Transactions (and pg_stat_statements calls) per second the server counted in the interval
+  // (pg_stat_database), beside or instead of the load generator's own figures.
+  std::optional<double> server_tps;
+  std::optional<double> server_calls_per_s;
   Background background;
   std::optional<HostCpu> cpu;
   bool sampler_outage = false;  // the sampler was disconnected during part of it
@@ -220,6 +233,10 @@ struct Run {
   int repeat = 0;       // matrix repeat number, from 1 ("" and 0 outside a matrix)
   int clients = 0;      // load generator clients (pgbench -c)
   std::vector<std::string> loadgen_argv;
+  // Where the timeline's tps and the summary's come from: the load generator's own reports
+  // ("pgbench", "sysbench") or the server's counters ("server": pg_stat_database, for a command
+  // or a recording window). "" in reports written before it was recorded: pgbench.
+  std::string throughput_source;
   RunStatus status = RunStatus::kCompleted;
   std::string error;       // one line, when not completed
   std::string started_at;  // ISO 8601 UTC
@@ -252,6 +269,10 @@ struct Run {
   // outside a data directory.
   std::optional<RunToRun> run_to_run;
 };
+
+// What a report says of the run's throughput: "pgbench's progress reports (-P)", "the server's
+// pg_stat_database (xact_commit + xact_rollback per second)", ...
+std::string throughput_source_text(const Run& run);
 
 // The figure a matrix cell or a comparison is made of: tps (higher is better), or a fixed-work
 // run's elapsed seconds (lower is better).

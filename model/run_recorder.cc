@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "model/run_analysis.h"
 
@@ -129,6 +130,47 @@ void RunRecorder::on_kernel_times(const KernelTimes& times) {
   }
 }
 
+void RunRecorder::on_server_throughput(const ServerThroughput& reading) {
+  const base::Seconds from = std::max(base::Seconds(0), since_start(reading.from));
+  const base::Seconds to = since_start(reading.to);
+  const base::Seconds length = reading.to - reading.from;
+  if (to <= from || length <= base::Seconds(0)) return;
+  const auto add = [&](ServerTotals& totals, double share, double covered_s) {
+    totals.transactions += reading.transactions * share;
+    if (reading.calls) totals.calls = totals.calls.value_or(0) + *reading.calls * share;
+    totals.covered_s += covered_s;
+  };
+  add(server_totals_, 1, (to - from).count());
+  for (size_t index = slice_index(reading.from); index <= slice_index(reading.to); ++index) {
+    const base::Seconds slice_start = static_cast<double>(index) * interval_;
+    const double overlap_s =
+        (std::min(to, slice_start + interval_) - std::max(from, slice_start)).count();
+    if (overlap_s <= 0) continue;
+    slice(index);
+    add(server_by_slice_[index], overlap_s / length.count(), overlap_s);
+  }
+}
+
+void RunRecorder::finish_server_throughput() {
+  for (const auto& [index, totals] : server_by_slice_) {
+    if (index >= timeline_.size() || totals.covered_s <= 0) continue;
+    auto& slice = timeline_[index];
+    // Own statements are taken out per reading while the server's counters lag by up to a
+    // second (backends flush them at most once a second): a rate below zero is noise.
+    const double tps = std::max(0.0, totals.transactions / totals.covered_s);
+    slice.server_tps = tps;
+    if (totals.calls) slice.server_calls_per_s = std::max(0.0, *totals.calls / totals.covered_s);
+    if (throughput_from_server_ && !slice.loadgen) {
+      LoadgenProgress progress;
+      progress.elapsed_s = (slice.start + slice.duration).count();
+      progress.tps = tps;
+      progress.latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+      progress.latency_stddev_ms = std::numeric_limits<double>::quiet_NaN();
+      slice.loadgen = progress;
+    }
+  }
+}
+
 void RunRecorder::on_lock_waits(const LockLookup& lookup) {
   ++lock_lookups_;
   // Chains: a blocker that is itself blocked by another one in the same lookup. A wait is
@@ -234,6 +276,7 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
       }
     }
   }
+  finish_server_throughput();
   run.outages = outages_;
   run.kernel = kernel_;
   finish_lock_blockers(run);

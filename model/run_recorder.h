@@ -31,6 +31,18 @@ class RunRecorder : public SampleSink {
   void on_kernel_times(const KernelTimes& times) override;
   void on_lock_waits(const LockLookup& lookup) override;
   void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
+  // Spread over the intervals the reading overlaps, in proportion to the time.
+  void on_server_throughput(const ServerThroughput& reading) override;
+  // The load generator reports no throughput of its own (a command, a recording window): the
+  // server's transactions per second become the timeline's tps, so stalls are found in them.
+  void set_throughput_from_server(bool from_server) { throughput_from_server_ = from_server; }
+  // The server's transactions over the whole run and the seconds its readings covered.
+  struct ServerTotals {
+    double transactions = 0;
+    std::optional<double> calls;
+    double covered_s = 0;
+  };
+  const ServerTotals& server_totals() const { return server_totals_; }
   // pg_stat_statements' calls and mean execution time per query id over the run (deltas).
   void set_statement_stats(std::map<int64_t, std::pair<uint64_t, double>> stats) {
     statement_stats_ = std::move(stats);
@@ -76,6 +88,11 @@ class RunRecorder : public SampleSink {
   std::map<size_t, std::map<std::string, uint64_t>> slice_lock_observations_;
   uint64_t lock_lookups_ = 0;
   std::map<std::string, KernelTime> kernel_;
+  // The server's transactions (and calls) per interval, with the seconds readings covered.
+  std::map<size_t, ServerTotals> server_by_slice_;
+  ServerTotals server_totals_;
+  bool throughput_from_server_ = false;
+  void finish_server_throughput();
   void finish_statements(Run& run) const;
   void finish_lock_blockers(Run& run);
 };

@@ -82,6 +82,17 @@ inline constexpr const char* kLoadGenerator = "load generator";
 inline constexpr const char* kSamplerBackend = "sampler";
 
 // Kernel times of the processes of a target (and a run's load generator) between two readings.
+// Transactions the server counted (pg_stat_database: xact_commit + xact_rollback of every
+// database) between two readings, pgwaitprof's own statements taken out, and the statements
+// pg_stat_statements counted (calls) when it is installed. Server-side throughput for load
+// generators that report none, and beside those that do.
+struct ServerThroughput {
+  SteadyClock::time_point from;
+  SteadyClock::time_point to;
+  double transactions = 0;
+  std::optional<double> calls;
+};
+
 struct KernelTimes {
   SteadyClock::time_point from;
   SteadyClock::time_point to;

@@ -44,6 +44,8 @@ class SampleSink {
   }
   // On-CPU and run-queue time of the target's processes (server on this host only).
   virtual void on_kernel_times(const KernelTimes& times) { (void)times; }
+  // The server's transactions between two readings (run collectors).
+  virtual void on_server_throughput(const ServerThroughput& reading) { (void)reading; }
   // Who blocks the backends that wait on locks, looked up while Lock waits exist.
   virtual void on_lock_waits(const LockLookup& lookup) { (void)lookup; }
   // The text of statements by query id, fetched once per new query id (literals replaced).

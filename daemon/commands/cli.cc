@@ -27,10 +27,13 @@
 #include "daemon/commands/trend_command.h"
 #include "daemon/engine/supervisor.h"
 #include "daemon/service/daemon_app.h"
+#include "exporters/render/text_format.h"
 #include "model/workloads.h"
 
 namespace pgwaitprof::commands {
 namespace {
+
+using exporters::text_format::text_escape;
 
 constexpr int kExitFailure = 1;
 int parse_and_dispatch(int argc, char** argv);
@@ -69,8 +72,15 @@ void add_daemon(CLI::App& app, DaemonCommand& command) {
       ->check(CLI::IsMember(base::log_level_names()));
 }
 
-void add_run(CLI::App& app, RunCommand& command, std::string& source) {
+void add_run(CLI::App& app, RunCommand& command, std::string& source, std::string& loadgen) {
   auto* run = app.add_subcommand("run", "one profiled benchmark run in the foreground");
+  run->add_option("--loadgen", loadgen,
+                  "pgbench (default), sysbench, or command (any executable: the words after "
+                  "\"--\", the target in its PG* variables)");
+  run->add_option("--setup", command.setup_step,
+                  "sysbench: a step run before sampling starts, e.g. prepare");
+  run->add_option("--teardown", command.teardown_step,
+                  "sysbench: a step run after sampling ends, e.g. cleanup");
   run->add_option("target", command.target,
                   "connection string or URI; none: PG* variables, else a scratch cluster");
   run->add_option("--hz", command.hz, "snapshots per second (1-10000; sources activity and memory)")
@@ -102,6 +112,31 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source) {
                   "upload the run to this results database (or $PGWAITPROF_RESULTS_DSN)");
   run->add_flag("--no-daemon", command.no_daemon,
                 "sample here even if a daemon samples the target");
+}
+
+void add_record(CLI::App& app, RunCommand& command, std::string& source) {
+  auto* record = app.add_subcommand(
+      "record", "a recording window for load that runs elsewhere, reported with the server's tps");
+  record->add_option("target", command.target, "connection string or URI; none: PG* variables");
+  record->add_option("--duration", command.record_duration_s, "seconds; none: until Ctrl-C")
+      ->transform(integer_in_range(1, 7 * 86400));
+  record
+      ->add_option("--hz", command.hz,
+                   "snapshots per second (1-10000; sources activity and memory)")
+      ->transform(finite_in_range(config::kMinHz, config::kMaxHz));
+  record->add_option("--interval", command.interval_s, "timeline interval in seconds")
+      ->transform(integer_in_range(1, config::kMaxIntervalS));
+  record->add_option("--label", command.label, "what the load was");
+  record->add_option("--data-dir", command.data_dir, "where the run directory is written");
+  record
+      ->add_option("--source", source,
+                   "activity (default), memory (this host, as root or the server's user) or "
+                   "pg_wait_sampling")
+      ->check(CLI::IsMember(model::sampler_source_names()));
+  record->add_option("--results-dsn", command.results_dsn,
+                     "upload the run to this results database (or $PGWAITPROF_RESULTS_DSN)");
+  record->add_flag("--no-daemon", command.no_daemon,
+                   "sample here even if a daemon samples the target");
 }
 
 void add_report(CLI::App& app, ReportCommand& command) {
@@ -187,6 +222,9 @@ struct Commands {
   DaemonCommand daemon;
   RunCommand run;
   std::string run_source = std::string(to_string(model::SamplerSource::kActivity));
+  std::string run_loadgen = "pgbench";
+  RunCommand record;
+  std::string record_source = std::string(to_string(model::SamplerSource::kActivity));
   ReportCommand report;
   MatrixCommand matrix;
   CompareCommand compare;
@@ -203,7 +241,8 @@ void add_commands(CLI::App& app, Commands& commands) {
   app.add_option("--log-level", commands.log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember(base::log_level_names()));
   add_daemon(app, commands.daemon);
-  add_run(app, commands.run, commands.run_source);
+  add_run(app, commands.run, commands.run_source, commands.run_loadgen);
+  add_record(app, commands.record, commands.record_source);
   add_report(app, commands.report);
   add_matrix(app, commands.matrix);
   add_compare(app, commands.compare);
@@ -227,12 +266,37 @@ int dispatch(CLI::App& app, Commands& commands, std::vector<std::string> loadgen
                    "HINT: The extension samples at its own pg_wait_sampling.profile_period.\n";
       return kExitUsage;
     }
-    if (const auto invalid = config::check_pgbench_numbers(loadgen_args)) {
-      std::cerr << "pgwaitprof: " << invalid->message() << '\n';
+    const auto kind = loadgen::parse_loadgen_kind(commands.run_loadgen);
+    if (!kind) {
+      std::cerr << fmt::format(
+          "pgwaitprof: unknown load generator \"{}\" (known: pgbench, sysbench, command)\n",
+          text_escape(commands.run_loadgen));
+      return kExitUsage;
+    }
+    run.loadgen = *kind;
+    if (*kind == loadgen::LoadgenKind::kPgbench) {
+      if (const auto invalid = config::check_pgbench_numbers(loadgen_args)) {
+        std::cerr << "pgwaitprof: " << invalid->message() << '\n';
+        return kExitUsage;
+      }
+    }
+    if (*kind == loadgen::LoadgenKind::kCommand && loadgen_args.empty()) {
+      std::cerr << "pgwaitprof: --loadgen command needs the command after \"--\"\n";
+      return kExitUsage;
+    }
+    if (*kind != loadgen::LoadgenKind::kSysbench &&
+        (!run.setup_step.empty() || !run.teardown_step.empty())) {
+      std::cerr << "pgwaitprof: --setup and --teardown are sysbench's steps (--loadgen sysbench)\n";
       return kExitUsage;
     }
     run.pgbench_args = std::move(loadgen_args);
     return run_command(run);
+  }
+  if (app.get_subcommand("record")->parsed()) {
+    auto& record = commands.record;
+    record.source = *model::parse_sampler_source(commands.record_source);
+    record.loadgen = loadgen::LoadgenKind::kNone;
+    return run_command(record);
   }
   if (app.get_subcommand("report")->parsed()) return report_command(commands.report);
   if (app.get_subcommand("matrix")->parsed()) {

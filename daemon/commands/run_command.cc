@@ -51,6 +51,23 @@ engine::RunRequest make_request(const RunCommand& command) {
   request.data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
   request.keep_transaction_log = command.keep_transaction_log;
   request.checkpoint_after = command.checkpoint_after;
+  request.kind = command.loadgen;
+  request.setup_step = command.setup_step;
+  request.teardown_step = command.teardown_step;
+  request.record_duration = base::Seconds(command.record_duration_s);
+  switch (command.loadgen) {
+    case loadgen::LoadgenKind::kPgbench:
+      break;
+    case loadgen::LoadgenKind::kSysbench:
+      request.loadgen = "sysbench";
+      break;
+    case loadgen::LoadgenKind::kCommand:
+      request.loadgen = command.pgbench_args.empty() ? "" : command.pgbench_args.front();
+      break;
+    case loadgen::LoadgenKind::kNone:
+      request.loadgen.clear();
+      break;
+  }
   return request;
 }
 
@@ -94,6 +111,11 @@ std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command) {
 int run_command(const RunCommand& command) {
   auto request = make_request(command);
   const bool scratch_target = !command.target && !pg_environment_set();
+  if (scratch_target && command.loadgen == loadgen::LoadgenKind::kNone) {
+    throw std::runtime_error(
+        "record needs a target: a connection string, or the PG* variables (a scratch cluster "
+        "has no load to record)");
+  }
   // The control protocol does not carry --checkpoint-after: such a run samples here.
   if (!scratch_target && !command.no_daemon && !command.checkpoint_after) {
     if (auto exit_code = try_daemons(command, request)) return *exit_code;

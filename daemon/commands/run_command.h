@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/daemon_config.h"
+#include "loadgen/loadgen_command.h"
 #include "model/sampler_source.h"
 
 namespace pgwaitprof::commands {
@@ -30,6 +31,12 @@ struct RunCommand {
   // Whether the server runs on this host (a scratch cluster always does).
   config::LocalMode local = config::LocalMode::kAuto;
   int scale = 10;  // pgbench -i scale of a scratch cluster
+  // --loadgen: pgbench, sysbench or command; `record` sets none. pgbench_args holds the load
+  // generator's arguments whichever it is (a command's whole argv).
+  loadgen::LoadgenKind loadgen = loadgen::LoadgenKind::kPgbench;
+  std::string setup_step;     // sysbench: run before sampling (prepare)
+  std::string teardown_step;  // sysbench: run after sampling (cleanup)
+  int record_duration_s = 0;  // record: 0 = until Ctrl-C
   std::vector<std::string> pgbench_args;
   std::optional<std::string> results_dsn;  // upload the run there (results_command.h)
 };
@@ -38,7 +45,7 @@ struct RunCommand {
 // and the system service's.
 std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command);
 
-// The exit code: pgbench's, or 1 when the run failed.
+// The exit code: the load generator's, or 1 when the run failed. Also `record` (loadgen none).
 int run_command(const RunCommand& command);
 
 }  // namespace pgwaitprof::commands

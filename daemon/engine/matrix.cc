@@ -69,7 +69,9 @@ asio::awaitable<void> before_run(MatrixContext& context, const std::vector<std::
       }
     }
   }
-  if (plan.warmup.count() == 0 || context.control.interrupted()) co_return;
+  if (plan.warmup.count() == 0 || context.control.interrupted() || plan.loadgen != "pgbench") {
+    co_return;
+  }
   std::vector<std::string> warmup{base::find_executable("pgbench"), "-n", "-T",
                                   std::to_string(plan.warmup.count())};
   warmup.insert(warmup.end(), args.begin(), args.end());
@@ -112,6 +114,19 @@ RunRequest cell_request(const MatrixContext& context, const MatrixCellRun& cell,
   request.repeat = cell.repeat;
   request.run_dir = context.dir / "runs" / cell.name();
   request.init_scale = plan.scale;
+  if (const auto kind = loadgen::parse_loadgen_kind(plan.loadgen);
+      kind && *kind != loadgen::LoadgenKind::kPgbench) {
+    // sysbench or a command: the plan's args for this cell instead of pgbench's.
+    request.kind = *kind;
+    const config::Variant none;
+    request.pgbench_args = config::cell_loadgen_args(
+        plan, variant != plan.variants.end() ? *variant : none, cell.clients);
+    request.loadgen = *kind == loadgen::LoadgenKind::kSysbench ? "sysbench"
+                      : request.pgbench_args.empty()           ? ""
+                                                               : request.pgbench_args.front();
+    request.setup_step = plan.setup;
+    request.teardown_step = plan.teardown;
+  }
   return request;
 }
 

@@ -78,19 +78,41 @@ void note_missing_statements(RunState& state) {
 
 void conclude(RunState& state, base::RunControl& control) {
   auto& run = state.run();
+  const auto kind = state.request.kind;
+  // A recording window without a duration is meant to end with Ctrl-C.
+  const bool interrupted =
+      control.interrupted() &&
+      !(kind == loadgen::LoadgenKind::kNone && state.request.record_duration <= base::Seconds(0) &&
+        run.status == model::RunStatus::kCompleted);
+  const bool expected =
+      run.status == model::RunStatus::kCompleted && state.outcome.exit_code == 0 && !interrupted;
   if (state.copy_from_stdin) {
     conclude_copy_from_stdin(state);
+  } else if (kind == loadgen::LoadgenKind::kPgbench) {
+    read_loadgen_summary(run, state.stdout_text, state.stderr_text, expected);
+  } else if (kind == loadgen::LoadgenKind::kSysbench) {
+    read_sysbench_summary(run, state.request.pgbench_args, state.stdout_text, expected);
   } else {
-    read_loadgen_summary(run, state.stdout_text, state.stderr_text,
-                         run.status == model::RunStatus::kCompleted &&
-                             state.outcome.exit_code == 0 && !control.interrupted());
+    run.loadgen = server_summary(state.server_totals);
   }
-  if (auto work = work_done(state.request, run.loadgen,
-                            {state.load_elapsed, state.scale, state.copy_bytes})) {
-    run.work = std::move(work);
+  if (kind == loadgen::LoadgenKind::kPgbench) {
+    if (auto work = work_done(state.request, run.loadgen,
+                              {state.load_elapsed, state.scale, state.copy_bytes})) {
+      run.work = std::move(work);
+    }
   }
-  settle_status(run, {control.interrupted(), control.interrupted() ? control.reason() : "",
-                      state.outcome.exit_code, state.copy_from_stdin, state.stderr_text});
+  const auto name = loadgen_name(state.request);
+  LoadCheck check;
+  check.loadgen_name = name;
+  if (kind == loadgen::LoadgenKind::kCommand) check.elapsed = state.load_elapsed;
+  check.interval = run.interval;
+  // sysbench writes its errors to standard output: its whole output says why it failed.
+  const std::string_view errors =
+      kind == loadgen::LoadgenKind::kSysbench ? state.pgbench_log : state.stderr_text;
+  settle_status(run,
+                {interrupted, interrupted ? control.reason() : "", state.outcome.exit_code,
+                 state.copy_from_stdin, errors},
+                check);
   auto warnings = model::bottleneck_warnings(run, state.command.threads);
   run.warnings.insert(run.warnings.end(), warnings.begin(), warnings.end());
 }
@@ -118,7 +140,8 @@ void add_run_to_run(RunState& state) {
 void write(RunState& state) {
   auto& run = state.run();
   const auto& dir = state.outcome.dir;
-  auto failed = store::write_file_atomically(dir / "pgbench.log", state.pgbench_log);
+  auto failed =
+      store::write_file_atomically(dir / loadgen_log_name(state.request.kind), state.pgbench_log);
   if (!failed) failed = store::write_run_directory(dir, run, exporters::run_directory_files());
   if (failed) {
     fail_report(run, failed->message);

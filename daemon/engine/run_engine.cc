@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 
@@ -25,6 +26,7 @@
 #include "loadgen/copy_load.h"
 #include "loadgen/loadgen_command.h"
 #include "loadgen/pgbench_parser.h"
+#include "loadgen/sysbench_parser.h"
 #include "loadgen/workload_files.h"
 #include "model/run_analysis.h"
 #include "model/run_recorder.h"
@@ -61,14 +63,20 @@ void begin(RunState& state, const collectors::TargetSampler& sampler) {
 
 // Step 2: the run's connection, and what the server is.
 asio::awaitable<base::Status> connect_target(RunState& state) {
-  const auto* workload = model::find_workload(state.request.workload);
-  if (workload == nullptr) {
+  const auto kind = state.request.kind;
+  if (kind == loadgen::LoadgenKind::kPgbench &&
+      model::find_workload(state.request.workload) == nullptr) {
     co_return base::Error{fmt::format("unknown workload \"{}\"", state.request.workload)};
   }
-  state.loadgen = base::find_executable(state.request.loadgen);
-  if (state.loadgen.empty()) {
-    co_return base::Error{
-        fmt::format("could not find load generator \"{}\"", state.request.loadgen)};
+  if (kind == loadgen::LoadgenKind::kCommand && state.request.pgbench_args.empty()) {
+    co_return base::Error{"no command given: put it after \"--\""};
+  }
+  if (kind != loadgen::LoadgenKind::kNone) {
+    state.loadgen = base::find_executable(state.request.loadgen);
+    if (state.loadgen.empty()) {
+      co_return base::Error{
+          fmt::format("could not find load generator \"{}\"", state.request.loadgen)};
+    }
   }
   if (auto error = co_await state.session.connect(state.request.conninfo, kConnectTimeout)) {
     co_return base::Error{
@@ -187,6 +195,66 @@ asio::awaitable<base::Status> prepare_workload(RunState& state) {
   co_return std::nullopt;
 }
 
+// Where a child reaches the target: as libpq resolved it for the run's own connection.
+loadgen::TargetAddress target_address(const RunState& state) {
+  return {state.session.host(), state.session.port(), state.session.user(), state.session.dbname(),
+          collectors::split_password(state.request.conninfo).password};
+}
+
+// A step of sysbench's before or after the sampled run (prepare, cleanup), not sampled; its
+// output goes to the run's log.
+asio::awaitable<base::Status> run_sysbench_step(RunState& state, base::RunControl& control,
+                                                std::string_view step) {
+  const auto command =
+      loadgen::build_sysbench_command(state.loadgen, state.request.pgbench_args,
+                                      target_address(state), state.request.interval, step);
+  log()->info("sysbench step run_id={} step={}", state.run().id, step);
+  SpawnOptions options;
+  options.environment = command.environment;
+  auto done =
+      co_await run_command_async(command.argv, options, [&](pid_t pid) { control.set_child(pid); });
+  control.clear_child();
+  if (!done) co_return done.error();
+  state.pgbench_log += collectors::mask_secrets(done->output);
+  if (control.interrupted()) co_return base::Error{control.reason()};
+  if (done->exit_code != 0) {
+    co_return base::Error{
+        fmt::format("sysbench {} failed: {}", step,
+                    loadgen::describe_loadgen_failure(done->exit_code, done->output, "sysbench"))};
+  }
+  co_return std::nullopt;
+}
+
+// Step 4 for sysbench, a command or a recording window: the command line (none for a window),
+// and sysbench's set-up step.
+asio::awaitable<base::Status> prepare_other_loadgen(RunState& state, base::RunControl& control) {
+  const auto& request = state.request;
+  switch (request.kind) {
+    case loadgen::LoadgenKind::kSysbench:
+      state.command = loadgen::build_sysbench_command(state.loadgen, request.pgbench_args,
+                                                      target_address(state), request.interval);
+      state.run().interval = state.command.interval;
+      if (!request.setup_step.empty()) {
+        if (auto failed = co_await run_sysbench_step(state, control, request.setup_step)) {
+          co_return failed;
+        }
+      }
+      break;
+    case loadgen::LoadgenKind::kCommand:
+      state.command =
+          loadgen::build_any_command(state.loadgen, request.pgbench_args, target_address(state));
+      break;
+    default:
+      state.command = {};
+      state.command.clients = 0;
+      state.command.display_argv = {"(recording window: load from elsewhere)"};
+      break;
+  }
+  state.run().clients = state.command.clients;
+  state.run().loadgen_argv = state.command.display_argv;
+  co_return std::nullopt;
+}
+
 // Step 5: the sampler delivers: nothing is run that could not be profiled.
 asio::awaitable<base::Status> wait_for_sampler(RunState& state, collectors::TargetSampler& sampler,
                                                base::RunControl& control) {
@@ -204,16 +272,29 @@ asio::awaitable<base::Status> wait_for_sampler(RunState& state, collectors::Targ
 asio::awaitable<void> run_pgbench(RunState& state, RunObserver& observer, base::RunControl& control,
                                   model::RunRecorder& recorder, Child& child) {
   auto executor = co_await asio::this_coro::executor;
+  const auto kind = state.request.kind;
+  const double interval_s = state.command.interval.count();
   auto on_stdout = [&](std::string_view raw) {
     const auto line = collectors::mask_secrets(raw);
     state.stdout_text.append(line).push_back('\n');
     state.pgbench_log.append(line).push_back('\n');
+    // sysbench reports on stdout.
+    if (kind == loadgen::LoadgenKind::kSysbench) {
+      if (auto progress = loadgen::parse_sysbench_progress(line, interval_s)) {
+        recorder.add_progress(*progress);
+        observer.on_progress(*progress);
+      }
+    }
     observer.on_loadgen_line(line);
   };
   auto on_stderr = [&](std::string_view raw) {
     const auto line = collectors::mask_secrets(raw);
     state.stderr_text.append(line).push_back('\n');
     state.pgbench_log.append(line).push_back('\n');
+    if (kind != loadgen::LoadgenKind::kPgbench) {
+      observer.on_loadgen_line(line);
+      return;
+    }
     if (auto progress = loadgen::parse_progress_line(line)) {
       recorder.add_progress(*progress);
       observer.on_progress(*progress);
@@ -246,6 +327,26 @@ asio::awaitable<void> run_copy_from_stdin(RunState& state, RunObserver& observer
   }
 }
 
+// A recording window: until its duration has passed or the run is interrupted (Ctrl-C ends a
+// window without a duration, which is how it is meant to end).
+asio::awaitable<void> record_window(RunState& state, base::RunControl& control) {
+  using namespace asio::experimental::awaitable_operators;
+  const auto duration = state.request.record_duration;
+  const auto line = duration > base::Seconds(0)
+                        ? fmt::format("pgwaitprof: recording for {:g} s", duration.count())
+                        : std::string("pgwaitprof: recording until interrupted (Ctrl-C)");
+  state.pgbench_log += line + "\n";
+  if (duration > base::Seconds(0)) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(duration));
+    co_await (timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable)) ||
+              control.wait_interrupted());
+  } else {
+    co_await control.wait_interrupted();
+  }
+  state.outcome.exit_code = 0;
+}
+
 // --checkpoint-after: CHECKPOINT on a connection of its own (the run's is the collectors'),
 // timed; the sampler and the collectors go on meanwhile.
 asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point start) {
@@ -269,10 +370,12 @@ asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point 
 // meanwhile, then the checkpoint after it when asked for.
 asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer,
                                           base::RunControl& control, model::RunRecorder& recorder,
+                                          collectors::TargetSampler& sampler,
                                           SteadyClock::time_point start) {
   auto executor = co_await asio::this_coro::executor;
   std::optional<Child> child;
-  if (!state.copy_from_stdin) {
+  const bool window = state.request.kind == loadgen::LoadgenKind::kNone;
+  if (!state.copy_from_stdin && !window) {
     auto spawned = spawn(state.command.argv, {std::nullopt, state.command.environment});
     if (!spawned) co_return spawned.error();
     child.emplace(std::move(*spawned));
@@ -281,12 +384,18 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
                 fmt::join(state.run().loadgen_argv, " "));
   }
   base::AsyncEvent finished(executor);
-  auto collectors =
-      collectors::make_run_collectors({child ? child->pid : getpid(), state.run().interval});
+  // The server counts pgwaitprof's own queries too: the sampler's and this run's session's.
+  auto own_statements = [&sampler, &state] {
+    return sampler.own_statements() + state.session.statements();
+  };
+  auto collectors = collectors::make_run_collectors(
+      {child ? child->pid : getpid(), state.run().interval, own_statements});
   auto load = [&]() -> asio::awaitable<void> {
     const auto began = SteadyClock::now();
     if (child) {
       co_await run_pgbench(state, observer, control, recorder, *child);
+    } else if (window) {
+      co_await record_window(state, control);
     } else {
       co_await run_copy_from_stdin(state, observer, control);
     }
@@ -320,24 +429,34 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
     failed = store::write_unfinished_report(state.outcome.dir, run, &exporters::render_json);
   if (!failed) observer.on_started(run.id, state.outcome.dir);
   if (!failed) failed = co_await connect_target(state);
-  if (!failed) failed = co_await ensure_pgbench_tables(state, control);
-  if (!failed && model::find_workload(state.request.workload)->copy) {
+  const bool pgbench = state.request.kind == loadgen::LoadgenKind::kPgbench;
+  if (!failed && pgbench) failed = co_await ensure_pgbench_tables(state, control);
+  if (!failed && pgbench && model::find_workload(state.request.workload)->copy) {
     state.copy_from_stdin = !co_await server_shares_our_files(state, sampler);
   }
-  if (!failed) failed = co_await prepare_workload(state);
+  if (!failed && pgbench) failed = co_await prepare_workload(state);
+  if (!failed && !pgbench) failed = co_await prepare_other_loadgen(state, control);
   if (!failed) failed = co_await wait_for_sampler(state, sampler, control);
   run.sampler.period = base::Seconds(sampler.source_period_s());
 
   const auto start = SteadyClock::now();
   const auto start_wall = SystemClock::now();
   model::RunRecorder recorder(start, start_wall, run.interval);
+  recorder.set_throughput_from_server(state.request.kind == loadgen::LoadgenKind::kCommand ||
+                                      state.request.kind == loadgen::LoadgenKind::kNone);
   if (!failed && !control.interrupted()) {
     sampler.add_sink(&recorder);
-    failed = co_await run_loadgen(state, observer, control, recorder, start);
+    failed = co_await run_loadgen(state, observer, control, recorder, sampler, start);
     sampler.remove_sink(&recorder);
     read_transaction_log(state, recorder, start_wall);
     co_await read_statements(state, recorder);
+    if (!state.request.teardown_step.empty() && state.session.connected()) {
+      if (auto torn = co_await run_sysbench_step(state, control, state.request.teardown_step)) {
+        run.warnings.push_back(torn->message);
+      }
+    }
   }
+  state.server_totals = recorder.server_totals();
   if (failed && !control.interrupted()) fail(run, *failed);
   recorder.finish(SteadyClock::now(), run);
   mark_checkpoint_after(run);

@@ -15,6 +15,7 @@
 #include "base/run_control.h"
 #include "base/time.h"
 #include "collectors/target_sampler.h"
+#include "loadgen/loadgen_command.h"
 #include "model/run.h"
 
 namespace pgwaitprof::engine {
@@ -24,8 +25,12 @@ struct RunRequest {
   std::string conninfo;  // "" = PG* environment variables
   std::string workload = "tpcb";
   std::string label;
-  std::vector<std::string> pgbench_args;  // passed unchanged, after the workload's own
-  base::Seconds interval{1};              // the timeline interval (pgbench -P: whole seconds)
+  // Which load generator: pgbench (the workload's), sysbench, any command, or none (`record`).
+  loadgen::LoadgenKind kind = loadgen::LoadgenKind::kPgbench;
+  // pgbench's and sysbench's arguments, passed unchanged (pgbench's after the workload's own);
+  // a command's whole argv, its executable first (and in `loadgen`).
+  std::vector<std::string> pgbench_args;
+  base::Seconds interval{1};  // the timeline interval (pgbench -P: whole seconds)
   std::filesystem::path data_dir;
   std::string loadgen = "pgbench";  // executable, looked up on PATH and PostgreSQL's bin dirs
   int init_scale = 10;              // pgbench -i scale when the target has no pgbench tables yet
@@ -41,6 +46,11 @@ struct RunRequest {
   // The caller (a matrix) holds the server's settings lock and journal: the run does not look
   // for an unfinished journal of another pgwaitprof (engine/settings_journal.h).
   bool holds_settings_lock = false;
+  // sysbench's steps before and after the sampled run ("prepare", "cleanup"), not sampled.
+  std::string setup_step;
+  std::string teardown_step;
+  // `record`: how long the window lasts; zero: until interrupted (Ctrl-C ends it, completed).
+  base::Seconds record_duration{0};
 };
 
 // What a run tells whoever started it, as it goes.

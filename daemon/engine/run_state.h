@@ -42,6 +42,8 @@ struct RunState {
   long long scale = 0;
   uint64_t copy_bytes = 0;
   base::Seconds load_elapsed{0};  // the load alone, without the checkpoint after it
+  // The server's transactions over the run (server-side throughput).
+  model::RunRecorder::ServerTotals server_totals;
 };
 
 // Step 6b: latency percentiles from pgbench's per-transaction log.

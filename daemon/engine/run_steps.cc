@@ -6,9 +6,15 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
 #include "collectors/pg_session.h"
 #include "exporters/render/text_format.h"
 #include "loadgen/pgbench_parser.h"
+#include "loadgen/sysbench_parser.h"
 #include "model/workloads.h"
 
 namespace pgwaitprof::engine::run_steps {
@@ -29,12 +35,29 @@ void describe_request(model::Run& run, const RunRequest& request,
   run.label = exporters::text_format::text_escape(request.label);
   run.target = request.conninfo.empty() ? "(PG* environment variables)"
                                         : collectors::mask_password(request.conninfo);
-  run.workload = request.workload;
+  run.workload = workload_name(request);
   run.variant = request.variant;
   run.repeat = request.repeat;
   // As asked for, so that a run that fails before its load generator starts still says how many
   // clients it was for (a matrix would otherwise show it in a column of 0 clients).
   run.clients = loadgen::pgbench_int_option(request.pgbench_args, 'c', "client", 1);
+  run.throughput_source = "pgbench";
+  switch (request.kind) {
+    case loadgen::LoadgenKind::kPgbench:
+      break;
+    case loadgen::LoadgenKind::kSysbench:
+      run.throughput_source = "sysbench";
+      run.clients = loadgen::pgbench_int_option(request.pgbench_args, '\0', "threads", 1);
+      break;
+    case loadgen::LoadgenKind::kCommand:
+      run.throughput_source = "server";
+      run.clients = 0;
+      break;
+    case loadgen::LoadgenKind::kNone:
+      run.throughput_source = "server";
+      run.clients = 0;
+      break;
+  }
   run.interval = request.interval;
   run.sampler.source = sampler.source;
   run.sampler.hz = model::takes_snapshots(run.sampler.source) ? sampler.hz : 0;
@@ -83,13 +106,69 @@ void read_loadgen_summary(model::Run& run, std::string_view stdout_text,
   }
 }
 
-void settle_status(model::Run& run, const LoadEnd& end) {
+void read_sysbench_summary(model::Run& run, const std::vector<std::string>& args,
+                           std::string_view stdout_text, bool expected) {
+  // The test is sysbench's first argument that is not an option or a step.
+  std::string test;
+  for (const auto& arg : args) {
+    if (arg.starts_with("-") || arg == loadgen::sysbench_step(args)) continue;
+    test = arg;
+    break;
+  }
+  run.loadgen = loadgen::parse_sysbench_summary(stdout_text, test);
+  if (run.loadgen && run.loadgen->clients > 0) run.clients = run.loadgen->clients;
+  if (!run.loadgen && expected) run.warnings.emplace_back("sysbench printed no summary");
+}
+
+std::optional<model::LoadgenSummary> server_summary(
+    const model::RunRecorder::ServerTotals& totals) {
+  if (totals.covered_s <= 0) return std::nullopt;
+  model::LoadgenSummary summary;
+  summary.transaction_type = "server-side: pg_stat_database (xact_commit + xact_rollback)";
+  const double transactions = std::max(0.0, totals.transactions);
+  summary.transactions = static_cast<uint64_t>(std::llround(transactions));
+  summary.duration_s = totals.covered_s;
+  summary.tps = transactions / totals.covered_s;
+  summary.latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+  if (totals.calls) summary.qps = std::max(0.0, *totals.calls) / totals.covered_s;
+  return summary;
+}
+
+std::string workload_name(const RunRequest& request) {
+  switch (request.kind) {
+    case loadgen::LoadgenKind::kPgbench:
+      return request.workload;
+    case loadgen::LoadgenKind::kNone:
+      return "record";
+    default:
+      return std::string(loadgen::to_string(request.kind));
+  }
+}
+
+std::string loadgen_name(const RunRequest& request) {
+  if (request.kind == loadgen::LoadgenKind::kCommand && !request.pgbench_args.empty()) {
+    return std::filesystem::path(request.pgbench_args.front()).filename().string();
+  }
+  return std::string(loadgen::to_string(request.kind));
+}
+
+std::string loadgen_log_name(loadgen::LoadgenKind kind) {
+  if (kind == loadgen::LoadgenKind::kNone) return "record.log";
+  return std::string(loadgen::to_string(kind)) + ".log";
+}
+
+void settle_status(model::Run& run, const LoadEnd& end, const LoadCheck& check) {
   run.loadgen_exit_code = end.exit_code;
   if (end.interrupted) {
     run.status = model::RunStatus::kInterrupted;
     run.error = end.interrupt_reason;
   } else if (end.exit_code != 0 && !end.copy_from_stdin) {
-    fail(run, {loadgen::describe_loadgen_failure(end.exit_code, end.stderr_text)});
+    fail(run,
+         {loadgen::describe_loadgen_failure(end.exit_code, end.stderr_text, check.loadgen_name)});
+  } else if (check.elapsed && *check.elapsed < check.interval) {
+    fail(run, {fmt::format("{} exited after {:.2f} s, within the first interval of {:g} s: "
+                           "nothing to profile",
+                           check.loadgen_name, check.elapsed->count(), check.interval.count())});
   }
   if (run.status != model::RunStatus::kCompleted) {
     const auto text = end.stderr_text;

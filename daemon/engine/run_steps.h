@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/expected.h"
 #include "collectors/sampler_options.h"
@@ -60,6 +61,25 @@ std::optional<model::WorkDone> work_done(const RunRequest& request,
 void read_loadgen_summary(model::Run& run, std::string_view stdout_text,
                           std::string_view stderr_text, bool expected);
 
+// sysbench's summary from its output, its test's name from its arguments; a summary that
+// cannot be found is a warning only when the run otherwise succeeded (`expected`).
+void read_sysbench_summary(model::Run& run, const std::vector<std::string>& args,
+                           std::string_view stdout_text, bool expected);
+
+// The summary of a load generator that reports none (a command, a recording window): the
+// server's transactions over the seconds its readings covered; nullopt without a reading.
+std::optional<model::LoadgenSummary> server_summary(const model::RunRecorder::ServerTotals& totals);
+
+// The run's workload as reports and the run_active metric name it: the pgbench workload, or
+// "sysbench", "command", "record".
+std::string workload_name(const RunRequest& request);
+
+// The name errors give the load generator: "pgbench", "sysbench", or the command's executable.
+std::string loadgen_name(const RunRequest& request);
+// The file of the run directory that keeps the load generator's output: pgbench.log,
+// sysbench.log, command.log, record.log.
+std::string loadgen_log_name(loadgen::LoadgenKind kind);
+
 // How the load ended, for the run's status.
 struct LoadEnd {
   bool interrupted = false;
@@ -68,10 +88,18 @@ struct LoadEnd {
   bool copy_from_stdin = false;  // pgwaitprof's COPY: its failure is already on the run
   std::string_view stderr_text;
 };
+// Which load generator it was, and what it must have done.
+struct LoadCheck {
+  std::string_view loadgen_name = "pgbench";
+  // A command's run time, when one that ended before a timeline interval fails the run (there
+  // was nothing to profile); none: not checked.
+  std::optional<base::Seconds> elapsed;
+  base::Seconds interval{1};
+};
 // Step 7's status: interrupted (with its reason) over failed (the load generator's failure)
 // over completed; the first failure stays the run's error. The load generator's exit code, and
 // the tail of its stderr when the run did not complete.
-void settle_status(model::Run& run, const LoadEnd& end);
+void settle_status(model::Run& run, const LoadEnd& end, const LoadCheck& check = {});
 
 // A report that could not be written fails the run (a completed one), its error saying so.
 void fail_report(model::Run& run, std::string_view message);

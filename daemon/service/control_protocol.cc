@@ -80,6 +80,31 @@ base::Status require(const json& value, json::value_t type, std::string_view key
 
 base::Status read_field(const std::string& key, const json& value, engine::RunRequest& run) {
   if (key == "type") return std::nullopt;
+  if (key == "loadgen_kind" || key == "setup_step" || key == "teardown_step") {
+    if (auto failed = require(value, json::value_t::string, key, "a string")) return failed;
+    const auto text = value.get<std::string>();
+    if (key == "setup_step") run.setup_step = text;
+    if (key == "teardown_step") run.teardown_step = text;
+    if (key == "loadgen_kind") {
+      const auto kind = text == "none" ? std::optional(loadgen::LoadgenKind::kNone)
+                                       : loadgen::parse_loadgen_kind(text);
+      if (!kind) {
+        return Error{
+            fmt::format("invalid value for \"loadgen_kind\": unknown load generator \"{}\"", text)};
+      }
+      run.kind = *kind;
+    }
+    return std::nullopt;
+  }
+  if (key == "record_duration_s") {
+    if (!value.is_number_integer() || value.get<long long>() < 0 ||
+        value.get<long long>() > 7 * 86400) {
+      return Error{
+          "invalid value for \"record_duration_s\": must be an integer between 0 and 604800"};
+    }
+    run.record_duration = base::Seconds(static_cast<double>(value.get<long long>()));
+    return std::nullopt;
+  }
   if (key == "target" || key == "workload" || key == "label" || key == "loadgen") {
     if (auto failed = require(value, json::value_t::string, key, "a string")) return failed;
     const auto text = value.get<std::string>();
@@ -148,17 +173,45 @@ base::Expected<engine::RunRequest> parse_run_request(std::string_view line) {
   }
   if (run.label.size() > 200) return Error{"invalid value for \"label\": longer than 200 bytes"};
   // Another load generator's arguments are not pgbench's: it is refused or allowed by name.
-  if (const auto invalid = std::filesystem::path(run.loadgen).filename() == "pgbench"
+  if (const auto invalid = std::filesystem::path(run.loadgen).filename() == "pgbench" &&
+                                   run.kind == loadgen::LoadgenKind::kPgbench
                                ? config::check_pgbench_numbers(run.pgbench_args)
                                : std::nullopt) {
     return Error{invalid->message()};
   }
+  // A command's executable is the one the daemon's allow-list judges.
+  if (run.kind == loadgen::LoadgenKind::kCommand) {
+    if (run.pgbench_args.empty()) return Error{"invalid value for \"pgbench_args\": no command"};
+    run.loadgen = run.pgbench_args.front();
+  }
+  if (run.kind == loadgen::LoadgenKind::kNone) run.loadgen.clear();
   return run;
 }
 
 bool is_interrupt_request(std::string_view line) {
   const json request = json::parse(line, nullptr, false);
   return request.is_object() && request.value("type", "") == "interrupt";
+}
+
+base::Status check_socket_loadgen_args(const engine::RunRequest& request) {
+  switch (request.kind) {
+    case loadgen::LoadgenKind::kPgbench:
+      return check_socket_pgbench_args(request.pgbench_args);
+    case loadgen::LoadgenKind::kSysbench:
+      for (const auto& arg : request.pgbench_args) {
+        if (arg.starts_with("--pgsql-") || arg.starts_with("--db-driver")) {
+          return Error{fmt::format(
+              "sysbench option \"{}\" is not allowed through the control socket: the daemon's "
+              "target decides the database",
+              arg.substr(0, arg.find('=')))};
+        }
+      }
+      return std::nullopt;
+    case loadgen::LoadgenKind::kCommand:  // allowed by its executable's name (admit)
+    case loadgen::LoadgenKind::kNone:
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 base::Status check_socket_pgbench_args(const std::vector<std::string>& args) {
@@ -227,6 +280,10 @@ std::string run_request_line(const engine::RunRequest& request) {
               {"pgbench_args", request.pgbench_args},
               {"interval_s", static_cast<int>(request.interval.count())},
               {"loadgen", request.loadgen},
+              {"loadgen_kind", std::string(loadgen::to_string(request.kind))},
+              {"setup_step", request.setup_step},
+              {"teardown_step", request.teardown_step},
+              {"record_duration_s", static_cast<long long>(request.record_duration.count())},
               {"keep_transaction_log", request.keep_transaction_log}}
              .dump(-1, ' ', false, json::error_handler_t::replace) +
          "\n";

@@ -1,6 +1,8 @@
 // The control socket's protocol: newline-delimited JSON both ways, at most 64 KiB per request.
 //   request  {"type":"run","target":T,"workload":W,"label":L,"pgbench_args":[...],
-//             "interval_s":N,"loadgen":"pgbench"}     and later {"type":"interrupt"}
+//             "interval_s":N,"loadgen":"pgbench","loadgen_kind":"pgbench|sysbench|command|none",
+//             "setup_step":S,"teardown_step":S,"record_duration_s":N}
+//            and later {"type":"interrupt"}
 //   events   {"event":"started","run_id":..,"dir":..}  {"event":"line","text":..}
 //            {"event":"alive"} (every 5 s, so a client can tell a quiet run from a dead daemon)
 //            {"event":"done","dir":..,"status":..,"exit_code":..,"error":..}
@@ -34,6 +36,9 @@ bool is_interrupt_request(std::string_view line);
 // protocol, progress, built-in scripts, ...): "pgbench option "-f" is not allowed through the
 // control socket".
 base::Status check_socket_pgbench_args(const std::vector<std::string>& args);
+// The load generator's arguments of a request: pgbench's as above; sysbench's without options
+// that choose the database; a command's are its own (its executable is on the allow-list).
+base::Status check_socket_loadgen_args(const engine::RunRequest& request);
 
 std::string started_event(const std::string& run_id, const std::string& dir);
 std::string line_event(std::string_view text);

@@ -196,7 +196,7 @@ asio::awaitable<void> ControlServer::serve_connection(stream_protocol::socket so
     co_await refuse(socket, "invalid", request.error().message);
     co_return;
   }
-  if (auto not_allowed = check_socket_pgbench_args(request->pgbench_args)) {
+  if (auto not_allowed = check_socket_loadgen_args(*request)) {
     log()->warn("refused run request: {}", not_allowed->message);
     co_await refuse(socket, "refused", not_allowed->message);
     co_return;

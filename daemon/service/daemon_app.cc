@@ -13,6 +13,7 @@
 #include "base/logging.h"
 #include "config/matrix_plan.h"
 #include "daemon/engine/matrix.h"
+#include "daemon/engine/run_steps.h"
 #include "exporters/render/report_render.h"
 #include "store/atomic_file.h"
 #include "store/run_directory.h"
@@ -219,7 +220,9 @@ DaemonApp::Target* DaemonApp::find_target(const std::string& name_or_dsn) {
 std::optional<Refusal> DaemonApp::admit(const engine::RunRequest& request) {
   if (stopping_) return Refusal{"busy", "the daemon is stopping"};
   const auto& allowed = config_.loadgen_executables;
-  if (std::find(allowed.begin(), allowed.end(), request.loadgen) == allowed.end()) {
+  // A recording window starts nothing.
+  if (request.kind != loadgen::LoadgenKind::kNone &&
+      std::find(allowed.begin(), allowed.end(), request.loadgen) == allowed.end()) {
     log()->warn("refused run request: load generator not allowed loadgen=\"{}\"", request.loadgen);
     return Refusal{"refused", fmt::format("load generator \"{}\" is not allowed (allowed: {})",
                                           request.loadgen, fmt::join(allowed, ", "))};
@@ -252,8 +255,9 @@ asio::awaitable<engine::RunOutcome> DaemonApp::execute(engine::RunRequest reques
   request.target_name = target->config.name;
   request.conninfo = target->config.dsn;
   request.data_dir = config_.data_dir;
-  log()->info("run requested target={} workload={}", request.target_name, request.workload);
-  ActiveRunObserver publishing(*profile, request.workload, observer);
+  const auto workload = engine::run_steps::workload_name(request);
+  log()->info("run requested target={} workload={}", request.target_name, workload);
+  ActiveRunObserver publishing(*profile, workload, observer);
   const auto registered = active_runs_.insert(&control);
   if (stopping_) control.interrupt("the daemon is stopping");
   auto outcome = co_await engine::execute_run(*sampler, std::move(request), publishing, control);

@@ -238,6 +238,8 @@ std::vector<TimelineRow> timeline_rows(const model::Run& run) {
     row.background = slice.background.flags();
     if (slice.checkpoint_after) row.background += row.background.empty() ? "CKPT" : " CKPT";
     row.sampler_outage = slice.sampler_outage;
+    // Beside the load generator's own tps only: otherwise the tps is the server's already.
+    if (run.throughput_source != "server") row.server_tps = slice.server_tps;
     const auto snapshots = static_cast<double>(row.snapshots);
     for (const auto& [wait_class, count] : slice.profile.by_wait_class()) {
       const double aas = snapshots > 0 ? static_cast<double>(count) / snapshots : 0;
@@ -414,6 +416,18 @@ std::string sampler_line(const model::SamplerInfo& sampler) {
   return line;
 }
 
+ThroughputColumns throughput_columns(const model::Run& run) {
+  ThroughputColumns columns;
+  for (const auto& slice : run.timeline) {
+    if (slice.server_tps && run.throughput_source != "server") columns.server_tps = true;
+    if (slice.loadgen && slice.loadgen->qps) columns.qps = true;
+    if (slice.loadgen && slice.loadgen->latency_percentile_ms) {
+      columns.percentile = fmt::format("p{:g} ms", slice.loadgen->latency_percentile);
+    }
+  }
+  return columns;
+}
+
 std::vector<std::string> loadgen_summary_lines(const model::LoadgenSummary& summary) {
   std::vector<std::string> lines;
   if (!summary.transaction_type.empty()) {
@@ -421,8 +435,11 @@ std::vector<std::string> loadgen_summary_lines(const model::LoadgenSummary& summ
   }
   if (summary.scale > 0) lines.push_back(fmt::format("scaling factor: {:g}", summary.scale));
   if (!summary.query_mode.empty()) lines.push_back("query mode: " + summary.query_mode);
-  lines.push_back(fmt::format("number of clients: {}", summary.clients));
-  lines.push_back(fmt::format("number of threads: {}", summary.threads));
+  // A summary made of the server's counters knows no clients.
+  if (summary.clients > 0 || summary.threads > 0) {
+    lines.push_back(fmt::format("number of clients: {}", summary.clients));
+    lines.push_back(fmt::format("number of threads: {}", summary.threads));
+  }
   if (summary.duration_s) lines.push_back(fmt::format("duration: {:g} s", *summary.duration_s));
   lines.push_back(
       fmt::format("number of transactions actually processed: {}", summary.transactions));
@@ -431,7 +448,14 @@ std::vector<std::string> loadgen_summary_lines(const model::LoadgenSummary& summ
       "number of failed transactions: {} ({:.3f}%)", summary.failed,
       attempted > 0 ? 100.0 * static_cast<double>(summary.failed) / static_cast<double>(attempted)
                     : 0.0));
-  lines.push_back(fmt::format("latency average = {:.3f} ms", summary.latency_avg_ms));
+  if (std::isfinite(summary.latency_avg_ms)) {
+    lines.push_back(fmt::format("latency average = {:.3f} ms", summary.latency_avg_ms));
+  }
+  if (summary.latency_percentile_ms) {
+    lines.push_back(fmt::format("latency {:g}th percentile = {:.3f} ms", summary.latency_percentile,
+                                *summary.latency_percentile_ms));
+  }
+  if (summary.qps) lines.push_back(fmt::format("queries per second = {:.2f}", *summary.qps));
   if (summary.latency_stddev_ms) {
     lines.push_back(fmt::format("latency stddev = {:.3f} ms", *summary.latency_stddev_ms));
   }

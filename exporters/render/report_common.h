@@ -64,9 +64,22 @@ struct TimelineRow {
   std::string background;       // "av ch"
   bool stalled = false;         // inside one of run.stalls
   bool sampler_outage = false;  // the sampler was disconnected during part of it
+  // The server's transactions per second (pg_stat_database) beside the load generator's own;
+  // unset when not read, or when the timeline's tps is the server's.
+  std::optional<double> server_tps;
 };
 
 std::vector<TimelineRow> timeline_rows(const model::Run& run);
+
+// Which extra throughput columns a run's timeline has: the server's tps beside the load
+// generator's own (not when the timeline's tps is already the server's), sysbench's qps and
+// latency percentile (the percentile's name, e.g. "p95 ms", "" for none).
+struct ThroughputColumns {
+  bool server_tps = false;
+  bool qps = false;
+  std::string percentile;
+};
+ThroughputColumns throughput_columns(const model::Run& run);
 
 // "<builtin: TPC-B (sort of)>" stays as is; an argument the shell would split or expand is
 // single-quoted, so the command line can be pasted back into a shell.

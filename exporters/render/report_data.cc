@@ -144,6 +144,12 @@ std::string render_timeline_csv(const model::Run& run) {
                              "latency_max_ms",
                              "oncpu_aas",
                              "runq_aas"});
+  // Columns only some runs have come last, so that older readers keep their columns.
+  const auto extra = throughput_columns(run);
+  if (extra.server_tps || extra.qps || !extra.percentile.empty()) {
+    out.pop_back();  // the header's line end
+    out += ",server_tps,qps,latency_percentile_ms\n";
+  }
   for (const auto& row : timeline_rows(run)) {
     std::vector<std::string> fields = {format_seconds(row.start_s), format_seconds(row.duration_s)};
     if (row.loadgen) {
@@ -172,6 +178,14 @@ std::string render_timeline_csv(const model::Run& run) {
     fields.push_back(row.latency ? format_optional(row.latency->max_ms, 3) : "");
     fields.push_back(row.oncpu_aas ? fmt::format("{:.3f}", *row.oncpu_aas) : "");
     fields.push_back(row.runq_aas ? fmt::format("{:.3f}", *row.runq_aas) : "");
+    if (extra.server_tps || extra.qps || !extra.percentile.empty()) {
+      fields.push_back(row.server_tps ? format_optional(*row.server_tps, 1) : "");
+      fields.push_back(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1)
+                                                       : "");
+      fields.push_back(row.loadgen && row.loadgen->latency_percentile_ms
+                           ? format_optional(*row.loadgen->latency_percentile_ms, 3)
+                           : "");
+    }
     out += csv_row(fields);
   }
   return out;

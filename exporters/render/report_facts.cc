@@ -68,6 +68,9 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
   } else if (auto tps = steady_tps_text(run, model::steady_window(run, trim)); !tps.empty()) {
     facts.emplace_back("tps", tps);
   }
+  if (!run.throughput_source.empty()) {
+    facts.emplace_back("tps from", model::throughput_source_text(run));
+  }
   if (run.checkpoint_after) {
     facts.emplace_back("checkpoint after",
                        fmt::format("{:.2f} s{}", run.checkpoint_after->duration.count(),

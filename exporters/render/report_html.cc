@@ -268,10 +268,12 @@ std::string html_cards(const model::Run& run) {
     html += card(
         "throughput", fmt::format("{:.1f} tps", run.loadgen->tps),
         fmt::format("{} transactions, {} failed", run.loadgen->transactions, run.loadgen->failed));
-    html += card("latency", fmt::format("{:.3f} ms", run.loadgen->latency_avg_ms),
-                 run.loadgen->latency_stddev_ms
-                     ? fmt::format("average; stddev {:.3f} ms", *run.loadgen->latency_stddev_ms)
-                     : std::string("average"));
+    if (std::isfinite(run.loadgen->latency_avg_ms)) {
+      html += card("latency", fmt::format("{:.3f} ms", run.loadgen->latency_avg_ms),
+                   run.loadgen->latency_stddev_ms
+                       ? fmt::format("average; stddev {:.3f} ms", *run.loadgen->latency_stddev_ms)
+                       : std::string("average"));
+    }
   } else if (const auto mean = timeline_mean_tps(run)) {
     html += card("throughput", fmt::format("{:.1f} tps", *mean), "mean of intervals; no summary");
   } else {
@@ -336,6 +338,9 @@ std::string html_run_facts(const model::Run& run, const RenderOptions& options) 
                      {"duration", fmt::format("{:.3f} s", run.duration.count())}});
   if (auto tps = steady_tps_text(run, model::steady_window(run, options.trim)); !tps.empty()) {
     html += fact_rows({{"tps (steady state)", tps}});
+  }
+  if (!run.throughput_source.empty()) {
+    html += fact_rows({{"tps from", model::throughput_source_text(run)}});
   }
   if (auto latency = latency_percentiles_text(run); !latency.empty()) {
     html += fact_rows({{"latency", latency}});

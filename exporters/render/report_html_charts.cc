@@ -37,11 +37,14 @@ struct LineSpec {
 
 // The lines, drawn over the stacked areas in this order. p99 latency and run-queue AAS (when
 // the model has them) are one entry each; a line with no value in any interval is left out.
-const std::array<LineSpec, 4> kLines = {{
+const std::array<LineSpec, 5> kLines = {{
     {"tps", "tps", "tps", "#111827", false, false,
      [](const TimelineRow& row) {
        return row.loadgen ? finite(row.loadgen->tps) : std::optional<double>();
      }},
+    // The server's count beside the load generator's own (pg_stat_database).
+    {"server tps", "tps", "tps", "#6b7280", true, false,
+     [](const TimelineRow& row) { return row.server_tps; }},
     {"latency avg", "ms", "ms", "#0f766e", true, false,
      [](const TimelineRow& row) {
        return row.loadgen ? finite(row.loadgen->latency_avg_ms) : std::optional<double>();

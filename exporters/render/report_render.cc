@@ -140,8 +140,12 @@ void text_timeline(TextWriter& out, const model::Run& run) {
   for (const auto& name : dominant) dominant_width = std::max(dominant_width, display_width(name));
   // The tail per interval, when pgbench's transaction log was read.
   const bool tails = run.latency.has_value();
+  const auto extra = throughput_columns(run);
   std::string header =
       fmt::format("  {:>6} {:>9} {:>8} {:>8} {:>5} ", "t s", "tps", "lat ms", "stddev", "fail");
+  if (extra.server_tps) header += fmt::format("{:>9} ", "srv tps");
+  if (extra.qps) header += fmt::format("{:>9} ", "qps");
+  if (!extra.percentile.empty()) header += fmt::format("{:>8} ", extra.percentile);
   if (tails) header += fmt::format("{:>8} {:>8} ", "p99 ms", "max ms");
   // Client backends on a CPU and waiting for one, measured, when the server is on this host.
   const bool kernel = !run.kernel.empty();
@@ -160,6 +164,18 @@ void text_timeline(TextWriter& out, const model::Run& run) {
                           number_or_dash(row.loadgen->latency_stddev_ms, 3), row.loadgen->failed);
     } else {
       text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", "-", "-", "-", "-");
+    }
+    if (extra.server_tps) {
+      text += fmt::format("{:>9} ", row.server_tps ? number_or_dash(*row.server_tps, 1) : "-");
+    }
+    if (extra.qps) {
+      text += fmt::format(
+          "{:>9} ", row.loadgen && row.loadgen->qps ? number_or_dash(*row.loadgen->qps, 1) : "-");
+    }
+    if (!extra.percentile.empty()) {
+      text += fmt::format("{:>8} ", row.loadgen && row.loadgen->latency_percentile_ms
+                                        ? number_or_dash(*row.loadgen->latency_percentile_ms, 3)
+                                        : "-");
     }
     if (tails) {
       text += row.latency ? fmt::format("{:>8} {:>8} ", number_or_dash(row.latency->p99_ms, 3),
@@ -331,6 +347,10 @@ std::string md_timeline(const model::Run& run) {
   out += "\n## Timeline\n\n" + markdown_escape(timeline_legend(run)) + ".\n\n";
   const bool tails = run.latency.has_value();
   std::vector<std::string> header = {"t s", "tps", "lat ms", "stddev", "fail"};
+  const auto extra = throughput_columns(run);
+  if (extra.server_tps) header.emplace_back("srv tps");
+  if (extra.qps) header.emplace_back("qps");
+  if (!extra.percentile.empty()) header.push_back(extra.percentile);
   if (tails) header.insert(header.end(), {"p99 ms", "max ms"});
   const bool kernel = !run.kernel.empty();
   if (kernel) header.insert(header.end(), {"oncpu", "runq"});
@@ -353,6 +373,16 @@ std::string md_timeline(const model::Run& run) {
       cells.push_back(fmt::format("{}", row.loadgen->failed));
     } else {
       cells.insert(cells.end(), 4, "-");
+    }
+    if (extra.server_tps)
+      cells.push_back(row.server_tps ? number_or_dash(*row.server_tps, 1) : "-");
+    if (extra.qps) {
+      cells.push_back(row.loadgen && row.loadgen->qps ? number_or_dash(*row.loadgen->qps, 1) : "-");
+    }
+    if (!extra.percentile.empty()) {
+      cells.push_back(row.loadgen && row.loadgen->latency_percentile_ms
+                          ? number_or_dash(*row.loadgen->latency_percentile_ms, 3)
+                          : "-");
     }
     if (tails) {
       cells.push_back(row.latency ? number_or_dash(row.latency->p99_ms, 3) : "-");

@@ -94,6 +94,40 @@ TEST(MatrixParse, JobsRulesAreNormalized) {
   EXPECT_EQ(parse_matrix_plan("jobs: +8\n", "j.yaml").jobs, "8");
 }
 
+TEST(MatrixParse, SysbenchPlanWithVariantArgsAndSteps) {
+  const MatrixPlan plan = parse_matrix_plan(
+      "loadgen: sysbench\nargs: [\"--tables=1\", \"--rate={clients}0\"]\nsetup: prepare\n"
+      "teardown: cleanup\nclients: [4]\nduration: 7\nvariants:\n  - name: ro\n"
+      "    args: [oltp_read_only]\n",
+      "s.yaml");
+  EXPECT_EQ(plan.loadgen, "sysbench");
+  EXPECT_EQ(plan.setup, "prepare");
+  EXPECT_EQ(plan.teardown, "cleanup");
+  EXPECT_EQ(cell_loadgen_args(plan, plan.variants[0], 4),
+            (std::vector<std::string>{"--tables=1", "--rate=40", "oltp_read_only", "--threads=4",
+                                      "--time=7"}));
+  // A command's arguments are its own: only the placeholders are filled in.
+  const MatrixPlan command = parse_matrix_plan(
+      "loadgen: command\nargs: [./load.sh, \"{clients}\", \"{duration}\"]\nduration: 5\n",
+      "c.yaml");
+  EXPECT_EQ(cell_loadgen_args(command, command.variants[0], 8),
+            (std::vector<std::string>{"./load.sh", "8", "5"}));
+  EXPECT_EQ(error_of([] {
+              parse_matrix_plan("loadgen: hammerdb\n", "l.yaml");
+            }).rfind("l.yaml:1:10: invalid value for \"loadgen\"", 0),
+            0u);
+  EXPECT_EQ(error_of([] { parse_matrix_plan("loadgen: command\n", "l.yaml"); }),
+            "l.yaml:1:1: missing required key \"args\" (the command, for loadgen command)");
+  EXPECT_NE(error_of([] {
+              parse_matrix_plan("setup: prepare\n", "l.yaml");
+            }).find("set-up and tear-down steps are sysbench's"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_matrix_plan("loadgen: sysbench\npgbench_args: [-n]\n", "l.yaml");
+            }).find("the load generator's arguments go in \"args\""),
+            std::string::npos);
+}
+
 TEST(MatrixParse, EmptyVariantListGetsTheDefaultVariant) {
   const MatrixPlan plan = parse_matrix_plan("variants: []\n", "v.yaml");
   ASSERT_EQ(plan.variants.size(), 1u);

@@ -159,6 +159,48 @@ TEST_F(MatrixTest, ResumeAfterInterruptionCompletesOnlyTheMissingRuns) {
   EXPECT_EQ(nlohmann::json::parse(read_text(matrix_dir / "table.json"))["cells"].size(), 4u);
 }
 
+// A matrix of sysbench runs (issue 26): two variants by their sysbench test, a clients list that
+// becomes --threads, prepare and cleanup around every run; the table, and compare of two runs.
+TEST_F(MatrixTest, SysbenchVariantsAndClientsGiveATableAndACompare) {
+  const auto dir = temp_dir("matrix-sysbench");
+  write_text(dir / "plan.yaml",
+             "name: sb\ntarget: \"" + test_conninfo() +
+                 "\"\nloadgen: sysbench\nargs: [\"--tables=1\", \"--table-size=2000\"]\n"
+                 "setup: prepare\nteardown: cleanup\nclients: [1, 2]\nduration: 3\n"
+                 "variants:\n  - name: read-only\n    args: [oltp_read_only]\n"
+                 "  - name: read-write\n    args: [oltp_read_write]\n");
+  auto result = engine::run_command({pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(),
+                                     "--data-dir", (dir / "data").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("4 of 4 runs completed"), std::string::npos) << result.output;
+  const auto matrix = only_subdirectory(dir / "data" / "matrix");
+  const auto table = nlohmann::json::parse(read_text(matrix / "table.json"));
+  ASSERT_EQ(table["cells"].size(), 4u) << table.dump();
+  for (const auto& cell : table["cells"]) {
+    EXPECT_GT(cell["tps_median"].get<double>(), 0) << cell.dump();
+    EXPECT_FALSE(cell["dominant_wait"].get<std::string>().empty()) << cell.dump();
+  }
+  std::string read_only, read_write;
+  for (const auto& entry : std::filesystem::directory_iterator(matrix / "runs")) {
+    const auto report = nlohmann::json::parse(read_text(entry.path() / "report.json"));
+    EXPECT_EQ(report["throughput_source"], "sysbench");
+    const int clients = report["clients"];
+    std::string argv;
+    for (const auto& word : report["loadgen_argv"]) argv += word.get<std::string>() + " ";
+    EXPECT_NE(argv.find("--threads=" + std::to_string(clients) + " --time=3"), std::string::npos)
+        << argv;
+    if (clients == 2) {
+      (report["variant"] == "read-only" ? read_only : read_write) = entry.path().string();
+    }
+  }
+  auto compared = engine::run_command(
+      {pgwaitprof_binary(), "compare", read_only, read_write, "--format", "json"});
+  ASSERT_EQ(compared.exit_code, 0) << compared.output;
+  const auto comparison = nlohmann::json::parse(compared.output);
+  EXPECT_EQ(comparison["cells"].size(), 1u) << compared.output;
+  EXPECT_EQ(psql("SELECT to_regclass('sbtest1') IS NULL").output, "t\n");
+}
+
 class DaemonRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -267,6 +309,36 @@ TEST_F(DaemonRunTest, RequestForAnExecutableNotConfiguredIsRefused) {
   EXPECT_EQ(std::filesystem::status(dir_ / "data" / "pgwaitprof.sock").permissions() &
                 std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
+// `record` through the daemon that samples the target (issue 26): the window is the daemon's
+// run, its tps the server's; a command the daemon's allow-list does not name is refused.
+TEST_F(DaemonRunTest, RecordThroughTheDaemonAndACommandItDoesNotAllow) {
+  ChildProcess pgbench(
+      {base::find_executable("pgbench"), "-c", "2", "-T", "5", "-n", test_conninfo()},
+      dir_ / "pgbench.out");
+  auto record =
+      engine::run_command({pgwaitprof_binary(), "record", test_conninfo(), "--duration", "3",
+                           "--label", "app", "--data-dir", (dir_ / "data").string()});
+  ASSERT_EQ(record.exit_code, 0) << record.output;
+  EXPECT_NE(record.output.find("by the daemon at"), std::string::npos) << record.output;
+  const auto report =
+      nlohmann::json::parse(read_text(only_subdirectory(dir_ / "data" / "runs") / "report.json"));
+  EXPECT_EQ(report["status"], "completed");
+  EXPECT_EQ(report["workload"], "record");
+  EXPECT_EQ(report["label"], "app");
+  EXPECT_EQ(report["throughput_source"], "server");
+  EXPECT_GT(report["loadgen"]["tps"].get<double>(), 0) << report["timeline"].dump();
+  EXPECT_NE(daemon_->log().find("run requested target=local workload=record"), std::string::npos);
+  EXPECT_EQ(pgbench.wait(30s), 0) << pgbench.log();
+
+  auto refused =
+      engine::run_command({pgwaitprof_binary(), "run", test_conninfo(), "--data-dir",
+                           (dir_ / "data").string(), "--loadgen", "command", "--", "/bin/true"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.output.find("load generator \"/bin/true\" is not allowed (allowed: pgbench)"),
+            std::string::npos)
+      << refused.output;
 }
 
 // Each run's report states where a repeat should land once the data directory holds three

@@ -1,10 +1,19 @@
 // `pgwaitprof run` against the real scratch cluster of deploy/test.sh with real pgbench:
 // complete, failed and interrupted runs, every built-in workload, both sample sources, bad
-// input, and passwords kept out of everything written.
+// input, and passwords kept out of everything written. Then the other load generators (issue
+// 26): a shell script of psql transactions (`--loadgen command`) gets the server's tps and a
+// stall with its blocker; sysbench from Debian (`--loadgen sysbench`, prepare, run, cleanup)
+// agrees with the server's commit rate; `record --duration` of pgbench run by another process
+// agrees with pgbench's own tps; bad input fails with one line and a failed report.
 #include "model/run.h"
 
+#include <algorithm>
+#include <cmath>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "loadgen/pgbench_parser.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {
@@ -192,6 +201,216 @@ TEST_F(RunTest, PasswordsNeverAppearInOutputOrFiles) {
     EXPECT_EQ(read_text(entry.path()).find("sekr1t-pw"), std::string::npos) << entry.path();
   }
   EXPECT_NE(run.report["target"].get<std::string>().find("password=********"), std::string::npos);
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return std::nan("");
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// The timeline's figures of `key` ("server_tps", or the load generator's "tps"), leaving out
+// the first and the last interval (start-up, and a last interval that may be short).
+std::vector<double> timeline_figures(const nlohmann::json& report, const std::string& key) {
+  std::vector<double> figures;
+  const auto& timeline = report["timeline"];
+  for (size_t index = 1; index + 1 < timeline.size(); ++index) {
+    const auto& slice = timeline[index];
+    const auto& value = key == "server_tps" ? slice["server_tps"] : slice["loadgen"]["tps"];
+    if (value.is_number()) figures.push_back(value.get<double>());
+  }
+  return figures;
+}
+
+// The server's transactions per second over the whole timeline (its intervals' counts over the
+// seconds they cover): backends hand their counts over at most once a second, so one interval
+// may hold two hand-overs of a backend and the next none, while the sum holds each once.
+double server_rate(const nlohmann::json& report) {
+  double transactions = 0, seconds = 0;
+  for (const auto& slice : report["timeline"]) {
+    if (!slice.contains("server_tps") || !slice["server_tps"].is_number()) continue;
+    transactions += slice["server_tps"].get<double>() * slice["duration_s"].get<double>();
+    seconds += slice["duration_s"].get<double>();
+  }
+  return seconds > 0 ? transactions / seconds : std::nan("");
+}
+
+// Three loops of psql transactions for 7 s; at 2 s a second session takes the table's lock and
+// holds it for 3 s.
+constexpr const char* kPsqlScript = R"sh(#!/bin/sh
+( sleep 2; psql -X -q -c "BEGIN" -c "LOCK TABLE loadgen_command_test" \
+    -c "SELECT pg_sleep(3)" -c "COMMIT" ) &
+loop() {
+  end=$(( $(date +%s) + 7 ))
+  while [ "$(date +%s)" -lt "$end" ]; do
+    psql -X -q -c "UPDATE loadgen_command_test SET n = n + 1 WHERE id = 1" || exit 1
+  done
+}
+loop & loop & loop & wait
+echo "script done"
+)sh";
+
+TEST_F(RunTest, CommandOfPsqlTransactionsGetsServerTpsAndALockStallWithItsBlocker) {
+  ASSERT_EQ(psql("DROP TABLE IF EXISTS loadgen_command_test; CREATE TABLE loadgen_command_test "
+                 "(id int PRIMARY KEY, n int); INSERT INTO loadgen_command_test VALUES (1, 0)")
+                .exit_code,
+            0);
+  const auto data = temp_dir("loadgen-command");
+  write_text(data / "load.sh", kPsqlScript);
+  std::filesystem::permissions(data / "load.sh", std::filesystem::perms::owner_all);
+  // At 20 Hz: psql's transactions are few, and pgwaitprof's own queries reach pg_stat_database
+  // up to a second late, so an interval's count may hold a second more or less of them.
+  auto run = pgwaitprof_run(data / "data", {test_conninfo(), "--hz", "20", "--loadgen", "command"},
+                            {(data / "load.sh").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report["status"], "completed");
+  EXPECT_EQ(run.report["workload"], "command");
+  EXPECT_EQ(run.report["throughput_source"], "server");
+  // Every UPDATE is a transaction of the server's (each psql's connection adds one more).
+  const auto updates = std::stod(psql("SELECT n FROM loadgen_command_test").output);
+  const double transactions = run.report["loadgen"]["transactions"].get<double>();
+  EXPECT_GT(updates, 20);
+  EXPECT_GE(transactions, 0.9 * updates) << "updates " << updates;
+  EXPECT_LE(transactions, 2.3 * updates + 50) << "updates " << updates;
+  // A tps line from the server, with the lock's stall and its blocker in it.
+  EXPECT_GE(timeline_figures(run.report, "server_tps").size(), 4u);
+  const nlohmann::json* blocked = nullptr;
+  for (const auto& stall : run.report["stalls"]) {
+    if (!stall["blocker"].get<std::string>().empty()) blocked = &stall;
+  }
+  ASSERT_NE(blocked, nullptr) << run.report["stalls"].dump(2) << run.report["timeline"].dump();
+  const std::string blocker = (*blocked)["blocker"];
+  EXPECT_NE(blocker.find("relation \"loadgen_command_test\""), std::string::npos) << blocker;
+  EXPECT_NE(blocker.find("pg_sleep"), std::string::npos) << blocker;
+  // The command's output is kept; the report says where the tps came from.
+  EXPECT_NE(read_text(run.dir / "command.log").find("script done"), std::string::npos);
+  const auto text = read_text(run.dir / "report.txt");
+  EXPECT_NE(text.find("tps from  the server: pg_stat_database"), std::string::npos) << text;
+  (void)psql("DROP TABLE loadgen_command_test");
+}
+
+TEST_F(RunTest, ACommandThatFailsOrCannotStartFailsWithOneLineAndAReport) {
+  const auto data = temp_dir("loadgen-command-bad");
+  auto failing =
+      pgwaitprof_run(data / "failing", {test_conninfo(), "--loadgen", "command"},
+                     {"sh", "-c", "sleep 1.5; echo 'relation \"nope\" is gone' >&2; exit 3"});
+  EXPECT_EQ(failing.exit_code, 3) << failing.output;
+  EXPECT_EQ(failing.report["status"], "failed");
+  EXPECT_EQ(failing.report["error"], "sh exited with code 3: relation \"nope\" is gone");
+  EXPECT_NE(failing.report["loadgen_stderr"].get<std::string>().find("is gone"), std::string::npos);
+  EXPECT_NE(failing.output.find("pgwaitprof: run failed: sh exited with code 3"), std::string::npos)
+      << failing.output;
+
+  auto at_once =
+      pgwaitprof_run(data / "at-once", {test_conninfo(), "--loadgen", "command"}, {"true"});
+  EXPECT_EQ(at_once.exit_code, 1) << at_once.output;
+  EXPECT_EQ(at_once.report["status"], "failed");
+  EXPECT_NE(at_once.report["error"].get<std::string>().find("true exited after 0.0"),
+            std::string::npos)
+      << at_once.report["error"];
+
+  auto missing = pgwaitprof_run(data / "missing", {test_conninfo(), "--loadgen", "command"},
+                                {"/nonexistent/load.sh"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_EQ(missing.report["status"], "failed");
+  EXPECT_EQ(missing.report["error"], "could not find load generator \"/nonexistent/load.sh\"");
+
+  auto unknown = pgwaitprof_run(data / "unknown", {test_conninfo(), "--loadgen", "hammerdb"}, {});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(
+      unknown.output,
+      "pgwaitprof: unknown load generator \"hammerdb\" (known: pgbench, sysbench, command)\n");
+
+  // sysbench without PostgreSQL support looks the same as a driver it does not know.
+  auto no_driver = pgwaitprof_run(data / "no-driver", {test_conninfo(), "--loadgen", "sysbench"},
+                                  {"oltp_read_only", "--db-driver=nosuchdb", "--time=1"});
+  EXPECT_EQ(no_driver.exit_code, 1) << no_driver.output;
+  EXPECT_EQ(no_driver.report["status"], "failed");
+  EXPECT_NE(no_driver.report["error"].get<std::string>().find(
+                "sysbench exited with code 1: FATAL: invalid database driver name: 'nosuchdb'"),
+            std::string::npos)
+      << no_driver.report["error"];
+}
+
+TEST_F(RunTest, SysbenchAgreesWithTheServersCommitRate) {
+  const auto data = temp_dir("loadgen-sysbench");
+  auto run = pgwaitprof_run(
+      data,
+      {test_conninfo(), "--hz", "20", "--loadgen", "sysbench", "--setup", "prepare", "--teardown",
+       "cleanup"},
+      {"oltp_read_write", "--tables=1", "--table-size=10000", "--threads=2", "--time=8"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report["status"], "completed");
+  EXPECT_EQ(run.report["throughput_source"], "sysbench");
+  EXPECT_EQ(run.report["clients"], 2);
+  const auto& summary = run.report["loadgen"];
+  EXPECT_EQ(summary["transaction_type"], "sysbench oltp_read_write");
+  EXPECT_GT(summary["tps"].get<double>(), 0);
+  EXPECT_GT(summary["qps"].get<double>(), summary["tps"].get<double>());
+  EXPECT_TRUE(summary["latency_percentile_ms"].is_number());
+  // Per interval, sysbench's tps beside the server's commits + rollbacks; over the run they
+  // agree within 5 % (server_rate says why over the run, not interval by interval).
+  EXPECT_GE(timeline_figures(run.report, "server_tps").size(), 5u);
+  const double sysbench_tps = summary["tps"].get<double>();
+  EXPECT_NEAR(server_rate(run.report), sysbench_tps, 0.05 * sysbench_tps)
+      << run.report["timeline"].dump();
+  std::cout << "sysbench tps " << sysbench_tps << ", the server's " << server_rate(run.report)
+            << ", medians of intervals " << median(timeline_figures(run.report, "tps")) << " and "
+            << median(timeline_figures(run.report, "server_tps")) << "\n";
+  EXPECT_GT(run.report["profile"]["entries"].size(), 0u);
+  const auto text = read_text(run.dir / "report.txt");
+  EXPECT_NE(text.find("srv tps"), std::string::npos) << text;
+  EXPECT_NE(text.find("p95 ms"), std::string::npos) << text;
+  // prepare ran before, cleanup after (its table is gone), and their output is kept.
+  const auto log = read_text(run.dir / "sysbench.log");
+  EXPECT_NE(log.find("Creating table 'sbtest1'"), std::string::npos) << log;
+  EXPECT_NE(log.find("Dropping table 'sbtest1'"), std::string::npos) << log;
+  EXPECT_EQ(psql("SELECT to_regclass('sbtest1') IS NULL").output, "t\n");
+}
+
+// The window holds all of a pgbench run made by another process, so the transactions the server
+// counted in it are pgbench's (its two connections add one each): the server's tps over
+// pgbench's run and pgbench's own agree within 5 %, whatever else the machine does meanwhile.
+TEST_F(RunTest, RecordWindowOfPgbenchElsewhereAgreesWithPgbenchsOwnTps) {
+  const auto data = temp_dir("loadgen-record");
+  // At 20 Hz: pgwaitprof's own queries reach pg_stat_database up to a second late, so at each
+  // end of the window up to a second of them (hz) may be counted in or out.
+  ChildProcess record(
+      {pgwaitprof_binary(), "record", test_conninfo(), "--no-daemon", "--hz", "20", "--duration",
+       "7", "--label", "pgbench from elsewhere", "--data-dir", (data / "data").string()},
+      data / "record.out");
+  std::this_thread::sleep_for(1500ms);
+  auto pgbench = engine::run_command({base::find_executable("pgbench"), "-c", "2", "-j", "2", "-T",
+                                      "4", "-P", "1", "-n", test_conninfo()});
+  ASSERT_EQ(pgbench.exit_code, 0) << pgbench.output;
+  ASSERT_EQ(record.wait(30s), 0) << record.log();
+  const auto dir = [&] {
+    std::filesystem::path found;
+    for (const auto& entry : std::filesystem::directory_iterator(data / "data" / "runs"))
+      found = entry.path();
+    return found;
+  }();
+  const auto report = nlohmann::json::parse(read_text(dir / "report.json"));
+  EXPECT_EQ(report["status"], "completed");
+  EXPECT_EQ(report["workload"], "record");
+  EXPECT_EQ(report["label"], "pgbench from elsewhere");
+  EXPECT_EQ(report["throughput_source"], "server");
+  EXPECT_NEAR(report["duration_s"].get<double>(), 7, 1);
+  EXPECT_GT(report["profile"]["entries"].size(), 0u);
+  // A tps line from the server, with pgbench's run in it.
+  EXPECT_GE(timeline_figures(report, "tps").size(), 5u);
+  const auto summary = loadgen::parse_summary(pgbench.output);
+  const double own_tps = summary.tps;
+  const double server_transactions = report["loadgen"]["transactions"].get<double>();
+  const double server_tps = server_transactions / *summary.duration_s;
+  EXPECT_NEAR(server_tps, own_tps, 0.05 * own_tps)
+      << "server transactions " << server_transactions << ", pgbench's " << summary.transactions
+      << "; timeline " << report["timeline"].dump();
+  std::cout << "pgbench's own tps " << own_tps << " (" << summary.transactions
+            << " transactions), the server's " << server_tps << " (" << server_transactions
+            << ")\n";
+  EXPECT_NE(read_text(dir / "report.txt").find("tps from  the server"), std::string::npos);
 }
 
 }  // namespace

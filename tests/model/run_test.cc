@@ -25,12 +25,22 @@ BackendSample client(int pid, std::string type, std::string event) {
   return sample;
 }
 
+LoadgenProgress progress(double elapsed_s, double tps, double latency_avg_ms = 1.0,
+                         double latency_stddev_ms = 0.5) {
+  LoadgenProgress result;
+  result.elapsed_s = elapsed_s;
+  result.tps = tps;
+  result.latency_avg_ms = latency_avg_ms;
+  result.latency_stddev_ms = latency_stddev_ms;
+  return result;
+}
+
 TimelineSlice slice(double start_s, double tps, const std::vector<BackendSample>& backends,
                     int snapshots = 10) {
   TimelineSlice result;
   result.start = base::Seconds(start_s);
   result.duration = base::Seconds(1);
-  result.loadgen = LoadgenProgress{start_s + 1, tps, 1.0, 0.5, 0, std::nullopt, 0};
+  result.loadgen = progress(start_s + 1, tps);
   for (int taken = 0; taken < snapshots; ++taken) {
     Snapshot snapshot;
     snapshot.backends = backends;
@@ -97,10 +107,10 @@ TEST(RunRecorder, SamplesAndProgressLandInTheirIntervals) {
   }
   recorder.on_missed_ticks(1);
   // "progress: 2.0 s" reports the second interval, [1 s, 2 s).
-  recorder.add_progress(LoadgenProgress{2.0, 777, 1.5, 0.2, 0, std::nullopt, 0});
+  recorder.add_progress(progress(2.0, 777, 1.5, 0.2));
   // --progress-timestamp prints Unix time: the end of the third interval.
   const double epoch_s = std::chrono::duration<double>(start_wall.time_since_epoch()).count();
-  recorder.add_progress(LoadgenProgress{epoch_s + 3.0, 888, 1.5, 0.2, 0, std::nullopt, 0});
+  recorder.add_progress(progress(epoch_s + 3.0, 888, 1.5, 0.2));
   recorder.on_background(start + 2500ms, Background{true, false, false});
 
   model::Run run;
@@ -124,6 +134,46 @@ TEST(RunRecorder, SamplesAndProgressLandInTheirIntervals) {
   EXPECT_EQ(summed.counts(), run.profile.counts());
 }
 
+TEST(RunRecorder, ServerThroughputIsSpreadOverTheIntervalsItCovers) {
+  const auto start = SteadyClock::time_point{} + 1h;
+  RunRecorder recorder(start, SystemClock::now(), 1s);
+  recorder.set_throughput_from_server(true);
+  // 0-1 s: 100 transactions; 1-2.5 s: 300, spread 200 + 100; 2.5-3 s nothing read.
+  recorder.on_server_throughput({start, start + 1s, 100, 1000.0});
+  recorder.on_server_throughput({start + 1s, start + 2500ms, 300, std::nullopt});
+  // Own statements taken out can leave a reading below zero (a rate below zero shows as 0).
+  recorder.on_server_throughput({start + 2500ms, start + 3s, -10, std::nullopt});
+  recorder.add_progress(progress(3.0, 55));
+  model::Run run;
+  recorder.finish(start + 3s, run);
+  ASSERT_EQ(run.timeline.size(), 3u);
+  EXPECT_DOUBLE_EQ(*run.timeline[0].server_tps, 100);
+  EXPECT_DOUBLE_EQ(*run.timeline[0].server_calls_per_s, 1000);
+  EXPECT_DOUBLE_EQ(*run.timeline[1].server_tps, 200);
+  EXPECT_FALSE(run.timeline[1].server_calls_per_s);
+  EXPECT_DOUBLE_EQ(*run.timeline[2].server_tps, 90);  // 100 of the second reading, -10
+  // The server's figures are the timeline's tps where the load generator gave none.
+  EXPECT_DOUBLE_EQ(run.timeline[0].loadgen->tps, 100);
+  EXPECT_TRUE(std::isnan(run.timeline[0].loadgen->latency_avg_ms));
+  EXPECT_DOUBLE_EQ(run.timeline[2].loadgen->tps, 55);  // its own report stays
+  const auto& totals = recorder.server_totals();
+  EXPECT_DOUBLE_EQ(totals.transactions, 390);
+  EXPECT_DOUBLE_EQ(totals.covered_s, 3);
+  EXPECT_DOUBLE_EQ(*totals.calls, 1000);
+}
+
+TEST(RunRecorder, ServerThroughputBesideTheLoadGeneratorsOwn) {
+  const auto start = SteadyClock::time_point{} + 1h;
+  RunRecorder recorder(start, SystemClock::now(), 1s);
+  recorder.on_server_throughput({start, start + 1s, 480, std::nullopt});
+  recorder.add_progress(progress(1.0, 500));
+  model::Run run;
+  recorder.finish(start + 1s, run);
+  ASSERT_EQ(run.timeline.size(), 1u);
+  EXPECT_DOUBLE_EQ(run.timeline[0].loadgen->tps, 500);
+  EXPECT_DOUBLE_EQ(*run.timeline[0].server_tps, 480);
+}
+
 TEST(ReportJson, RoundTripsAndRejectsOtherSchemaVersions) {
   model::Run run;
   run.id = "r";
@@ -140,6 +190,38 @@ TEST(ReportJson, RoundTripsAndRejectsOtherSchemaVersions) {
   auto ancient = json;
   ancient["schema_version"] = 0;
   EXPECT_THROW(run_from_json(ancient), std::runtime_error);
+}
+
+TEST(ReportJson, ServerThroughputAndSysbenchFiguresRoundTrip) {
+  model::Run run;
+  run.id = "r";
+  run.throughput_source = "sysbench";
+  run.timeline.push_back(slice(0, 100, {client(1, "Lock", "tuple")}));
+  run.timeline[0].server_tps = 97.5;
+  run.timeline[0].server_calls_per_s = 1900;
+  run.timeline[0].loadgen->qps = 2000;
+  run.timeline[0].loadgen->latency_percentile_ms = 4.5;
+  run.timeline[0].loadgen->latency_percentile = 95;
+  LoadgenSummary summary;
+  summary.tps = 100;
+  summary.qps = 2000;
+  summary.latency_percentile_ms = 5.5;
+  summary.latency_percentile = 95;
+  run.loadgen = summary;
+  const auto back = run_from_json(to_json(run));
+  EXPECT_EQ(to_json(back), to_json(run));
+  EXPECT_EQ(back.throughput_source, "sysbench");
+  EXPECT_DOUBLE_EQ(*back.timeline[0].server_tps, 97.5);
+  EXPECT_DOUBLE_EQ(*back.timeline[0].loadgen->qps, 2000);
+  EXPECT_DOUBLE_EQ(*back.loadgen->latency_percentile_ms, 5.5);
+  // A summary of the server's counters has no latency: NaN, written as null, read back.
+  run.throughput_source = "server";
+  run.loadgen->latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+  const auto server = run_from_json(to_json(run));
+  EXPECT_TRUE(std::isnan(server.loadgen->latency_avg_ms));
+  EXPECT_EQ(throughput_source_text(server).rfind("the server: pg_stat_database", 0), 0u);
+  // Reports written before the source was recorded are pgbench's.
+  EXPECT_FALSE(to_json(model::Run{}).contains("throughput_source"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <asio/io_context.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -171,6 +172,68 @@ TEST(RunSteps, TheFirstFailureStaysTheError) {
   settle_status(copy, {false, "", 1, true, ""});
   EXPECT_EQ(copy.status, model::RunStatus::kCompleted);
   EXPECT_EQ(copy.loadgen_exit_code, 1);
+}
+
+TEST(RunSteps, ACommandThatFailsOrEndsAtOnceFailsTheRunWithItsStderr) {
+  model::Run failed;
+  LoadCheck check;
+  check.loadgen_name = "load.sh";
+  settle_status(failed, {false, "", 3, false, "psql: error: connection refused\n"}, check);
+  EXPECT_EQ(failed.status, model::RunStatus::kFailed);
+  EXPECT_EQ(failed.error, "load.sh exited with code 3: psql: error: connection refused");
+  EXPECT_EQ(failed.loadgen_stderr, "psql: error: connection refused\n");
+
+  model::Run at_once;
+  check.elapsed = base::Seconds(0.05);
+  settle_status(at_once, {false, "", 0, false, "usage: load.sh\n"}, check);
+  EXPECT_EQ(at_once.status, model::RunStatus::kFailed);
+  EXPECT_EQ(at_once.error,
+            "load.sh exited after 0.05 s, within the first interval of 1 s: nothing to profile");
+  EXPECT_EQ(at_once.loadgen_stderr, "usage: load.sh\n");
+
+  model::Run long_enough;
+  check.elapsed = base::Seconds(3);
+  settle_status(long_enough, {false, "", 0, false, ""}, check);
+  EXPECT_EQ(long_enough.status, model::RunStatus::kCompleted);
+}
+
+TEST(RunSteps, TheServersSummaryOfALoadThatReportsNone) {
+  EXPECT_FALSE(server_summary({}));
+  model::RunRecorder::ServerTotals totals;
+  totals.transactions = 1234.4;
+  totals.calls = 5000;
+  totals.covered_s = 10;
+  const auto summary = server_summary(totals);
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->transactions, 1234u);
+  EXPECT_DOUBLE_EQ(summary->tps, 123.44);
+  EXPECT_DOUBLE_EQ(*summary->qps, 500);
+  EXPECT_TRUE(std::isnan(summary->latency_avg_ms));
+  EXPECT_EQ(summary->clients, 0);
+}
+
+TEST(RunSteps, WhoTheLoadGeneratorIs) {
+  RunRequest request;
+  EXPECT_EQ(loadgen_name(request), "pgbench");
+  request.kind = loadgen::LoadgenKind::kCommand;
+  request.pgbench_args = {"/opt/bench/run-app.sh", "--fast"};
+  EXPECT_EQ(loadgen_name(request), "run-app.sh");
+  EXPECT_EQ(loadgen_log_name(loadgen::LoadgenKind::kCommand), "command.log");
+  EXPECT_EQ(loadgen_log_name(loadgen::LoadgenKind::kSysbench), "sysbench.log");
+  EXPECT_EQ(loadgen_log_name(loadgen::LoadgenKind::kNone), "record.log");
+  EXPECT_EQ(loadgen_log_name(loadgen::LoadgenKind::kPgbench), "pgbench.log");
+
+  model::Run run;
+  request.kind = loadgen::LoadgenKind::kSysbench;
+  request.pgbench_args = {"oltp_read_write", "--threads=8"};
+  describe_request(run, request, {});
+  EXPECT_EQ(run.workload, "sysbench");
+  EXPECT_EQ(run.clients, 8);
+  EXPECT_EQ(run.throughput_source, "sysbench");
+  request.kind = loadgen::LoadgenKind::kNone;
+  describe_request(run, request, {});
+  EXPECT_EQ(run.workload, "record");
+  EXPECT_EQ(run.throughput_source, "server");
 }
 
 TEST(RunSteps, StderrTailIsTheLastEightKilobytes) {

@@ -34,6 +34,51 @@ TEST(ControlProtocol, ARunRequestRoundTripsEveryField) {
   EXPECT_FALSE(default_log->keep_transaction_log);
 }
 
+TEST(ControlProtocol, OtherLoadGeneratorsAndRecordingWindowsRoundTrip) {
+  engine::RunRequest sysbench;
+  sysbench.kind = loadgen::LoadgenKind::kSysbench;
+  sysbench.loadgen = "sysbench";
+  sysbench.pgbench_args = {"oltp_read_write", "--threads=4", "--time=10"};
+  sysbench.setup_step = "prepare";
+  sysbench.teardown_step = "cleanup";
+  const auto parsed = parse_run_request(run_request_line(sysbench));
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->kind, loadgen::LoadgenKind::kSysbench);
+  EXPECT_EQ(parsed->pgbench_args, sysbench.pgbench_args);  // not judged as pgbench's
+  EXPECT_EQ(parsed->setup_step, "prepare");
+  EXPECT_EQ(parsed->teardown_step, "cleanup");
+  EXPECT_FALSE(check_socket_loadgen_args(*parsed));
+  auto elsewhere = sysbench;
+  elsewhere.pgbench_args.push_back("--pgsql-host=db2");
+  const auto refused = check_socket_loadgen_args(*parse_run_request(run_request_line(elsewhere)));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->message,
+            "sysbench option \"--pgsql-host\" is not allowed through the control socket: the "
+            "daemon's target decides the database");
+
+  // A command's executable is what the daemon's allow-list judges.
+  engine::RunRequest command;
+  command.kind = loadgen::LoadgenKind::kCommand;
+  command.pgbench_args = {"/opt/load.sh", "-n", "3"};
+  const auto parsed_command = parse_run_request(run_request_line(command));
+  ASSERT_TRUE(parsed_command) << parsed_command.error().message;
+  EXPECT_EQ(parsed_command->loadgen, "/opt/load.sh");
+
+  engine::RunRequest window;
+  window.kind = loadgen::LoadgenKind::kNone;
+  window.record_duration = base::Seconds(60);
+  const auto parsed_window = parse_run_request(run_request_line(window));
+  ASSERT_TRUE(parsed_window) << parsed_window.error().message;
+  EXPECT_EQ(parsed_window->kind, loadgen::LoadgenKind::kNone);
+  EXPECT_EQ(parsed_window->record_duration, base::Seconds(60));
+  EXPECT_EQ(parsed_window->loadgen, "");
+
+  const auto unknown = parse_run_request(R"({"type":"run","loadgen_kind":"hammerdb"})");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message,
+            "invalid value for \"loadgen_kind\": unknown load generator \"hammerdb\"");
+}
+
 TEST(ControlProtocol, KeepTransactionLogMustBeABoolean) {
   const auto parsed =
       parse_run_request(R"({"type":"run","target":"t","keep_transaction_log":"yes"})");

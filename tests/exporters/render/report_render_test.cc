@@ -445,5 +445,37 @@ TEST_F(RenderText, RunToRunSectionInEveryFormat) {
   EXPECT_NE(html.find("Run to run: not estimated"), std::string::npos);
 }
 
+// The server's tps beside the load generator's (issue 26): a column in text, Markdown and the
+// timeline CSV, a line in the HTML chart, and the report's "tps from"; none of it when the tps
+// is the server's already, or for reports written before it existed.
+TEST_F(RenderText, ServerTpsBesideTheLoadGeneratorsOwnAndWhereTpsCameFrom) {
+  const auto before = render_text(run_);
+  EXPECT_EQ(before.find("srv tps"), std::string::npos);
+  EXPECT_EQ(before.find("tps from"), std::string::npos);
+  run_.throughput_source = "sysbench";
+  for (auto& slice : run_.timeline) {
+    slice.server_tps = 1234.5;
+    if (slice.loadgen) slice.loadgen->qps = 20000;
+  }
+  const auto text = render_text(run_);
+  EXPECT_NE(text.find("srv tps"), std::string::npos) << text;
+  EXPECT_NE(text.find("   1234.5 "), std::string::npos) << text;
+  EXPECT_NE(text.find("tps from  sysbench's reports"), std::string::npos) << text;
+  EXPECT_NE(render_markdown(run_).find("| srv tps | qps |"), std::string::npos);
+  const auto csv = render_timeline_csv(run_);
+  EXPECT_NE(csv.find(",server_tps,qps,latency_percentile_ms\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1234.5,20000.0,\n"), std::string::npos) << csv;
+  EXPECT_NE(render_html(run_).find("server tps"), std::string::npos);
+
+  run_.throughput_source = "server";
+  for (auto& slice : run_.timeline) {
+    if (slice.loadgen) slice.loadgen->qps.reset();
+  }
+  const auto server = render_text(run_);
+  EXPECT_EQ(server.find("srv tps"), std::string::npos) << server;
+  EXPECT_NE(server.find("tps from  the server: pg_stat_database"), std::string::npos) << server;
+  EXPECT_EQ(render_html(run_).find("server tps"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pgwaitprof::exporters

@@ -1,0 +1,55 @@
+// The server's own count of the load (a run collector, once per timeline interval and at the
+// run's start and end): committed and rolled-back transactions of every database from
+// pg_stat_database and, when pg_stat_statements is installed, its calls. Throughput for load
+// generators that report none (any command, a recording window of load from elsewhere), and a
+// check beside those that do. pgwaitprof's own queries are counted by the server too: they are
+// taken out, counted on pgwaitprof's sessions. Backends (pgwaitprof's too) hand their counts to
+// the server at most once a second: a reading of a whole interval holds about one hand-over of
+// each, a shorter one may hold none of pgwaitprof's (and show a drop that is not there). So the
+// last reading, taken when the load has ended (its backends hand over their last counts as they
+// exit), joins the reading before it when it is shorter than most of an interval; each reading
+// is delivered when the next one is taken, or at the last.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "base/time.h"
+#include "collectors/collector.h"
+#include "model/sample.h"
+
+namespace pgwaitprof::collectors {
+
+// One reading of the counters.
+struct ServerCounters {
+  model::SteadyClock::time_point at;
+  uint64_t transactions = 0;      // sum of xact_commit + xact_rollback
+  std::optional<uint64_t> calls;  // sum of pg_stat_statements.calls
+  uint64_t own_statements = 0;    // pgwaitprof's own queries by then
+};
+
+// The load between two readings, pgwaitprof's own statements taken out (each of them is one
+// transaction and, tracked by pg_stat_statements, one call). Counters that went backwards (a
+// pg_stat_reset(), a restart) give no reading.
+std::optional<model::ServerThroughput> throughput_between(const ServerCounters& before,
+                                                          const ServerCounters& after);
+
+class ServerThroughputCollector : public Collector {
+ public:
+  // `own_statements`: how many queries pgwaitprof has sent to the target so far. A reading is
+  // of one `interval`; the last one, when the load ends, only when it covers most of one.
+  ServerThroughputCollector(std::function<uint64_t()> own_statements, base::Seconds interval)
+      : own_statements_(std::move(own_statements)), interval_(interval) {}
+  std::string_view name() const override { return "server_throughput"; }
+  asio::awaitable<CollectResult> collect(CollectContext& context) override;
+
+ private:
+  std::function<uint64_t()> own_statements_;
+  base::Seconds interval_;
+  std::optional<bool> has_statements_;  // pg_stat_statements installed; looked up once
+  std::optional<ServerCounters> previous_;
+  std::optional<model::ServerThroughput> pending_;  // taken, not delivered yet
+};
+
+}  // namespace pgwaitprof::collectors
