@@ -1,4 +1,4 @@
-// The scalability section of a matrix in every format on a sweep drawn from
+// The scalability section of a matrix in every format, and in compare, on a sweep drawn from
 // known laws: two variants (one named with the hostile string, with a hostile wait event that
 // grows across the knee), seven client counts, three repeats. The text stays within 100
 // columns and holds no control character, the Markdown no HTML, the page no script of the
@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "exporters/render/compare.h"
 #include "exporters/render/matrix_table.h"
 #include "exporters/render/text_format.h"
 #include "model/scalability.h"
@@ -128,6 +129,25 @@ TEST(MatrixScalability, FewClientCountsSayWhy) {
   EXPECT_NE(text.find("model: no fit: 3 client counts with throughput, 4 needed"),
             std::string::npos)
       << text;
+}
+
+TEST(MatrixScalability, CompareSetsKappaApart) {
+  std::vector<model::Run> plain, hostile;
+  for (auto& run : sweep_runs()) (run.variant == "plain" ? plain : hostile).push_back(run);
+  const Comparison comparison = compare_runs(plain, hostile, "plain", kHostile);
+  ASSERT_EQ(comparison.scalability.size(), 1u);
+  const auto& shift = comparison.scalability.front();
+  EXPECT_TRUE(shift.kappa.comparable);
+  EXPECT_TRUE(shift.kappa.differ);  // 0.002 against 0.0002
+  const std::string text = render_comparison_text(comparison);
+  EXPECT_EQ(terminal_hazard(text), "");
+  EXPECT_NE(text.find("κ, coherency"), std::string::npos) << text;
+  const std::string markdown = render_comparison_markdown(comparison);
+  EXPECT_EQ(markdown_hazard(markdown), "");
+  const auto json = nlohmann::json::parse(render_comparison_json(comparison));
+  EXPECT_EQ(json.at("scalability").at(0).at("kappa_differ"), true);
+  EXPECT_NEAR(json.at("scalability").at(0).at("kappa_a").at("value").get<double>(), kPlain.kappa,
+              0.1 * kPlain.kappa);
 }
 
 }  // namespace
