@@ -280,6 +280,8 @@ void set_goodness(UslFit& fit, std::span<const ThroughputPoint> points,
     squared_relative += std::pow(median(values) / usl_throughput(fit.parameters, clients) - 1, 2);
   }
   fit.rms_relative_error = std::sqrt(squared_relative / static_cast<double>(grouped.size()));
+  fit.largest_count_efficiency =
+      median(grouped.rbegin()->second) / (fit.max_clients * fit.parameters.lambda);
   const double lack_of_fit = std::max(residual - pure_error, 0.0);
   const double lack_df = static_cast<double>(grouped.size()) - 3;
   const auto pure_df = static_cast<double>(repeats_beyond_first);
@@ -289,9 +291,14 @@ void set_goodness(UslFit& fit, std::span<const ThroughputPoint> points,
     fit.lack_of_fit_p = regularized_incomplete_beta(pure_df / 2, lack_df / 2,
                                                     pure_df / (pure_df + lack_df * statistic));
   }
-  fit.poor_fit = !(fit.r_squared >= options.min_r_squared) ||
-                 (fit.lack_of_fit_p && *fit.lack_of_fit_p < options.lack_of_fit_alpha &&
-                  fit.rms_relative_error > options.max_relative_error);
+  // With repeats, the curve is poor when it misses the cell means by more than their own
+  // scatter explains (and by more than max_relative_error): a low R² with repeats that scatter
+  // as widely as the curve misses them is noise, which the intervals show. Without repeats
+  // there is only R².
+  fit.poor_fit = fit.lack_of_fit_p ? *fit.lack_of_fit_p < options.lack_of_fit_alpha &&
+                                         fit.rms_relative_error > options.max_relative_error
+                                   : !(fit.r_squared >= options.min_r_squared);
+  fit.noisy = !fit.poor_fit && !(fit.r_squared >= options.min_r_squared);
 }
 
 UslFigure figure(double value, std::pair<double, double> interval) {
@@ -308,6 +315,22 @@ void unconstrain(UslFigure& figure, const std::string& note) {
   figure.note = note;
 }
 
+// The verdict of a fit that is neither poor nor linear: where its peak is.
+void set_peak_verdict(UslFit& fit) {
+  const bool coherency = fit.kappa.constrained && fit.kappa.low > 0;
+  if (fit.peak_clients.constrained) {
+    fit.verdict =
+        fmt::format("throughput peaks at {:.0f} clients ({})", fit.peak_clients.value,
+                    fit.peak_clients.value < fit.max_clients ? "falls beyond it: retrograde"
+                                                             : "within reach of the largest count");
+  } else if (coherency) {
+    fit.verdict = "coherency cost measurable, peak beyond the measured range";
+  } else {
+    fit.verdict = "contention-bound: throughput levels off towards " +
+                  fmt::format("{:.0f}", fit.parameters.lambda / fit.parameters.sigma) + " tps";
+  }
+}
+
 // Decides which figures the data pin down, and the verdict line.
 void set_verdicts(UslFit& fit, const ScalabilityOptions& options) {
   if (fit.poor_fit) {
@@ -321,16 +344,25 @@ void set_verdicts(UslFit& fit, const ScalabilityOptions& options) {
   }
   const bool contention = fit.sigma.constrained && fit.sigma.low > 0;
   const bool coherency = fit.kappa.constrained && fit.kappa.low > 0;
-  fit.linear = !contention && !coherency;
-  if (fit.linear) {
-    const auto note = fmt::format("not constrained: still linear at {} clients", fit.max_clients);
+  if (!contention && !coherency) {
+    // Neither cost is distinguishable from 0. That means linear scaling only when the largest
+    // count still delivers most of N x lambda; otherwise the repeats are too noisy to tell.
+    fit.linear = fit.largest_count_efficiency >= options.linear_efficiency;
+    const auto note =
+        fit.linear ? fmt::format("not constrained: still linear at {} clients", fit.max_clients)
+                   : std::string("not constrained: the repeats are too noisy");
     for (auto* each : {&fit.sigma, &fit.kappa, &fit.peak_clients, &fit.peak_tps}) {
       unconstrain(*each, note);
     }
-    fit.verdict = fmt::format(
-        "throughput still grows linearly at {} clients: no contention or "
-        "coherency cost measurable",
-        fit.max_clients);
+    fit.verdict = fit.linear
+                      ? fmt::format(
+                            "throughput still grows linearly at {} clients: no contention or "
+                            "coherency cost measurable",
+                            fit.max_clients)
+                      : fmt::format(
+                            "neither contention nor coherency is distinguishable from 0, though "
+                            "{} clients deliver {:.0f} % of {} x λ: more repeats needed",
+                            fit.max_clients, 100 * fit.largest_count_efficiency, fit.max_clients);
     return;
   }
   const double reach = options.max_peak_extrapolation * fit.max_clients;
@@ -347,17 +379,7 @@ void set_verdicts(UslFit& fit, const ScalabilityOptions& options) {
   for (auto* each : {&fit.lambda, &fit.sigma, &fit.kappa, &fit.peak_clients, &fit.peak_tps}) {
     if (!each->constrained && each->note.empty()) each->note = "not constrained: no interval";
   }
-  if (fit.peak_clients.constrained) {
-    fit.verdict =
-        fmt::format("throughput peaks at {:.0f} clients ({})", fit.peak_clients.value,
-                    fit.peak_clients.value < fit.max_clients ? "falls beyond it: retrograde"
-                                                             : "within reach of the largest count");
-  } else if (coherency) {
-    fit.verdict = "coherency cost measurable, peak beyond the measured range";
-  } else {
-    fit.verdict = "contention-bound: throughput levels off towards " +
-                  fmt::format("{:.0f}", fit.parameters.lambda / fit.parameters.sigma) + " tps";
-  }
+  set_peak_verdict(fit);
 }
 
 }  // namespace
@@ -407,6 +429,12 @@ UslFit fit_usl(std::span<const ThroughputPoint> input, const ScalabilityOptions&
   fit.peak_tps = figure(values[4], intervals[4]);
   set_goodness(fit, points, options);
   set_verdicts(fit, options);
+  if (fit.noisy) {
+    fit.verdict += fmt::format(
+        "; noisy repeats (R² {:.2f}, though the curve misses the cell means by no more than "
+        "their repeats scatter)",
+        fit.r_squared);
+  }
   return fit;
 }
 

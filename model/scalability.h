@@ -58,13 +58,17 @@ struct ScalabilityOptions {
   // A peak whose interval reaches past this multiple of the largest client count measured is
   // an extrapolation, not a finding.
   double max_peak_extrapolation = 2;
-  // R² (weighted, see UslFit::r_squared) below this is a poor fit.
+  // R² (weighted, see UslFit::r_squared) below this is a poor fit when there are no repeats to
+  // test the lack of fit against, and a noisy sweep when there are.
   double min_r_squared = 0.9;
-  // A lack-of-fit test rejecting the curve (p below this) with cell means off the curve by more
-  // than max_relative_error (root mean square) is a poor fit too: the law does not describe
-  // this sweep, whatever its R².
+  // With repeats, a lack-of-fit test rejecting the curve (p below this) with cell means off the
+  // curve by more than max_relative_error (root mean square) is a poor fit: the law does not
+  // describe this sweep, whatever its R².
   double lack_of_fit_alpha = 0.01;
   double max_relative_error = 0.05;
+  // Both costs indistinguishable from 0 read as "still linear" only when the largest count
+  // delivers at least this fraction of N x lambda; below it the repeats are too noisy to tell.
+  double linear_efficiency = 0.8;
   // The knee: the first client count whose efficiency X(N) / (N X(1)) is below this.
   double knee_efficiency = 0.5;
   // Where measured tps departs from the fit: the first count whose median is off the curve by
@@ -92,8 +96,14 @@ struct UslFit {
   // no repeats.
   std::optional<double> lack_of_fit_p;
   bool poor_fit = false;
-  // Neither sigma nor kappa is distinguishable from 0: throughput still grows linearly.
+  // R² below the threshold while the lack-of-fit test does not reject the curve: the repeats
+  // scatter as widely as the curve misses them (a busy host); the intervals carry it.
+  bool noisy = false;
+  // Neither sigma nor kappa is distinguishable from 0 and the largest count still delivers
+  // ScalabilityOptions::linear_efficiency of N x lambda: throughput still grows linearly.
   bool linear = false;
+  // Median tps at the largest count over (that count x lambda).
+  double largest_count_efficiency = std::numeric_limits<double>::quiet_NaN();
   std::string verdict;  // one line: what the fit says
 };
 

@@ -96,6 +96,8 @@ nlohmann::json scalability_json(const MatrixTable& table) {
       entry["rms_relative_error"] = number_or_null(fit.rms_relative_error);
       entry["lack_of_fit_p"] = fit.lack_of_fit_p ? json(*fit.lack_of_fit_p) : json();
       entry["poor_fit"] = fit.poor_fit;
+      entry["noisy"] = fit.noisy;
+      entry["largest_count_efficiency"] = number_or_null(fit.largest_count_efficiency);
       entry["linear"] = fit.linear;
       entry["verdict"] = fit.verdict;
       json efficiency = json::array();

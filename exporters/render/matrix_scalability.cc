@@ -97,7 +97,8 @@ std::vector<ScalabilityFact> scalability_facts(const model::VariantScalability& 
   }
   if (knee.departs_from_fit) {
     facts.push_back({fmt::format("median off the fit by > {:.0f} %", 100 * knee.departure),
-                     fmt::format("at {} clients", *knee.departs_from_fit)});
+                     fmt::format("at {} client{}", *knee.departs_from_fit,
+                                 *knee.departs_from_fit == 1 ? "" : "s")});
   }
   facts.push_back({"across the knee", variant.headline});
   return facts;

@@ -135,6 +135,10 @@ std::string wrap_fact(const std::string& label, const std::string& value) {
   size_t start = 0;
   while (start < value.size()) {
     size_t end = value.find(' ', start);
+    // "41 %" stays on one line.
+    while (end != std::string::npos && value.compare(end, 2, " %") == 0) {
+      end = value.find(' ', end + 1);
+    }
     end = end == std::string::npos ? value.size() : end + 1;
     const std::string word = value.substr(start, end - start);
     if (!line.empty() && indent + rstrip(line + word).size() > kTextWidth) {

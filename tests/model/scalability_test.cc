@@ -172,6 +172,23 @@ TEST(Scalability, FewerThanFourClientCountsAreNotFitted) {
   EXPECT_EQ(fit.reason, "3 client counts with throughput, 4 needed");
 }
 
+// A busy host: repeats 40 % apart. R² is low, but the curve misses the cell means no more than
+// the repeats scatter: noisy, not a poor fit, and the intervals are wide.
+TEST(Scalability, NoisyRepeatsAreNotAPoorFit) {
+  const UslParameters truth{.lambda = 1000, .sigma = 0.02, .kappa = 0.0005};
+  const auto fit = fit_usl(sweep(truth, {1, 2, 4, 8, 16, 32}, 2, 0.4, 7));
+  ASSERT_TRUE(fit.fitted);
+  ASSERT_TRUE(fit.lack_of_fit_p.has_value());
+  EXPECT_GT(*fit.lack_of_fit_p, 0.01);
+  EXPECT_LT(fit.r_squared, 0.9);
+  EXPECT_FALSE(fit.poor_fit);
+  EXPECT_TRUE(fit.noisy);
+  EXPECT_NE(fit.verdict.find("; noisy repeats (R² "), std::string::npos) << fit.verdict;
+  // At 32 clients a third of 32 x lambda: whatever the intervals say, not "still linear".
+  EXPECT_FALSE(fit.linear);
+  EXPECT_EQ(fit.verdict.find("linearly"), std::string::npos) << fit.verdict;
+}
+
 // Throughput that jumps up and down with client count is not a law-shaped sweep.
 TEST(Scalability, SawtoothIsAPoorFit) {
   std::vector<ThroughputPoint> points;
