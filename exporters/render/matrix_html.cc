@@ -469,7 +469,8 @@ svg .grid { stroke: #e4e4e4; } svg .axis { stroke: #555; }
 svg .series { fill: none; stroke-width: 2.5; } svg .whisker { stroke-width: 1.5; fill: none; }
 svg .peak { stroke: #555; stroke-dasharray: 4 3; } svg .peak-label { font-weight: 600; }
 svg.usl .run { fill-opacity: 0.7; }
-table.facts th { text-align: left; font-weight: 500; } table.facts td { white-space: normal; }
+table.grid.facts th { text-align: left; font-weight: 500; }
+table.grid.facts td { white-space: normal; text-align: left; }
 table.grid, table.heat { border-collapse: collapse; margin: 8px 0 16px; }
 table.grid th, table.grid td, table.heat th, table.heat td { border: 1px solid #ccc; padding: 4px 10px; }
 table.grid td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
