@@ -11,6 +11,8 @@ packages=(
   libpq-dev libssl-dev libasio-dev libspdlog-dev libfmt-dev prometheus-cpp-dev libcivetweb-dev
   libyaml-cpp-dev
   nlohmann-json3-dev libcli11-dev googletest libgtest-dev libgmock-dev
+  # the scalability model of a sweep: Eigen's Levenberg-Marquardt solver (header-only)
+  libeigen3-dev
   # the formatting check of deploy/test.sh
   clang-format
   # run: the scratch cluster, pgbench, and pg_wait_sampling to cross-check the sampler

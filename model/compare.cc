@@ -432,6 +432,30 @@ std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,
   return moves;
 }
 
+// Each side as a matrix (its scalability fitted per variant), the variants paired by name, or
+// the only variant of each side with the other's when `cross_variant` names the pair.
+std::vector<ScalabilityShift> scalability_shifts(const std::vector<Run>& a,
+                                                 const std::vector<Run>& b,
+                                                 const std::string& cross_variant) {
+  const auto table_a = build_matrix_table(a);
+  const auto table_b = build_matrix_table(b);
+  std::vector<ScalabilityShift> shifts;
+  for (const auto& side_a : table_a.scalability) {
+    for (const auto& side_b : table_b.scalability) {
+      if (cross_variant.empty() && side_a.variant != side_b.variant) continue;
+      if (!side_a.fit.fitted || !side_b.fit.fitted) continue;
+      shifts.push_back(
+          {.variant = cross_variant.empty() ? side_a.variant : cross_variant,
+           .a = side_a.fit,
+           .b = side_b.fit,
+           .sigma = compare_figures(side_a.fit.sigma, side_b.fit.sigma),
+           .kappa = compare_figures(side_a.fit.kappa, side_b.fit.kappa),
+           .peak_clients = compare_figures(side_a.fit.peak_clients, side_b.fit.peak_clients)});
+    }
+  }
+  return shifts;
+}
+
 }  // namespace
 
 Comparison compare_runs(const std::vector<Run>& a, const std::vector<Run>& b, std::string label_a,
@@ -483,6 +507,9 @@ Comparison compare_runs(const std::vector<Run>& a, const std::vector<Run>& b, st
       comparison.waits.begin(), comparison.waits.end(),
       [](const WaitMove& x, const WaitMove& y) { return std::abs(x.delta) > std::abs(y.delta); });
   if (comparison.waits.size() > kTopWaits) comparison.waits.resize(kTopWaits);
+  if (comparison.metric == Metric::kTps) {
+    comparison.scalability = scalability_shifts(a, b, cross_variant ? cross_text : "");
+  }
   return comparison;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/run.h"
+#include "model/scalability.h"
 #include "model/statistics.h"
 
 namespace pgwaitprof::model {
@@ -78,6 +79,15 @@ struct WaitMove {
   std::optional<bool> significant;
 };
 
+// The scalability models of one variant on both sides (matrices with at least 4 client counts
+// and throughput): sigma, kappa and N* side by side, and whether each differs beyond the two
+// intervals (model::compare_figures; not comparable where a side does not constrain it).
+struct ScalabilityShift {
+  std::string variant;  // as the cells name it ("a vs b" across differently named variants)
+  UslFit a, b;
+  FigureDifference sigma, kappa, peak_clients;
+};
+
 struct Comparison {
   std::string label_a, label_b;
   // The figure of cell.tps: tps, or (every run a fixed-work run) the elapsed seconds, where
@@ -85,6 +95,8 @@ struct Comparison {
   Metric metric = Metric::kTps;
   std::vector<CompareCell> cells;
   std::vector<WaitMove> waits;  // the largest |delta| of every cell, largest first
+  // Per variant fitted on both sides; empty for fixed-work runs.
+  std::vector<ScalabilityShift> scalability;
 };
 
 Comparison compare_runs(const std::vector<Run>& a, const std::vector<Run>& b,

@@ -219,6 +219,23 @@ MatrixTable build_matrix_table(const std::vector<Run>& runs, std::string name, M
       table.cells.push_back(make_cell(variant, count, metric, found->second));
     }
   }
+  // Elapsed time of fixed-work runs is not a throughput the law describes.
+  if (metric == Metric::kTps) {
+    for (const auto& variant : table.variants) {
+      std::vector<ThroughputPoint> points;
+      std::vector<ScalabilityCell> cells;
+      for (const auto& cell : table.cells) {
+        if (cell.variant != variant) continue;
+        for (const double tps : cell.tps) points.push_back({cell.clients, tps});
+        cells.push_back({.clients = cell.clients,
+                         .tps_median = cell.tps.empty() ? 0.0 : cell.tps_median,
+                         .has_profile = cell.profile_runs > 0,
+                         .classes = cell.classes,
+                         .events = cell.events});
+      }
+      table.scalability.push_back(analyse_scalability(variant, points, cells));
+    }
+  }
   return table;
 }
 

@@ -12,21 +12,11 @@
 
 #include "model/run.h"
 #include "model/run_estimates.h"
+#include "model/scalability.h"
 #include "model/wait_key.h"
+#include "model/wait_share.h"
 
 namespace pgwaitprof::model {
-
-// One part of a cell's wait profile: a wait class or a wait event, with its share of the
-// non-idle samples and its average active sessions, each the mean over the cell's completed
-// runs with its standard error (see MatrixCell::error_source).
-struct WaitShare {
-  std::string name;        // "LWLock", or "LWLock | XactSLRU" (display name, states merged)
-  std::string wait_class;  // wait_event_type, for colours
-  double share = 0;        // 0..1
-  double share_error = 0;
-  double aas = 0;
-  double aas_error = 0;
-};
 
 // Where a cell's errors come from.
 enum class ShareError {
@@ -71,6 +61,9 @@ struct MatrixTable {
   std::vector<std::string> variants;  // in plan order (first appearance)
   std::vector<int> clients;           // ascending
   std::vector<MatrixCell> cells;      // variants x clients, missing cells absent
+  // One per variant in plan order, with throughput (metric tps) only: the Universal Scalability
+  // Law fit, the knee and the waits that grow across it (model/scalability.h).
+  std::vector<VariantScalability> scalability;
   const MatrixCell* find(const std::string& variant, int clients) const;
 };
 

@@ -1,6 +1,7 @@
 // Text, Markdown and JSON of a comparison. Every format shows the same tables: throughput (and
 // p99 latency where the runs have it) with the change, its 95 % interval, the p-value and the
-// verdict; average latency; the wait profile by class per cell; the wait events that moved.
+// verdict; average latency; the wait profile by class per cell; the wait events that moved; and
+// for matrices, each variant's scalability model (sigma, kappa, N*) side by side.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "base/json_text.h"
 #include "exporters/render/compare.h"
+#include "exporters/render/matrix_detail.h"
 #include "exporters/render/text_format.h"
 
 namespace pgwaitprof::exporters {
@@ -240,6 +242,32 @@ constexpr const char* kWaitTitle =
     "single run's timeline; - = not estimable), significant = beyond the 95% band of the "
     "combined error (Welch's t)";
 
+// sigma, kappa and N* of each variant fitted on both sides, with their intervals (or why the
+// data do not constrain them) and whether they differ.
+Table scalability_table(const Comparison& comparison) {
+  Table table{
+      {"variant", "figure", "A: " + comparison.label_a, "B: " + comparison.label_b, "differ"}};
+  auto differ = [](const model::FigureDifference& difference) -> std::string {
+    if (!difference.comparable) return "not comparable";
+    return difference.differ ? "yes" : "no";
+  };
+  for (const auto& shift : comparison.scalability) {
+    const std::string variant = matrix_detail::variant_label(shift.variant);
+    table.push_back({variant, "σ, contention", matrix_detail::figure_text(shift.a.sigma, 3),
+                     matrix_detail::figure_text(shift.b.sigma, 3), differ(shift.sigma)});
+    table.push_back({variant, "κ, coherency", matrix_detail::figure_text(shift.a.kappa, 3),
+                     matrix_detail::figure_text(shift.b.kappa, 3), differ(shift.kappa)});
+    table.push_back(
+        {variant, "N*, peak clients", matrix_detail::figure_text(shift.a.peak_clients, 3),
+         matrix_detail::figure_text(shift.b.peak_clients, 3), differ(shift.peak_clients)});
+  }
+  return table;
+}
+
+constexpr const char* kScalabilityTitle =
+    "scalability (Universal Scalability Law per variant, 95% intervals; differ = the difference "
+    "is beyond both intervals' combined error)";
+
 }  // namespace
 
 std::string render_comparison_text(const Comparison& comparison) {
@@ -263,6 +291,10 @@ std::string render_comparison_text(const Comparison& comparison) {
   out += std::string("\n") + kWaitTitle + "\n";
   out += comparison.waits.empty() ? "(no wait samples)\n"
                                   : text_table(tables.waits, tables.waits_right);
+  if (!comparison.scalability.empty()) {
+    out += std::string("\n") + kScalabilityTitle + "\n" +
+           text_table(scalability_table(comparison), {false, false, false, false, false});
+  }
   return out;
 }
 
@@ -288,6 +320,9 @@ std::string render_comparison_markdown(const Comparison& comparison) {
     out += std::string("### ") + markdown_escape(kWaitTitle) + "\n\nNo wait samples.\n";
   } else {
     section(kWaitTitle, tables.waits, tables.waits_right);
+  }
+  if (!comparison.scalability.empty()) {
+    section(kScalabilityTitle, scalability_table(comparison), {false, false, false, false, false});
   }
   return out;
 }
@@ -333,6 +368,21 @@ nlohmann::json metric_json(const MetricTest& metric) {
   return json;
 }
 
+nlohmann::json usl_figure_json(const model::UslFigure& figure) {
+  auto number = [](double value) {
+    return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
+  };
+  return {{"value", number(figure.value)},
+          {"low", number(figure.low)},
+          {"high", number(figure.high)},
+          {"constrained", figure.constrained},
+          {"note", figure.note}};
+}
+
+nlohmann::json difference_json(const model::FigureDifference& difference) {
+  return difference.comparable ? nlohmann::json(difference.differ) : nlohmann::json();
+}
+
 }  // namespace
 
 std::string render_comparison_json(const Comparison& comparison) {
@@ -369,6 +419,23 @@ std::string render_comparison_json(const Comparison& comparison) {
                    {"label_b", comparison.label_b},
                    {"cells", std::move(cells)},
                    {"waits", std::move(waits)}};
+  // Only comparisons of matrices that both have a fit carry the key.
+  if (!comparison.scalability.empty()) {
+    json scalability = json::array();
+    for (const auto& shift : comparison.scalability) {
+      scalability.push_back({{"variant", shift.variant},
+                             {"sigma_a", usl_figure_json(shift.a.sigma)},
+                             {"sigma_b", usl_figure_json(shift.b.sigma)},
+                             {"sigma_differ", difference_json(shift.sigma)},
+                             {"kappa_a", usl_figure_json(shift.a.kappa)},
+                             {"kappa_b", usl_figure_json(shift.b.kappa)},
+                             {"kappa_differ", difference_json(shift.kappa)},
+                             {"peak_clients_a", usl_figure_json(shift.a.peak_clients)},
+                             {"peak_clients_b", usl_figure_json(shift.b.peak_clients)},
+                             {"peak_clients_differ", difference_json(shift.peak_clients)}});
+    }
+    document["scalability"] = std::move(scalability);
+  }
   return base::json_text(document, 2) + "\n";
 }
 

@@ -45,6 +45,82 @@ nlohmann::json shares_json(const std::vector<WaitShare>& shares) {
   return list;
 }
 
+nlohmann::json number_or_null(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
+}
+
+// A figure with its interval; "constrained": false with the note when the data do not pin it
+// down (the value is then kept for tools, the note says why no one should quote it).
+nlohmann::json figure_json(const model::UslFigure& figure) {
+  return {{"value", number_or_null(figure.value)},
+          {"low", number_or_null(figure.low)},
+          {"high", number_or_null(figure.high)},
+          {"constrained", figure.constrained},
+          {"note", figure.note}};
+}
+
+nlohmann::json growth_json(const std::vector<model::WaitGrowth>& growth) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& entry : growth) {
+    list.push_back(
+        {{"name", entry.name},
+         {"wait_class", entry.wait_class},
+         {"share_below", entry.share_below},
+         {"share_above", entry.share_above},
+         {"share_change", entry.share_change},
+         {"share_change_error", number_or_null(entry.share_change_error)},
+         {"aas_per_client_below", entry.aas_per_client_below},
+         {"aas_per_client_above", entry.aas_per_client_above},
+         {"aas_per_client_change", entry.aas_per_client_change},
+         {"aas_per_client_change_error", number_or_null(entry.aas_per_client_change_error)}});
+  }
+  return list;
+}
+
+nlohmann::json scalability_json(const MatrixTable& table) {
+  using nlohmann::json;
+  json variants = json::array();
+  for (const auto& variant : table.scalability) {
+    const auto& fit = variant.fit;
+    json entry = {{"variant", variant.variant}, {"fitted", fit.fitted}, {"reason", fit.reason}};
+    if (fit.fitted) {
+      entry["lambda"] = figure_json(fit.lambda);
+      entry["sigma"] = figure_json(fit.sigma);
+      entry["kappa"] = figure_json(fit.kappa);
+      entry["peak_clients"] = figure_json(fit.peak_clients);
+      entry["peak_tps"] = figure_json(fit.peak_tps);
+      entry["interval_method"] = fit.interval_method;
+      entry["runs"] = fit.points;
+      entry["client_counts"] = fit.client_counts;
+      entry["r_squared"] = number_or_null(fit.r_squared);
+      entry["rms_relative_error"] = number_or_null(fit.rms_relative_error);
+      entry["lack_of_fit_p"] = fit.lack_of_fit_p ? json(*fit.lack_of_fit_p) : json();
+      entry["poor_fit"] = fit.poor_fit;
+      entry["noisy"] = fit.noisy;
+      entry["largest_count_efficiency"] = number_or_null(fit.largest_count_efficiency);
+      entry["linear"] = fit.linear;
+      entry["verdict"] = fit.verdict;
+      json efficiency = json::array();
+      for (const auto& point : variant.knee.efficiency) {
+        efficiency.push_back({{"clients", point.clients}, {"efficiency", point.efficiency}});
+      }
+      entry["knee"] = {
+          {"threshold", variant.knee.threshold},
+          {"single_client_tps", variant.knee.single_client_tps},
+          {"single_client_measured", variant.knee.single_client_measured},
+          {"clients", variant.knee.clients ? json(*variant.knee.clients) : json()},
+          {"departs_from_fit",
+           variant.knee.departs_from_fit ? json(*variant.knee.departs_from_fit) : json()},
+          {"efficiency", std::move(efficiency)}};
+      entry["classes"] = growth_json(variant.classes);
+      entry["events"] = growth_json(variant.events);
+    }
+    entry["headline"] = variant.headline;
+    variants.push_back(std::move(entry));
+  }
+  return variants;
+}
+
 }  // namespace
 
 std::string render_matrix_csv(const MatrixTable& table) {
@@ -118,9 +194,13 @@ std::string render_matrix_json(const MatrixTable& table) {
          {"classes", shares_json(cell.classes)},
          {"events", shares_json(cell.events)}});
   }
-  const json document = {{"name", table.name},         {"metric", to_string(table.metric)},
-                         {"split_by", table.split_by}, {"variants", table.variants},
-                         {"clients", table.clients},   {"cells", std::move(cells)}};
+  const json document = {{"name", table.name},
+                         {"metric", to_string(table.metric)},
+                         {"split_by", table.split_by},
+                         {"variants", table.variants},
+                         {"clients", table.clients},
+                         {"cells", std::move(cells)},
+                         {"scalability", scalability_json(table)}};
   return base::json_text(document, 2) + "\n";
 }
 

@@ -55,6 +55,23 @@ std::string repeats_text(const MatrixTable& table);  // "5 repeats", "1-5 repeat
 std::vector<std::string> failed_notes(const MatrixTable& table);
 std::string error_source_name(ShareError source);  // "repeats", "sampling", ""
 
+// The scalability section (matrix_scalability.cc): what the model is and its intervals, then
+// per variant its facts as label and value and the waits across its knee, all unescaped (each
+// format escapes them: wait event names come from the server, variant names from the user).
+std::string scalability_title();
+std::string scalability_note(const MatrixTable& table);  // the interval method(s), the weights
+struct ScalabilityFact {
+  std::string label;
+  std::string value;
+};
+std::vector<ScalabilityFact> scalability_facts(const model::VariantScalability& variant);
+// "0.0189 [0.0169, 0.0216]", or the figure's note when the data do not constrain it.
+std::string figure_text(const model::UslFigure& figure, int significant_digits);
+// The waits across the knee: every wait class that changed, then the events that changed most
+// (at most kShownEvents), as rows of growth_headers() columns.
+std::vector<std::string> growth_headers();
+std::vector<CompositionRow> growth_rows(const model::VariantScalability& variant);
+
 // One cell text per client count of the table for `variant`.
 template <typename Format>
 std::vector<std::string> row_cells(const MatrixTable& table, const std::string& variant,

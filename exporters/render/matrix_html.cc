@@ -347,6 +347,118 @@ std::string html_tables(const MatrixTable& table) {
   return html;
 }
 
+// One variant's throughput against clients on a linear axis: every run as a dot, the law's
+// fitted curve, and N* (when the data constrain it) as a dashed line.
+std::string svg_scalability_chart(const MatrixTable& table, const model::VariantScalability& result,
+                                  size_t variant_index) {
+  constexpr double kWidth = 560, kHeight = 300, kLeft = 64, kTop = 16;
+  constexpr double kPlotWidth = kWidth - kLeft - 20, kPlotHeight = kHeight - kTop - 44;
+  const auto& fit = result.fit;
+  const bool peak = fit.peak_clients.constrained;
+  double x_max = fit.max_clients;
+  if (peak) x_max = std::max(x_max, fit.peak_clients.value * 1.1);
+  double y_max = 0;
+  for (const auto& cell : table.cells) {
+    if (cell.variant == result.variant && !cell.tps.empty()) y_max = std::max(y_max, cell.tps_max);
+  }
+  constexpr int kCurvePoints = 120;
+  for (int step = 0; step <= kCurvePoints; ++step) {
+    const double clients = 1 + (x_max - 1) * step / kCurvePoints;
+    y_max = std::max(y_max, model::usl_throughput(fit.parameters, clients));
+  }
+  const double y_step = nice_step(y_max * 1.05, 5);
+  y_max = std::max(y_step, std::ceil(y_max * 1.05 / y_step) * y_step);
+  const double x_step = nice_step(x_max, 6);
+  x_max = std::ceil(x_max / x_step) * x_step;
+  auto x_of = [&](double clients) { return kLeft + kPlotWidth * clients / x_max; };
+  auto y_of = [&](double tps) { return kTop + kPlotHeight * (1 - tps / y_max); };
+  const char* colour = kVariantColours[variant_index % kVariantColours.size()];
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\" role=\"img\" aria-label=\"tps by clients with the fitted scalability curve\" "
+      "class=\"usl\">\n",
+      kWidth, kHeight);
+  for (double tick = 0; tick <= y_max + y_step / 2; tick += y_step) {
+    svg += fmt::format(
+        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" class=\"ytick\">{5}</text>\n",
+        kLeft, kLeft + kPlotWidth, y_of(tick), kLeft - 8, y_of(tick) + 4, format_axis(tick));
+  }
+  for (double tick = 0; tick <= x_max + x_step / 2; tick += x_step) {
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"xtick\">{}</text>\n", x_of(tick),
+                       kTop + kPlotHeight + 18, format_axis(tick));
+  }
+  svg += fmt::format(
+      "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"axis\"/>"
+      "<line x1=\"{0}\" x2=\"{3}\" y1=\"{2}\" y2=\"{2}\" class=\"axis\"/>\n"
+      "<text x=\"{4:.1f}\" y=\"{5}\" class=\"label\">clients</text>\n",
+      kLeft, kTop, kTop + kPlotHeight, kLeft + kPlotWidth, kLeft + kPlotWidth / 2, kHeight - 6);
+  std::string curve;
+  for (int step = 0; step <= kCurvePoints; ++step) {
+    const double clients = 1 + (x_max - 1) * step / kCurvePoints;
+    curve += fmt::format("{}{:.1f},{:.1f} ", step == 0 ? "M" : "L", x_of(clients),
+                         y_of(model::usl_throughput(fit.parameters, clients)));
+  }
+  svg += fmt::format("<path d=\"{}\" stroke=\"{}\" class=\"series fit\"/>\n", curve, colour);
+  if (peak) {
+    const double x = x_of(fit.peak_clients.value);
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" class=\"peak\"/>"
+        "<text x=\"{3:.1f}\" y=\"{4}\" class=\"peak-label\">N* {5:.0f}</text>\n",
+        x, kTop, kTop + kPlotHeight, x + 4, kTop + 12, fit.peak_clients.value);
+  }
+  for (const auto& cell : table.cells) {
+    if (cell.variant != result.variant) continue;
+    for (const double tps : cell.tps) {
+      svg += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\" class=\"run\"><title>{} "
+          "clients: {:.0f} tps</title></circle>\n",
+          x_of(cell.clients), y_of(tps), colour, cell.clients, tps);
+    }
+  }
+  return svg + "</svg>\n";
+}
+
+std::string html_scalability(const MatrixTable& table) {
+  if (table.scalability.empty()) return "";
+  std::string html = "<h2 id=\"scalability\">Scalability</h2>\n<p>" +
+                     html_escape(scalability_title()) + ". " +
+                     html_escape(scalability_note(table)) + ".</p>\n<div class=\"variants\">\n";
+  for (size_t index = 0; index < table.scalability.size(); ++index) {
+    const auto& result = table.scalability[index];
+    html += "<div class=\"variant\"><h3>" + html_escape(variant_label(result.variant)) + "</h3>\n";
+    if (result.fit.fitted) html += svg_scalability_chart(table, result, index);
+    html += "<table class=\"grid text facts\">\n";
+    for (const auto& fact : scalability_facts(result)) {
+      html += "<tr><th>" + html_escape(fact.label) + "</th><td>" + html_escape(fact.value) +
+              "</td></tr>\n";
+    }
+    html += "</table>\n";
+    const auto growth = growth_rows(result);
+    if (!growth.empty()) {
+      html +=
+          "<div class=\"comp-wrap\"><table class=\"grid comp\">\n<caption>waits below → "
+          "above the knee</caption>\n<tr><th>wait</th>";
+      for (const auto& header : growth_headers()) html += "<th>" + html_escape(header) + "</th>";
+      html += "</tr>\n";
+      for (const auto& row : growth) {
+        if (row.kind == CompositionRow::Kind::kHeading) {
+          html += fmt::format("<tr class=\"heading\"><th colspan=\"{}\">{}</th></tr>\n",
+                              growth_headers().size() + 1, html_escape(row.label));
+          continue;
+        }
+        html += fmt::format("<tr><th><i style=\"background:{}\"></i>{}</th>",
+                            class_colour(row.wait_class), html_escape(row.label));
+        for (const auto& text : row.cells) html += "<td>" + html_escape(text) + "</td>";
+        html += "</tr>\n";
+      }
+      html += "</table></div>\n";
+    }
+    html += "</div>\n";
+  }
+  return html + "</div>\n";
+}
+
 constexpr std::string_view kStyle = R"css(
 body { font-family: system-ui, sans-serif; margin: 24px; color: #111; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; } h3 { font-size: 15px; margin: 0 0 4px; }
@@ -355,6 +467,10 @@ svg .ytick { text-anchor: end; } svg .xtick { text-anchor: middle; }
 svg .label { text-anchor: middle; font-weight: 600; }
 svg .grid { stroke: #e4e4e4; } svg .axis { stroke: #555; }
 svg .series { fill: none; stroke-width: 2.5; } svg .whisker { stroke-width: 1.5; fill: none; }
+svg .peak { stroke: #555; stroke-dasharray: 4 3; } svg .peak-label { font-weight: 600; }
+svg.usl .run { fill-opacity: 0.7; }
+table.grid.facts th { text-align: left; font-weight: 500; }
+table.grid.facts td { white-space: normal; text-align: left; }
 table.grid, table.heat { border-collapse: collapse; margin: 8px 0 16px; }
 table.grid th, table.grid td, table.heat th, table.heat td { border: 1px solid #ccc; padding: 4px 10px; }
 table.grid td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -398,6 +514,7 @@ std::string render_matrix_html(const MatrixTable& table) {
   // Runs that sampled nothing have no wait profile to chart.
   const bool profiles = any_profile(table);
   if (profiles) html += html_composition(table);
+  html += html_scalability(table);
   html += html_tables(table);
   html += html_assets::body_scripts();
   if (profiles) {

@@ -34,14 +34,15 @@ struct GridRow {
 };
 
 std::string render_grid(const std::vector<std::string>& headers,
-                        const std::vector<GridRow>& raw_rows, bool right_aligned = true) {
+                        const std::vector<GridRow>& raw_rows, bool right_aligned = true,
+                        const std::string& corner = "clients") {
   std::vector<GridRow> rows;
   for (const auto& row : raw_rows) {
     rows.push_back({text_escape(row.label), {}});
     for (const auto& cell : row.cells) rows.back().cells.push_back(text_escape(cell));
   }
   // Widths in columns, not bytes: the composition's cells carry a "±".
-  size_t label_width = display_width("clients");
+  size_t label_width = display_width(corner);
   for (const auto& row : rows) label_width = std::max(label_width, display_width(row.label));
   std::vector<size_t> widths(headers.size());
   for (size_t column = 0; column < headers.size(); ++column) {
@@ -67,7 +68,7 @@ std::string render_grid(const std::vector<std::string>& headers,
       }
       out += rstrip(std::move(text)) + '\n';
     };
-    line("clients", headers);
+    line(corner, headers);
     for (const auto& row : rows) line(row.label, row.cells);
     first = last;
   }
@@ -122,6 +123,88 @@ std::string markdown_composition(const MatrixTable& table) {
   }
   if (out.empty()) return out;
   return "Wait profiles by clients: " + markdown_escape(composition_note()) + "\n\n" + out;
+}
+
+// "  label: value" within kTextWidth: a long value (the efficiency of every count, the waits
+// across the knee) continues on lines indented under its start, broken between words. Measured
+// in bytes, not columns: a line of "λ", "→" and "²" then fits in kTextWidth either way.
+std::string wrap_fact(const std::string& label, const std::string& value) {
+  const size_t indent = label.size();  // bytes; continuation lines indent by columns
+  const std::string continuation(display_width(label), ' ');
+  std::string out = label, line;
+  size_t start = 0;
+  while (start < value.size()) {
+    size_t end = value.find(' ', start);
+    // "41 %" stays on one line.
+    while (end != std::string::npos && value.compare(end, 2, " %") == 0) {
+      end = value.find(' ', end + 1);
+    }
+    end = end == std::string::npos ? value.size() : end + 1;
+    const std::string word = value.substr(start, end - start);
+    if (!line.empty() && indent + rstrip(line + word).size() > kTextWidth) {
+      out += rstrip(line) + "\n" + continuation;
+      line.clear();
+    }
+    line += word;
+    start = end;
+  }
+  return out + line + "\n";
+}
+
+// Per variant: its facts as "label: value" lines, then the waits across its knee as a grid.
+std::string text_scalability(const MatrixTable& table) {
+  if (table.scalability.empty()) return "";
+  std::string out =
+      "\n" + wrap_fact("", scalability_title()) + wrap_fact("", scalability_note(table));
+  for (const auto& variant : table.scalability) {
+    out += "\n" + text_escape(variant_label(variant.variant)) + "\n";
+    const auto facts = scalability_facts(variant);
+    size_t width = 0;
+    for (const auto& fact : facts) width = std::max(width, display_width(fact.label));
+    for (const auto& fact : facts) {
+      out += wrap_fact(pad_right("  " + text_escape(fact.label) + ":", width + 4),
+                       text_escape(fact.value));
+    }
+    const auto growth = growth_rows(variant);
+    if (growth.empty()) continue;
+    std::vector<GridRow> rows;
+    for (const auto& row : growth) {
+      const bool heading = row.kind == CompositionRow::Kind::kHeading;
+      rows.push_back({heading ? row.label + ":" : row.label, row.cells});
+    }
+    out += wrap_fact("",
+                     "share of non-idle samples and AAS per client, below -> above the knee: "
+                     "means of the cells on each side, ± from the cells' errors") +
+           render_grid(growth_headers(), rows, true, "wait");
+  }
+  return out;
+}
+
+std::string markdown_scalability(const MatrixTable& table) {
+  if (table.scalability.empty()) return "";
+  std::string out = "### Scalability\n\n" + markdown_escape(scalability_title()) + "; " +
+                    markdown_escape(scalability_note(table)) + "\n\n";
+  for (const auto& variant : table.scalability) {
+    out += "#### " + markdown_escape("Scalability: " + variant_label(variant.variant)) + "\n\n";
+    for (const auto& fact : scalability_facts(variant)) {
+      out += "- " + markdown_escape(fact.label) + ": " + markdown_escape(fact.value) + "\n";
+    }
+    out += "\n";
+    const auto growth = growth_rows(variant);
+    if (growth.empty()) continue;
+    std::vector<std::vector<std::string>> rows{{"wait (below → above the knee)"}};
+    const auto headers = growth_headers();
+    rows[0].insert(rows[0].end(), headers.begin(), headers.end());
+    std::vector<bool> right_aligned(rows[0].size(), true);
+    right_aligned[0] = false;
+    for (const auto& row : growth) {
+      const bool heading = row.kind == CompositionRow::Kind::kHeading;
+      rows.push_back({heading ? row.label + ":" : row.label});
+      rows.back().insert(rows.back().end(), row.cells.begin(), row.cells.end());
+    }
+    out += markdown_table(rows, right_aligned) + "\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -263,6 +346,7 @@ std::string render_matrix_text(const MatrixTable& table) {
   // Names read better left-aligned; the share follows each name.
   out += "\ndominant wait (share of non-idle samples)\n\n" + render_grid(headers, rows, false);
   out += text_composition(table);
+  out += text_scalability(table);
 
   const auto notes = failed_notes(table);
   if (!notes.empty()) {
@@ -300,6 +384,7 @@ std::string render_matrix_markdown(const MatrixTable& table) {
   if (has_p99(table)) out += grid("p99 latency (ms, median of the runs' p99)", p99_text);
   out += grid("Dominant wait (share of non-idle samples)", dominant_text, false);
   out += markdown_composition(table);
+  out += markdown_scalability(table);
   const auto notes = failed_notes(table);
   if (!notes.empty()) {
     out += "\\* failed runs, left out of tps, latency and wait profiles:\n\n";
