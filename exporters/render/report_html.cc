@@ -84,10 +84,17 @@ std::string html_profile_table(const model::Run& run, const RenderOptions& optio
   return html + "</div>\n";
 }
 
-std::string html_timeline_table(const std::vector<TimelineRow>& rows) {
+// The same columns as the text report's timeline: the server's tps beside the load generator's,
+// and sysbench's qps and latency percentile, when the run has them.
+std::string html_timeline_table(const model::Run& run, const std::vector<TimelineRow>& rows) {
+  const auto extra = throughput_columns(run);
   std::string html =
       "<table class=\"timeline\"><thead><tr><th class=\"n\">t s</th><th class=\"n\">tps</th><th "
       "class=\"n\">lat ms</th><th class=\"n\">stddev</th><th class=\"n\">fail</th>";
+  if (extra.server_tps) html += "<th class=\"n\">srv tps</th>";
+  if (extra.qps) html += "<th class=\"n\">qps</th>";
+  if (!extra.percentile.empty())
+    html += "<th class=\"n\">" + html_escape(extra.percentile) + "</th>";
   for (const auto& wait_class : kTimelineClasses) {
     html += fmt::format("<th class=\"n\">{}{}</th>", swatch(wait_class), wait_class);
   }
@@ -108,6 +115,15 @@ std::string html_timeline_table(const std::vector<TimelineRow>& rows) {
       html += cell(fmt::format("{}", row.loadgen->failed));
     } else {
       html += cell("") + cell("") + cell("") + cell("");
+    }
+    if (extra.server_tps) html += cell(row.server_tps ? format_optional(*row.server_tps, 1) : "");
+    if (extra.qps) {
+      html += cell(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1) : "");
+    }
+    if (!extra.percentile.empty()) {
+      html += cell(row.loadgen && row.loadgen->latency_percentile_ms
+                       ? format_optional(*row.loadgen->latency_percentile_ms, 3)
+                       : "");
     }
     for (double aas : row.aas) html += cell(fmt::format("{:.2f}", aas));
     html += "<td>" + html_escape(row.dominant_wait) + "</td>";
@@ -328,6 +344,7 @@ std::string html_run_facts(const model::Run& run, const RenderOptions& options) 
       {"target", run.target},
       {"workload", run.workload},
   };
+  if (!run.tags.empty()) facts.emplace_back("tags", model::tags_text(run.tags));
   if (!run.variant.empty()) facts.emplace_back("variant", run.variant);
   if (run.repeat > 0) facts.emplace_back("repeat", fmt::format("{}", run.repeat));
   html += fact_rows(facts);
@@ -448,7 +465,7 @@ std::string render_html(const model::Run& run, const RenderOptions& options) {
     html += fmt::format(
         "<details>\n<summary>Timeline: {} interval{} of {} s</summary>\n<div class=\"panel\">\n",
         rows.size(), rows.size() == 1 ? "" : "s", format_seconds(run.interval.count()));
-    html += html_timeline_table(rows) + "</div>\n</details>\n";
+    html += html_timeline_table(run, rows) + "</div>\n</details>\n";
   }
   html += html_run_facts(run, options) + html_environment(run.environment);
   html += "</main>\n<div id=\"tip\"></div>\n<script>" + std::string(kScript) + "</script>\n";
