@@ -178,6 +178,24 @@ void read_fixed_work_keys(const Document& doc, const MapReader& reader, MatrixPl
   }
 }
 
+// clients: a list of counts, or "auto" with max_clients (model/adaptive_sweep.h).
+void read_clients_keys(const Document& doc, const MapReader& reader, MatrixPlan& plan) {
+  const Value* clients = reader.find("clients");
+  const Value* max_clients = reader.find("max_clients");
+  if (clients && clients->node.IsScalar() && !is_quoted(clients->node) &&
+      clients->node.Scalar() == "auto") {
+    if (!max_clients) doc.fail(clients->node.Mark(), "\"clients: auto\" needs \"max_clients\"");
+    plan.clients_auto = true;
+    plan.clients.clear();
+    plan.max_clients = static_cast<int>(read_integer(doc, *max_clients, 2, 10000));
+    return;
+  }
+  if (max_clients) {
+    fail_invalid(doc, *max_clients, "is the limit of \"clients: auto\" and needs it");
+  }
+  if (clients) plan.clients = read_clients(doc, *clients);
+}
+
 // loadgen, args, setup, teardown: another load generator than pgbench.
 void read_loadgen_keys(const Document& doc, const MapReader& reader, MatrixPlan& plan) {
   if (const Value* loadgen = reader.find("loadgen")) {
@@ -221,6 +239,7 @@ void apply_overrides(MatrixPlan& plan, const PlanOverrides& overrides) {
     plan.duration = std::chrono::seconds(5);
     plan.repeats = 1;
     if (plan.clients.size() > 2) plan.clients = {plan.clients.front(), plan.clients.back()};
+    plan.max_clients = std::min(plan.max_clients, 4);
     plan.scale = std::min(plan.scale, 2);
     plan.warmup = std::chrono::seconds(0);
   }
@@ -236,7 +255,7 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
       {"name",     "target",       "scale",    "workload",     "clients",          "jobs",
        "duration", "repeats",      "variants", "checkpoint",   "warmup",           "hz",
        "source",   "pgbench_args", "metric",   "transactions", "checkpoint_after", "split_by",
-       "loadgen",  "args",         "setup",    "teardown"});
+       "loadgen",  "args",         "setup",    "teardown",     "max_clients"});
   MatrixPlan plan;
   // The plan's name titles its table and results; a file named fsync.yaml is the "fsync" plan.
   plan.name = std::filesystem::path(file_name).stem().string();
@@ -250,7 +269,7 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
   if (const Value* workload = reader.find("workload")) {
     plan.workload = read_choice(doc, *workload, model::workload_names());
   }
-  if (const Value* clients = reader.find("clients")) plan.clients = read_clients(doc, *clients);
+  read_clients_keys(doc, reader, plan);
   if (const Value* jobs = reader.find("jobs")) plan.jobs = read_jobs(doc, *jobs);
   if (const Value* duration = reader.find("duration")) {
     plan.duration = read_duration(doc, *duration, 1, kMaxSecondsPerDay);
@@ -285,6 +304,11 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
   }
   read_fixed_work_keys(doc, reader, plan);
   read_loadgen_keys(doc, reader, plan);
+  if (plan.clients_auto && plan.metric != model::Metric::kTps) {
+    doc.fail(reader.find("clients")->node.Mark(),
+             "\"clients: auto\" finds where tps stops rising: it needs runs measured by tps, not "
+             "fixed-work runs");
+  }
   return plan;
 }
 

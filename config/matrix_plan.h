@@ -35,6 +35,11 @@ struct MatrixPlan {
   int scale = 10;      // pgbench -i scale
   std::string workload = "tpcb";
   std::vector<int> clients = {1};
+  // `clients: auto`: the counts are found by the sweep (model/adaptive_sweep.h), doubling up to
+  // max_clients and adding counts around where throughput stops rising; `clients` is empty in
+  // the plan and filled by the matrix engine as it decides.
+  bool clients_auto = false;
+  int max_clients = 0;
   // Threads per run: an integer, or "min(clients, cores)" / "clients" / "cores".
   std::string jobs = "min(clients, cores)";
   std::chrono::seconds duration{10};

@@ -18,6 +18,7 @@
 #include "daemon/engine/server_settings.h"
 #include "exporters/render/matrix_table.h"
 #include "exporters/render/text_format.h"
+#include "model/adaptive_sweep.h"
 #include "store/atomic_file.h"
 #include "store/run_directory.h"
 
@@ -141,14 +142,21 @@ void announce(MatrixContext& context, const MatrixCellRun& cell, size_t index, s
       total, cell.variant, cell.clients, cell.repeat, clock_text(elapsed), clock_text(left)));
 }
 
-// Every cell in order; stops at the first error that concerns the whole matrix.
-asio::awaitable<base::Status> run_cells(MatrixContext& context, ServerSettings& settings,
-                                        MatrixOutcome& outcome) {
-  const auto& plan = context.plan;
-  const auto order = matrix_order(plan);
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const auto started = std::chrono::steady_clock::now();
+// Where the cells of a matrix are in its execution: for the progress lines.
+struct CellProgress {
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   int executed = 0;
+};
+
+// The cells of `order` in order (skipping those a resumed directory has completed); stops at the
+// first error that concerns the whole matrix.
+asio::awaitable<base::Status> run_cells(MatrixContext& context, ServerSettings& settings,
+                                        const std::vector<MatrixCellRun>& order,
+                                        MatrixOutcome& outcome, CellProgress& progress) {
+  const auto& plan = context.plan;
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const auto started = progress.started;
+  int& executed = progress.executed;
   for (size_t index = 0; index < order.size(); ++index) {
     const auto& cell = order[index];
     const auto run_dir = context.dir / "runs" / cell.name();
@@ -182,6 +190,54 @@ asio::awaitable<base::Status> run_cells(MatrixContext& context, ServerSettings& 
         plan.metric == model::Metric::kDuration ? "elapsed s" : "tps",
         figure ? fmt::format("{:.{}f}", *figure, plan.metric == model::Metric::kDuration ? 2 : 0)
                : "-"));
+  }
+  co_return std::nullopt;
+}
+
+// The median tps of each client count measured so far, per variant, from the run directories
+// (so that a resumed sweep decides as the first attempt did); 0 where no run completed.
+std::vector<std::map<int, double>> measured_tps(const MatrixContext& context) {
+  std::vector<std::map<int, double>> measured;
+  for (const auto& variant : context.plan.variants) {
+    auto& counts = measured.emplace_back();
+    for (int clients : context.plan.clients) {
+      std::vector<double> figures;
+      for (int repeat = 1; repeat <= context.plan.repeats; ++repeat) {
+        const MatrixCellRun cell{variant.name, clients, repeat};
+        const auto run = store::read_run(context.dir / "runs" / cell.name());
+        if (!run || run->status != model::RunStatus::kCompleted) continue;
+        if (const auto tps = model::run_figure(*run, model::Metric::kTps)) figures.push_back(*tps);
+      }
+      std::sort(figures.begin(), figures.end());
+      const size_t n = figures.size();
+      counts[clients] =
+          n == 0 ? 0 : (n % 2 == 1 ? figures[n / 2] : (figures[n / 2 - 1] + figures[n / 2]) / 2);
+    }
+  }
+  return measured;
+}
+
+// `clients: auto`: rounds of runs, each at the counts the sweep asks for next
+// (model/adaptive_sweep.h), every variant and repeat of a count in the matrix's order.
+asio::awaitable<base::Status> run_adaptive_sweep(MatrixContext& context, ServerSettings& settings,
+                                                 MatrixOutcome& outcome) {
+  auto& plan = context.plan;
+  plan.clients.clear();
+  const model::AdaptiveSweepOptions options{.max_clients = plan.max_clients};
+  CellProgress progress;
+  while (!context.control.interrupted()) {
+    const auto next = model::next_client_counts_of_variants(measured_tps(context), options);
+    if (next.empty()) break;
+    context.say(fmt::format("matrix: clients auto: next {}", fmt::join(next, ", ")));
+    config::MatrixPlan round = plan;
+    round.clients = next;
+    const auto order = matrix_order(round);
+    outcome.runs_total += static_cast<int>(order.size());
+    plan.clients.insert(plan.clients.end(), next.begin(), next.end());
+    std::sort(plan.clients.begin(), plan.clients.end());
+    if (auto failed = co_await run_cells(context, settings, order, outcome, progress)) {
+      co_return failed;
+    }
   }
   co_return std::nullopt;
 }
@@ -263,7 +319,13 @@ asio::awaitable<MatrixOutcome> execute_matrix(MatrixContext& context) {
   auto settings = co_await ServerSettings::prepare(context.conninfo, variants,
                                                    context.scratch != nullptr, journal);
   if (!failed && !settings) failed = settings.error();
-  if (!failed) failed = co_await run_cells(context, *settings, outcome);
+  if (!failed && context.plan.clients_auto) {
+    failed = co_await run_adaptive_sweep(context, *settings, outcome);
+  } else if (!failed) {
+    CellProgress progress;
+    const auto order = matrix_order(context.plan);
+    failed = co_await run_cells(context, *settings, order, outcome, progress);
+  }
   // Leave the server as we found it, whatever happened.
   if (settings && !settings->empty()) {
     auto restored = co_await settings->restore();

@@ -128,6 +128,30 @@ TEST(MatrixParse, SysbenchPlanWithVariantArgsAndSteps) {
             std::string::npos);
 }
 
+TEST(MatrixParse, ClientsAutoTakesAMaximum) {
+  const MatrixPlan plan = parse_matrix_plan("clients: auto\nmax_clients: 32\n", "auto.yaml");
+  EXPECT_TRUE(plan.clients_auto);
+  EXPECT_EQ(plan.max_clients, 32);
+  EXPECT_TRUE(plan.clients.empty());
+  EXPECT_EQ(error_of([] { parse_matrix_plan("clients: auto\n", "a.yaml"); }),
+            "a.yaml:1:10: \"clients: auto\" needs \"max_clients\"");
+  EXPECT_EQ(error_of([] { parse_matrix_plan("clients: [1, 2]\nmax_clients: 8\n", "a.yaml"); }),
+            "a.yaml:2:14: invalid value for \"max_clients\": 8 (is the limit of \"clients: "
+            "auto\" and needs it)");
+  EXPECT_EQ(error_of([] { parse_matrix_plan("clients: auto\nmax_clients: 1\n", "a.yaml"); }),
+            "a.yaml:2:14: invalid value for \"max_clients\": 1 (must be between 2 and 10000)");
+  EXPECT_EQ(
+      error_of(
+          [] { parse_matrix_plan("clients: auto\nmax_clients: 8\nworkload: copy\n", "a.yaml"); }),
+      "a.yaml:1:10: \"clients: auto\" finds where tps stops rising: it needs runs measured by "
+      "tps, not fixed-work runs");
+  // A quoted "auto" is a string where a list belongs.
+  EXPECT_NE(error_of([] {
+              parse_matrix_plan("clients: \"auto\"\n", "a.yaml");
+            }).find("\"clients\" must be a list"),
+            std::string::npos);
+}
+
 TEST(MatrixParse, EmptyVariantListGetsTheDefaultVariant) {
   const MatrixPlan plan = parse_matrix_plan("variants: []\n", "v.yaml");
   ASSERT_EQ(plan.variants.size(), 1u);
@@ -209,7 +233,7 @@ TEST(ConfigExample, ExamplesDocumentEveryKey) {
   const std::string matrix = read_text(kSourceDir / "config/matrix.example.yaml");
   for (const std::string key :
        {"name", "target", "scale", "workload", "clients", "jobs", "duration", "repeats", "variants",
-        "settings", "checkpoint", "warmup", "hz", "source", "pgbench_args"}) {
+        "settings", "checkpoint", "warmup", "hz", "source", "pgbench_args", "max_clients"}) {
     EXPECT_NE(matrix.find(key + ":"), std::string::npos) << key;
   }
   // Every commented-out key must be a real one: the example runs block, uncommented, parses.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "model/adaptive_sweep.h"
 #include "model/statistics.h"
 #include "tests/integration/harness.h"
 
@@ -114,6 +115,70 @@ TEST_F(MatrixTest, TwoVariantsTwoClientCountsTwoRepeatsGiveACompleteTable) {
   }
   auto text = engine::run_command({pgwaitprof_binary(), "compare", sync_on, sync_off});
   EXPECT_NE(text.output.find("p99 latency, ms"), std::string::npos) << text.output;
+}
+
+// `clients: auto` on the real cluster: the sweep doubles the clients until tps stops rising or
+// the maximum is reached and adds counts around there; the counts it ran are exactly those the
+// sweep rule asks for given the tps it measured, and the scalability section is in every
+// format. compare of the matrix with itself runs the scalability comparison on real fits and
+// must find no difference.
+TEST_F(MatrixTest, ClientsAutoFindsWhereThroughputStopsRisingAndFitsTheSweep) {
+  const auto dir = temp_dir("matrix-auto");
+  write_text(dir / "plan.yaml",
+             "name: auto\ntarget: \"" + test_conninfo() +
+                 "\"\nscale: 2\nclients: auto\nmax_clients: 8\nduration: 1\nrepeats: 2\nhz: 50\n"
+                 "workload: select-only\nvariants:\n  - name: sync-on\n"
+                 "    settings: {synchronous_commit: \"on\"}\n  - name: tpcb\n"
+                 "    workload: tpcb\n");
+  auto result = engine::run_command({pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(),
+                                     "--data-dir", (dir / "data").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("matrix: clients auto: next 1\n"), std::string::npos)
+      << result.output;
+  const auto matrix = only_subdirectory(dir / "data" / "matrix");
+  const auto table = nlohmann::json::parse(read_text(matrix / "table.json"));
+  // The tps the sweep measured, per variant: asked again, the rule wants nothing more.
+  std::map<std::string, std::map<int, double>> measured;
+  for (const auto& cell : table["cells"]) {
+    EXPECT_EQ(cell["tps"].size(), 2u) << cell.dump();
+    measured[cell["variant"].get<std::string>()][cell["clients"].get<int>()] =
+        cell["tps_median"].get<double>();
+  }
+  ASSERT_EQ(measured.size(), 2u) << table.dump();
+  std::vector<std::map<int, double>> by_variant;
+  for (const auto& [variant, counts] : measured) by_variant.push_back(counts);
+  EXPECT_EQ(model::next_client_counts_of_variants(by_variant, {.max_clients = 8}),
+            std::vector<int>{})
+      << table.dump();
+  const auto clients = table["clients"].get<std::vector<int>>();
+  EXPECT_EQ(clients.front(), 1);
+  EXPECT_LE(clients.back(), 8);
+  EXPECT_GE(clients.size(), 3u) << table.dump();  // 1, 2 and a count between or beyond
+  const auto done = fmt::format("{} of {} runs completed", clients.size() * 4, clients.size() * 4);
+  EXPECT_NE(result.output.find(done), std::string::npos) << result.output;
+
+  // The scalability section in every format (a fit, or why there is none).
+  const auto scalability = table["scalability"];
+  ASSERT_EQ(scalability.size(), 2u) << table.dump();
+  for (const auto& variant : scalability) {
+    EXPECT_EQ(variant["fitted"].get<bool>(), clients.size() >= 4) << variant.dump();
+  }
+  EXPECT_NE(read_text(matrix / "table.txt").find("\nscalability (Universal Scalability Law"),
+            std::string::npos);
+  EXPECT_NE(read_text(matrix / "table.md").find("### Scalability"), std::string::npos);
+  EXPECT_NE(read_text(matrix / "matrix.html").find("<h2 id=\"scalability\">"), std::string::npos);
+
+  auto compared = engine::run_command(
+      {pgwaitprof_binary(), "compare", matrix.string(), matrix.string(), "--format", "json"});
+  ASSERT_EQ(compared.exit_code, 0) << compared.output;
+  const auto comparison = nlohmann::json::parse(compared.output);
+  if (clients.size() >= 4) {
+    ASSERT_EQ(comparison["scalability"].size(), 2u) << compared.output;
+    for (const auto& shift : comparison["scalability"]) {
+      EXPECT_NE(shift["sigma_differ"], true) << shift.dump();
+      EXPECT_NE(shift["kappa_differ"], true) << shift.dump();
+    }
+  }
 }
 
 TEST_F(MatrixTest, ResumeAfterInterruptionCompletesOnlyTheMissingRuns) {
