@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -289,6 +290,7 @@ json to_json(const Run& run) {
   json document = {{"schema_version", run.schema_version},
                    {"id", run.id},
                    {"label", run.label},
+                   {"tags", run.tags},
                    {"target", run.target},
                    {"workload", run.workload},
                    {"variant", run.variant},
@@ -345,6 +347,7 @@ Run run_from_json(const json& j) {
   run.schema_version = kReportSchemaVersion;
   run.id = j.at("id").get<std::string>();
   run.label = j.value("label", "");
+  if (j.contains("tags")) run.tags = j.at("tags").get<std::map<std::string, std::string>>();
   run.target = j.value("target", "");
   run.workload = j.value("workload", "");
   run.variant = j.value("variant", "");
@@ -455,6 +458,29 @@ std::optional<double> run_figure(const Run& run, Metric metric) {
   }
   if (run.loadgen) return run.loadgen->tps;
   return std::nullopt;
+}
+
+base::Expected<std::pair<std::string, std::string>> parse_tag(std::string_view text) {
+  const auto equals = text.find('=');
+  if (equals == std::string_view::npos) return base::Error{"expected KEY=VALUE"};
+  const auto key = text.substr(0, equals);
+  const auto value = text.substr(equals + 1);
+  const auto key_character = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
+  };
+  if (key.empty() || key.size() > 64 || !std::all_of(key.begin(), key.end(), key_character)) {
+    return base::Error{"the key must be 1 to 64 letters, digits, '_', '.' or '-'"};
+  }
+  if (value.size() > 200) return base::Error{"the value is longer than 200 bytes"};
+  return std::pair{std::string(key), std::string(value)};
+}
+
+std::string tags_text(const std::map<std::string, std::string>& tags) {
+  std::string text;
+  for (const auto& [key, value] : tags) {
+    text += fmt::format("{}{}={}", text.empty() ? "" : ", ", key, value);
+  }
+  return text;
 }
 
 std::string throughput_source_text(const Run& run) {

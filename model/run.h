@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/expected.h"
 #include "base/time.h"
 #include "model/latency_histogram.h"
 #include "model/profile.h"
@@ -18,9 +19,10 @@
 
 namespace pgwaitprof::model {
 
-// 2 added outages and latency percentiles; 3 kernel times, lock blockers and statements.
+// 2 added outages and latency percentiles; 3 kernel times, lock blockers and statements; 4 the
+// throughput's source, the server's tps per interval and the run's tags.
 // Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 3;
+inline constexpr int kReportSchemaVersion = 4;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.
@@ -227,6 +229,9 @@ struct Run {
   int schema_version = kReportSchemaVersion;
   std::string id;
   std::string label;
+  // What the load was, as the user tagged it (--tag KEY=VALUE): "loadgen=benchbase",
+  // "client_host=bench-2". Shown in every report and filtered on by `runs --tag`.
+  std::map<std::string, std::string> tags;
   std::string target;  // connection string with the password masked
   std::string workload;
   std::string variant;  // matrix variant name ("" outside a matrix)
@@ -269,6 +274,13 @@ struct Run {
   // outside a data directory.
   std::optional<RunToRun> run_to_run;
 };
+
+// A tag of --tag: KEY=VALUE, KEY of letters, digits, '_', '.' and '-' (at most 64), VALUE at
+// most 200 bytes (escaped where shown). The error says what is wrong ("expected KEY=VALUE").
+inline constexpr size_t kMaxTags = 32;
+base::Expected<std::pair<std::string, std::string>> parse_tag(std::string_view text);
+// "client_host=bench-2, loadgen=benchbase"; "" without tags.
+std::string tags_text(const std::map<std::string, std::string>& tags);
 
 // What a report says of the run's throughput: "pgbench's progress reports (-P)", "the server's
 // pg_stat_database (xact_commit + xact_rollback per second)", ...

@@ -26,7 +26,8 @@ SELECT run_id, host, label, status, error, workload, variant, clients,
   report ->> 'started_at', duration_s, tps,
   tps_ci95, latency_ms, aas, top_wait, class_aas, server_version, server_version_num, kernel,
   settings, coalesce((SELECT string_agg(matrix, ',') FROM pgwaitprof.matrix_runs m
-                      WHERE m.run_id = r.run_id), '')
+                      WHERE m.run_id = r.run_id), ''),
+  coalesce(report -> 'tags', '{}')
 FROM pgwaitprof.runs r ORDER BY started_at DESC NULLS LAST, run_id DESC
 )sql";
 
@@ -60,6 +61,7 @@ RunSummary summary_of_row(const PGresult* result, int row) {
   s.settings =
       nlohmann::json::parse(cell(result, row, 19)).get<std::map<std::string, std::string>>();
   s.matrix = cell(result, row, 20);
+  s.tags = nlohmann::json::parse(cell(result, row, 21)).get<std::map<std::string, std::string>>();
   return s;
 }
 

@@ -47,12 +47,18 @@ bool RunFilter::matches(const RunSummary& run) const {
   const auto started = run.started_at.substr(0, 19);
   if (since && started < *since) return false;
   if (until && started > *until) return false;
+  const auto has_tag = [&](const auto& wanted) {
+    const auto tag = run.tags.find(wanted.first);
+    return tag != run.tags.end() && glob_matches(wanted.second, tag->second);
+  };
   return std::all_of(settings.begin(), settings.end(),
-                     [&](const auto& setting) { return has_setting(run, setting); });
+                     [&](const auto& setting) { return has_setting(run, setting); }) &&
+         std::all_of(tags.begin(), tags.end(), has_tag);
 }
 
 bool RunFilter::empty() const {
-  return !label && !workload && !status && !host && !since && !until && settings.empty();
+  return !label && !workload && !status && !host && !since && !until && settings.empty() &&
+         tags.empty();
 }
 
 std::vector<RunSummary> filter_runs(const std::vector<RunSummary>& runs, const RunFilter& filter) {
@@ -121,6 +127,11 @@ base::Expected<RunFilter> make_filter(const FilterOptions& options) {
     if (!setting) return setting.error();
     filter.settings.push_back(*setting);
   }
+  for (const auto& text : options.tags) {
+    const auto equals = text.find('=');
+    if (equals == std::string::npos || equals == 0) return bad_value("--tag", text);
+    filter.tags.emplace_back(text.substr(0, equals), text.substr(equals + 1));
+  }
   return filter;
 }
 
@@ -142,6 +153,8 @@ std::optional<base::Expected<RunFilter>> parse_filter_expression(const std::stri
     const auto value = term.substr(equals + 1);
     if (key.rfind("setting.", 0) == 0 && key.size() > 8) {
       options.settings.push_back(key.substr(8) + "=" + value);
+    } else if (key.rfind("tag.", 0) == 0 && key.size() > 4) {
+      options.tags.push_back(key.substr(4) + "=" + value);
     } else if (auto found = keys.find(key); found != keys.end()) {
       *found->second = value;
     } else {

@@ -1,6 +1,7 @@
 // Which runs of the history a command is about: the filters of `runs` and `trend`
-// (--label GLOB, --workload, --since/--until, --status, --setting NAME=VALUE, --host), and the
-// same as one expression for `compare` ("label=nightly-*;setting.synchronous_commit=on").
+// (--label GLOB, --workload, --since/--until, --status, --setting NAME=VALUE, --host,
+// --tag KEY=GLOB), and the same as one expression for `compare`
+// ("label=nightly-*;setting.synchronous_commit=on;tag.loadgen=benchbase").
 #pragma once
 
 #include <chrono>
@@ -22,6 +23,7 @@ struct RunFilter {
   std::optional<std::string> since;     // "YYYY-MM-DDTHH:MM:SS" UTC, inclusive
   std::optional<std::string> until;     // the same, inclusive
   std::vector<std::pair<std::string, std::string>> settings;  // recorded non-default settings
+  std::vector<std::pair<std::string, std::string>> tags;      // KEY and a glob of its value
 
   bool matches(const RunSummary& run) const;
   bool empty() const;
@@ -46,12 +48,13 @@ base::Expected<std::pair<std::string, std::string>> parse_setting(const std::str
 struct FilterOptions {
   std::optional<std::string> label, workload, status, host, since, until;
   std::vector<std::string> settings;
+  std::vector<std::string> tags;  // "KEY=GLOB"
 };
 base::Expected<RunFilter> make_filter(const FilterOptions& options);
 
 // `compare`'s filter expression: terms "KEY=VALUE" separated by ';' (or ' and '), keys label,
-// workload, status, host, since, until and setting.NAME. nullopt when `text` is no expression
-// (a key is not one of these), an error when it is one with a bad value.
+// workload, status, host, since, until, setting.NAME and tag.KEY. nullopt when `text` is no
+// expression (a key is not one of these), an error when it is one with a bad value.
 std::optional<base::Expected<RunFilter>> parse_filter_expression(const std::string& text);
 
 }  // namespace pgwaitprof::store

@@ -86,6 +86,7 @@ RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
   summary.dir = dir.lexically_normal().string();
   summary.matrix = matrix_of_dir(dir);
   summary.label = run.label;
+  summary.tags = run.tags;
   summary.started_at = run.started_at;
   summary.status = std::string(to_string(run.status));
   summary.error = run.error;
@@ -130,6 +131,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"dir", s.dir},
           {"matrix", s.matrix},
           {"label", s.label},
+          {"tags", s.tags},
           {"started_at", s.started_at},
           {"status", s.status},
           {"error", s.error},
@@ -159,6 +161,7 @@ RunSummary summary_from_json(const nlohmann::json& json) {
   s.dir = json.value("dir", "");
   s.matrix = json.value("matrix", "");
   s.label = json.value("label", "");
+  s.tags = json.value("tags", std::map<std::string, std::string>{});
   s.started_at = json.value("started_at", "");
   s.status = json.value("status", "");
   s.error = json.value("error", "");

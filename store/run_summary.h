@@ -18,8 +18,9 @@ struct RunSummary {
   std::string dir;     // the run directory
   std::string matrix;  // the matrix directory's name when the run belongs to one, else ""
   std::string label;
-  std::string started_at;  // ISO 8601 UTC, as in report.json
-  std::string status;      // completed, interrupted or failed
+  std::map<std::string, std::string> tags;  // --tag KEY=VALUE
+  std::string started_at;                   // ISO 8601 UTC, as in report.json
+  std::string status;                       // completed, interrupted or failed
   std::string error;
   std::string workload;
   std::string variant;

@@ -16,6 +16,7 @@
 #include "collectors/pg_session.h"
 #include "config/daemon_config.h"
 #include "config/numbers.h"
+#include "config/quote.h"
 #include "daemon/commands/explain_command.h"
 #include "daemon/commands/matrix_command.h"
 #include "daemon/commands/number_options.h"
@@ -28,6 +29,7 @@
 #include "daemon/engine/supervisor.h"
 #include "daemon/service/daemon_app.h"
 #include "exporters/render/text_format.h"
+#include "model/run.h"
 #include "model/workloads.h"
 
 namespace pgwaitprof::commands {
@@ -72,6 +74,21 @@ void add_daemon(CLI::App& app, DaemonCommand& command) {
       ->check(CLI::IsMember(base::log_level_names()));
 }
 
+// --tag KEY=VALUE (model::parse_tag), repeatable.
+void add_tag_option(CLI::App& subcommand, RunCommand& command) {
+  subcommand
+      .add_option("--tag", command.tags,
+                  "KEY=VALUE: what the load was (repeat it; runs --tag finds the run)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const auto tag = model::parse_tag(text);
+            return tag ? std::string()
+                       : fmt::format("invalid value {} ({})", config::quote(text),
+                                     tag.error().message);
+          },
+          "KEY=VALUE"));
+}
+
 void add_run(CLI::App& app, RunCommand& command, std::string& source, std::string& loadgen) {
   auto* run = app.add_subcommand("run", "one profiled benchmark run in the foreground");
   run->add_option("--loadgen", loadgen,
@@ -90,6 +107,7 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source, std::strin
   run->add_option("--workload", command.workload, "a built-in workload")
       ->check(CLI::IsMember(model::workload_names()));
   run->add_option("--label", command.label, "a label for the run");
+  add_tag_option(*run, command);
   run->add_option("--data-dir", command.data_dir, "where the run directory is written");
   run->add_option(
          "--source", source,
@@ -127,6 +145,7 @@ void add_record(CLI::App& app, RunCommand& command, std::string& source) {
   record->add_option("--interval", command.interval_s, "timeline interval in seconds")
       ->transform(integer_in_range(1, config::kMaxIntervalS));
   record->add_option("--label", command.label, "what the load was");
+  add_tag_option(*record, command);
   record->add_option("--data-dir", command.data_dir, "where the run directory is written");
   record
       ->add_option("--source", source,

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "config/config_error.h"
 #include "daemon/commands/control_client.h"
 #include "daemon/commands/foreground.h"
 #include "daemon/commands/results_command.h"
@@ -46,6 +47,8 @@ engine::RunRequest make_request(const RunCommand& command) {
   engine::RunRequest request;
   request.workload = command.workload;
   request.label = command.label;
+  // Checked by the option's validator (cli.cc).
+  for (const auto& text : command.tags) request.tags.insert(*model::parse_tag(text));
   request.pgbench_args = command.pgbench_args;
   request.interval = base::Seconds(command.interval_s);
   request.data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
@@ -109,6 +112,9 @@ std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command) {
 }
 
 int run_command(const RunCommand& command) {
+  if (command.tags.size() > model::kMaxTags) {
+    throw config::ConfigError(fmt::format("too many --tag options: at most {}", model::kMaxTags));
+  }
   auto request = make_request(command);
   const bool scratch_target = !command.target && !pg_environment_set();
   if (scratch_target && command.loadgen == loadgen::LoadgenKind::kNone) {

@@ -22,6 +22,7 @@ struct RunCommand {
   int interval_s = 1;
   std::string workload = "tpcb";
   std::string label;
+  std::vector<std::string> tags;  // --tag KEY=VALUE, each checked by model::parse_tag
   std::filesystem::path data_dir;
   bool keep_cluster = false;
   bool no_daemon = false;

@@ -34,6 +34,8 @@ void add_history_options(CLI::App* app, HistoryOptions& options) {
   app->add_option("--setting", filter.settings,
                   "NAME=VALUE among the run's recorded non-default settings (repeatable)");
   app->add_option("--host", filter.host, "runs of the host (a glob)");
+  app->add_option("--tag", filter.tags,
+                  "KEY=GLOB: runs tagged so by run/record --tag (repeatable)");
   app->add_option("--results-dsn", options.results_dsn,
                   "read the runs of every host from this results database");
 }

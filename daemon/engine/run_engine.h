@@ -8,6 +8,7 @@
 #include <asio/awaitable.hpp>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,7 @@ struct RunRequest {
   std::string conninfo;  // "" = PG* environment variables
   std::string workload = "tpcb";
   std::string label;
+  std::map<std::string, std::string> tags;  // --tag KEY=VALUE (model::parse_tag)
   // Which load generator: pgbench (the workload's), sysbench, any command, or none (`record`).
   loadgen::LoadgenKind kind = loadgen::LoadgenKind::kPgbench;
   // pgbench's and sysbench's arguments, passed unchanged (pgbench's after the workload's own);

@@ -33,6 +33,9 @@ void describe_request(model::Run& run, const RunRequest& request,
   // Stored with its control characters written out, so that report.json, the index and the
   // results database hold no terminal escapes; every renderer still escapes it for its format.
   run.label = exporters::text_format::text_escape(request.label);
+  for (const auto& [key, value] : request.tags) {
+    run.tags.emplace(key, exporters::text_format::text_escape(value));
+  }
   run.target = request.conninfo.empty() ? "(PG* environment variables)"
                                         : collectors::mask_password(request.conninfo);
   run.workload = workload_name(request);

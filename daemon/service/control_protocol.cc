@@ -11,6 +11,7 @@
 
 #include "config/daemon_config.h"
 #include "config/numbers.h"
+#include "model/run.h"
 #include "model/workloads.h"
 
 namespace pgwaitprof::service {
@@ -116,6 +117,23 @@ base::Status read_field(const std::string& key, const json& value, engine::RunRe
         return Error{fmt::format("invalid value for \"workload\": unknown workload \"{}\"", text)};
       }
       run.workload = text;
+    }
+    return std::nullopt;
+  }
+  if (key == "tags") {
+    if (auto failed = require(value, json::value_t::object, key, "an object of strings")) {
+      return failed;
+    }
+    if (value.size() > model::kMaxTags) {
+      return Error{fmt::format("invalid value for \"tags\": more than {} tags", model::kMaxTags)};
+    }
+    for (const auto& [tag_key, tag_value] : value.items()) {
+      if (!tag_value.is_string()) {
+        return Error{"invalid value for \"tags\": every value must be a string"};
+      }
+      auto tag = model::parse_tag(tag_key + "=" + tag_value.get<std::string>());
+      if (!tag) return Error{"invalid value for \"tags\": " + tag.error().message};
+      run.tags.insert(std::move(*tag));
     }
     return std::nullopt;
   }
@@ -277,6 +295,7 @@ std::string run_request_line(const engine::RunRequest& request) {
               {"target", request.conninfo},
               {"workload", request.workload},
               {"label", request.label},
+              {"tags", request.tags},
               {"pgbench_args", request.pgbench_args},
               {"interval_s", static_cast<int>(request.interval.count())},
               {"loadgen", request.loadgen},

@@ -56,6 +56,7 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
       {"workload", workload_line(run)},
       {"command", shell_join(run.loadgen_argv)},
   };
+  if (!run.tags.empty()) facts.emplace_back("tags", model::tags_text(run.tags));
   if (run.loadgen_exit_code != 0) {
     facts.emplace_back("exit code", fmt::format("{}", run.loadgen_exit_code));
   }

@@ -378,7 +378,8 @@ TEST_F(RunTest, RecordWindowOfPgbenchElsewhereAgreesWithPgbenchsOwnTps) {
   // end of the window up to a second of them (hz) may be counted in or out.
   ChildProcess record(
       {pgwaitprof_binary(), "record", test_conninfo(), "--no-daemon", "--hz", "20", "--duration",
-       "7", "--label", "pgbench from elsewhere", "--data-dir", (data / "data").string()},
+       "7", "--label", "pgbench from elsewhere", "--tag", "loadgen=pgbench", "--tag",
+       "client=<b>host|2</b>", "--data-dir", (data / "data").string()},
       data / "record.out");
   std::this_thread::sleep_for(1500ms);
   auto pgbench = engine::run_command({base::find_executable("pgbench"), "-c", "2", "-j", "2", "-T",
@@ -411,6 +412,26 @@ TEST_F(RunTest, RecordWindowOfPgbenchElsewhereAgreesWithPgbenchsOwnTps) {
             << " transactions), the server's " << server_tps << " (" << server_transactions
             << ")\n";
   EXPECT_NE(read_text(dir / "report.txt").find("tps from  the server"), std::string::npos);
+  // The tags say what the load was: in report.json, every report (escaped), and `runs --tag`.
+  EXPECT_EQ(report["tags"], (nlohmann::json{{"client", "<b>host|2</b>"}, {"loadgen", "pgbench"}}));
+  EXPECT_NE(read_text(dir / "report.txt").find("tags      client=<b>host|2</b>, loadgen=pgbench"),
+            std::string::npos);
+  EXPECT_NE(read_text(dir / "report.md")
+                .find("| tags | client=&lt;b&gt;host\\|2&lt;/b&gt;, loadgen=pgbench |"),
+            std::string::npos)
+      << read_text(dir / "report.md");
+  EXPECT_NE(
+      read_text(dir / "report.html").find("client=&lt;b&gt;host|2&lt;/b&gt;, loadgen=pgbench"),
+      std::string::npos);
+  const auto tagged = engine::run_command({pgwaitprof_binary(), "runs", "--data-dir",
+                                           (data / "data").string(), "--tag", "loadgen=pg*"});
+  ASSERT_EQ(tagged.exit_code, 0) << tagged.output;
+  EXPECT_NE(tagged.output.find(report["id"].get<std::string>()), std::string::npos)
+      << tagged.output;
+  const auto other = engine::run_command({pgwaitprof_binary(), "runs", "--data-dir",
+                                          (data / "data").string(), "--tag", "loadgen=sysbench"});
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_EQ(other.output.find(report["id"].get<std::string>()), std::string::npos) << other.output;
 }
 
 }  // namespace

@@ -192,6 +192,27 @@ TEST(ReportJson, RoundTripsAndRejectsOtherSchemaVersions) {
   EXPECT_THROW(run_from_json(ancient), std::runtime_error);
 }
 
+TEST(ReportJson, TagsRoundTripAndAreCheckedWhenGiven) {
+  model::Run run;
+  run.id = "r";
+  run.tags = {{"loadgen", "benchbase"}, {"client_host", "bench-2"}};
+  const auto json = to_json(run);
+  EXPECT_EQ(json.at("tags").at("loadgen"), "benchbase");
+  EXPECT_EQ(run_from_json(json).tags, run.tags);
+  EXPECT_EQ(tags_text(run.tags), "client_host=bench-2, loadgen=benchbase");
+  const auto tag = parse_tag("note=a=b c");  // the value is everything after the first '='
+  ASSERT_TRUE(tag);
+  EXPECT_EQ(tag->first, "note");
+  EXPECT_EQ(tag->second, "a=b c");
+  EXPECT_EQ(parse_tag("loadgen").error().message, "expected KEY=VALUE");
+  EXPECT_EQ(parse_tag("=x").error().message,
+            "the key must be 1 to 64 letters, digits, '_', '.' or '-'");
+  EXPECT_EQ(parse_tag("a/b=x").error().message,
+            "the key must be 1 to 64 letters, digits, '_', '.' or '-'");
+  EXPECT_EQ(parse_tag("k=" + std::string(201, 'x')).error().message,
+            "the value is longer than 200 bytes");
+}
+
 TEST(ReportJson, ServerThroughputAndSysbenchFiguresRoundTrip) {
   model::Run run;
   run.id = "r";

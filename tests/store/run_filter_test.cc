@@ -41,6 +41,29 @@ TEST(RunFilter, SettingsCompareNamesWithoutCaseAndValuesExactly) {
   EXPECT_FALSE(filter.matches(summary("a", "tpcb", "2026-11-30T12:00:00Z")));
 }
 
+TEST(RunFilter, TagsMatchTheirKeyAndAGlobOfTheValue) {
+  auto tagged = summary("a", "record", "2026-11-30T12:00:00Z");
+  tagged.tags = {{"loadgen", "benchbase-tpcc"}, {"client_host", "bench-2"}};
+  const auto untagged = summary("b", "record", "2026-11-30T12:00:00Z");
+  FilterOptions options;
+  options.tags = {"loadgen=benchbase-*"};
+  auto filter = make_filter(options);
+  ASSERT_TRUE(filter) << filter.error().message;
+  EXPECT_TRUE(filter->matches(tagged));
+  EXPECT_FALSE(filter->matches(untagged));
+  EXPECT_FALSE(filter->empty());
+  options.tags.push_back("client_host=bench-1");  // every tag must match
+  EXPECT_FALSE(make_filter(options)->matches(tagged));
+  options.tags = {"nokey"};
+  const auto bad = make_filter(options);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "invalid value for --tag: \"nokey\"");
+  const auto expression = parse_filter_expression("tag.loadgen=benchbase-*;status=completed");
+  ASSERT_TRUE(expression && *expression);
+  EXPECT_TRUE((*expression)->matches(tagged));
+  EXPECT_FALSE((*expression)->matches(untagged));
+}
+
 TEST(RunFilter, TimeBoundsAreInclusiveAndADateUntilCoversItsDay) {
   FilterOptions options;
   options.since = "2026-11-30";

@@ -79,6 +79,29 @@ TEST(ControlProtocol, OtherLoadGeneratorsAndRecordingWindowsRoundTrip) {
             "invalid value for \"loadgen_kind\": unknown load generator \"hammerdb\"");
 }
 
+// A recording window's tags travel to the daemon, checked as the command line checks them.
+TEST(ControlProtocol, TagsRoundTripAndBadOnesAreRefused) {
+  engine::RunRequest window;
+  window.kind = loadgen::LoadgenKind::kNone;
+  window.tags = {{"loadgen", "benchbase"}, {"client_host", "bench-2"}};
+  const auto parsed = parse_run_request(run_request_line(window));
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->tags, window.tags);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"type":"run","tags":["a=b"]})",
+       "invalid value for \"tags\": must be an object of strings, not array"},
+      {R"({"type":"run","tags":{"a":1}})",
+       "invalid value for \"tags\": every value must be a string"},
+      {R"({"type":"run","tags":{"a b":"c"}})",
+       "invalid value for \"tags\": the key must be 1 to 64 letters, digits, '_', '.' or '-'"},
+  };
+  for (const auto& [line, message] : cases) {
+    const auto refused = parse_run_request(line);
+    ASSERT_FALSE(refused) << line;
+    EXPECT_EQ(refused.error().message, message);
+  }
+}
+
 TEST(ControlProtocol, KeepTransactionLogMustBeABoolean) {
   const auto parsed =
       parse_run_request(R"({"type":"run","target":"t","keep_transaction_log":"yes"})");
