@@ -1,45 +1,62 @@
 #!/usr/bin/env bash
-# Starts (start DIR) or stops and removes (stop DIR) a scratch PostgreSQL 15 cluster for the
-# tests: unix socket in DIR, a free port, pg_wait_sampling and pg_stat_statements preloaded and
-# created (compute_query_id on), pgbench tables at scale 2; SCRATCH_MAX_CONNECTIONS (default
-# 200) sets max_connections. Run as root, the server runs as the postgres user. "start" prints
-# the PG* variables to export.
+# Starts (start DIR [BIN_DIR]) or stops and removes (stop DIR) a scratch PostgreSQL cluster for
+# the tests: unix socket in DIR, a free port, pg_stat_statements preloaded and created
+# (compute_query_id on from 14), pg_wait_sampling too where the server has it (Debian's 15),
+# pgbench tables at scale 2 (SCRATCH_SCALE); SCRATCH_MAX_CONNECTIONS (default 200) sets
+# max_connections. BIN_DIR holds the server's initdb, pg_ctl and postgres (default Debian's
+# PostgreSQL 15; the version matrix passes the servers of deploy/fetch-servers.sh); Debian's
+# psql and pgbench 15 drive every major. Run as root, the server runs as the postgres user (a
+# server the postgres user cannot reach, e.g. under /root/.cache, is hard-linked into DIR
+# first). "start" prints the PG* variables to export.
 set -euo pipefail
 action=$1
 dir=$2
-bin=/usr/lib/postgresql/15/bin
+client=/usr/lib/postgresql/15/bin
 as_server() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 case "$action" in
   start)
+    bin=${3:-$client}
     mkdir -p "$dir"
     [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+    if ! as_server test -x "$bin/postgres"; then
+      cp -al "$bin/.." "$dir/server" 2>/dev/null || cp -a "$bin/.." "$dir/server"
+      bin=$dir/server/bin
+    fi
+    echo "$bin" >"$dir/bin-dir"
+    major=$("$bin/postgres" --version | sed -E 's/.* ([0-9]+)[.a-z].*/\1/')
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     as_server "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >"$dir/initdb.log"
+    preload=pg_stat_statements
+    if [ -f "$bin/../lib/pg_wait_sampling.so" ] || [ -f "$bin/../lib/postgresql/pg_wait_sampling.so" ]; then
+      preload=pg_wait_sampling,pg_stat_statements
+    fi
     cat >>"$dir/data/postgresql.conf" <<CONF
 listen_addresses = ''
 unix_socket_directories = '$dir'
 port = $port
 max_connections = ${SCRATCH_MAX_CONNECTIONS:-200}
-shared_preload_libraries = 'pg_wait_sampling,pg_stat_statements'
-compute_query_id = on
+shared_preload_libraries = '$preload'
 CONF
+    [ "$major" -ge 14 ] && echo "compute_query_id = on" >>"$dir/data/postgresql.conf"
     as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null
     export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres
-    "$bin/pgbench" -i -q -s 2 >"$dir/pgbench-init.log" 2>&1
-    "$bin/psql" -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_wait_sampling" >/dev/null
-    "$bin/psql" -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
+    "$client/pgbench" -i -q -s "${SCRATCH_SCALE:-2}" >"$dir/pgbench-init.log" 2>&1
+    for extension in ${preload//,/ }; do
+      "$client/psql" -X -q -c "CREATE EXTENSION IF NOT EXISTS $extension" >/dev/null
+    done
     echo "export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres PGWAITPROF_TEST_PGDATA=$dir/data PGWAITPROF_TEST_PGBIN=$bin"
     ;;
   stop)
+    bin=$(cat "$dir/bin-dir" 2>/dev/null || echo "$client")
     if [ -f "$dir/data/postmaster.pid" ]; then
       as_server "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null || true
     fi
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: $0 start|stop DIR" >&2
+    echo "usage: $0 start DIR [BIN_DIR] | stop DIR" >&2
     exit 2
     ;;
 esac

@@ -7,12 +7,16 @@
 #
 # Two suites run side by side, each on its own cluster: the tests of the release build, and the
 # sanitizer suite (the fault tests and the daemon and run tests, driving the ASan/UBSan build of
-# the program). The rate checks (1000 Hz, the cap, the memory source at 10 kHz) run alone at the end: they measure the machine.
+# the program). Beside them, the version matrix (deploy/version-matrix.sh: PostgreSQL 13, 14, 16,
+# 17 and 18 on clusters of their own). The rate checks (1000 Hz, the cap, the memory source at
+# 10 kHz) run alone at the end: they measure the machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
 "$root/deploy/install-deps.sh"
+# The servers of the version matrix (deploy/version-matrix.sh), cached: fetched once.
+"$root/deploy/fetch-servers.sh"
 "$root/deploy/check-format.sh"
 "$root/deploy/check-layers.py"
 
@@ -59,7 +63,7 @@ sanitizer_env=$cluster_env
 # Each suite's lines are prefixed with its name; each ends with ctest's own summary.
 (
   eval "$(cat "$release_env")"
-  ctest --output-on-failure --timeout 600 -j "$(nproc)" -LE faults -E "$sanitized" 2>&1 |
+  ctest --output-on-failure --timeout 600 -j "$(nproc)" -LE 'faults|versions' -E "$sanitized" 2>&1 |
     sed -u 's/^/[release] /'
 ) &
 release_pid=$!
@@ -75,9 +79,13 @@ release_pid=$!
   exit $status
 ) &
 sanitizer_pid=$!
+# The version matrix: its own clusters of the other majors, beside both suites.
+BUILD_DIR=$build "$root/deploy/version-matrix.sh" 2>&1 | sed -u 's/^/[versions] /' &
+versions_pid=$!
 failed=0
 wait "$release_pid" || failed=1
 wait "$sanitizer_pid" || failed=1
+wait "$versions_pid" || failed=1
 
 # The rate checks of the release build, alone on the machine. They measure the machine as much
 # as the sampler: one that misses its rate is run once more (a slow moment of a shared 2-core

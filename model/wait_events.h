@@ -1,4 +1,4 @@
-// What each wait event means: a compiled-in reference of every wait event PostgreSQL 13-17 can
+// What each wait event means: a compiled-in reference of every wait event PostgreSQL 13-18 can
 // report, the old names of 9.6-12 that engineers still quote, pgwaitprof's own pseudo-events,
 // and the lookups and text behind `pgwaitprof explain EVENT`. Pure data and string functions.
 #pragma once
@@ -15,7 +15,7 @@ namespace pgwaitprof::model {
 // The releases the reference covers completely. Old names reach back further: in them, 9 stands
 // for 9.6, the first release with wait events (no other 9.x release has any).
 inline constexpr int kOldestCoveredVersion = 13;
-inline constexpr int kNewestCoveredVersion = 17;
+inline constexpr int kNewestCoveredVersion = 18;
 
 enum class WaitEventOrigin {
   kCore,        // reported by PostgreSQL itself

@@ -122,6 +122,9 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source, std::strin
   run->add_option("--scale", command.scale, "pgbench -i scale of a scratch cluster")
       ->transform(integer_in_range(1, 100000));
   run->add_flag("--keep-cluster", command.keep_cluster, "leave the scratch cluster running");
+  run->add_option("--server-bin", command.server_bin,
+                  "run a scratch cluster of this build: a directory with initdb, pg_ctl and "
+                  "postgres (e.g. a source build's bin/)");
   run->add_flag("--keep-transaction-log", command.keep_transaction_log,
                 "keep pgbench's per-transaction log (pgbench_log.*) in the run directory");
   run->add_flag("--checkpoint-after", command.checkpoint_after,
@@ -367,7 +370,8 @@ int parse_and_dispatch(int argc, char** argv) {
     collectors::mask_secrets_in_place({argv[index], std::strlen(argv[index])});
   }
 
-  CLI::App app{"pgwaitprof: wait-event sampling profiler for PostgreSQL benchmarks"};
+  CLI::App app{
+      "pgwaitprof: wait-event sampling profiler for PostgreSQL benchmarks (PostgreSQL 13-18)"};
   Commands commands;
   add_commands(app, commands);
   try {

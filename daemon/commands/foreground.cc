@@ -35,9 +35,12 @@ asio::awaitable<base::Status> initialise_scratch(engine::ScratchCluster& scratch
                                                  base::RunControl& control) {
   const auto& bin = scratch.bin_dir();
   std::cerr << fmt::format("pgwaitprof: initialising pgbench data at scale {}\n", options.scale);
-  const std::vector<std::string> init{
-      (bin / "pgbench").string(), "-i", "-q", "-s", std::to_string(options.scale),
-      scratch.conninfo()};
+  const std::vector<std::string> init{engine::client_program(bin, "pgbench"),
+                                      "-i",
+                                      "-q",
+                                      "-s",
+                                      std::to_string(options.scale),
+                                      scratch.conninfo()};
   auto initialised =
       co_await engine::run_command_async(init, {}, [&](pid_t pid) { control.set_child(pid); });
   control.clear_child();
@@ -46,7 +49,7 @@ asio::awaitable<base::Status> initialise_scratch(engine::ScratchCluster& scratch
   if (initialised->exit_code != 0) {
     co_return base::Error{"pgbench -i failed on the scratch cluster: " + initialised->output};
   }
-  const std::vector<std::string> statements{(bin / "psql").string(),
+  const std::vector<std::string> statements{engine::client_program(bin, "psql"),
                                             "-X",
                                             "-q",
                                             "-c",
@@ -59,7 +62,7 @@ asio::awaitable<base::Status> initialise_scratch(engine::ScratchCluster& scratch
         (statements_created ? statements_created->output : statements_created.error().message)};
   }
   if (options.create_wait_sampling && scratch.wait_sampling_preloaded()) {
-    const std::vector<std::string> create{(bin / "psql").string(),
+    const std::vector<std::string> create{engine::client_program(bin, "psql"),
                                           "-X",
                                           "-q",
                                           "-c",
@@ -79,13 +82,18 @@ asio::awaitable<base::Status> initialise_scratch(engine::ScratchCluster& scratch
 asio::awaitable<base::Expected<LocalTarget>> open_local_target(const LocalTargetOptions& options,
                                                                base::RunControl& control) {
   LocalTarget local;
+  if (options.target && !options.server_bin.empty()) {
+    co_return base::Error{"--server-bin makes a scratch cluster: it cannot be used with a target"};
+  }
   if (options.target) {
     local.conninfo = *options.target;
     co_return local;
   }
-  if (pg_environment_set()) co_return local;
+  // A build to run is asked for: its own cluster, whatever PG* variables are set.
+  if (options.server_bin.empty() && pg_environment_set()) co_return local;
   engine::ScratchOptions scratch_options;
   scratch_options.keep = options.keep_cluster;
+  scratch_options.server_bin = options.server_bin;
   auto scratch = co_await engine::ScratchCluster::create(scratch_options, control);
   if (!scratch) co_return scratch.error();
   local.scratch = std::move(*scratch);

@@ -44,6 +44,7 @@ struct LocalTargetOptions {
   int scale = 10;  // pgbench -i scale of a scratch cluster
   bool keep_cluster = false;
   bool create_wait_sampling = false;
+  std::filesystem::path server_bin;  // the scratch cluster's build ("" = the installed one)
 };
 
 // `target` if given; else the PG* environment if any connection variable is set; else a new

@@ -87,8 +87,11 @@ int matrix_command(const MatrixCommand& command) {
       "pgwaitprof: stopping the matrix after writing the current run's report",
       [&](base::RunControl& control) -> asio::awaitable<engine::MatrixOutcome> {
         const LocalTargetOptions target_options{
-            plan.target.empty() ? std::nullopt : std::optional(plan.target), plan.scale, false,
-            plan.source == model::SamplerSource::kPgWaitSampling};
+            plan.target.empty() ? std::nullopt : std::optional(plan.target),
+            plan.scale,
+            false,
+            plan.source == model::SamplerSource::kPgWaitSampling,
+            {}};
         auto local = co_await open_local_target(target_options, control);
         if (!local) {
           engine::MatrixOutcome failed;

@@ -116,7 +116,8 @@ int run_command(const RunCommand& command) {
     throw config::ConfigError(fmt::format("too many --tag options: at most {}", model::kMaxTags));
   }
   auto request = make_request(command);
-  const bool scratch_target = !command.target && !pg_environment_set();
+  const bool scratch_target =
+      !command.target && (!command.server_bin.empty() || !pg_environment_set());
   if (scratch_target && command.loadgen == loadgen::LoadgenKind::kNone) {
     throw std::runtime_error(
         "record needs a target: a connection string, or the PG* variables (a scratch cluster "
@@ -136,7 +137,7 @@ int run_command(const RunCommand& command) {
       [&](base::RunControl& control) -> asio::awaitable<engine::RunOutcome> {
         const LocalTargetOptions target_options{
             command.target, command.scale, command.keep_cluster,
-            command.source == model::SamplerSource::kPgWaitSampling};
+            command.source == model::SamplerSource::kPgWaitSampling, command.server_bin};
         auto local = co_await open_local_target(target_options, control);
         if (!local) throw std::runtime_error(local.error().message);
         target.dsn = local->conninfo;

@@ -32,6 +32,8 @@ struct RunCommand {
   // Whether the server runs on this host (a scratch cluster always does).
   config::LocalMode local = config::LocalMode::kAuto;
   int scale = 10;  // pgbench -i scale of a scratch cluster
+  // --server-bin: the scratch cluster's build (a directory with initdb, pg_ctl and postgres).
+  std::filesystem::path server_bin;
   // --loadgen: pgbench, sysbench or command; `record` sets none. pgbench_args holds the load
   // generator's arguments whichever it is (a command's whole argv).
   loadgen::LoadgenKind loadgen = loadgen::LoadgenKind::kPgbench;

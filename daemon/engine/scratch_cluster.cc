@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -29,7 +30,31 @@ std::string last_line(const std::string& output) {
   return newline == std::string::npos ? text : text.substr(newline + 1);
 }
 
+// The first directory on the way to `dir` that `account` may not enter (no search permission for
+// it as owner, group or other), or nothing: a server under /root is refused with that name
+// rather than with initdb's "permission denied".
+std::optional<std::filesystem::path> unreachable_for(const std::filesystem::path& dir,
+                                                     const RunAs& account) {
+  std::filesystem::path walked;
+  for (const auto& part : dir) {
+    walked /= part;
+    struct stat status {};
+    if (::stat(walked.c_str(), &status) != 0) continue;
+    const bool allowed = status.st_uid == account.uid   ? (status.st_mode & S_IXUSR) != 0
+                         : status.st_gid == account.gid ? (status.st_mode & S_IXGRP) != 0
+                                                        : (status.st_mode & S_IXOTH) != 0;
+    if (!allowed) return walked;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string client_program(const std::filesystem::path& server_bin, const std::string& name) {
+  const auto beside = server_bin / name;
+  if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+  return base::find_executable(name);
+}
 
 int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -69,7 +94,18 @@ asio::awaitable<base::Expected<std::unique_ptr<ScratchCluster>>> ScratchCluster:
 
 asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& control) {
   namespace fs = std::filesystem;
-  const std::string initdb = base::find_executable("initdb");
+  std::string initdb;
+  if (!options_.server_bin.empty()) {
+    for (const char* program : {"initdb", "pg_ctl", "postgres"}) {
+      if (::access((options_.server_bin / program).c_str(), X_OK) != 0) {
+        co_return base::Error{fmt::format("could not find \"{}\" in server directory \"{}\"",
+                                          program, options_.server_bin.string())};
+      }
+    }
+    initdb = (options_.server_bin / "initdb").string();
+  } else {
+    initdb = base::find_executable("initdb");
+  }
   if (initdb.empty()) {
     co_return base::Error{
         "could not find \"initdb\" on PATH or in /usr/lib/postgresql/*/bin (install "
@@ -78,6 +114,13 @@ asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& contr
   // Debian links some server programs into PATH: the real directory holds all of them.
   bin_dir_ = fs::canonical(initdb).parent_path();
   run_as_ = unprivileged_account();
+  if (run_as_) {
+    if (auto unreachable = unreachable_for(bin_dir_, *run_as_)) {
+      co_return base::Error{
+          fmt::format("could not use server directory \"{}\": user \"{}\" cannot enter \"{}\"",
+                      bin_dir_.string(), run_as_->name, unreachable->string())};
+    }
+  }
   // What a killed pgwaitprof (and its watchdog) left goes before anything new is made.
   sweep_abandoned_scratch_directories();
   std::string pattern =
@@ -109,6 +152,8 @@ asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& contr
   if (result->exit_code != 0) {
     co_return base::Error{fmt::format("initdb failed: {}", last_line(result->output))};
   }
+  std::ifstream version_file(directory_ / "data" / "PG_VERSION");
+  version_file >> major_;
   write_configuration();
   // pg_ctl start is not interrupted: a postmaster it already forked could outlive it. It takes
   // a second; an interrupt meanwhile is seen right after, and the server is stopped again.
@@ -119,8 +164,9 @@ asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& contr
 
 void ScratchCluster::write_configuration() {
   // pg_wait_sampling is preloaded when installed, so both sources can be compared on one run.
-  const auto pkglibdir = bin_dir_.parent_path() / "lib";
-  wait_sampling_ = std::filesystem::exists(pkglibdir / "pg_wait_sampling.so");
+  const auto lib = bin_dir_.parent_path() / "lib";
+  wait_sampling_ = std::filesystem::exists(lib / "pg_wait_sampling.so") ||
+                   std::filesystem::exists(lib / "postgresql" / "pg_wait_sampling.so");
   std::ofstream conf(directory_ / "data" / "postgresql.conf", std::ios::app);
   conf << "\n# pgwaitprof scratch cluster\n"
        << "listen_addresses = ''\n"
@@ -128,10 +174,11 @@ void ScratchCluster::write_configuration() {
        << "port = " << port_ << "\n"
        << "max_connections = 300\n"
        << "shared_buffers = 256MB\n"
-       << "fsync = on\n"
-       // Statements for the report's top SQL: query ids in pg_stat_activity, and
-       // pg_stat_statements' calls and times (contrib, always installed with the server).
-       << "compute_query_id = on\n";
+       << "fsync = on\n";
+  // Statements for the report's top SQL: query ids in pg_stat_activity (14+; 13 has neither
+  // them nor the setting), and pg_stat_statements' calls and times (contrib, always installed
+  // with the server).
+  if (major_ == 0 || major_ >= 14) conf << "compute_query_id = on\n";
   conf << "shared_preload_libraries = '" << (wait_sampling_ ? "pg_wait_sampling," : "")
        << "pg_stat_statements'\n";
   for (const auto& [name, value] : options_.settings) conf << name << " = '" << value << "'\n";

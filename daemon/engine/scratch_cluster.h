@@ -20,6 +20,9 @@ namespace pgwaitprof::engine {
 struct ScratchOptions {
   bool keep = false;  // leave the cluster running and its directory in place
   std::map<std::string, std::string> settings;  // extra postgresql.conf settings
+  // The build to run (--server-bin, a variant's server_bin): a directory with initdb, pg_ctl
+  // and postgres; empty = the first initdb on PATH or in /usr/lib/postgresql/*/bin.
+  std::filesystem::path server_bin;
 };
 
 class ScratchCluster {
@@ -38,6 +41,8 @@ class ScratchCluster {
   const std::filesystem::path& directory() const { return directory_; }
   const std::filesystem::path& bin_dir() const { return bin_dir_; }
   bool wait_sampling_preloaded() const { return wait_sampling_; }
+  // The major of the cluster (its PG_VERSION), e.g. 13; 0 before initdb.
+  int major() const { return major_; }
   int port() const { return port_; }
 
   asio::awaitable<base::Status> restart();
@@ -60,7 +65,14 @@ class ScratchCluster {
   std::filesystem::path bin_dir_;
   int port_ = 0;
   bool wait_sampling_ = false;
+  int major_ = 0;
 };
+
+// A client program (psql, pgbench) for a cluster of `server_bin`: the one beside the server when
+// there is one, else the first on PATH or in /usr/lib/postgresql/*/bin (a server-only build, as
+// the npm packages of the version matrix are, is driven by Debian's pgbench and psql); "" when
+// there is none.
+std::string client_program(const std::filesystem::path& server_bin, const std::string& name);
 
 // A TCP port nobody listens on right now, for the cluster's socket name.
 int free_port();

@@ -332,7 +332,7 @@ TEST(WaitEventReference, VersionLabels) {
   EXPECT_EQ(version_range_label(9, 12), "9.6-12");
   EXPECT_EQ(version_range_label(9, 9), "9.6 only");
   EXPECT_EQ(version_range_label(14, 14), "14 only");
-  EXPECT_EQ(version_range_label(13, 0), "13-17");
+  EXPECT_EQ(version_range_label(13, 0), "13-18");
   EXPECT_EQ(version_range_label(15, 16), "15-16");
 }
 
@@ -341,7 +341,7 @@ TEST(WaitEventExplanation, ShowsNamesVersionsMeaningAndHint) {
   ASSERT_EQ(matches.size(), 1u);
   const std::string text = render_wait_event_explanation(matches[0]);
   EXPECT_THAT(text, HasSubstr("LWLock | WALWrite\n"));
-  EXPECT_THAT(text, HasSubstr("PostgreSQL 13-17 (13 is the oldest release covered)\n"));
+  EXPECT_THAT(text, HasSubstr("PostgreSQL 13-18 (13 is the oldest release covered)\n"));
   EXPECT_THAT(text, HasSubstr("old names:\n    LWLockNamed | WALWriteLock (9.6 only)\n"));
   EXPECT_THAT(text, HasSubstr("\n    LWLock | WALWriteLock (10-12)\n"));
   EXPECT_THAT(text, HasSubstr(" LWLock | WALWriteLock.\n"));

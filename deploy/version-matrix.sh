@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The version matrix of deploy/test.sh (issue 29): one scratch cluster per supported major other
+# than Debian's 15 (13, 14, 16, 17, 18: the servers deploy/fetch-servers.sh keeps in its cache),
+# started side by side, then the tests labelled "versions" (tests/versions), one ctest test per
+# major, side by side too; the clusters are stopped at the end. BUILD_DIR as for deploy/test.sh.
+# Small clusters (scale 1, 50 connections): the tests run 3-4 s of pgbench on each.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+"$root/deploy/fetch-servers.sh"
+
+clusters=()
+# shellcheck disable=SC2317  # called by the EXIT trap
+stop_clusters() {
+  for cluster in ${clusters[@]+"${clusters[@]}"}; do "$root/deploy/scratch-cluster.sh" stop "$cluster"; done
+}
+trap stop_clusters EXIT
+pids=()
+for bin in $("$root/deploy/fetch-servers.sh" --list); do
+  cluster=$(mktemp -d /tmp/pgwaitprof-versions-XXXXXX)
+  clusters+=("$cluster")
+  SCRATCH_SCALE=1 SCRATCH_MAX_CONNECTIONS=50 \
+    "$root/deploy/scratch-cluster.sh" start "$cluster" "$bin" >"$cluster.env" &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+majors=()
+for cluster in "${clusters[@]}"; do
+  # Each cluster's PG* variables name it to the tests as PGWAITPROF_TEST_PG<major>.
+  read -r major conninfo < <(
+    # shellcheck disable=SC1090
+    source "$cluster.env"
+    echo "$("$PGWAITPROF_TEST_PGBIN/postgres" --version | sed -E 's/.* ([0-9]+)[.a-z].*/\1/')" \
+      "host=$PGHOST port=$PGPORT user=postgres dbname=postgres"
+  )
+  export "PGWAITPROF_TEST_PG$major=$conninfo"
+  majors+=("$major")
+  rm -f "$cluster.env"
+done
+echo "version-matrix: clusters of PostgreSQL ${majors[*]} started"
+cd "$build"
+ctest --output-on-failure --timeout 180 -L versions -j "${VERSION_MATRIX_JOBS:-5}"

@@ -1,0 +1,195 @@
+// The version matrix (issue 29): every supported major against a real server of that major.
+// deploy/version-matrix.sh starts one scratch cluster per major (servers from
+// deploy/fetch-servers.sh, Debian's 15) and names each in PGWAITPROF_TEST_PG<major> (a
+// connection string); Debian's pgbench and psql 15 drive them all. Per major: a short profiled
+// run with a CHECKPOINT during it (the timeline's "ch" mark, every report format, top SQL from
+// pg_stat_statements), the blocker case, and the daemon's /metrics. A major without its
+// variable fails: the matrix is run through deploy/version-matrix.sh.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/programs.h"
+#include "daemon/engine/process.h"
+#include "daemon/engine/scratch_cluster.h"
+#include "tests/integration/harness.h"
+
+namespace pgwaitprof::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class VersionMatrixTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    const std::string variable = "PGWAITPROF_TEST_PG" + std::to_string(GetParam());
+    conninfo_ = env(variable.c_str());
+    if (conninfo_.empty()) {
+      FAIL() << variable << " is not set: run the version matrix through "
+             << "deploy/version-matrix.sh";
+    }
+  }
+  std::string name(const std::string& what) const {
+    return "pg" + std::to_string(GetParam()) + "-" + what;
+  }
+  engine::CommandResult psql(const std::string& sql) const {
+    return engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-v",
+                                "ON_ERROR_STOP=1", "-c", sql, conninfo_});
+  }
+  // `pgwaitprof run` of pgbench (2 clients, `seconds`) on this major's cluster; `during` is called
+  // once pgbench reported its first second.
+  template <typename During>
+  RunResult profiled_run(const std::filesystem::path& data, int seconds, During during) const {
+    ChildProcess run(
+        {pgwaitprof_binary(), "run", conninfo_, "--hz", "100", "--label", name("run"), "--data-dir",
+         data.string(), "--", "-c", "2", "-j", "2", "-T", std::to_string(seconds)},
+        data.parent_path() / (data.filename().string() + ".log"));
+    const bool started = eventually(20s, [&] {
+      return run.log().find("progress: 1.0 s") != std::string::npos || !run.running();
+    });
+    if (started && run.running()) during();
+    const auto code = run.wait(60s);
+    RunResult result{code.value_or(-1), run.log(), {}, {}};
+    if (std::filesystem::exists(data / "runs")) {
+      for (const auto& entry : std::filesystem::directory_iterator(data / "runs")) {
+        result.dir = entry.path();
+      }
+    }
+    if (std::filesystem::exists(result.dir / "report.json")) {
+      result.report = nlohmann::json::parse(read_text(result.dir / "report.json"));
+    }
+    return result;
+  }
+  // No collector failed during the run (what PostgreSQL 17's pg_stat_checkpointer broke).
+  static void expect_no_collector_failure(const RunResult& run) {
+    EXPECT_EQ(run.output.find("collection failed"), std::string::npos) << run.output;
+    for (const auto& warning : run.report.value("warnings", nlohmann::json::array())) {
+      EXPECT_EQ(warning.dump().find("collect"), std::string::npos) << warning.dump();
+    }
+  }
+
+  std::string conninfo_;
+};
+
+TEST_P(VersionMatrixTest, ProfiledRunMarksTheCheckpointAndShowsTopSql) {
+  const int major = GetParam();
+  const auto dir = temp_dir(name("checkpoint"));
+  ASSERT_EQ(psql("SELECT pg_stat_statements_reset()").exit_code, 0);
+  auto run = profiled_run(dir / "data", 3, [&] { EXPECT_EQ(psql("CHECKPOINT").exit_code, 0); });
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_TRUE(run.report.is_object()) << run.output;
+  EXPECT_EQ(run.report["status"], "completed");
+  EXPECT_EQ(run.report["environment"]["server_version_num"].get<int>() / 10000, major);
+  expect_no_collector_failure(run);
+  EXPECT_GT(run.report["loadgen"]["tps"].get<double>(), 0);
+  EXPECT_GE(run.report["timeline"].size(), 2u);
+
+  // The CHECKPOINT is in the timeline, in report.json and as the text report's "ch" mark.
+  bool checkpoint = false;
+  for (const auto& slice : run.report["timeline"]) {
+    if (slice.contains("background") && slice["background"].value("checkpoint", false)) {
+      checkpoint = true;
+    }
+  }
+  EXPECT_TRUE(checkpoint) << run.report["timeline"].dump();
+  EXPECT_NE(read_text(run.dir / "report.txt").find(" ch"), std::string::npos)
+      << read_text(run.dir / "report.txt");
+
+  // Top SQL: pgbench's statements with their waits and pg_stat_statements' calls (14+: query
+  // ids in pg_stat_activity); 13 says why there are none.
+  if (major >= 14) {
+    ASSERT_FALSE(run.report["statements"].empty()) << run.report.dump();
+    bool with_calls = false;
+    for (const auto& statement : run.report["statements"]) {
+      if (statement.value("calls", 0) > 0 &&
+          statement["text"].get<std::string>().find("pgbench_") != std::string::npos) {
+        with_calls = true;
+      }
+    }
+    EXPECT_TRUE(with_calls) << run.report["statements"].dump();
+  } else {
+    EXPECT_NE(run.report["statements_note"].get<std::string>().find("13"), std::string::npos)
+        << run.report.dump();
+  }
+  // Every format renders from report.json.
+  for (const char* format : {"text", "md", "json", "csv", "timeline-csv", "folded", "html"}) {
+    auto rendered =
+        engine::run_command({pgwaitprof_binary(), "report", run.dir.string(), "--format", format});
+    EXPECT_EQ(rendered.exit_code, 0) << format << ": " << rendered.output;
+    EXPECT_GT(rendered.output.size(), 20u) << format;
+  }
+}
+
+TEST_P(VersionMatrixTest, LockWaitNamesItsBlocker) {
+  const auto dir = temp_dir(name("blocker"));
+  std::unique_ptr<ChildProcess> holder;
+  auto run = profiled_run(dir / "data", 4, [&] {
+    holder = std::make_unique<ChildProcess>(
+        std::vector<std::string>{base::find_executable("psql"), "-X", "-q", "-c", "BEGIN", "-c",
+                                 "LOCK TABLE pgbench_branches", "-c", "SELECT pg_sleep(1.5)", "-c",
+                                 "COMMIT", conninfo_},
+        dir / "holder.log");
+  });
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_NE(holder, nullptr);
+  EXPECT_EQ(holder->wait(10s), 0) << holder->log();
+  expect_no_collector_failure(run);
+  ASSERT_FALSE(run.report["lock_blockers"].empty()) << run.report.dump();
+  const auto& blocker = run.report["lock_blockers"][0];
+  EXPECT_NE(blocker["object"].get<std::string>().find("pgbench_branches"), std::string::npos)
+      << blocker.dump();
+  EXPECT_NE(blocker["blocker_statement"].get<std::string>().find("pg_sleep"), std::string::npos)
+      << blocker.dump();
+}
+
+TEST_P(VersionMatrixTest, DaemonServesMetricsOfEveryCollector) {
+  const auto dir = temp_dir(name("daemon"));
+  const int port = engine::free_port();
+  write_text(dir / "pgwaitprof.yaml", "listen: 127.0.0.1:" + std::to_string(port) +
+                                          "\ndata_dir: " + (dir / "data").string() +
+                                          "\ntargets:\n  - name: v\n    dsn: \"" + conninfo_ +
+                                          "\"\n    hz: 50\n");
+  ChildProcess daemon({pgwaitprof_binary(), "daemon", "-c", (dir / "pgwaitprof.yaml").string()},
+                      dir / "daemon.log");
+  ChildProcess load({base::find_executable("pgbench"), "-n", "-c", "2", "-T", "3", conninfo_},
+                    dir / "pgbench.log");
+  std::string exposition;
+  const bool sampled = eventually(15s, [&] {
+    exposition = scrape(port);
+    return metric(exposition,
+                  "pgwaitprof_wait_samples_total{target=\"v\",backend_type=\"client "
+                  "backend\",state=\"active\"")
+                   .value_or(0) > 0 &&
+           metric(exposition, "pgwaitprof_collector_success{target=\"v\",collector=\"statements\"}")
+               .has_value();
+  });
+  ASSERT_TRUE(sampled) << exposition << daemon.log();
+  EXPECT_EQ(metric(exposition, "pgwaitprof_up{target=\"v\"}"), 1.0);
+  EXPECT_GT(metric(exposition, "pgwaitprof_snapshots_total{target=\"v\"}").value_or(0), 0);
+  // Every collector the daemon runs on this major succeeded.
+  std::istringstream lines(exposition);
+  int collectors = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("pgwaitprof_collector_success{")) continue;
+    ++collectors;
+    EXPECT_TRUE(line.ends_with(" 1")) << line;
+  }
+  // activity, kernel, lock_blockers, statements (the background collector is a run's).
+  EXPECT_GE(collectors, 4);
+  EXPECT_EQ(load.wait(20s), 0) << load.log();
+  daemon.signal(SIGTERM);
+  EXPECT_EQ(daemon.wait(10s), 0) << daemon.log();
+}
+
+INSTANTIATE_TEST_SUITE_P(Majors, VersionMatrixTest, ::testing::Values(13, 14, 16, 17, 18),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "pg" + std::to_string(info.param);
+                         });
+
+}  // namespace
+}  // namespace pgwaitprof::testing
