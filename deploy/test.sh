@@ -19,6 +19,9 @@ build=${BUILD_DIR:-$root/build}
 "$root/deploy/fetch-servers.sh"
 "$root/deploy/check-format.sh"
 "$root/deploy/check-layers.py"
+# Where the time goes: each phase's end, in seconds since the start (bash's SECONDS).
+phase() { echo "test.sh: $1 at ${SECONDS} s"; }
+phase "dependencies and checks done"
 
 # One build with warnings as errors: the program, the test programs and the browser check's
 # helper, optimised (-O2) as packagers build it. Then the program alone with the sanitizers.
@@ -27,6 +30,7 @@ BUILD_DIR=$build "$root/deploy/build.sh" -DPGWAITPROF_WERROR=ON
 # errors (the rate checks, which measure speed, do not run on it).
 BUILD_DIR=$build-asan BUILD_TARGET=pgwaitprof "$root/deploy/build.sh" -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DPGWAITPROF_SANITIZE=ON -DPGWAITPROF_WERROR=ON
+phase "builds done"
 
 clusters=()
 # shellcheck disable=SC2317  # called by the EXIT trap
@@ -84,8 +88,11 @@ BUILD_DIR=$build "$root/deploy/version-matrix.sh" 2>&1 | sed -u 's/^/[versions] 
 versions_pid=$!
 failed=0
 wait "$release_pid" || failed=1
+phase "release suite done"
 wait "$sanitizer_pid" || failed=1
+phase "sanitizer suite done"
 wait "$versions_pid" || failed=1
+phase "version matrix done"
 
 # The rate checks of the release build, alone on the machine. They measure the machine as much
 # as the sampler: one that misses its rate is run once more (a slow moment of a shared 2-core
@@ -93,4 +100,5 @@ wait "$versions_pid" || failed=1
 eval "$(cat "$release_env")"
 ctest --output-on-failure --timeout 600 -R "$rate" --repeat until-pass:2 || failed=1
 if [ $failed -ne 0 ]; then echo "test.sh: some tests failed (see above)" >&2; fi
+phase "rate checks done"
 exit $failed

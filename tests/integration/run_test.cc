@@ -170,6 +170,11 @@ TEST_F(RunTest, BadInputGetsOneLineErrors) {
   auto hz = engine::run_command({pgwaitprof_binary(), "run", "--hz", "0"});
   EXPECT_EQ(hz.exit_code, 2);
   EXPECT_NE(hz.output.find("--hz"), std::string::npos) << hz.output;
+  auto tag = engine::run_command({pgwaitprof_binary(), "record", "--tag", "nokey"});
+  EXPECT_EQ(tag.exit_code, 2);
+  EXPECT_NE(tag.output.find("pgwaitprof: --tag: invalid value \"nokey\" (expected KEY=VALUE)\n"),
+            std::string::npos)
+      << tag.output;
 
   // An unknown workload is a usage error: refused before any work (no run directory).
   const auto data = temp_dir("run-bad-workload");
