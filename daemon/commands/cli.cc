@@ -277,17 +277,21 @@ void add_commands(CLI::App& app, Commands& commands) {
       ->required();
 }
 
+// run and record: the extension samples at its own rate, so --hz with it is a usage error.
+bool hz_with_extension(const RunCommand& command) {
+  if (command.source != model::SamplerSource::kPgWaitSampling || !command.hz) return false;
+  std::cerr << "pgwaitprof: --hz cannot be used with --source pg_wait_sampling\n"
+               "HINT: The extension samples at its own pg_wait_sampling.profile_period.\n";
+  return true;
+}
+
 // The parsed subcommand, run; its exit code.
 int dispatch(CLI::App& app, Commands& commands, std::vector<std::string> loadgen_args) {
   if (app.get_subcommand("daemon")->parsed()) run_daemon(commands.daemon);
   if (app.get_subcommand("run")->parsed()) {
     auto& run = commands.run;
     run.source = *model::parse_sampler_source(commands.run_source);
-    if (run.source == model::SamplerSource::kPgWaitSampling && run.hz) {
-      std::cerr << "pgwaitprof: --hz cannot be used with --source pg_wait_sampling\n"
-                   "HINT: The extension samples at its own pg_wait_sampling.profile_period.\n";
-      return kExitUsage;
-    }
+    if (hz_with_extension(run)) return kExitUsage;
     const auto kind = loadgen::parse_loadgen_kind(commands.run_loadgen);
     if (!kind) {
       std::cerr << fmt::format(
@@ -317,6 +321,7 @@ int dispatch(CLI::App& app, Commands& commands, std::vector<std::string> loadgen
   if (app.get_subcommand("record")->parsed()) {
     auto& record = commands.record;
     record.source = *model::parse_sampler_source(commands.record_source);
+    if (hz_with_extension(record)) return kExitUsage;
     record.loadgen = loadgen::LoadgenKind::kNone;
     return run_command(record);
   }

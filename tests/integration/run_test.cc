@@ -170,6 +170,13 @@ TEST_F(RunTest, BadInputGetsOneLineErrors) {
   auto hz = engine::run_command({pgwaitprof_binary(), "run", "--hz", "0"});
   EXPECT_EQ(hz.exit_code, 2);
   EXPECT_NE(hz.output.find("--hz"), std::string::npos) << hz.output;
+  // record refuses it as run does.
+  auto extension_hz = engine::run_command(
+      {pgwaitprof_binary(), "record", "--source", "pg_wait_sampling", "--hz", "100"});
+  EXPECT_EQ(extension_hz.exit_code, 2);
+  EXPECT_NE(extension_hz.output.find("--hz cannot be used with --source pg_wait_sampling"),
+            std::string::npos)
+      << extension_hz.output;
   auto tag = engine::run_command({pgwaitprof_binary(), "record", "--tag", "nokey"});
   EXPECT_EQ(tag.exit_code, 2);
   EXPECT_NE(tag.output.find("pgwaitprof: --tag: invalid value \"nokey\" (expected KEY=VALUE)\n"),
