@@ -144,25 +144,50 @@ TEST_F(BuildsMatrixTest, TwoBuildsGiveATableACompareAndWaitProfiles) {
   EXPECT_NE(comparison.dump().find("patched"), std::string::npos) << compare.output;
 }
 
-TEST_F(BuildsMatrixTest, InterruptedMatrixStopsEveryBuildsCluster) {
-  const auto dir = temp_dir("builds-matrix-interrupt");
-  const auto plan = write_plan(dir, 20);
-  ChildProcess matrix(
-      {pgwaitprof_binary(), "matrix", plan.string(), "--data-dir", (dir / "data").string()},
-      dir / "matrix.log");
-  // Both clusters exist once the first run started.
-  const bool started = eventually(60s, [&] {
-    return matrix.log().find("matrix: run 1/") != std::string::npos || !matrix.running();
-  });
-  ASSERT_TRUE(started && matrix.running()) << matrix.log();
-  const auto clusters = scratch_dirs(matrix.log());
-  ASSERT_EQ(clusters.size(), 2u) << matrix.log();
-  for (const auto& cluster : clusters) EXPECT_TRUE(std::filesystem::exists(cluster)) << cluster;
-  matrix.signal(SIGINT);
-  EXPECT_EQ(matrix.wait(60s), 1) << matrix.log();
-  for (const auto& cluster : clusters) EXPECT_FALSE(std::filesystem::exists(cluster)) << cluster;
-  const auto status = nlohmann::json::parse(read_text(matrix_dir(dir / "data") / "status.json"));
-  EXPECT_EQ(status["status"], "interrupted") << status.dump();
+// Whether a process names `dir` on its command line (a postmaster of that cluster).
+bool process_names(const std::string& dir) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string cmdline = read_text(entry.path() / "cmdline");
+    if (cmdline.find(dir) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// SIGINT: pgwaitprof stops both clusters itself; SIGKILL: its watchdog does
+// (engine/supervisor.h).
+TEST_F(BuildsMatrixTest, InterruptedOrKilledMatrixLeavesNoBuildsCluster) {
+  for (const int signal_number : {SIGINT, SIGKILL}) {
+    SCOPED_TRACE(signal_number == SIGINT ? "SIGINT" : "SIGKILL");
+    const auto dir = temp_dir("builds-matrix-signal-" + std::to_string(signal_number));
+    const auto plan = write_plan(dir, 20);
+    ChildProcess matrix(
+        {pgwaitprof_binary(), "matrix", plan.string(), "--data-dir", (dir / "data").string()},
+        dir / "matrix.log");
+    // Both clusters exist once the first run started.
+    const bool started = eventually(60s, [&] {
+      return matrix.log().find("matrix: run 1/") != std::string::npos || !matrix.running();
+    });
+    ASSERT_TRUE(started && matrix.running()) << matrix.log();
+    const auto clusters = scratch_dirs(matrix.log());
+    ASSERT_EQ(clusters.size(), 2u) << matrix.log();
+    for (const auto& cluster : clusters) {
+      EXPECT_TRUE(std::filesystem::exists(cluster)) << cluster;
+      EXPECT_TRUE(process_names(cluster)) << cluster;
+    }
+    matrix.signal(signal_number);
+    const auto code = matrix.wait(60s);
+    if (signal_number == SIGINT) {
+      EXPECT_EQ(code, 1) << matrix.log();
+      const auto status =
+          nlohmann::json::parse(read_text(matrix_dir(dir / "data") / "status.json"));
+      EXPECT_EQ(status["status"], "interrupted") << status.dump();
+    }
+    for (const auto& cluster : clusters) {
+      EXPECT_TRUE(eventually(30s, [&] {
+        return !std::filesystem::exists(cluster) && !process_names(cluster);
+      })) << cluster;
+    }
+  }
 }
 
 }  // namespace
