@@ -119,11 +119,32 @@ std::vector<std::string> read_plan_pgbench_args(const Document& doc, const Value
   return read_pgbench_args(doc, value);
 }
 
-std::vector<Variant> read_variants(const Document& doc, const Value& value) {
+// A variant's server_bin: an absolute directory (a relative one would change meaning when a
+// resumed matrix reads the plan's copy in its own directory); a build needs a scratch cluster.
+std::filesystem::path read_server_bin(const Document& doc, const Value& value, bool has_target) {
+  if (has_target) {
+    doc.fail(value.key_mark,
+             "\"server_bin\" runs the variant in a scratch cluster of that build: it cannot be "
+             "used with \"target\"");
+  }
+  std::filesystem::path dir = read_string(doc, value, Empty::kRejected);
+  if (!dir.is_absolute()) fail_invalid(doc, value, "must be an absolute directory");
+  // One build however it is spelled ("bin/", "bin/."): one cluster.
+  dir = dir.lexically_normal();
+  if (!dir.has_filename() && dir.has_parent_path() && dir != dir.root_path()) {
+    dir = dir.parent_path();
+  }
+  return dir;
+}
+
+std::vector<Variant> read_variants(const Document& doc, const Value& value, bool has_target) {
   std::vector<Variant> variants;
   std::set<std::string, std::less<>> names;
+  // Where the first variant with a build and the first without one are: a plan mixes neither.
+  std::optional<YAML::Mark> with_build;
+  std::optional<std::pair<YAML::Mark, std::string>> without_build;
   for (const Value& item : read_map_list(doc, value)) {
-    const MapReader reader(doc, item.node, {"name", "settings", "workload", "args"});
+    const MapReader reader(doc, item.node, {"name", "settings", "workload", "args", "server_bin"});
     Variant variant;
     const Value* name = reader.find("name");
     if (!name) doc.fail(reader.mark(), "missing required key \"name\"");
@@ -135,6 +156,12 @@ std::vector<Variant> read_variants(const Document& doc, const Value& value) {
       variant.workload = read_choice(doc, *workload, model::workload_names());
     }
     if (const Value* args = reader.find("args")) variant.args = read_string_list(doc, *args);
+    if (const Value* server_bin = reader.find("server_bin")) {
+      variant.server_bin = read_server_bin(doc, *server_bin, has_target);
+      if (!with_build) with_build = server_bin->key_mark;
+    } else if (!without_build) {
+      without_build.emplace(reader.mark(), variant.name);
+    }
     if (const Value* settings = reader.find("settings")) {
       for (const Value& setting : read_map(doc, *settings)) {
         if (!is_setting_name(setting.name)) {
@@ -149,7 +176,13 @@ std::vector<Variant> read_variants(const Document& doc, const Value& value) {
     }
     variants.push_back(std::move(variant));
   }
-  if (variants.empty()) variants.push_back(Variant{"default", {}, "", {}});
+  if (with_build && without_build) {
+    doc.fail(without_build->first,
+             fmt::format("variant {} has no \"server_bin\": in a plan of builds every variant "
+                         "names its build",
+                         quote(without_build->second)));
+  }
+  if (variants.empty()) variants.push_back(Variant{"default", {}, "", {}, {}});
   return variants;
 }
 
@@ -234,6 +267,11 @@ bool fixed_work(const MatrixPlan& plan) {
   return plan.transactions > 0 || (workload != nullptr && workload->fixed_work);
 }
 
+bool has_builds(const MatrixPlan& plan) {
+  return std::any_of(plan.variants.begin(), plan.variants.end(),
+                     [](const Variant& variant) { return !variant.server_bin.empty(); });
+}
+
 void apply_overrides(MatrixPlan& plan, const PlanOverrides& overrides) {
   if (overrides.quick) {
     plan.duration = std::chrono::seconds(5);
@@ -278,9 +316,9 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
     plan.repeats = static_cast<int>(read_integer(doc, *repeats, 1, 100));
   }
   if (const Value* variants = reader.find("variants")) {
-    plan.variants = read_variants(doc, *variants);
+    plan.variants = read_variants(doc, *variants, !plan.target.empty());
   } else {
-    plan.variants.push_back(Variant{"default", {}, "", {}});
+    plan.variants.push_back(Variant{"default", {}, "", {}, {}});
   }
   if (const Value* checkpoint = reader.find("checkpoint")) {
     plan.checkpoint = read_bool(doc, *checkpoint);

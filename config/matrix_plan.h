@@ -27,6 +27,10 @@ struct Variant {
   // sysbench or a command: arguments after the plan's "args" (oltp_read_only against
   // oltp_read_write in one table).
   std::vector<std::string> args;
+  // The build the variant runs on (a directory with initdb, pg_ctl and postgres; absolute): a
+  // scratch cluster of its own per distinct build, so master and patched are one plan. Either
+  // every variant of a plan names one or none does, and a plan of builds has no target.
+  std::filesystem::path server_bin;
 };
 
 struct MatrixPlan {
@@ -77,6 +81,9 @@ std::vector<std::string> cell_loadgen_args(const MatrixPlan& plan, const Variant
 
 // Whether the plan's runs end when their work is done (no -T).
 bool fixed_work(const MatrixPlan& plan);
+
+// Whether the plan's variants are builds (server_bin), each run in a scratch cluster of its own.
+bool has_builds(const MatrixPlan& plan);
 
 // A shorter version of a plan: each override given replaces the plan's value; `quick` makes
 // 5 s runs, one repeat, the first and last client counts and a scale of at most 2.

@@ -2,7 +2,9 @@
 # The version matrix of deploy/test.sh (issue 29): one scratch cluster per supported major other
 # than Debian's 15 (13, 14, 16, 17, 18: the servers deploy/fetch-servers.sh keeps in its cache),
 # started side by side, then the tests labelled "versions" (tests/versions), one ctest test per
-# major, side by side too; the clusters are stopped at the end. BUILD_DIR as for deploy/test.sh.
+# major, side by side too, and the matrix of two builds as variants (versions_builds), given the
+# clusters' bin directories in PGWAITPROF_TEST_SERVER_BINS ("16=DIR 17=DIR ...": the copies the
+# postgres user can enter); the clusters are stopped at the end. BUILD_DIR as for deploy/test.sh.
 # Small clusters (scale 1, 50 connections): the tests run 3-4 s of pgbench on each.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,18 +27,21 @@ for bin in $("$root/deploy/fetch-servers.sh" --list); do
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 majors=()
+server_bins=()
 for cluster in "${clusters[@]}"; do
   # Each cluster's PG* variables name it to the tests as PGWAITPROF_TEST_PG<major>.
-  read -r major conninfo < <(
+  read -r major bin conninfo < <(
     # shellcheck disable=SC1090
     source "$cluster.env"
     echo "$("$PGWAITPROF_TEST_PGBIN/postgres" --version | sed -E 's/.* ([0-9]+)[.a-z].*/\1/')" \
-      "host=$PGHOST port=$PGPORT user=postgres dbname=postgres"
+      "$PGWAITPROF_TEST_PGBIN" "host=$PGHOST port=$PGPORT user=postgres dbname=postgres"
   )
   export "PGWAITPROF_TEST_PG$major=$conninfo"
   majors+=("$major")
+  server_bins+=("$major=$bin")
   rm -f "$cluster.env"
 done
+export PGWAITPROF_TEST_SERVER_BINS="${server_bins[*]}"
 echo "version-matrix: clusters of PostgreSQL ${majors[*]} started"
 cd "$build"
 ctest --output-on-failure --timeout 180 -L versions -j "${VERSION_MATRIX_JOBS:-5}"

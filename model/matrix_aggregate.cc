@@ -195,6 +195,28 @@ const MatrixCell* MatrixTable::find(const std::string& variant, int clients) con
   return nullptr;
 }
 
+void set_builds(MatrixTable& table, const std::vector<Run>& runs,
+                const std::map<std::string, std::string>& configure) {
+  table.builds.clear();
+  std::set<int> majors;
+  for (const auto& variant : table.variants) {
+    VariantBuild build{variant, "", 0, ""};
+    if (const auto found = configure.find(variant); found != configure.end()) {
+      build.configure = found->second;
+    }
+    for (const auto& run : runs) {
+      if (run.variant != variant || run.environment.server_version.empty()) continue;
+      build.server_version = run.environment.server_version;
+      build.major = run.environment.server_version_num / 10000;
+      break;
+    }
+    if (build.major > 0) majors.insert(build.major);
+    table.builds.push_back(std::move(build));
+  }
+  table.mixed_majors.clear();
+  if (majors.size() > 1) table.mixed_majors.assign(majors.begin(), majors.end());
+}
+
 std::string run_attribute(const Run& run, const std::string& name) {
   if (name == "kernel") return run.environment.kernel;
   if (name == "cpu_model") return run.environment.cpu_model;

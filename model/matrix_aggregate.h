@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,15 @@ struct MatrixCell {
   const WaitShare* find_event(const std::string& name) const;
 };
 
+// The build a variant ran on, in a plan of builds (server_bin): its version() as the runs
+// recorded it and, where pg_config is beside the server, its configure options.
+struct VariantBuild {
+  std::string variant;
+  std::string server_version;  // version(); "" when no run recorded it
+  int major = 0;               // from server_version_num; 0 unknown
+  std::string configure;       // pg_config --configure; "" without pg_config
+};
+
 struct MatrixTable {
   std::string name;
   Metric metric = Metric::kTps;
@@ -64,6 +74,10 @@ struct MatrixTable {
   // One per variant in plan order, with throughput (metric tps) only: the Universal Scalability
   // Law fit, the knee and the waits that grow across it (model/scalability.h).
   std::vector<VariantScalability> scalability;
+  // A plan of builds: one per variant in plan order (empty otherwise); the majors, ascending,
+  // when the builds are of more than one.
+  std::vector<VariantBuild> builds;
+  std::vector<int> mixed_majors;
   const MatrixCell* find(const std::string& variant, int clients) const;
 };
 
@@ -71,6 +85,11 @@ struct MatrixTable {
 // attribute, named "variant [kernel 6.1.0]", clients), so hosts or boots are side by side.
 MatrixTable build_matrix_table(const std::vector<Run>& runs, std::string name = "",
                                Metric metric = Metric::kTps, const std::string& split_by = "");
+
+// Sets the table's builds and mixed_majors from the runs' recorded server versions, with the
+// configure options of each variant's build (by variant name).
+void set_builds(MatrixTable& table, const std::vector<Run>& runs,
+                const std::map<std::string, std::string>& configure);
 
 // A run's recorded attribute by name: kernel, cpu_model, server_version or label; "" for an
 // unknown name.

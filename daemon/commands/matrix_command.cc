@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -64,6 +65,93 @@ int report(const engine::MatrixOutcome& outcome, const std::filesystem::path& di
   return 0;
 }
 
+// A plan of builds (server_bin variants): one scratch cluster per distinct build, each with the
+// plan's pgbench data, started one after another before the first run (every one registered
+// with the supervisor as it is made, engine/supervisor.h). On failure those already made are
+// destroyed again.
+asio::awaitable<base::Expected<std::vector<LocalTarget>>> open_build_clusters(
+    const config::MatrixPlan& plan, base::RunControl& control) {
+  std::vector<LocalTarget> clusters;
+  std::vector<std::filesystem::path> builds;
+  for (const auto& variant : plan.variants) {
+    if (std::find(builds.begin(), builds.end(), variant.server_bin) == builds.end()) {
+      builds.push_back(variant.server_bin);
+    }
+  }
+  base::Status failed;
+  for (const auto& server_bin : builds) {
+    std::cerr << fmt::format("pgwaitprof: starting a scratch cluster of \"{}\"\n",
+                             exporters::text_format::text_escape(server_bin.string()));
+    const LocalTargetOptions options{std::nullopt, plan.scale, false,
+                                     plan.source == model::SamplerSource::kPgWaitSampling,
+                                     server_bin};
+    auto local = co_await open_local_target(options, control);
+    if (!local) {
+      failed = local.error();
+      break;
+    }
+    clusters.push_back(std::move(*local));
+  }
+  if (failed) {
+    for (auto& cluster : clusters) co_await cluster.scratch->destroy();
+    co_return *failed;
+  }
+  co_return clusters;
+}
+
+// The matrix of a plan of builds: per run, a sampler of the run's own cluster (a sampler of the
+// other build's idle cluster would load the host during the run).
+asio::awaitable<engine::MatrixOutcome> run_matrix_of_builds(const config::MatrixPlan& plan,
+                                                            const std::filesystem::path& dir,
+                                                            base::RunControl& control) {
+  auto clusters = co_await open_build_clusters(plan, control);
+  if (!clusters) {
+    engine::MatrixOutcome failed;
+    failed.runs_total = static_cast<int>(engine::matrix_order(plan).size());
+    failed.error = clusters.error().message;
+    failed.interrupted = control.interrupted();
+    engine::write_matrix_status(dir, failed);
+    co_return failed;
+  }
+  std::vector<engine::MatrixBuild> builds;
+  std::vector<std::filesystem::path> distinct;
+  for (const auto& variant : plan.variants) {
+    if (std::find(distinct.begin(), distinct.end(), variant.server_bin) == distinct.end()) {
+      distinct.push_back(variant.server_bin);
+    }
+  }
+  for (size_t index = 0; index < distinct.size(); ++index) {
+    auto& cluster = (*clusters)[index];
+    builds.push_back({distinct[index], cluster.conninfo, cluster.scratch.get()});
+  }
+  engine::RunObserver quiet;
+  engine::MatrixContext context{
+      plan,
+      dir,
+      "",
+      [&](engine::RunRequest request) -> asio::awaitable<engine::RunOutcome> {
+        config::TargetConfig target;
+        target.hz = plan.hz;
+        target.source = plan.source;
+        target.dsn = request.conninfo;
+        target.local = config::LocalMode::kYes;
+        co_return co_await with_sampler<engine::RunOutcome>(
+            collectors::sampler_options(target),
+            [&](collectors::TargetSampler& sampler) -> asio::awaitable<engine::RunOutcome> {
+              co_return co_await engine::execute_run(sampler, std::move(request), quiet, control);
+            });
+      },
+      nullptr,
+      control,
+      [](const std::string& line) {
+        std::cerr << exporters::text_format::text_escape(line) << '\n';
+      },
+      builds};
+  auto outcome = co_await engine::execute_matrix(context);
+  for (auto& cluster : *clusters) co_await cluster.scratch->destroy();
+  co_return outcome;
+}
+
 }  // namespace
 
 int matrix_command(const MatrixCommand& command) {
@@ -77,7 +165,14 @@ int matrix_command(const MatrixCommand& command) {
   config::apply_overrides(plan,
                           {command.duration_s, command.repeats, command.scale, command.quick});
   if (!command.split_by.empty()) plan.split_by = command.split_by;
-  if (command.target) plan.target = *command.target;
+  if (command.target) {
+    if (config::has_builds(plan)) {
+      throw std::runtime_error(
+          "--target cannot be used with a plan of builds: its variants' \"server_bin\" run in "
+          "scratch clusters");
+    }
+    plan.target = *command.target;
+  }
   const auto dir = matrix_directory(command, plan);
   config::TargetConfig target;
   target.hz = plan.hz;
@@ -86,6 +181,7 @@ int matrix_command(const MatrixCommand& command) {
   const auto outcome = drive<engine::MatrixOutcome>(
       "pgwaitprof: stopping the matrix after writing the current run's report",
       [&](base::RunControl& control) -> asio::awaitable<engine::MatrixOutcome> {
+        if (config::has_builds(plan)) co_return co_await run_matrix_of_builds(plan, dir, control);
         const LocalTargetOptions target_options{
             plan.target.empty() ? std::nullopt : std::optional(plan.target),
             plan.scale,
@@ -117,7 +213,8 @@ int matrix_command(const MatrixCommand& command) {
                   control,
                   [](const std::string& line) {
                     std::cerr << exporters::text_format::text_escape(line) << '\n';
-                  }};
+                  },
+                  {}};
               co_return co_await engine::execute_matrix(context);
             });
         if (local->scratch) co_await local->scratch->destroy();

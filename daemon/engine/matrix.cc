@@ -2,10 +2,12 @@
 #include "daemon/engine/matrix.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <asio/this_coro.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
 
 #include "base/json_text.h"
@@ -41,29 +43,68 @@ bool completed(const std::filesystem::path& run_dir) {
   return run && run->status == model::RunStatus::kCompleted;
 }
 
+// A server the matrix runs variants on: the plan's target (or scratch cluster), or one build's
+// cluster. Its settings are its own: validated, applied and restored on that server.
+struct MatrixServer {
+  std::string conninfo;
+  ScratchCluster* scratch = nullptr;
+  std::vector<std::string> variants;
+  std::optional<ServerSettings> settings;
+};
+
+// The servers of a matrix: one per build of a plan of builds, else the one the context names.
+std::vector<MatrixServer> matrix_servers(const MatrixContext& context) {
+  std::vector<MatrixServer> servers;
+  if (context.builds.empty()) {
+    auto& server = servers.emplace_back(MatrixServer{context.conninfo, context.scratch, {}, {}});
+    for (const auto& variant : context.plan.variants) server.variants.push_back(variant.name);
+    return servers;
+  }
+  for (const auto& build : context.builds) {
+    auto& server = servers.emplace_back(MatrixServer{build.conninfo, build.scratch, {}, {}});
+    for (const auto& variant : context.plan.variants) {
+      if (variant.server_bin == build.server_bin) server.variants.push_back(variant.name);
+    }
+  }
+  return servers;
+}
+
+MatrixServer& server_of(std::vector<MatrixServer>& servers, const std::string& variant) {
+  for (auto& server : servers) {
+    if (std::find(server.variants.begin(), server.variants.end(), variant) !=
+        server.variants.end()) {
+      return server;
+    }
+  }
+  throw std::logic_error(fmt::format("no server for variant \"{}\"", variant));
+}
+
 // The server in the variant's settings; a restart where one is needed (scratch clusters only:
 // ServerSettings::prepare refused restart-only settings elsewhere).
-asio::awaitable<base::Status> apply_variant(MatrixContext& context, ServerSettings& settings,
+asio::awaitable<base::Status> apply_variant(MatrixContext& context, MatrixServer& server,
                                             const config::Variant& variant) {
+  ServerSettings& settings = *server.settings;
   if (settings.empty()) co_return std::nullopt;
   auto restart = co_await settings.apply(variant.settings);
   if (!restart) co_return restart.error();
   if (restart->empty()) co_return std::nullopt;
-  if (context.scratch == nullptr) {
+  if (server.scratch == nullptr) {
     co_return base::Error{
         fmt::format("setting(s) {} need a server restart", fmt::join(*restart, ", "))};
   }
   context.say(
       fmt::format("matrix: restarting the scratch cluster for {}", fmt::join(*restart, ", ")));
-  co_return co_await context.scratch->restart();
+  co_return co_await server.scratch->restart();
 }
 
 // An optional checkpoint and an unmeasured warm-up before a measured run.
-asio::awaitable<void> before_run(MatrixContext& context, const std::vector<std::string>& args) {
+asio::awaitable<void> before_run(MatrixContext& context, const std::string& conninfo,
+                                 const std::vector<std::string>& args) {
   const auto& plan = context.plan;
   if (plan.checkpoint) {
-    collectors::PgSession session(co_await asio::this_coro::executor);
-    if (!co_await session.connect(context.conninfo, 10s)) {
+    auto executor = co_await asio::this_coro::executor;
+    collectors::PgSession session(executor);
+    if (!co_await session.connect(conninfo, 10s)) {
       auto checkpoint = co_await session.execute("CHECKPOINT");
       if (!checkpoint.ok()) {
         log()->warn("checkpoint before the run failed: {}", checkpoint.error->message);
@@ -77,8 +118,8 @@ asio::awaitable<void> before_run(MatrixContext& context, const std::vector<std::
                                   std::to_string(plan.warmup.count())};
   warmup.insert(warmup.end(), args.begin(), args.end());
   SpawnOptions options;
-  if (!context.conninfo.empty()) {
-    const auto split = collectors::split_password(context.conninfo);
+  if (!conninfo.empty()) {
+    const auto split = collectors::split_password(conninfo);
     warmup.push_back(split.conninfo);
     if (!split.password.empty()) options.environment.push_back("PGPASSWORD=" + split.password);
   }
@@ -88,11 +129,12 @@ asio::awaitable<void> before_run(MatrixContext& context, const std::vector<std::
   if (!warmed || warmed->exit_code != 0) log()->warn("the warm-up run failed");
 }
 
-RunRequest cell_request(const MatrixContext& context, const MatrixCellRun& cell,
-                        const std::vector<std::string>& args, bool settings_journaled) {
+RunRequest cell_request(const MatrixContext& context, const MatrixServer& server,
+                        const MatrixCellRun& cell, const std::vector<std::string>& args) {
   const auto& plan = context.plan;
   RunRequest request;
-  request.conninfo = context.conninfo;
+  request.conninfo = server.conninfo;
+  const bool settings_journaled = server.settings && server.settings->journaled();
   request.holds_settings_lock = settings_journaled;
   const auto variant = std::find_if(plan.variants.begin(), plan.variants.end(),
                                     [&](const auto& v) { return v.name == cell.variant; });
@@ -150,7 +192,7 @@ struct CellProgress {
 
 // The cells of `order` in order (skipping those a resumed directory has completed); stops at the
 // first error that concerns the whole matrix.
-asio::awaitable<base::Status> run_cells(MatrixContext& context, ServerSettings& settings,
+asio::awaitable<base::Status> run_cells(MatrixContext& context, std::vector<MatrixServer>& servers,
                                         const std::vector<MatrixCellRun>& order,
                                         MatrixOutcome& outcome, CellProgress& progress) {
   const auto& plan = context.plan;
@@ -175,13 +217,14 @@ asio::awaitable<base::Status> run_cells(MatrixContext& context, ServerSettings& 
              executed);
     const auto& variant = *std::find_if(plan.variants.begin(), plan.variants.end(),
                                         [&](const auto& v) { return v.name == cell.variant; });
-    if (auto failed = co_await apply_variant(context, settings, variant)) co_return failed;
+    auto& server = server_of(servers, cell.variant);
+    if (auto failed = co_await apply_variant(context, server, variant)) co_return failed;
     const int jobs = config::jobs_for(plan, cell.clients, cores);
     const std::vector<std::string> args{"-c", std::to_string(cell.clients), "-j",
                                         std::to_string(jobs)};
-    co_await before_run(context, args);
-    const auto result =
-        co_await context.execute(cell_request(context, cell, args, settings.journaled()));
+    co_await before_run(context, server.conninfo, args);
+    auto request = cell_request(context, server, cell, args);
+    const auto result = co_await context.execute(std::move(request));
     ++executed;
     if (result.run.status == model::RunStatus::kCompleted) ++outcome.runs_done;
     const auto figure = model::run_figure(result.run, plan.metric);
@@ -219,7 +262,8 @@ std::vector<std::map<int, double>> measured_tps(const MatrixContext& context) {
 
 // `clients: auto`: rounds of runs, each at the counts the sweep asks for next
 // (model/adaptive_sweep.h), every variant and repeat of a count in the matrix's order.
-asio::awaitable<base::Status> run_adaptive_sweep(MatrixContext& context, ServerSettings& settings,
+asio::awaitable<base::Status> run_adaptive_sweep(MatrixContext& context,
+                                                 std::vector<MatrixServer>& servers,
                                                  MatrixOutcome& outcome) {
   auto& plan = context.plan;
   plan.clients.clear();
@@ -235,7 +279,7 @@ asio::awaitable<base::Status> run_adaptive_sweep(MatrixContext& context, ServerS
     outcome.runs_total += static_cast<int>(order.size());
     plan.clients.insert(plan.clients.end(), next.begin(), next.end());
     std::sort(plan.clients.begin(), plan.clients.end());
-    if (auto failed = co_await run_cells(context, settings, order, outcome, progress)) {
+    if (auto failed = co_await run_cells(context, servers, order, outcome, progress)) {
       co_return failed;
     }
   }
@@ -252,8 +296,15 @@ base::Status write_tables(MatrixContext& context, MatrixOutcome& outcome) {
     run->clients = cell.clients;
     runs.push_back(std::move(*run));
   }
-  const auto table = exporters::build_matrix_table(runs, context.plan.name, context.plan.metric,
-                                                   context.plan.split_by);
+  auto table = exporters::build_matrix_table(runs, context.plan.name, context.plan.metric,
+                                             context.plan.split_by);
+  if (config::has_builds(context.plan)) {
+    std::map<std::string, std::string> configure;
+    for (const auto& variant : context.plan.variants) {
+      configure[variant.name] = configure_options(variant.server_bin);
+    }
+    model::set_builds(table, runs, configure);
+  }
   outcome.table_text = exporters::render_matrix_text(table);
   const std::pair<const char*, std::string> files[] = {
       {"table.txt", outcome.table_text},
@@ -302,40 +353,78 @@ std::vector<MatrixCellRun> matrix_order(const config::MatrixPlan& plan) {
   return order;
 }
 
+namespace {
+
+// Validates the settings of each server's variants on that server, before the first run: a plan
+// whose settings a server would refuse fails here, having changed nothing. A server that
+// outlives pgwaitprof gets a journal before anything changes; a scratch cluster goes with
+// pgwaitprof (engine/supervisor.h).
+asio::awaitable<base::Status> prepare_settings(MatrixContext& context,
+                                               std::vector<MatrixServer>& servers) {
+  for (auto& server : servers) {
+    std::vector<std::map<std::string, std::string>> variants;
+    for (const auto& variant : context.plan.variants) {
+      if (std::find(server.variants.begin(), server.variants.end(), variant.name) !=
+          server.variants.end()) {
+        variants.push_back(variant.settings);
+      }
+    }
+    // (A named local, not a temporary in the co_await: GCC 12 destroys a conditional
+    // expression's temporary there twice.)
+    std::optional<std::filesystem::path> journal;
+    if (server.scratch == nullptr) journal = context.dir / "settings-journal.json";
+    const bool can_restart = server.scratch != nullptr;
+    auto settings =
+        co_await ServerSettings::prepare(server.conninfo, variants, can_restart, journal);
+    if (!settings) co_return settings.error();
+    server.settings.emplace(std::move(*settings));
+  }
+  co_return std::nullopt;
+}
+
+// Leaves every server as the matrix found it, whatever happened; the first error.
+asio::awaitable<base::Status> restore_settings(std::vector<MatrixServer>& servers) {
+  base::Status failed;
+  for (auto& server : servers) {
+    if (!server.settings || server.settings->empty()) continue;
+    auto restored = co_await server.settings->restore();
+    if (!restored) {
+      log()->error("could not restore the server's settings: {}", restored.error().message);
+      if (!failed) failed = restored.error();
+    } else if (!restored->empty() && server.scratch != nullptr) {
+      (void)co_await server.scratch->restart();
+    }
+  }
+  co_return failed;
+}
+
+}  // namespace
+
+std::string configure_options(const std::filesystem::path& server_bin) {
+  const auto pg_config = server_bin / "pg_config";
+  if (server_bin.empty() || ::access(pg_config.c_str(), X_OK) != 0) return "";
+  const auto result = run_command({pg_config.string(), "--configure"});
+  if (result.exit_code != 0) return "";
+  std::string text = result.output;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
 asio::awaitable<MatrixOutcome> execute_matrix(MatrixContext& context) {
   MatrixOutcome outcome;
   outcome.runs_total = static_cast<int>(matrix_order(context.plan).size());
   base::Status failed = store::create_private_directories(context.dir / "runs");
-  std::vector<std::map<std::string, std::string>> variants;
-  for (const auto& variant : context.plan.variants) variants.push_back(variant.settings);
-  // Before the first run: a plan whose settings the server would refuse fails here, having
-  // changed nothing.
-  // A server that outlives pgwaitprof gets a journal before anything changes; a scratch
-  // cluster goes with pgwaitprof (engine/supervisor.h).
-  // (A named local, not a temporary in the co_await: GCC 12 destroys a conditional
-  // expression's temporary there twice.)
-  std::optional<std::filesystem::path> journal;
-  if (context.scratch == nullptr) journal = context.dir / "settings-journal.json";
-  auto settings = co_await ServerSettings::prepare(context.conninfo, variants,
-                                                   context.scratch != nullptr, journal);
-  if (!failed && !settings) failed = settings.error();
+  auto servers = matrix_servers(context);
+  if (!failed) failed = co_await prepare_settings(context, servers);
   if (!failed && context.plan.clients_auto) {
-    failed = co_await run_adaptive_sweep(context, *settings, outcome);
+    failed = co_await run_adaptive_sweep(context, servers, outcome);
   } else if (!failed) {
     CellProgress progress;
     const auto order = matrix_order(context.plan);
-    failed = co_await run_cells(context, *settings, order, outcome, progress);
+    failed = co_await run_cells(context, servers, order, outcome, progress);
   }
-  // Leave the server as we found it, whatever happened.
-  if (settings && !settings->empty()) {
-    auto restored = co_await settings->restore();
-    if (!restored) {
-      log()->error("could not restore the server's settings: {}", restored.error().message);
-      if (!failed) failed = restored.error();
-    } else if (!restored->empty() && context.scratch != nullptr) {
-      (void)co_await context.scratch->restart();
-    }
-  }
+  auto restore_failed = co_await restore_settings(servers);
+  if (!failed) failed = restore_failed;
   outcome.interrupted = context.control.interrupted();
   if (failed) outcome.error = failed->message;
   if (auto table_failed = write_tables(context, outcome)) {

@@ -27,8 +27,19 @@ struct MatrixCellRun {
   std::string name() const;  // "<variant>-c<clients>-r<repeat>", the run's directory name
 };
 
+// `pg_config --configure` of a build, where pg_config is beside its server; "" otherwise.
+std::string configure_options(const std::filesystem::path& server_bin);
+
 // Repeat-major, then clients, then variants: A B A B, never A A B B.
 std::vector<MatrixCellRun> matrix_order(const config::MatrixPlan& plan);
+
+// The scratch cluster of one build, for a plan whose variants are builds (server_bin): the
+// caller starts one per distinct server_bin and stops them after the matrix.
+struct MatrixBuild {
+  std::filesystem::path server_bin;
+  std::string conninfo;
+  ScratchCluster* scratch = nullptr;
+};
 
 struct MatrixContext {
   config::MatrixPlan plan;
@@ -40,6 +51,10 @@ struct MatrixContext {
   ScratchCluster* scratch = nullptr;  // restarts for settings that need one
   base::RunControl& control;
   std::function<void(const std::string&)> say;  // progress lines
+  // A plan of builds: each variant runs on the cluster of its server_bin (its requests carry
+  // that cluster's conninfo), with its settings applied and restored there; conninfo and
+  // scratch above are then unused. Empty: every variant runs on conninfo.
+  std::vector<MatrixBuild> builds;
 };
 
 struct MatrixOutcome {

@@ -161,7 +161,16 @@ config::ValidatedConfig DaemonApp::load() const {
     throw config::ConfigError("no configuration file and no --target given");
   }
   // A broken matrix plan stops the start, not the daemon hours later.
-  for (const auto& plan : loaded.matrix_plans) config::load_matrix_plan(plan);
+  for (const auto& plan : loaded.matrix_plans) {
+    // Builds (server_bin) run in scratch clusters of `pgwaitprof matrix`; the daemon's matrices
+    // run on the targets it samples.
+    if (config::has_builds(config::load_matrix_plan(plan))) {
+      throw config::ConfigError(fmt::format(
+          "matrix plan \"{}\" has variants with \"server_bin\": a plan of builds runs with "
+          "pgwaitprof matrix, not in the daemon",
+          plan.string()));
+    }
+  }
   return apply_overrides(std::move(loaded), overrides_);
 }
 
@@ -317,7 +326,8 @@ asio::awaitable<void> DaemonApp::run_plan(const std::filesystem::path& path) {
       [&](engine::RunRequest request) { return execute(std::move(request), control, quiet); },
       nullptr,
       control,
-      [](const std::string& line) { log()->info("{}", line); }};
+      [](const std::string& line) { log()->info("{}", line); },
+      {}};
   if (auto failed = store::create_private_directories(context.dir)) {
     log()->error("{}", failed->message);
   } else if (auto copy_failed = store::write_file_atomically(

@@ -194,13 +194,22 @@ std::string render_matrix_json(const MatrixTable& table) {
          {"classes", shares_json(cell.classes)},
          {"events", shares_json(cell.events)}});
   }
+  json builds = json::array();
+  for (const auto& build : table.builds) {
+    builds.push_back({{"variant", build.variant},
+                      {"server_version", build.server_version},
+                      {"major", build.major},
+                      {"configure", build.configure}});
+  }
   const json document = {{"name", table.name},
                          {"metric", to_string(table.metric)},
                          {"split_by", table.split_by},
                          {"variants", table.variants},
                          {"clients", table.clients},
                          {"cells", std::move(cells)},
-                         {"scalability", scalability_json(table)}};
+                         {"scalability", scalability_json(table)},
+                         {"builds", std::move(builds)},
+                         {"mixed_majors", table.mixed_majors}};
   return base::json_text(document, 2) + "\n";
 }
 

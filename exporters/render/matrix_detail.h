@@ -43,6 +43,8 @@ bool has_tps(const MatrixCell* cell);
 std::string format_figure(const MatrixCell* cell, double value);
 // "tps", or "elapsed s (lower is better)".
 std::string figure_title(const MatrixTable& table);
+// The majors of a plan of builds that mixes them: "16, 17".
+std::string majors_text(const MatrixTable& table);
 bool has_checkpoint(const MatrixTable& table);
 std::string checkpoint_text(const MatrixCell* cell);  // "9.12", "-"
 std::string median_text(const MatrixCell* cell);      // "20000*" (* = some runs failed)

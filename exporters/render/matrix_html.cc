@@ -498,6 +498,26 @@ table.comp tr.heading th { font-weight: 600; color: #555; background: #f6f6f6; }
 .view-toggle button.on { background: #1f2430; color: #fff; border-color: #1f2430; }
 )css";
 
+// A plan of builds: each variant's version() and configure options, and the majors it mixes.
+std::string html_builds(const MatrixTable& table) {
+  if (table.builds.empty()) return "";
+  std::string html;
+  if (!table.mixed_majors.empty()) {
+    html += "<p><strong>Mixed majors: " + html_escape(majors_text(table)) + "</strong></p>\n";
+  }
+  html += "<p>Builds:</p>\n<ul class=\"builds\">\n";
+  for (const auto& build : table.builds) {
+    html += "<li><b>" + html_escape(variant_label(build.variant)) + "</b>: " +
+            (build.server_version.empty() ? std::string("(no run recorded its version)")
+                                          : html_escape(build.server_version));
+    if (!build.configure.empty()) {
+      html += "<br><small>configure: " + html_escape(build.configure) + "</small>";
+    }
+    html += "</li>\n";
+  }
+  return html + "</ul>\n";
+}
+
 }  // namespace
 
 std::string render_matrix_html(const MatrixTable& table) {
@@ -509,6 +529,7 @@ std::string render_matrix_html(const MatrixTable& table) {
   html += "<h1>" + html_escape(title) + "</h1>\n<p>" + html_escape(figure_title(table)) +
           " by clients per variant: median of " + html_escape(repeats_text(table)) +
           "; whiskers span min-max.</p>\n";
+  html += html_builds(table);
   html += svg_tps_chart(table);
   html += "<h2>Dominant wait per cell (share of non-idle samples)</h2>\n" + html_heat_map(table);
   // Runs that sampled nothing have no wait profile to chart.

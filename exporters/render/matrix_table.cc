@@ -300,11 +300,30 @@ std::string error_source_name(ShareError source) {
   return "";
 }
 
+std::string majors_text(const MatrixTable& table) {
+  return fmt::format("{}", fmt::join(table.mixed_majors, ", "));
+}
+
 }  // namespace matrix_detail
 
 std::string render_matrix_text(const MatrixTable& table) {
   std::string out;
   if (!table.name.empty()) out += text_escape(table.name) + "\n\n";
+  // A plan of builds: which build each variant ran, as the server said (version()), and how it
+  // was configured where pg_config could say.
+  if (!table.mixed_majors.empty()) out += "mixed majors: " + majors_text(table) + "\n";
+  if (!table.builds.empty()) {
+    out += "builds:\n";
+    for (const auto& build : table.builds) {
+      out += fmt::format("  {} = {}\n", text_escape(variant_label(build.variant)),
+                         build.server_version.empty() ? "(no run recorded its version)"
+                                                      : text_escape(build.server_version));
+      if (!build.configure.empty()) {
+        out += "    configure: " + text_escape(build.configure) + "\n";
+      }
+    }
+    out += "\n";
+  }
   out += fmt::format("{} by clients, median of {} (min-max below)\n\n", figure_title(table),
                      repeats_text(table));
   const auto headers = client_headers(table);
@@ -358,6 +377,19 @@ std::string render_matrix_text(const MatrixTable& table) {
 
 std::string render_matrix_markdown(const MatrixTable& table) {
   std::string out = "## " + markdown_escape(table.name.empty() ? "Matrix" : table.name) + "\n\n";
+  if (!table.mixed_majors.empty()) out += "**Mixed majors: " + majors_text(table) + "**\n\n";
+  if (!table.builds.empty()) {
+    out += "Builds:\n\n";
+    for (const auto& build : table.builds) {
+      out += fmt::format("- {}: {}\n", markdown_escape(variant_label(build.variant)),
+                         build.server_version.empty() ? "(no run recorded its version)"
+                                                      : markdown_escape(build.server_version));
+      if (!build.configure.empty()) {
+        out += "  configure: " + markdown_escape(build.configure) + "\n";
+      }
+    }
+    out += "\n";
+  }
   auto grid = [&](const std::string& title, auto format, bool numbers = true) {
     std::vector<std::string> header{"variant"};
     for (const int clients : table.clients) header.push_back(std::to_string(clients));

@@ -197,6 +197,15 @@ const std::vector<BadFile> kBadPlans = {
      R"(1:16: invalid value for "pgbench_args": "--progress=0" (the value of pgbench option )"
      R"("--progress" must be between 1 and 3600))"},
     {"plan_bad_syntax_tab.yaml", "2:2: invalid YAML: illegal block entry"},
+    // A build as a variant runs in a scratch cluster of its own.
+    {"plan_bad_server_bin_target.yaml",
+     "4:5: \"server_bin\" runs the variant in a scratch cluster of that build: it cannot be used "
+     "with \"target\""},
+    {"plan_bad_server_bin_relative.yaml",
+     "3:17: invalid value for \"server_bin\": \"build/bin\" (must be an absolute directory)"},
+    {"plan_bad_server_bin_mixed.yaml",
+     "4:5: variant \"installed\" has no \"server_bin\": in a plan of builds every variant names "
+     "its build"},
 };
 INSTANTIATE_TEST_SUITE_P(MatrixFixtures, MatrixBadFile, testing::ValuesIn(kBadPlans),
                          bad_file_name);

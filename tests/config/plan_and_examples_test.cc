@@ -40,6 +40,21 @@ TEST(MatrixParse, EmptyPlanGetsDocumentedDefaults) {
   EXPECT_TRUE(plan.pgbench_args.empty());
 }
 
+TEST(MatrixParse, BuildsAsVariants) {
+  const MatrixPlan plan = load_matrix_plan(kFixtures / "plan_good_builds.yaml");
+  ASSERT_EQ(plan.variants.size(), 3u);
+  EXPECT_TRUE(has_builds(plan));
+  EXPECT_EQ(plan.target, "");
+  // Normalized, so "bin/" and "bin" are one build (one cluster).
+  EXPECT_EQ(plan.variants[0].server_bin, std::filesystem::path("/opt/pg/master/bin"));
+  EXPECT_EQ(plan.variants[1].server_bin, std::filesystem::path("/opt/pg/patched/bin"));
+  EXPECT_EQ(plan.variants[2].server_bin, plan.variants[1].server_bin);
+  // Settings still apply per variant, on that variant's build.
+  EXPECT_EQ(plan.variants[2].settings,
+            (std::map<std::string, std::string>{{"wal_buffers", "64MB"}}));
+  EXPECT_FALSE(has_builds(load_matrix_plan(kFixtures / "plan_good_minimal.yaml")));
+}
+
 TEST(MatrixParse, FullPlanSetsEveryKey) {
   const MatrixPlan plan = load_matrix_plan(kFixtures / "plan_good_full.yaml");
   EXPECT_EQ(plan.name, "full");
@@ -233,7 +248,8 @@ TEST(ConfigExample, ExamplesDocumentEveryKey) {
   const std::string matrix = read_text(kSourceDir / "config/matrix.example.yaml");
   for (const std::string key :
        {"name", "target", "scale", "workload", "clients", "jobs", "duration", "repeats", "variants",
-        "settings", "checkpoint", "warmup", "hz", "source", "pgbench_args", "max_clients"}) {
+        "server_bin", "settings", "checkpoint", "warmup", "hz", "source", "pgbench_args",
+        "max_clients"}) {
     EXPECT_NE(matrix.find(key + ":"), std::string::npos) << key;
   }
   // Every commented-out key must be a real one: the example runs block, uncommented, parses.

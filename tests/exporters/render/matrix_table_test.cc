@@ -269,5 +269,59 @@ TEST(MatrixRender, HtmlIsSelfContainedAndEscaped) {
   EXPECT_NE(html.find("title=\"LWLock | XactSLRU (LWLock)\""), std::string::npos);
 }
 
+// A plan of builds: each variant's version() (from its runs) and configure options, the
+// majors it mixes, every string a server gave escaped in every format.
+TEST(MatrixRender, BuildsAndMixedMajorsInEveryFormat) {
+  auto runs = fixture_runs();
+  const std::string patched_version = "PostgreSQL 17.10 <em>dev</em> \x1b[31m*x* | y";
+  for (auto& run : runs) {
+    const bool patched = run.variant == "patched";
+    run.environment.server_version = patched ? patched_version : "PostgreSQL 16.14";
+    run.environment.server_version_num = patched ? 170010 : 160014;
+  }
+  auto table = build_matrix_table(runs, "clog-buffers");
+  EXPECT_EQ(render_matrix_text(table).find("builds:"), std::string::npos);  // not a plan of builds
+  model::set_builds(table, runs, {{"master", "'--with-openssl' 'CFLAGS=-O2 <x>'"}});
+  ASSERT_EQ(table.builds.size(), 2u);
+  EXPECT_EQ(table.builds[0].variant, "patched");
+  EXPECT_EQ(table.builds[0].major, 17);
+  EXPECT_EQ(table.builds[0].configure, "");
+  EXPECT_EQ(table.builds[1].server_version, "PostgreSQL 16.14");
+  EXPECT_EQ(table.mixed_majors, (std::vector<int>{16, 17}));
+
+  const std::string text = render_matrix_text(table);
+  EXPECT_NE(text.find("mixed majors: 16, 17\nbuilds:\n  patched = " +
+                      text_format::text_escape(patched_version)),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  master = PostgreSQL 16.14\n    configure: '--with-openssl'"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  const std::string markdown = render_matrix_markdown(table);
+  EXPECT_NE(markdown.find("**Mixed majors: 16, 17**"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("- patched: " + text_format::markdown_escape(patched_version)),
+            std::string::npos)
+      << markdown;
+  EXPECT_EQ(markdown.find("*x*"), std::string::npos) << markdown;
+  const std::string html = render_matrix_html(table);
+  EXPECT_NE(html.find("Mixed majors: 16, 17"), std::string::npos);
+  EXPECT_EQ(html.find("<em>dev</em>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;em&gt;dev&lt;/em&gt;"), std::string::npos);
+  EXPECT_NE(html.find("configure: &#39;--with-openssl&#39; &#39;CFLAGS=-O2 &lt;x&gt;&#39;"),
+            std::string::npos)
+      << html;
+  const auto json = nlohmann::json::parse(render_matrix_json(table));
+  EXPECT_EQ(json["builds"][0]["server_version"], patched_version);
+  EXPECT_EQ(json["builds"][1]["configure"], "'--with-openssl' 'CFLAGS=-O2 <x>'");
+  EXPECT_EQ(json["mixed_majors"], nlohmann::json::array({16, 17}));
+
+  // One major: no "mixed majors".
+  for (auto& run : runs) run.environment.server_version_num = 170010;
+  model::set_builds(table, runs, {});
+  EXPECT_TRUE(table.mixed_majors.empty());
+  EXPECT_EQ(render_matrix_text(table).find("mixed majors"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pgwaitprof::exporters
