@@ -194,7 +194,8 @@ std::string render_matrix_json(const MatrixTable& table) {
          {"classes", shares_json(cell.classes)},
          {"events", shares_json(cell.events)}});
   }
-  const json document = {{"name", table.name},
+  const json document = {{"schema_version", kMatrixSchemaVersion},
+                         {"name", table.name},
                          {"metric", to_string(table.metric)},
                          {"split_by", table.split_by},
                          {"variants", table.variants},
