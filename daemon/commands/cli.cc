@@ -463,7 +463,7 @@ int parse_and_dispatch(int argc, char** argv) {
     collectors::mask_secrets_in_place({argv[index], std::strlen(argv[index])});
   }
 
-  CLI::App app{"pgwaitprof: wait-event sampling profiler for PostgreSQL benchmarks"};
+  CLI::App app{"pgwaitprof: wait-event sampling profiler for PostgreSQL benchmarks", "pgwaitprof"};
   Commands commands;
   add_commands(app, commands);
   try {
