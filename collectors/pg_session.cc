@@ -348,6 +348,16 @@ bool PgSession::connected() const {
   return connection_ && PQstatus(connection_.get()) == CONNECTION_OK;
 }
 
+std::string version_text(int version_number) {
+  if (version_number >= 100000) {
+    return fmt::format("{}.{}", version_number / 10000, version_number % 10000);
+  }
+  return fmt::format("{}.{}.{}", version_number / 10000, version_number / 100 % 100,
+                     version_number % 100);
+}
+
+std::string libpq_version() { return version_text(PQlibVersion()); }
+
 int PgSession::server_version() const {
   return connection_ ? PQserverVersion(connection_.get()) : 0;
 }

@@ -27,6 +27,12 @@ struct PgResultDeleter {
 using PgConnection = std::unique_ptr<PGconn, PgConnDeleter>;
 using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
 
+// A libpq version number (PQlibVersion, PQserverVersion) as people write it: 150013 is "15.13",
+// 90624 (before 10) is "9.6.24".
+std::string version_text(int version_number);
+// The libpq this program runs with (PQlibVersion), e.g. "15.13".
+std::string libpq_version();
+
 struct PgError {
   std::string message;   // libpq's or the server's text, one line
   std::string sqlstate;  // empty for client-side errors (connection refused, timeout)

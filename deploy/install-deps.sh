@@ -25,6 +25,10 @@ packages=(
   prometheus systemd curl jq python3 python3-yaml shellcheck procps
   # the browser check of the HTML reports (ctest -L browser): headless Chromium
   chromium
+  # the Debian package (deploy/package.sh, tests/deploy/package_test.sh): CPack needs
+  # dpkg-shlibdeps (dpkg-dev), fakeroot and file; man pages from --help (help2man, man-db);
+  # lintian; the completion's loader (bash-completion); report.json's schema (python3-jsonschema)
+  dpkg-dev fakeroot file help2man man-db lintian bash-completion python3-jsonschema
 )
 
 missing=()

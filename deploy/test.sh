@@ -26,6 +26,10 @@ phase "dependencies and checks done"
 # One build with warnings as errors: the program, the test programs and the browser check's
 # helper, optimised (-O2) as packagers build it. Then the program alone with the sanitizers.
 BUILD_DIR=$build "$root/deploy/build.sh" -DPGWAITPROF_WERROR=ON
+# The Debian package of that build, as it is (no second compile); deploy_package tests it.
+package_started=$(date +%s)
+BUILD_DIR=$build "$root/deploy/package.sh" >/dev/null
+echo "test.sh: packaged in $(($(date +%s) - package_started)) s"
 # Unoptimised (-O0): it compiles in half the time of -O1, and the sanitizers find the same
 # errors (the rate checks, which measure speed, do not run on it).
 BUILD_DIR=$build-asan BUILD_TARGET=pgwaitprof "$root/deploy/build.sh" -DCMAKE_BUILD_TYPE=Debug \
@@ -74,7 +78,10 @@ release_pid=$!
 (
   eval "$(cat "$sanitizer_env")"
   export PGWAITPROF_TEST_BINARY=$build-asan/daemon/pgwaitprof
-  export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  # The tests preload the collector of JSON outputs (tests/CMakeLists.txt) into what they start,
+  # this program too: ASan need not be the first library then.
+  export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:verify_asan_link_order=0
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   status=0
   # (pipefail: a pipeline fails with ctest's status)
   ctest --output-on-failure --timeout 600 -L faults 2>&1 | sed -u 's/^/[asan] /' || status=1

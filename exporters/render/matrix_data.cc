@@ -201,7 +201,8 @@ std::string render_matrix_json(const MatrixTable& table) {
                       {"major", build.major},
                       {"configure", build.configure}});
   }
-  const json document = {{"name", table.name},
+  const json document = {{"schema_version", kMatrixSchemaVersion},
+                         {"name", table.name},
                          {"metric", to_string(table.metric)},
                          {"split_by", table.split_by},
                          {"variants", table.variants},

@@ -8,7 +8,8 @@
 #     every exported metric is shown somewhere;
 #   - deploy/systemd/pgwaitprof.service: `systemd-analyze verify` (skipped, saying why, only where
 #     systemd-analyze is not installed: Debian package "systemd");
-#   - deploy/install.sh: installs into a temporary prefix twice, keeping an edited config.
+#   - the Debian package's maintainer scripts (deploy/debian): sh -n and shellcheck; the package
+#     itself is tests/deploy/package_test.sh.
 # Prints one line per check and a closing "N passed, N failed, N skipped" line; exits 1 if any
 # check failed.
 #
@@ -25,6 +26,7 @@ prometheus_config=$deploy_dir/prometheus/prometheus.yml
 rules=$deploy_dir/prometheus/rules.yml
 unit=$deploy_dir/systemd/pgwaitprof.service
 install_script=$deploy_dir/install.sh
+maintainer_scripts=("$deploy_dir/debian/postinst" "$deploy_dir/debian/prerm" "$deploy_dir/debian/postrm")
 
 # The PromQL helper: extracts expressions from a dashboard, substitutes Grafana variables, lists
 # the metric and label names an expression uses, and checks them against the metric contract.
@@ -269,7 +271,7 @@ fi
 
 # --- systemd unit ------------------------------------------------------------------------------
 # verify needs the unit's executables to exist: check against a scratch root holding the host's
-# unit library, /bin/kill, and a stand-in for /usr/local/bin/pgwaitprof.
+# unit library, /bin/kill, and a stand-in for /usr/bin/pgwaitprof.
 if command -v systemd-analyze >/dev/null; then
   unit_root=$work_dir/unit-root
   unit_library=
@@ -279,13 +281,12 @@ if command -v systemd-analyze >/dev/null; then
   if [[ -z $unit_library ]]; then
     fail "systemd-analyze verify pgwaitprof.service" "no multi-user.target in /usr/lib/systemd/system or /lib/systemd/system"
   else
-    mkdir -p "$unit_root/usr/lib/systemd" "$unit_root/usr/local/bin" "$unit_root/usr/bin" \
-      "$unit_root/etc/systemd/system"
+    mkdir -p "$unit_root/usr/lib/systemd" "$unit_root/usr/bin" "$unit_root/etc/systemd/system"
     cp -a "$unit_library" "$unit_root/usr/lib/systemd/system"
     cp "$(command -v kill)" "$unit_root/usr/bin/kill" 2>/dev/null || cp /bin/kill "$unit_root/usr/bin/kill"
     ln -s usr/bin "$unit_root/bin"
-    printf '#!/bin/sh\nexit 0\n' >"$unit_root/usr/local/bin/pgwaitprof"
-    chmod 755 "$unit_root/usr/local/bin/pgwaitprof"
+    printf '#!/bin/sh\nexit 0\n' >"$unit_root/usr/bin/pgwaitprof"
+    chmod 755 "$unit_root/usr/bin/pgwaitprof"
     cp "$unit" "$unit_root/etc/systemd/system/pgwaitprof.service"
     # It only warns (exit 0) about values it ignores, such as "Restart=sometimes": any output fails.
     if output=$(systemd-analyze verify --man=no --root="$unit_root" pgwaitprof.service 2>&1) &&
@@ -305,7 +306,7 @@ for setting in "User=pgwaitprof" "Restart=on-failure" 'ExecReload=/bin/kill -HUP
   "NoNewPrivileges=yes" "ProtectSystem=strict" "ReadWritePaths=/var/lib/pgwaitprof" \
   "StateDirectory=pgwaitprof" "PrivateTmp=yes" "ProtectHome=yes" "CapabilityBoundingSet=" \
   "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" \
-  "ExecStart=/usr/local/bin/pgwaitprof daemon -c /etc/pgwaitprof/pgwaitprof.yaml"; do
+  "ExecStart=/usr/bin/pgwaitprof daemon -c /etc/pgwaitprof/pgwaitprof.yaml"; do
   grep -qxF -- "$setting" "$unit" || unit_problems+=("missing line: $setting")
 done
 # /proc/stat must stay readable for the environment section of run reports.
@@ -317,42 +318,16 @@ else
   pass "unit has the required settings"
 fi
 
-# --- install.sh --------------------------------------------------------------------------------
-# Into a scratch prefix with a stand-in binary: twice (idempotent), and an edited config survives.
-install_test() {
-  local build=$work_dir/build prefix=$work_dir/prefix problems=()
-  mkdir -p "$build/daemon"
-  printf '#!/bin/sh\necho stand-in\n' >"$build/daemon/pgwaitprof"
-  chmod 755 "$build/daemon/pgwaitprof"
-  bash "$install_script" --prefix "$prefix" "$build" || return 1
-  echo "# edited by the administrator" >>"$prefix/etc/pgwaitprof/pgwaitprof.yaml"
-  bash "$install_script" --prefix "$prefix" "$build" || return 1
-  [[ -x $prefix/usr/local/bin/pgwaitprof ]] || problems+=("no executable usr/local/bin/pgwaitprof")
-  grep -q "edited by the administrator" "$prefix/etc/pgwaitprof/pgwaitprof.yaml" ||
-    problems+=("a second install overwrote etc/pgwaitprof/pgwaitprof.yaml")
-  cmp -s "$unit" "$prefix/etc/systemd/system/pgwaitprof.service" ||
-    problems+=("etc/systemd/system/pgwaitprof.service differs from deploy/systemd")
-  [[ -d $prefix/var/lib/pgwaitprof ]] || problems+=("no var/lib/pgwaitprof")
-  if [[ -d $deploy_dir/workloads ]]; then
-    diff -r "$deploy_dir/workloads" "$prefix/usr/local/share/pgwaitprof/workloads" >/dev/null ||
-      problems+=("usr/local/share/pgwaitprof/workloads differs from loadgen/workloads")
-  fi
-  if ((${#problems[@]})); then printf '%s\n' "${problems[@]}"; return 1; fi
-}
-check "install.sh --prefix installs, twice, keeping an edited config" install_test
-if bash "$install_script" --prefix "$work_dir/prefix2" "$work_dir/no-such-build" >/dev/null 2>&1; then
-  fail "install.sh fails without a built binary"
-else
-  pass "install.sh fails without a built binary"
-fi
-
 # --- the scripts themselves ----------------------------------------------------------------------
-scripts=("$install_script" "$script_dir/check_static.sh" "$script_dir/prometheus_e2e.sh"
-  "$script_dir/grafana_schema/check.sh")
+scripts=("$install_script" "$deploy_dir/package.sh" "$script_dir/check_static.sh"
+  "$script_dir/prometheus_e2e.sh" "$script_dir/package_test.sh" "$script_dir/grafana_schema/check.sh")
 # shellcheck disable=SC2016  # expanded by the inner shell
 check "bash -n on the deploy scripts" bash -c 'for f; do bash -n "$f" || exit 1; done' _ "${scripts[@]}"
+# shellcheck disable=SC2016  # expanded by the inner shell
+check "sh -n on the maintainer scripts" sh -c 'for f; do sh -n "$f" || exit 1; done' _ "${maintainer_scripts[@]}"
 if command -v shellcheck >/dev/null; then
   check "shellcheck on the deploy scripts" shellcheck "${scripts[@]}"
+  check "shellcheck on the maintainer scripts (POSIX sh)" shellcheck -s sh "${maintainer_scripts[@]}"
 else
   skip "shellcheck on the deploy scripts" "shellcheck is not installed (Debian package shellcheck)"
 fi

@@ -1,0 +1,178 @@
+// The published schemas (docs/schema) against the codecs that write report.json and table.json
+// (issue 28). The suite validates every file it writes against them (json_schema_outputs), so
+// the codec cannot write what a schema does not allow; these tests add the other direction (a
+// schema lists nothing that the codec, with every optional part present, does not write) and
+// that each schema's version is the one the codec writes. tests/deploy/schema_versions.py makes
+// a changed shape take a new version.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "exporters/render/matrix_table.h"
+#include "exporters/render/report_render.h"
+#include "model/run.h"
+#include "store/atomic_file.h"
+#include "tests/exporters/render/matrix_table_fixture.h"
+
+namespace pgwaitprof::exporters {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+json read_json(const fs::path& path) {
+  std::ifstream file(path);
+  return json::parse(file);
+}
+
+json schema(const std::string& name) {
+  return read_json(fs::path(PGWAITPROF_SOURCE_DIR) / "docs" / "schema" / name);
+}
+
+// The places a schema declares (a property, a map's values "*", an array's items "[]") that no
+// value in `values` fills, as paths such as "/timeline/[]/server_tps".
+void unfilled(const json& root, const json& node, const std::vector<json>& values,
+              const std::string& path, std::set<std::string>& missing) {
+  if (node.contains("$ref")) {
+    const std::string ref = node.at("$ref");  // "#/$defs/NAME"
+    unfilled(root, root.at("$defs").at(ref.substr(ref.rfind('/') + 1)), values, path, missing);
+    return;
+  }
+  for (const char* alternatives : {"anyOf", "oneOf"}) {
+    if (node.contains(alternatives)) {
+      for (const auto& alternative : node.at(alternatives)) {
+        unfilled(root, alternative, values, path, missing);
+      }
+    }
+  }
+  if (node.contains("properties")) {
+    for (const auto& [key, property] : node.at("properties").items()) {
+      std::vector<json> found;
+      for (const auto& value : values) {
+        if (value.is_object() && value.contains(key)) found.push_back(value.at(key));
+      }
+      if (found.empty()) missing.insert(path + "/" + key);
+      unfilled(root, property, found, path + "/" + key, missing);
+    }
+  }
+  if (node.contains("additionalProperties") && node.at("additionalProperties").is_object()) {
+    std::vector<json> found;
+    for (const auto& value : values) {
+      if (!value.is_object()) continue;
+      for (const auto& [key, item] : value.items()) {
+        if (!node.contains("properties") || !node.at("properties").contains(key)) {
+          found.push_back(item);
+        }
+      }
+    }
+    if (found.empty()) missing.insert(path + "/*");
+    unfilled(root, node.at("additionalProperties"), found, path + "/*", missing);
+  }
+  if (node.contains("items") && node.at("items").is_object()) {
+    std::vector<json> found;
+    for (const auto& value : values) {
+      if (value.is_array()) found.insert(found.end(), value.begin(), value.end());
+    }
+    if (found.empty()) missing.insert(path + "/[]");
+    unfilled(root, node.at("items"), found, path + "/[]", missing);
+  }
+}
+
+std::set<std::string> unfilled_by(const json& schema_document, const json& document) {
+  std::set<std::string> missing;
+  unfilled(schema_document, schema_document, {document}, "", missing);
+  return missing;
+}
+
+// Written the way pgwaitprof writes it, so that the suite's schema check validates it too.
+void write_for_the_schema_check(const std::string& name, const std::string& text) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("pgwaitprof-json-schema-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ASSERT_FALSE(store::write_file_atomically(dir / name, text));
+  fs::remove_all(dir);
+}
+
+// A run with every optional part of report.json present: the fixture of a pgbench run with
+// latency and kernel times, plus what only other kinds of runs have.
+model::Run run_with_everything() {
+  auto run = model::run_from_json(
+      read_json(fs::path(PGWAITPROF_FIXTURES) / "report_v3_latency_kernel.json"));
+  run.throughput_source = "pgbench";
+  run.work = model::WorkDone{2000, 65536, 100, base::Seconds(1.5)};
+  run.checkpoint_after =
+      model::CheckpointAfter{base::Seconds(30), base::Seconds(2), "", run.profile};
+  run.run_to_run = model::RunToRun{3, 3, {{"tps", 1000, 20, 60}}};
+  run.query_ids[42] = 7;
+  run.statements.push_back({42, "SELECT $1", 7, {{"CPU", 7}}, uint64_t{100}, 0.25});
+  model::LockBlocker blocker;
+  blocker.lock_type = "relation";
+  blocker.object = "pgbench_accounts";
+  blocker.observations = 3;
+  run.lock_blockers.push_back(blocker);
+  run.outages.push_back({base::Seconds(3), base::Seconds(1), 100, "server closed the connection"});
+  model::LatencySummary latency;
+  latency.count = 10;
+  latency.min_ms = latency.mean_ms = latency.p50_ms = latency.p95_ms = latency.p99_ms =
+      latency.max_ms = 1.5;
+  run.latency = latency;
+  run.loadgen->qps = 20000;
+  run.loadgen->aborted.push_back("client 3 aborted in command 4 (SQL) of script 0");
+  run.loadgen->latency_percentile_ms = 3.5;
+  run.loadgen->latency_percentile = 95;
+  // Long enough for a reliable tps estimate (batch means), which adds its 95 % interval.
+  const auto slices = run.timeline;
+  for (int copy = 1; copy < 20; ++copy) {
+    for (auto slice : slices) {
+      slice.start += base::Seconds(copy * slices.size());
+      if (slice.loadgen) slice.loadgen->tps *= 1.0 + 0.01 * (copy % 3);
+      run.timeline.push_back(slice);
+    }
+  }
+  auto& slice = run.timeline.front();
+  slice.server_tps = 1000;
+  slice.server_calls_per_s = 5000;
+  slice.checkpoint_after = true;
+  slice.latency = latency;
+  slice.lock_blocker = "Lock | relation, blocked by pid 1";
+  slice.loadgen->qps = 20000;
+  slice.loadgen->latency_percentile_ms = 3.5;
+  slice.loadgen->latency_percentile = 95;
+  slice.loadgen->lag_ms = 0.5;
+  return run;
+}
+
+TEST(JsonSchemaTest, ReportSchemaIsTheVersionTheCodecWrites) {
+  EXPECT_EQ(schema("report.schema.json").at("properties").at("schema_version").at("const"),
+            model::kReportSchemaVersion);
+}
+
+TEST(JsonSchemaTest, MatrixSchemaIsTheVersionTheCodecWrites) {
+  EXPECT_EQ(schema("matrix.schema.json").at("properties").at("schema_version").at("const"),
+            kMatrixSchemaVersion);
+}
+
+TEST(JsonSchemaTest, ReportSchemaDeclaresNothingTheCodecDoesNotWrite) {
+  const std::string text = render_json(run_with_everything());
+  write_for_the_schema_check("report.json", text);
+  const auto missing = unfilled_by(schema("report.schema.json"), json::parse(text));
+  EXPECT_TRUE(missing.empty()) << "declared in docs/schema/report.schema.json, never written: "
+                               << json(missing).dump();
+}
+
+TEST(JsonSchemaTest, MatrixSchemaDeclaresNothingTheCodecDoesNotWrite) {
+  const std::string text = render_matrix_json(test_support::fixture_table());
+  write_for_the_schema_check("table.json", text);
+  const auto missing = unfilled_by(schema("matrix.schema.json"), json::parse(text));
+  EXPECT_TRUE(missing.empty()) << "declared in docs/schema/matrix.schema.json, never written: "
+                               << json(missing).dump();
+}
+
+}  // namespace
+}  // namespace pgwaitprof::exporters
