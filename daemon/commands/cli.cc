@@ -12,6 +12,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "base/build_info.h"
 #include "base/logging.h"
 #include "collectors/pg_session.h"
 #include "config/daemon_config.h"
@@ -454,8 +455,8 @@ complete -F _pgwaitprof pgwaitprof
 
 std::string version_text() {
   // The first line is GNU's "program version", which help2man reads for the man page.
-  return fmt::format("pgwaitprof {}\nrevision {}\nlibpq {}", PGWAITPROF_VERSION,
-                     PGWAITPROF_REVISION, collectors::libpq_version());
+  return fmt::format("pgwaitprof {}\nrevision {}\nlibpq {}", base::kVersion, base::kRevision,
+                     collectors::libpq_version());
 }
 
 int main_cli(int argc, char** argv) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "base/build_info.h"
 #include "base/logging.h"
 #include "config/matrix_plan.h"
 #include "daemon/engine/matrix.h"
@@ -148,7 +149,7 @@ DaemonApp::DaemonApp(std::optional<std::filesystem::path> config_path, DaemonOve
         for (const auto& profile : *published_.load()) list.push_back(profile->published());
         return list;
       },
-      PGWAITPROF_VERSION, PGWAITPROF_REVISION, config_.web.basic_auth_users);
+      base::kVersion, base::kRevision, config_.web.basic_auth_users);
 }
 
 DaemonApp::~DaemonApp() = default;
