@@ -5,11 +5,11 @@
 # started. Arguments go to ctest and run just those tests, on one cluster, without the sanitizer
 # run (e.g. deploy/test.sh -L unit).
 #
-# Two suites run side by side, each on its own cluster: the tests of the release build, and the
-# sanitizer suite (the fault tests and the daemon and run tests, driving the ASan/UBSan build of
-# the program). Beside them, the version matrix (deploy/version-matrix.sh: PostgreSQL 13, 14, 16,
-# 17 and 18 on clusters of their own). The rate checks (1000 Hz, the cap, the memory source at
-# 10 kHz) run alone at the end: they measure the machine.
+# Three lanes run side by side, each on its own cluster: the tests of the release build; the fault
+# tests driving the ASan/UBSan build of the program; and the version matrix
+# (deploy/version-matrix.sh: PostgreSQL 13, 14, 16, 17 and 18 on clusters of their own), then the
+# daemon and run tests against the sanitizer build, then the package test. The rate checks
+# (1000 Hz, the cap, the memory source at 10 kHz) run alone at the end: they measure the machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -67,39 +67,55 @@ start_cluster
 release_env=$cluster_env
 start_cluster
 sanitizer_env=$cluster_env
+start_cluster
+third_env=$cluster_env
 
 # Each suite's lines are prefixed with its name; each ends with ctest's own summary.
 (
   eval "$(cat "$release_env")"
-  ctest --output-on-failure --timeout 600 -j "$(nproc)" -LE 'faults|versions' -E "$sanitized" 2>&1 |
-    sed -u 's/^/[release] /'
+  ctest --output-on-failure --timeout 600 -j "$(nproc)" -LE 'faults|versions' \
+    -E "$sanitized|^deploy_package\$" 2>&1 | sed -u 's/^/[release] /'
 ) &
 release_pid=$!
-(
-  eval "$(cat "$sanitizer_env")"
+# The sanitizer build's program for the tests that drive it. The tests preload the collector of
+# JSON outputs (tests/CMakeLists.txt) into what they start, this program too: ASan need not be
+# the first library then.
+sanitized_program() {
   export PGWAITPROF_TEST_BINARY=$build-asan/daemon/pgwaitprof
-  # The tests preload the collector of JSON outputs (tests/CMakeLists.txt) into what they start,
-  # this program too: ASan need not be the first library then.
   export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:verify_asan_link_order=0
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-  status=0
-  # (pipefail: a pipeline fails with ctest's status)
-  ctest --output-on-failure --timeout 600 -L faults 2>&1 | sed -u 's/^/[asan] /' || status=1
-  ctest --output-on-failure --timeout 600 -R "$sanitized" -E "$rate" 2>&1 |
-    sed -u 's/^/[asan] /' || status=1
-  exit $status
+}
+(
+  eval "$(cat "$sanitizer_env")"
+  sanitized_program
+  ctest --output-on-failure --timeout 600 -L faults 2>&1 | sed -u 's/^/[asan] /'
 ) &
 sanitizer_pid=$!
-# The version matrix: its own clusters of the other majors, beside both suites.
-BUILD_DIR=$build "$root/deploy/version-matrix.sh" 2>&1 | sed -u 's/^/[versions] /' &
-versions_pid=$!
+# The third lane, on a cluster of its own: the version matrix (its own clusters of the other
+# majors), then the daemon and run tests against the sanitizer build, then the package test
+# (it installs the package on this machine and runs it against this lane's cluster).
+(
+  eval "$(cat "$third_env")"
+  status=0
+  # (pipefail: a pipeline fails with its command's status)
+  BUILD_DIR=$build "$root/deploy/version-matrix.sh" 2>&1 | sed -u 's/^/[versions] /' || status=1
+  (
+    sanitized_program
+    ctest --output-on-failure --timeout 600 -R "$sanitized" -E "$rate" 2>&1 |
+      sed -u 's/^/[asan] /'
+  ) || status=1
+  ctest --output-on-failure --timeout 600 -R '^deploy_package$' 2>&1 | sed -u 's/^/[package] /' ||
+    status=1
+  exit $status
+) &
+third_pid=$!
 failed=0
 wait "$release_pid" || failed=1
 phase "release suite done"
 wait "$sanitizer_pid" || failed=1
-phase "sanitizer suite done"
-wait "$versions_pid" || failed=1
-phase "version matrix done"
+phase "sanitizer fault tests done"
+wait "$third_pid" || failed=1
+phase "version matrix, sanitizer daemon and run tests, package test done"
 
 # The rate checks of the release build, alone on the machine. They measure the machine as much
 # as the sampler: one that misses its rate is run once more (a slow moment of a shared 2-core
