@@ -21,6 +21,7 @@
 #include "exporters/render/matrix_table.h"
 #include "exporters/render/text_format.h"
 #include "model/adaptive_sweep.h"
+#include "model/statistics.h"
 #include "store/atomic_file.h"
 #include "store/run_directory.h"
 
@@ -251,10 +252,7 @@ std::vector<std::map<int, double>> measured_tps(const MatrixContext& context) {
         if (!run || run->status != model::RunStatus::kCompleted) continue;
         if (const auto tps = model::run_figure(*run, model::Metric::kTps)) figures.push_back(*tps);
       }
-      std::sort(figures.begin(), figures.end());
-      const size_t n = figures.size();
-      counts[clients] =
-          n == 0 ? 0 : (n % 2 == 1 ? figures[n / 2] : (figures[n / 2 - 1] + figures[n / 2]) / 2);
+      counts[clients] = model::median(std::move(figures));
     }
   }
   return measured;
