@@ -428,13 +428,6 @@ struct CountingSink : model::SampleSink {
   std::set<int32_t> last_pids;
 };
 
-std::string cluster_env(const std::string& text, const std::string& name) {
-  const auto at = text.find(name + "=");
-  if (at == std::string::npos) return "";
-  const auto start = at + name.size() + 1;
-  return text.substr(start, text.find_first_of(" \n", start) - start);
-}
-
 pid_t postmaster_pid(const std::string& data) {
   return static_cast<pid_t>(std::stoi(read_text(data + "/postmaster.pid")));
 }
@@ -443,13 +436,8 @@ pid_t postmaster_pid(const std::string& data) {
 // other tests.
 TEST_F(MemorySourceTest, ReattachesAfterARestartAndAfterSigkill) {
   const auto dir = temp_dir("memory-restart");
-  const std::string script = std::string(PGWAITPROF_SOURCE_DIR) + "/deploy/scratch-cluster.sh";
-  auto started = engine::run_command({"bash", script, "start", (dir / "cluster").string()});
-  ASSERT_EQ(started.exit_code, 0) << started.output;
-  const auto host = cluster_env(started.output, "PGHOST");
-  const auto port = cluster_env(started.output, "PGPORT");
-  const auto data = (dir / "cluster" / "data").string();
-  const std::string conninfo = "host=" + host + " port=" + port + " user=postgres dbname=postgres";
+  OwnCluster cluster(dir);
+  const auto& data = cluster.data;
   auto as_server = [&](std::vector<std::string> argv) {
     return engine::run_command(argv, {engine::unprivileged_account(), {}});
   };
@@ -458,7 +446,7 @@ TEST_F(MemorySourceTest, ReattachesAfterARestartAndAfterSigkill) {
   asio::io_context io;
   collectors::SamplerOptions options;
   options.name = "memory-restart";
-  options.conninfo = conninfo;
+  options.conninfo = cluster.conninfo;
   options.hz = 200;
   options.source = model::SamplerSource::kMemory;
   collectors::TargetSampler sampler(io.get_executor(), options);
@@ -478,7 +466,7 @@ TEST_F(MemorySourceTest, ReattachesAfterARestartAndAfterSigkill) {
   // A restart: a new postmaster, a new shared memory segment.
   std::thread restart([&] {
     as_server({pg_ctl, "-D", data, "-m", "fast", "-w", "restart", "-l",
-               (dir / "cluster" / "server.log").string()});
+               (cluster.dir / "server.log").string()});
   });
   EXPECT_TRUE(until(30s, [&] { return sink.downs >= 1; }));
   restart.join();
@@ -503,8 +491,8 @@ TEST_F(MemorySourceTest, ReattachesAfterARestartAndAfterSigkill) {
                .exit_code != 0;
   }));
   std::filesystem::remove(data + "/postmaster.pid");
-  auto restarted = as_server(
-      {pg_ctl, "-D", data, "-w", "start", "-l", (dir / "cluster" / "server.log").string()});
+  auto restarted =
+      as_server({pg_ctl, "-D", data, "-w", "start", "-l", (cluster.dir / "server.log").string()});
   EXPECT_EQ(restarted.exit_code, 0) << restarted.output;
   seen = sink.snapshots;
   EXPECT_TRUE(until(30s, [&] { return sink.up && sink.snapshots > seen + 50; }))
@@ -515,8 +503,6 @@ TEST_F(MemorySourceTest, ReattachesAfterARestartAndAfterSigkill) {
 
   sampler.stop();
   io.run_for(2s);
-  engine::run_command({"bash", script, "stop", (dir / "cluster").string()});
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
