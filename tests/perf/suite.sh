@@ -30,7 +30,7 @@ rounds=3 window=10 pairs=3 accuracy_runs=3 accuracy_window=20 rss_seconds=600
 backend_counts="10 100 500 1000"
 parts=overhead,backends,accuracy,rss,scrape
 configs=(none_again pgwaitprof_100hz pgwaitprof_1khz raw_loop_1khz pg_wait_sampling_10ms psql_watch
-  memory_100hz memory_1khz memory_10khz)
+  memory_100hz memory_1khz memory_10khz wakeups_10khz)
 command="tests/perf/suite.sh $*"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -117,6 +117,8 @@ overhead_once() {  # $1: round, $2: configuration
     pg_wait_sampling_10ms) wait_sampling_period 10 ;;
     raw_loop_1khz) pgbench -n -M prepared -c 1 -R 1000 -T $((window + 3)) -f "$work/snapshot.sql" \
       >"$work/raw_loop.out" 2>&1 & watch_pid=$! ;;
+    wakeups_10khz) "$build/tests/pgwaitprof_bench" --timer-floor 10000 --seconds $((window + 3)) \
+      >"$work/wakeups.out" 2>&1 & watch_pid=$! ;;
     psql_watch) printf 'SELECT statement_timestamp(), pid, state, wait_event_type, wait_event FROM pg_stat_activity\n\\watch 0.01\n' |
       psql -X -At -o "$work/watch.out" >/dev/null 2>&1 & watch_pid=$! ;;
   esac
@@ -146,7 +148,9 @@ overhead_once() {  # $1: round, $2: configuration
     within_2_5ms=$(python3 -c "print(round(($r2 - $q2) / max(1, $r0 - $q0), 4))")
     stop_daemon
   fi
-  if [ "$2" = raw_loop_1khz ]; then
+  if [ "$2" = wakeups_10khz ]; then
+    wait "$watch_pid" 2>/dev/null || true
+  elif [ "$2" = raw_loop_1khz ]; then
     wait "$watch_pid" 2>/dev/null || true
     rate=$(awk '/^tps/ { printf "%.1f", $3 }' "$work/raw_loop.out")
   elif [ -n "$watch_pid" ]; then
