@@ -374,9 +374,7 @@ asio::awaitable<void> TargetSampler::deliver_stages() {
 // background workers are looked up once a second when there are any.
 asio::awaitable<void> TargetSampler::sample_memory() {
   using namespace std::chrono_literals;
-  const auto scheduling = memory_->start(executor_, options_.hz);
-  log()->info("memory reader target={} hz={} scheduling=\"{}\"", options_.name, options_.hz,
-              scheduling);
+  memory_->start(executor_, options_.hz);
   std::vector<model::SteadyClock::time_point> due;
   const auto start = model::SteadyClock::now();
   for (const auto& entry : collectors_) due.push_back(start + entry.period);

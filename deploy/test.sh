@@ -8,7 +8,8 @@
 # Three lanes run side by side, each on its own cluster: the tests of the release build; the fault
 # tests driving the ASan/UBSan build of the program; and the version matrix
 # (deploy/version-matrix.sh: PostgreSQL 13, 14, 16, 17 and 18 on clusters of their own), then the
-# daemon and run tests against the sanitizer build, then the package test. The rate checks
+# daemon and run tests against the sanitizer build, then the package test, then the two longest
+# release tests. The rate checks
 # (1000 Hz, the cap, the memory source at 10 kHz) run alone at the end: they measure the machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,6 +63,9 @@ fi
 
 # The sanitizer suite: every fault test (label faults) and the daemon and run tests.
 sanitized='^(DaemonRunTest|DaemonTest|RunTest)\.'
+# The two longest release tests (45 s and 36 s of pgbench) run in the third lane, which ends
+# well before the other two without them.
+longest='^(MemorySourceTest\.AgreesWithActivityAndPgWaitSampling|MatrixTest\.ClientsAuto)'
 rate='^DaemonTest\.(SamplesAt1000Hz|AtTheRateCap|MemorySourceSamplesAt10kHz)'
 start_cluster
 release_env=$cluster_env
@@ -74,7 +78,7 @@ third_env=$cluster_env
 (
   eval "$(cat "$release_env")"
   ctest --output-on-failure --timeout 600 -j "$(nproc)" -LE 'faults|versions' \
-    -E "$sanitized|^deploy_package\$" 2>&1 | sed -u 's/^/[release] /'
+    -E "$sanitized|$longest|^deploy_package\$" 2>&1 | sed -u 's/^/[release] /'
 ) &
 release_pid=$!
 # The sanitizer build's program for the tests that drive it. The tests preload the collector of
@@ -93,7 +97,8 @@ sanitized_program() {
 sanitizer_pid=$!
 # The third lane, on a cluster of its own: the version matrix (its own clusters of the other
 # majors), then the daemon and run tests against the sanitizer build, then the package test
-# (it installs the package on this machine and runs it against this lane's cluster).
+# (it installs the package on this machine and runs it against this lane's cluster), then the
+# two longest release tests.
 (
   eval "$(cat "$third_env")"
   status=0
@@ -106,6 +111,7 @@ sanitizer_pid=$!
   ) || status=1
   ctest --output-on-failure --timeout 600 -R '^deploy_package$' 2>&1 | sed -u 's/^/[package] /' ||
     status=1
+  ctest --output-on-failure --timeout 600 -R "$longest" 2>&1 | sed -u 's/^/[longest] /' || status=1
   exit $status
 ) &
 third_pid=$!

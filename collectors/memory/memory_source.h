@@ -10,6 +10,7 @@
 #include <asio/awaitable.hpp>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <stop_token>
@@ -18,7 +19,6 @@
 #include <vector>
 
 #include "base/async_event.h"
-#include "base/inheriting_mutex.h"
 #include "collectors/collector.h"
 #include "collectors/memory/memory_attach.h"
 #include "model/sample.h"
@@ -37,9 +37,8 @@ class MemorySource : public Collector {
   // The names refresh (see above); a no-op when every number has its name.
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 
-  // Starts reading at `hz` on the reader thread; stop() ends and joins it. Returns how the
-  // reader is scheduled: "real time (SCHED_FIFO 1)", "nice -10" or "default priority".
-  std::string_view start(asio::any_io_executor executor, double hz);
+  // Starts reading at `hz` on the reader thread; stop() ends and joins it.
+  void start(asio::any_io_executor executor, double hz);
   void stop();
   // Waits until snapshots are ready, wake() is called or `until` passes. I/O thread only.
   asio::awaitable<void> wait(model::SteadyClock::time_point until);
@@ -63,13 +62,12 @@ class MemorySource : public Collector {
   };
   // Shared by the reader thread and the I/O thread; `pulse` is touched on the I/O thread only.
   // The mutex is taken once per tick by the reader (to hand over a snapshot and take a spare
-  // one) and once per batch by the I/O thread; nothing waits on it for long. It inherits
-  // priorities: a real-time reader never waits behind a preempted I/O thread.
+  // one) and once per batch by the I/O thread; nothing waits on it for long.
   struct Channel {
     explicit Channel(asio::any_io_executor executor) : executor(executor), pulse(executor) {}
     asio::any_io_executor executor;
     base::AsyncPulse pulse;
-    base::InheritingMutex mutex;
+    std::mutex mutex;
     std::vector<Raw> ready;
     std::vector<Raw> spare;
     std::atomic<uint64_t> missed = 0;
@@ -79,10 +77,7 @@ class MemorySource : public Collector {
     std::optional<std::string> failure;
   };
 
-  enum class Scheduling { kRealTime, kNice, kDefault };
-  // Raises the calling thread's priority as far as it is allowed.
-  static Scheduling raise_priority();
-  void read_loop(std::stop_token stop, double hz, Scheduling scheduling);
+  void read_loop(std::stop_token stop, double hz);
   // Under channel_->mutex: hands `raw` over
   // and wakes the I/O thread when `wake` and no wake is on its way.
   void publish(Raw&& raw, bool wake);

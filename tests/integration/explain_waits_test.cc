@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tests/integration/harness.h"
+#include "tests/integration/own_cluster.h"
 
 namespace pgwaitprof::testing {
 namespace {

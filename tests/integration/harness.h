@@ -15,7 +15,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,38 +66,6 @@ inline std::string read_text(const std::filesystem::path& path) {
     return "";
   }
 }
-
-// A scratch cluster of the test's own (deploy/scratch-cluster.sh in `dir`/cluster, about a
-// second to start), stopped and removed with this object: for a test that restarts or kills its
-// server, or that measures every backend of it, which the shared cluster's other tests would
-// disturb.
-struct OwnCluster {
-  std::filesystem::path dir;
-  std::string host, port, data, conninfo;
-  explicit OwnCluster(const std::filesystem::path& where) : dir(where / "cluster") {
-    auto started = engine::run_command({"bash", script(), "start", dir.string()});
-    if (started.exit_code != 0) throw std::runtime_error("scratch cluster: " + started.output);
-    host = variable(started.output, "PGHOST");
-    port = variable(started.output, "PGPORT");
-    data = (dir / "data").string();
-    conninfo = "host=" + host + " port=" + port + " user=postgres dbname=postgres";
-  }
-  ~OwnCluster() { engine::run_command({"bash", script(), "stop", dir.string()}); }
-  OwnCluster(const OwnCluster&) = delete;
-  OwnCluster& operator=(const OwnCluster&) = delete;
-
- private:
-  static std::string script() {
-    return std::string(PGWAITPROF_SOURCE_DIR) + "/deploy/scratch-cluster.sh";
-  }
-  // NAME's value in the `export NAME=VALUE ...` line the script prints.
-  static std::string variable(const std::string& text, const std::string& name) {
-    const auto at = text.find(name + "=");
-    if (at == std::string::npos) return "";
-    const auto start = at + name.size() + 1;
-    return text.substr(start, text.find_first_of(" \n", start) - start);
-  }
-};
 
 // pg_ctl on the test cluster, as the server's account.
 inline engine::CommandResult pg_ctl(const std::vector<std::string>& arguments) {

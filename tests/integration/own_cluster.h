@@ -1,0 +1,43 @@
+// A scratch cluster of the test's own (deploy/scratch-cluster.sh in `where`/cluster, about a
+// second to start), stopped and removed with this object: for a test that restarts or kills its
+// server, or that measures every backend of it, which the shared cluster's other tests would
+// disturb.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "daemon/engine/process.h"
+
+namespace pgwaitprof::testing {
+
+struct OwnCluster {
+  std::filesystem::path dir;
+  std::string host, port, data, conninfo;
+  explicit OwnCluster(const std::filesystem::path& where) : dir(where / "cluster") {
+    auto started = engine::run_command({"bash", script(), "start", dir.string()});
+    if (started.exit_code != 0) throw std::runtime_error("scratch cluster: " + started.output);
+    host = variable(started.output, "PGHOST");
+    port = variable(started.output, "PGPORT");
+    data = (dir / "data").string();
+    conninfo = "host=" + host + " port=" + port + " user=postgres dbname=postgres";
+  }
+  ~OwnCluster() { engine::run_command({"bash", script(), "stop", dir.string()}); }
+  OwnCluster(const OwnCluster&) = delete;
+  OwnCluster& operator=(const OwnCluster&) = delete;
+
+ private:
+  static std::string script() {
+    return std::string(PGWAITPROF_SOURCE_DIR) + "/deploy/scratch-cluster.sh";
+  }
+  // NAME's value in the `export NAME=VALUE ...` line the script prints.
+  static std::string variable(const std::string& text, const std::string& name) {
+    const auto at = text.find(name + "=");
+    if (at == std::string::npos) return "";
+    const auto start = at + name.size() + 1;
+    return text.substr(start, text.find_first_of(" \n", start) - start);
+  }
+};
+
+}  // namespace pgwaitprof::testing
