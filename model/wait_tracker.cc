@@ -12,6 +12,7 @@ const std::vector<CompletedWait>& WaitTracker::observe(const Snapshot& snapshot)
     const auto upper = now - wait.before_first;
     completed_.push_back({wait.key, std::chrono::duration<double>(lower + upper) / 2});
   };
+  size_t seen = 0;  // open waits this snapshot showed (went on, began, or ended and began anew)
   for (const auto& backend : snapshot.backends) {
     const WaitKey* key = key_of(backend);
     if (key == nullptr || key->wait_event_type == kCpu || is_idle(*key)) continue;
@@ -20,7 +21,9 @@ const std::vector<CompletedWait>& WaitTracker::observe(const Snapshot& snapshot)
     auto [entry, inserted] =
         open_.try_emplace({backend.pid, backend.backend_start.count()}, started);
     OpenWait& wait = entry->second;
+    if (inserted) ++seen;
     if (inserted || wait.seen_in == number) continue;
+    ++seen;
     // Every entry left from the last snapshot was seen in it: the same key goes on, another
     // key of the same backend ends the wait it had.
     if (wait.key == key) {
@@ -31,8 +34,8 @@ const std::vector<CompletedWait>& WaitTracker::observe(const Snapshot& snapshot)
       wait = started;
     }
   }
-  // Waits not seen in this snapshot have ended.
-  for (auto entry = open_.begin(); entry != open_.end();) {
+  // Waits not seen in this snapshot have ended (none when it showed every open one: no sweep).
+  for (auto entry = open_.begin(); seen < open_.size() && entry != open_.end();) {
     if (entry->second.seen_in == number) {
       ++entry;
       continue;

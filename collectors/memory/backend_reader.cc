@@ -111,7 +111,8 @@ void BackendReader::add_known_proc_reads() {
 }
 
 // Through a view, the status array's slots as add_status_reads() would read them, but a free
-// slot costs one load (its st_procpid) instead of a copy of the whole entry.
+// slot costs one load (its st_procpid) instead of a copy of the whole entry, and so does one in
+// use that has not changed.
 base::Status BackendReader::copy_statuses_from_view(uint32_t regular) {
   for (uint32_t slot = 0; slot < places_.status_slots; ++slot) {
     if (slot == regular) slot = places_.max_backends;
@@ -123,6 +124,15 @@ base::Status BackendReader::copy_statuses_from_view(uint32_t regular) {
     std::memcpy(&pid, entry + layout_.status_procpid, sizeof pid);
     if (pid > 0) {
       std::atomic_thread_fence(std::memory_order_acquire);
+      // An entry whose count (even) and pid are those of the copy held from the last snapshot
+      // has not been written since (the writer makes the count odd before it changes a field):
+      // the copy stands, and the count is checked again after the PGPROCs as for any entry.
+      int32_t count = 0;
+      std::memcpy(&count, entry + layout_.status_changecount, sizeof count);
+      if (count % 2 == 0 && count == status_field<int32_t>(slot, layout_.status_changecount) &&
+          pid == status_field<int32_t>(slot, layout_.status_procpid)) {
+        continue;
+      }
       std::memcpy(statuses_.data() + at, entry, layout_.status_size);
     } else {
       std::memset(statuses_.data() + at + layout_.status_procpid, 0, sizeof pid);

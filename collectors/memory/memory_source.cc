@@ -23,6 +23,12 @@ namespace {
 constexpr int64_t kPostgresEpochMicros = 946'684'800'000'000;
 constexpr int kReaderNice = -10;
 
+// Most rows keep their names from one snapshot to the next (the samples are reused): a compare
+// costs less than a copy.
+void set_name(std::string& name, std::string_view value) {
+  if (name != value) name.assign(value);
+}
+
 auto log() {
   static auto logger = base::component_logger("sampler");
   return logger;
@@ -246,30 +252,31 @@ void MemorySource::name(const Raw& raw, model::Snapshot& snapshot) {
     if (backend.backend_type == worker_code_) {
       const auto it = attachment_.worker_types.find(backend.pid);
       if (it == attachment_.worker_types.end()) unknown_workers_.insert(backend.pid);
-      sample.backend_type = it != attachment_.worker_types.end() && !it->second.empty()
-                                ? it->second
-                                : std::string(names.backend_type(backend.backend_type));
+      set_name(sample.backend_type, it != attachment_.worker_types.end() && !it->second.empty()
+                                        ? std::string_view(it->second)
+                                        : names.backend_type(backend.backend_type));
     } else {
-      sample.backend_type.assign(names.backend_type(backend.backend_type));
+      set_name(sample.backend_type, names.backend_type(backend.backend_type));
     }
-    sample.state.assign(names.state(backend.state));
+    set_name(sample.state, names.state(backend.state));
     if (backend.wait_event_info != last_info) {
       last_info = backend.wait_event_info;
       wait = names.wait_event(last_info);
     }
-    sample.wait_event_type.assign(wait.type);
-    sample.wait_event.assign(wait.name);
+    set_name(sample.wait_event_type, wait.type);
+    set_name(sample.wait_event, wait.name);
     sample.query_id.reset();
     if (backend.query_id != 0) sample.query_id = static_cast<int64_t>(backend.query_id);
-    sample.datname.clear();
+    std::string_view datname;
     if (backend.database_id != 0) {
       const auto it = attachment_.databases.find(backend.database_id);
       if (it != attachment_.databases.end()) {
-        sample.datname = it->second;
+        datname = it->second;
       } else {
         unknown_databases_.insert(backend.database_id);
       }
     }
+    set_name(sample.datname, datname);
     sample.application_name.clear();
     sample.backend_start = std::chrono::microseconds(backend.proc_start + kPostgresEpochMicros);
     sample.hidden = false;

@@ -380,6 +380,37 @@ TEST_P(BackendReaderTest, SteadySnapshotsAreOneReadAndSeeEveryChange) {
   EXPECT_EQ(after.calls, 1u);
 }
 
+// A backend's entry changes only with its count (the writer makes it odd, writes, makes it even
+// again): a new count is a new copy, and while the count stands the copy taken stands (through a
+// view an unchanged entry is not copied again; by the system call it is, to the same effect).
+TEST_P(BackendReaderTest, AnEntryIsReadAgainWhenItsCountMoves) {
+  status(0, 1001, "B_BACKEND", "STATE_IDLE", 2);
+  proc(5, 1001, 1, 0);
+  auto reader = this->reader();
+  std::vector<RawBackend> backends;
+  ReadCounts counts;
+  ASSERT_FALSE(reader.read(backends, counts));
+  ASSERT_EQ(backends.size(), 1u);
+  const uint32_t idle = value_of(layout_.states, "STATE_IDLE");
+  const uint32_t running = value_of(layout_.states, "STATE_RUNNING");
+  EXPECT_EQ(backends[0].state, idle);
+
+  status(0, 1001, "B_BACKEND", "STATE_RUNNING", 4);
+  ASSERT_FALSE(reader.read(backends, counts));
+  ASSERT_EQ(backends.size(), 1u);
+  EXPECT_EQ(backends[0].state, running) << "a moved count must be a new copy";
+  for (int again = 0; again < 3; ++again) {
+    ASSERT_FALSE(reader.read(backends, counts));
+    ASSERT_EQ(backends.size(), 1u);
+    EXPECT_EQ(backends[0].state, running);
+  }
+  status(0, 1001, "B_BACKEND", "STATE_IDLE", 6);
+  ASSERT_FALSE(reader.read(backends, counts));
+  ASSERT_EQ(backends.size(), 1u);
+  EXPECT_EQ(backends[0].state, idle);
+  EXPECT_EQ(counts.inconsistent, 0u);
+}
+
 // With many slots in use the second read takes both arrays whole: the same join, the same
 // checks.
 TEST_P(BackendReaderTest, ManyBackendsAreReadInBulkWithTheSameChecks) {
