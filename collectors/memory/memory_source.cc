@@ -2,9 +2,7 @@
 #include "collectors/memory/memory_source.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include <mutex>
 
 #include "base/logging.h"
+#include "base/thread_priority.h"
 #include "collectors/pg_session.h"
 
 namespace pgwaitprof::collectors::memory {
@@ -21,7 +20,6 @@ namespace {
 
 // PostgreSQL's timestamps count from 2000-01-01, pg_stat_activity's backend_start from 1970.
 constexpr int64_t kPostgresEpochMicros = 946'684'800'000'000;
-constexpr int kReaderNice = -10;
 
 // Most rows keep their names from one snapshot to the next (the samples are reused): a compare
 // costs less than a copy.
@@ -32,23 +30,6 @@ void set_name(std::string& name, std::string_view value) {
 auto log() {
   static auto logger = base::component_logger("sampler");
   return logger;
-}
-
-// A reader that waits for a CPU behind the benchmark's processes misses its windows (at 10 kHz
-// a window is 100 µs): it asks to run in real time (SCHED_FIFO at the lowest priority, 1), which
-// root, CAP_SYS_NICE or an RLIMIT_RTPRIO allows, and a wake-up then runs at once; else for
-// nice -10 (root or CAP_SYS_NICE); else it runs at the default priority. Measured under pgbench
-// -c 8 -j 2 on 2 cores at 10 kHz: 98-99 % of ticks taken in real time, 65-79 % at nice -10
-// (docs/performance.md). Returns what it got, as the log says it.
-std::string_view raise_priority() {
-  const sched_param lowest{.sched_priority = 1};
-  if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &lowest) == 0) {
-    return "real time (SCHED_FIFO 1)";
-  }
-  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kReaderNice) == 0) {
-    return "nice -10";
-  }
-  return "default priority";
 }
 
 // Makes `mutex` (unlocked, not yet used) inherit priorities (PTHREAD_PRIO_INHERIT): while the
@@ -146,8 +127,12 @@ asio::awaitable<void> MemorySource::wait(model::SteadyClock::time_point until) {
 void MemorySource::read_loop(std::stop_token stop, double hz) {
   using namespace std::chrono_literals;
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  const auto scheduling = raise_priority();
-  const bool real_time = scheduling.starts_with("real time");
+  // A reader that waits for a CPU behind the benchmark's processes misses its windows (at 10 kHz
+  // a window is 100 µs); in real time a wake-up runs at once. Measured under pgbench -c 8 -j 2 on
+  // 2 cores at 10 kHz: 98-99 % of ticks taken in real time, 65-79 % at nice -10
+  // (docs/performance.md).
+  const auto scheduling = base::raise_thread_priority();
+  const bool real_time = scheduling == base::kRealTime;
   log()->info("memory reader postmaster={} hz={} scheduling=\"{}\"", attachment_.postmaster, hz,
               scheduling);
   const auto period = std::chrono::duration_cast<model::SteadyClock::duration>(

@@ -53,6 +53,15 @@ std::unique_ptr<ChildProcess> pgbench_load(const std::filesystem::path& dir,
   return std::make_unique<ChildProcess>(argv, dir / "pgbench.log");
 }
 
+// How far a series moved from one scrape to the next; both scrapes must have it.
+double metric_delta(const std::string& before, const std::string& after,
+                    const std::string& series) {
+  const auto from = metric(before, series);
+  const auto to = metric(after, series);
+  EXPECT_TRUE(from && to) << series;
+  return to.value_or(0) - from.value_or(0);
+}
+
 class DaemonTest : public ::testing::Test {
  protected:
   void SetUp() override { require_cluster(); }
@@ -72,12 +81,7 @@ TEST_F(DaemonTest, SamplesAt1000HzAndServesValidMetrics) {
   std::this_thread::sleep_for(4s);
   const auto second_at = std::chrono::steady_clock::now();
   const std::string exposition = daemon.metrics();
-  auto delta = [&](const std::string& series) {
-    const auto from = metric(before, series);
-    const auto to = metric(exposition, series);
-    EXPECT_TRUE(from && to) << series;
-    return to.value_or(0) - from.value_or(0);
-  };
+  auto delta = [&](const std::string& series) { return metric_delta(before, exposition, series); };
   const double seconds = std::chrono::duration<double>(second_at - first_at).count();
   const double rate = delta("pgwaitprof_snapshots_total{target=\"local\"}") / seconds;
   const double missed = delta("pgwaitprof_missed_ticks_total{target=\"local\"}") / seconds;
@@ -332,9 +336,7 @@ TEST_F(DaemonTest, MemorySourceSamplesAt10kHzUnderLoad) {
   const auto second = daemon.metrics();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  auto delta = [&](const std::string& series) {
-    return metric(second, series).value_or(0) - metric(first, series).value_or(0);
-  };
+  auto delta = [&](const std::string& series) { return metric_delta(first, second, series); };
   const double taken = delta("pgwaitprof_snapshots_total{target=\"local\"}");
   const double missed = delta("pgwaitprof_missed_ticks_total{target=\"local\"}");
   // The sinks learn of missed ticks when the I/O thread takes its next batch, and up to 100 ms

@@ -5,13 +5,12 @@
 // summary against the targets; it never fails on a figure, only when something could not be
 // measured (exit 1). deploy/bench.sh runs it.
 #include <libpq-fe.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include "base/programs.h"
+#include "base/thread_priority.h"
 #include "tests/perf/bench_support.h"
 
 namespace pgwaitprof::bench {
@@ -245,10 +244,7 @@ void print_summary(double median_ratio, const TickFigures& ticks, const DaemonFi
 // tests/perf/suite.sh.
 int timer_floor(double hz, int seconds) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  const sched_param lowest{.sched_priority = 1};
-  if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &lowest) != 0) {
-    setpriority(PRIO_PROCESS, 0, -10);
-  }
+  base::raise_thread_priority();
   const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / hz));
   const auto ticks = static_cast<int64_t>(hz * seconds);
   timespec at{};
