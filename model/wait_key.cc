@@ -6,6 +6,8 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "base/same_text.h"
+
 namespace pgwaitprof::model {
 
 std::string_view state_class(std::string_view state) {
@@ -67,8 +69,9 @@ struct KeyHash {
 struct KeyEqual {
   using is_transparent = void;
   static bool equal(const KeyView& a, const KeyView& b) {
-    return a.wait_event == b.wait_event && a.wait_event_type == b.wait_event_type &&
-           a.state == b.state && a.backend_type == b.backend_type;
+    return base::same_text(a.wait_event, b.wait_event) &&
+           base::same_text(a.wait_event_type, b.wait_event_type) &&
+           base::same_text(a.state, b.state) && base::same_text(a.backend_type, b.backend_type);
   }
   bool operator()(const KeyView& a, const WaitKey& b) const { return equal(a, key_view(b)); }
   bool operator()(const WaitKey& a, const KeyView& b) const { return equal(key_view(a), b); }

@@ -13,9 +13,17 @@ const std::vector<CompletedWait>& WaitTracker::observe(const Snapshot& snapshot)
     completed_.push_back({wait.key, std::chrono::duration<double>(lower + upper) / 2});
   };
   size_t seen = 0;  // open waits this snapshot showed (went on, began, or ended and began anew)
+  // Whether the last key seen is a wait to track: rows of one key follow each other.
+  const WaitKey* last_key = nullptr;
+  bool last_tracked = false;
   for (const auto& backend : snapshot.backends) {
     const WaitKey* key = key_of(backend);
-    if (key == nullptr || key->wait_event_type == kCpu || is_idle(*key)) continue;
+    if (key == nullptr) continue;
+    if (key != last_key) {
+      last_key = key;
+      last_tracked = key->wait_event_type != kCpu && !is_idle(*key);
+    }
+    if (!last_tracked) continue;
     // Without a previous snapshot the start of the wait is unknown: take this one as its bound.
     const OpenWait started{key, have_previous_ ? previous_ : now, now, now, number};
     auto [entry, inserted] =

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "base/logging.h"
+#include "base/same_text.h"
 #include "base/thread_priority.h"
 #include "collectors/pg_session.h"
 
@@ -24,8 +25,26 @@ constexpr int64_t kPostgresEpochMicros = 946'684'800'000'000;
 // Most rows keep their names from one snapshot to the next (the samples are reused): a compare
 // costs less than a copy.
 void set_name(std::string& name, std::string_view value) {
-  if (name != value) name.assign(value);
+  if (!base::same_text(name, value)) name.assign(value);
 }
+
+// The last number looked up and its name: rows of one kind follow each other (a thousand
+// sessions of one type in one state), so most rows need no hash look-up.
+template <typename Name>
+struct Memo {
+  bool filled = false;
+  uint32_t number = 0;
+  Name name{};
+  template <typename Find>
+  const Name& operator()(uint32_t wanted, Find&& find) {
+    if (!filled || wanted != number) {
+      filled = true;
+      number = wanted;
+      name = find(wanted);
+    }
+    return name;
+  }
+};
 
 auto log() {
   static auto logger = base::component_logger("sampler");
@@ -227,9 +246,19 @@ void MemorySource::name(const Raw& raw, model::Snapshot& snapshot) {
   snapshot.backends.resize(raw.backends.size());
   size_t count = 0;
   const auto& names = *attachment_.names;
-  // Most rows wait as the row before did (many sleeping or idle backends): one look-up for them.
-  uint32_t last_info = 0;
-  WaitName wait = names.wait_event(0);
+  Memo<std::string_view> backend_type;
+  Memo<std::string_view> state;
+  Memo<WaitName> wait;
+  Memo<const std::string*> database;
+  const auto type_name = [&names](uint32_t code) { return names.backend_type(code); };
+  const auto state_name = [&names](uint32_t code) { return names.state(code); };
+  const auto wait_name = [&names](uint32_t info) { return names.wait_event(info); };
+  const auto datname = [this](uint32_t oid) -> const std::string* {
+    const auto it = attachment_.databases.find(oid);
+    if (it != attachment_.databases.end()) return &it->second;
+    unknown_databases_.insert(oid);
+    return nullptr;
+  };
   for (const auto& backend : raw.backends) {
     if (backend.pid == attachment_.session_pid) continue;
     auto& sample = snapshot.backends[count++];
@@ -241,27 +270,17 @@ void MemorySource::name(const Raw& raw, model::Snapshot& snapshot) {
                                         ? std::string_view(it->second)
                                         : names.backend_type(backend.backend_type));
     } else {
-      set_name(sample.backend_type, names.backend_type(backend.backend_type));
+      set_name(sample.backend_type, backend_type(backend.backend_type, type_name));
     }
-    set_name(sample.state, names.state(backend.state));
-    if (backend.wait_event_info != last_info) {
-      last_info = backend.wait_event_info;
-      wait = names.wait_event(last_info);
-    }
-    set_name(sample.wait_event_type, wait.type);
-    set_name(sample.wait_event, wait.name);
+    set_name(sample.state, state(backend.state, state_name));
+    const auto& waiting = wait(backend.wait_event_info, wait_name);
+    set_name(sample.wait_event_type, waiting.type);
+    set_name(sample.wait_event, waiting.name);
     sample.query_id.reset();
     if (backend.query_id != 0) sample.query_id = static_cast<int64_t>(backend.query_id);
-    std::string_view datname;
-    if (backend.database_id != 0) {
-      const auto it = attachment_.databases.find(backend.database_id);
-      if (it != attachment_.databases.end()) {
-        datname = it->second;
-      } else {
-        unknown_databases_.insert(backend.database_id);
-      }
-    }
-    set_name(sample.datname, datname);
+    const std::string* database_name =
+        backend.database_id != 0 ? database(backend.database_id, datname) : nullptr;
+    set_name(sample.datname, database_name != nullptr ? std::string_view(*database_name) : "");
     sample.application_name.clear();
     sample.backend_start = std::chrono::microseconds(backend.proc_start + kPostgresEpochMicros);
     sample.hidden = false;
