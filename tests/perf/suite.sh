@@ -7,15 +7,16 @@
 # raw pgbench loop of the same query, the accuracy against pg_wait_sampling on tpcb and
 # update-5rows, RSS over 10 minutes at 1 kHz, and /metrics scrape time with every wait event
 # present; the memory source beside activity (tps cost at 100 Hz, 1 kHz and 10 kHz, ticks
-# taken, client and server CPU per snapshot with many backends). Configurations alternate
-# within each round; every figure is printed raw and the medians replace the
+# taken, client and server CPU per snapshot with many backends); and (part 1b) each pausable
+# sampler's tps cost within one pgbench run, stopped and continued every few seconds, beside the
+# same pauses of a process that does nothing. Configurations alternate within each round; every figure is printed raw and the medians replace the
 # "## The latest suite run" section of docs/performance.md (or --out FILE).
 #
 #   tests/perf/suite.sh [--quick] [--out FILE] [--parts LIST] [--configs "LIST"] [--backends "N..."]
 #
 # --quick shortens every part (one round, 3 s windows, 20 s of RSS) to check the suite itself.
-# --parts runs some parts only (overhead,backends,accuracy,rss,scrape; default all), --configs
-# the samplers of part 1 (default all), --backends the counts of part 3 (default 10 100 500
+# --parts runs some parts only (overhead,interleaved,backends,accuracy,rss,scrape; default all),
+# --configs the samplers of parts 1 and 1b (default all; 1b takes those it can pause), --backends the counts of part 3 (default 10 100 500
 # 1000); with any of them, write to another file with --out.
 # Needs a build (BUILD_DIR, default ./build) and deploy/install-deps.sh. Run it on an
 # otherwise idle machine: it measures the machine as much as the sampler. A figure, not a test.
@@ -27,14 +28,16 @@ BUILD_DIR=$build BUILD_TARGET="pgwaitprof pgwaitprof_bench pgwaitprof_scrape_cos
   "$root/deploy/build.sh"
 out=$root/docs/performance.md
 rounds=3 window=10 pairs=3 accuracy_runs=3 accuracy_window=20 rss_seconds=600
+interleave_seconds=120 phase=4 interleave_rounds=2
 backend_counts="10 100 500 1000"
-parts=overhead,backends,accuracy,rss,scrape
+parts=overhead,interleaved,backends,accuracy,rss,scrape
 configs=(none_again pgwaitprof_100hz pgwaitprof_1khz raw_loop_1khz pg_wait_sampling_10ms psql_watch
   memory_100hz memory_1khz memory_10khz wakeups_10khz)
 command="tests/perf/suite.sh $*"
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) rounds=1 window=3 pairs=1 accuracy_runs=1 accuracy_window=5 rss_seconds=20
+      interleave_seconds=40 interleave_rounds=1
       backend_counts="10 100" ;;
     --out) out=$2; shift ;;
     --parts) parts=$2; shift ;;
@@ -166,6 +169,58 @@ for round in $(seq "$rounds"); do
   for offset in $(seq 0 $((${#configs[@]} - 1))); do
     overhead_once "$round" none
     overhead_once "$round" "${configs[$(((offset + round - 1) % ${#configs[@]}))]}"
+  done
+done
+
+# --- 1b.: the same costs, with the sampler paused and resumed within one pgbench run ---
+# This VM's speed drifts by more than a sampler costs over the minutes that separate windows
+# take (two windows without any sampler differ by up to 10 %). Here one pgbench run per sampler
+# has the sampler stopped (SIGSTOP: no CPU, no wake-ups, no queries) and continued every $phase s;
+# each second of pgbench's progress that lies wholly in one phase counts for that phase, and each
+# running phase is compared with the paused phases on either side (interleaved_cost.py). The
+# "no sampler" row pauses a process that does nothing: the noise of the method itself.
+echo "# 1b. tps cost, sampler paused and resumed every $phase s in one pgbench run of $interleave_seconds s"
+interleaved_once() {  # $1: round, $2: configuration
+  local paused="" watch_pid=""
+  case $2 in
+    none_again) sleep $((interleave_seconds + 30)) & watch_pid=$! ;;
+    pgwaitprof_100hz) start_daemon 100 ;;
+    pgwaitprof_1khz) start_daemon 1000 ;;
+    memory_100hz) start_daemon 100 memory ;;
+    memory_1khz) start_daemon 1000 memory ;;
+    memory_10khz) start_daemon 10000 memory ;;
+    wakeups_10khz) "$build/tests/pgwaitprof_bench" --timer-floor 10000 \
+      --seconds $((interleave_seconds + 30)) >"$work/wakeups.out" 2>&1 & watch_pid=$! ;;
+    *) return 0 ;;  # in-server or rate-scheduled: a pause would not stop it, or would burst
+  esac
+  paused=${daemon_pid:-$watch_pid}
+  psql -X -q -c "VACUUM pgbench_branches" -c "VACUUM pgbench_tellers" \
+    -c "TRUNCATE pgbench_history" >/dev/null
+  : >"$work/phases.txt"
+  pgbench -n -M prepared -c 8 -j 2 -T "$interleave_seconds" -P 1 --progress-timestamp \
+    >"$work/interleaved.out" 2>"$work/progress.txt" &
+  local bench=$!
+  local state=STOP
+  while kill -0 "$bench" 2>/dev/null; do
+    kill -"$state" "$paused"
+    echo "$(date +%s.%N) $state" >>"$work/phases.txt"
+    [ "$state" = STOP ] && state=CONT || state=STOP
+    sleep "$phase"
+  done
+  wait "$bench" || true
+  kill -CONT "$paused" 2>/dev/null || true
+  if [ -n "$daemon_pid" ]; then
+    stop_daemon
+  else
+    kill "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true
+  fi
+  record "$(python3 "$root/tests/perf/interleaved_cost.py" "$work/progress.txt" "$work/phases.txt" \
+    | sed "s/^{/{\"part\":\"interleaved\",\"round\":$1,\"config\":\"$2\",/")"
+}
+for round in $(seq "$interleave_rounds"); do
+  part interleaved || break
+  for offset in $(seq 0 $((${#configs[@]} - 1))); do
+    interleaved_once "$round" "${configs[$(((offset + round - 1) % ${#configs[@]}))]}"
   done
 done
 
