@@ -9,15 +9,17 @@
 # present; the memory source beside activity (tps cost at 100 Hz, 1 kHz and 10 kHz, ticks
 # taken, client and server CPU per snapshot with many backends); and (part 1b) each pausable
 # sampler's tps cost within one pgbench run, stopped and continued every few seconds, beside the
-# same pauses of a process that does nothing. Configurations alternate within each round; every figure is printed raw and the medians replace the
-# "## The latest suite run" section of docs/performance.md (or --out FILE).
+# same pauses of a process that does nothing. Configurations alternate within each round; every
+# figure is printed raw and the medians replace the "## The latest suite run" section of
+# docs/performance.md (or --out FILE).
 #
 #   tests/perf/suite.sh [--quick] [--out FILE] [--parts LIST] [--configs "LIST"] [--backends "N..."]
 #
 # --quick shortens every part (one round, 3 s windows, 20 s of RSS) to check the suite itself.
 # --parts runs some parts only (overhead,interleaved,backends,accuracy,rss,scrape; default all),
-# --configs the samplers of parts 1 and 1b (default all; 1b takes those it can pause), --backends the counts of part 3 (default 10 100 500
-# 1000); with any of them, write to another file with --out.
+# --configs the samplers of parts 1 and 1b (default all; 1b takes those it can pause),
+# --backends the counts of part 3 (default 10 100 500 1000); with any of them, write to another
+# file with --out.
 # Needs a build (BUILD_DIR, default ./build) and deploy/install-deps.sh. Run it on an
 # otherwise idle machine: it measures the machine as much as the sampler. A figure, not a test.
 set -euo pipefail
@@ -109,21 +111,29 @@ wait_sampling_period 3600000
 # one; pgbench vacuums its tables before every window (no -n), so the tables do not bloat from
 # one window to the next and later windows are not slower for that alone.
 echo "# 1. tps cost: pgbench tpcb -M prepared -c 8 -j 2 -T $window, $rounds rounds of pairs"
-overhead_once() {  # $1: round, $2: configuration
-  local watch_pid="" s0=0 m0=0
-  case $2 in
+# The samplers that SIGSTOP pauses (parts 1 and 1b): the daemon (daemon_pid), or a loop that
+# only wakes as the memory source's reader does, for $2 s (watch_pid, the caller's local).
+# Returns 1 for any other configuration.
+start_pausable() {  # $1: configuration, $2: seconds
+  case $1 in
     pgwaitprof_100hz) start_daemon 100 ;;
     pgwaitprof_1khz) start_daemon 1000 ;;
     memory_100hz) start_daemon 100 memory ;;
     memory_1khz) start_daemon 1000 memory ;;
     memory_10khz) start_daemon 10000 memory ;;
+    wakeups_1khz | wakeups_10khz)
+      local hz=${1#wakeups_}  # 1khz, 10khz
+      "$build/tests/pgwaitprof_bench" --timer-floor "${hz%khz}000" --seconds "$2" \
+        >"$work/wakeups.out" 2>&1 & watch_pid=$! ;;
+    *) return 1 ;;
+  esac
+}
+overhead_once() {  # $1: round, $2: configuration
+  local watch_pid="" s0=0 m0=0
+  start_pausable "$2" $((window + 3)) || case $2 in
     pg_wait_sampling_10ms) wait_sampling_period 10 ;;
     raw_loop_1khz) pgbench -n -M prepared -c 1 -R 1000 -T $((window + 3)) -f "$work/snapshot.sql" \
       >"$work/raw_loop.out" 2>&1 & watch_pid=$! ;;
-    wakeups_1khz) "$build/tests/pgwaitprof_bench" --timer-floor 1000 --seconds $((window + 3)) \
-      >"$work/wakeups.out" 2>&1 & watch_pid=$! ;;
-    wakeups_10khz) "$build/tests/pgwaitprof_bench" --timer-floor 10000 --seconds $((window + 3)) \
-      >"$work/wakeups.out" 2>&1 & watch_pid=$! ;;
     psql_watch) printf 'SELECT statement_timestamp(), pid, state, wait_event_type, wait_event FROM pg_stat_activity\n\\watch 0.01\n' |
       psql -X -At -o "$work/watch.out" >/dev/null 2>&1 & watch_pid=$! ;;
   esac
@@ -153,7 +163,7 @@ overhead_once() {  # $1: round, $2: configuration
     within_2_5ms=$(python3 -c "print(round(($r2 - $q2) / max(1, $r0 - $q0), 4))")
     stop_daemon
   fi
-  if [ "$2" = wakeups_1khz ] || [ "$2" = wakeups_10khz ]; then
+  if [[ $2 == wakeups_* ]]; then
     wait "$watch_pid" 2>/dev/null || true
   elif [ "$2" = raw_loop_1khz ]; then
     wait "$watch_pid" 2>/dev/null || true
@@ -176,7 +186,7 @@ done
 
 # --- 1b.: the same costs, with the sampler paused and resumed within one pgbench run ---
 # This VM's speed drifts by more than a sampler costs over the minutes that separate windows
-# take (two windows without any sampler differ by up to 10 %). Here one pgbench run per sampler
+# take (two windows without any sampler differed by up to 20 %). Here one pgbench run per sampler
 # has the sampler stopped (SIGSTOP: no CPU, no wake-ups, no queries) and continued every $phase s;
 # each second of pgbench's progress that lies wholly in one phase counts for that phase, and each
 # running phase is compared with the paused phases on either side (interleaved_cost.py). The
@@ -184,19 +194,11 @@ done
 echo "# 1b. tps cost, sampler paused and resumed every $phase s in one pgbench run of $interleave_seconds s"
 interleaved_once() {  # $1: round, $2: configuration
   local paused="" watch_pid=""
-  case $2 in
-    none_again) sleep $((interleave_seconds + 30)) & watch_pid=$! ;;
-    pgwaitprof_100hz) start_daemon 100 ;;
-    pgwaitprof_1khz) start_daemon 1000 ;;
-    memory_100hz) start_daemon 100 memory ;;
-    memory_1khz) start_daemon 1000 memory ;;
-    memory_10khz) start_daemon 10000 memory ;;
-    wakeups_1khz) "$build/tests/pgwaitprof_bench" --timer-floor 1000 \
-      --seconds $((interleave_seconds + 30)) >"$work/wakeups.out" 2>&1 & watch_pid=$! ;;
-    wakeups_10khz) "$build/tests/pgwaitprof_bench" --timer-floor 10000 \
-      --seconds $((interleave_seconds + 30)) >"$work/wakeups.out" 2>&1 & watch_pid=$! ;;
-    *) return 0 ;;  # in-server or rate-scheduled: a pause would not stop it, or would burst
-  esac
+  if [ "$2" = none_again ]; then
+    sleep $((interleave_seconds + 30)) & watch_pid=$!
+  elif ! start_pausable "$2" $((interleave_seconds + 30)); then
+    return 0  # in-server or rate-scheduled: a pause would not stop it, or would burst
+  fi
   paused=${daemon_pid:-$watch_pid}
   psql -X -q -c "VACUUM pgbench_branches" -c "VACUUM pgbench_tellers" \
     -c "TRUNCATE pgbench_history" >/dev/null

@@ -189,6 +189,12 @@ def interleaved_cost(parts, config):
     return pooled_median(interleaved_pairs(parts, config))
 
 
+def with_interval(within):
+    """A pooled median and its 95 % interval, in words."""
+    cost, low, high = within
+    return f"{100 * cost:.1f} %, 95 % interval {100 * low:.1f} to {100 * high:.1f} %"
+
+
 def backends(parts):
     rows = parts["backends"]
     by_count = defaultdict(list)
@@ -274,7 +280,7 @@ def memory_source(parts):
         within = interleaved_cost(parts, config)  # only part 1b ran
         if within is None:
             return "-"
-        return f"{100 * within[0]:.1f} % (1b; 95 % interval {100 * within[1]:.1f} to {100 * within[2]:.1f})"
+        return f"{with_interval(within)} (1b)"
 
     def shares(config):
         values = taken(config)
@@ -344,12 +350,10 @@ def memory_source(parts):
         """By part 1b's paused-and-resumed figure where there is one, else by section 1's."""
         within = interleaved_cost(parts, config)
         if within is not None:
-            cost_1b, low, high = within
+            _, low, high = within
             if low <= target < high:
-                return (f"not resolved: {100 * cost_1b:.1f} %, 95 % interval {100 * low:.1f} to "
-                        f"{100 * high:.1f} % (section 1b)")
-            return (f"{verdict(high <= target)} ({100 * cost_1b:.1f} %, 95 % interval "
-                    f"{100 * low:.1f} to {100 * high:.1f} %, section 1b)")
+                return f"not resolved: {with_interval(within)} (section 1b)"
+            return f"{verdict(high <= target)} ({with_interval(within)}, section 1b)"
         return judged(config, cost(config) <= target)
 
     lines += [
