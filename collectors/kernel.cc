@@ -229,7 +229,7 @@ void KernelStage::read_times(const model::Snapshot& snapshot, model::SteadyClock
 
 asio::awaitable<CollectResult> KernelStage::collect(CollectContext& context) {
   if (!local_ || context.snapshot == nullptr) co_return std::nullopt;
-  read_states(*context.snapshot);
+  if (!states_from_source_) read_states(*context.snapshot);
   if (!last_reading_ || context.now - *last_reading_ >= kTimesEvery) {
     read_times(*context.snapshot, context.now, *context.sink);
   }

@@ -51,7 +51,9 @@ std::unique_ptr<Collector> make_sampling_source(const SamplerOptions& options) {
 std::vector<std::unique_ptr<Collector>> make_snapshot_stages(const SamplerOptions& options) {
   std::vector<std::unique_ptr<Collector>> stages;
   if (!model::takes_snapshots(options.source)) return stages;
-  stages.push_back(std::make_unique<KernelStage>(options.local));
+  // The memory source reads the kernel states on its reader thread, at the moment it samples.
+  stages.push_back(std::make_unique<KernelStage>(options.local,
+                                                 options.source == model::SamplerSource::kMemory));
   return stages;
 }
 

@@ -374,7 +374,7 @@ asio::awaitable<void> TargetSampler::deliver_stages() {
 // background workers are looked up once a second when there are any.
 asio::awaitable<void> TargetSampler::sample_memory() {
   using namespace std::chrono_literals;
-  memory_->start(executor_, options_.hz);
+  memory_->start(executor_, options_.hz, options_.local != config::LocalMode::kNo);
   std::vector<model::SteadyClock::time_point> due;
   const auto start = model::SteadyClock::now();
   for (const auto& entry : collectors_) due.push_back(start + entry.period);

@@ -14,6 +14,7 @@
 #include "base/logging.h"
 #include "base/same_text.h"
 #include "base/thread_priority.h"
+#include "collectors/kernel.h"
 #include "collectors/pg_session.h"
 
 namespace pgwaitprof::collectors::memory {
@@ -104,13 +105,14 @@ asio::awaitable<CollectResult> MemorySource::collect(CollectContext& context) {
   co_return std::nullopt;
 }
 
-void MemorySource::start(asio::any_io_executor executor, double hz) {
+void MemorySource::start(asio::any_io_executor executor, double hz, bool kernel_states) {
   stop();
   channel_ = std::make_shared<Channel>(executor);
   inherit_priorities(channel_->mutex);
   taking_.clear();
   taken_ = 0;
-  reader_ = std::jthread([this, hz](std::stop_token stop) { read_loop(stop, hz); });
+  reader_ = std::jthread(
+      [this, hz, kernel_states](std::stop_token stop) { read_loop(stop, hz, kernel_states); });
 }
 
 void MemorySource::stop() {
@@ -142,8 +144,11 @@ asio::awaitable<void> MemorySource::wait(model::SteadyClock::time_point until) {
 // snapshots), not per snapshot: a wake-up costs more than reading the server's memory. A
 // real-time reader, which nothing else on its CPU can interrupt, sleeps after each read at least
 // as long as the read took: reads that outgrow half a period (thousands of backends at 10 kHz)
-// cost missed ticks, never more than half of one CPU.
-void MemorySource::read_loop(std::stop_token stop, double hz) {
+// cost missed ticks, never more than half of one CPU. The kernel view's state of a backend
+// without a wait event is read here too, right after the arrays: read on the I/O thread, it would
+// describe a moment up to 10 ms after the sample, and read once per snapshot of a batch, ten
+// snapshots would get ten nearly simultaneous readings.
+void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states) {
   using namespace std::chrono_literals;
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   // A reader that waits for a CPU behind the benchmark's processes misses its windows (at 10 kHz
@@ -163,6 +168,7 @@ void MemorySource::read_loop(std::stop_token stop, double hz) {
   auto batch_start = window;
   auto rested = window;  // a real-time reader's next read starts no earlier
   ReadCounts counts;
+  ProcessStates states;  // this thread's /proc/<pid>/stat files
   Raw raw;
   while (!stop.stop_requested()) {
     const auto now = model::SteadyClock::now();
@@ -187,6 +193,13 @@ void MemorySource::read_loop(std::stop_token stop, double hz) {
       channel_->failure = error->message;
       publish(Raw{}, true);  // wakes the I/O thread, which sees the failure
       return;
+    }
+    if (kernel_states) {
+      states.next_reading();
+      for (auto& backend : raw.backends) {
+        if (backend.wait_event_info != 0 || backend.pid == attachment_.session_pid) continue;
+        backend.kernel_state = states.state(backend.pid, backend.proc_start).value_or(0);
+      }
     }
     raw.duration = model::SteadyClock::now() - raw.taken_at_steady;
     if (real_time) rested = raw.taken_at_steady + 2 * raw.duration;
@@ -284,7 +297,7 @@ void MemorySource::name(const Raw& raw, model::Snapshot& snapshot) {
     sample.application_name.clear();
     sample.backend_start = std::chrono::microseconds(backend.proc_start + kPostgresEpochMicros);
     sample.hidden = false;
-    sample.kernel_state = 0;
+    sample.kernel_state = backend.kernel_state;
     sample.key = nullptr;
   }
   snapshot.backends.resize(count);

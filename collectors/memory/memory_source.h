@@ -37,8 +37,10 @@ class MemorySource : public Collector {
   // The names refresh (see above); a no-op when every number has its name.
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 
-  // Starts reading at `hz` on the reader thread; stop() ends and joins it.
-  void start(asio::any_io_executor executor, double hz);
+  // Starts reading at `hz` on the reader thread; stop() ends and joins it. With `kernel_states`
+  // (the kernel view), a backend without a wait event gets its /proc state as it is read, not
+  // when the I/O thread takes the batch up to 10 ms later.
+  void start(asio::any_io_executor executor, double hz, bool kernel_states);
   void stop();
   // Waits until snapshots are ready, wake() is called or `until` passes. I/O thread only.
   asio::awaitable<void> wait(model::SteadyClock::time_point until);
@@ -77,7 +79,7 @@ class MemorySource : public Collector {
     std::optional<std::string> failure;
   };
 
-  void read_loop(std::stop_token stop, double hz);
+  void read_loop(std::stop_token stop, double hz, bool kernel_states);
   // Under channel_->mutex: hands `raw` over
   // and wakes the I/O thread when `wake` and no wake is on its way.
   void publish(Raw&& raw, bool wake);

@@ -2,8 +2,9 @@
 // memory, matches pg_stat_activity (idle, idle in transaction, active on a CPU, active waiting on
 // a timeout and on a lock, background processes, a background worker's type, a query id); a
 // backend that exits and a new one in its slot; a wrong layout refused by the layout check; a
-// user without the right to read the server refused; and, on a cluster of its own, the sampler
-// re-attaching after a restart and after the postmaster was killed with SIGKILL.
+// user without the right to read the server refused; the kernel view's state of a backend read
+// at the moment of its sample; and, on a cluster of its own, the sampler re-attaching after a
+// restart and after the postmaster was killed with SIGKILL.
 #include <libpq-fe.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -448,6 +449,68 @@ TEST_F(MemorySourceTest, AgreesWithActivityAndPgWaitSamplingOnOnePgbenchRun) {
   EXPECT_LE(memory_activity, 0.04);
   EXPECT_LE(memory_wait_sampling, 0.05);
   EXPECT_LE(activity_wait_sampling, 0.05);
+}
+
+// The kernel states the snapshots gave one backend without a wait event, by sample time.
+struct KernelStateSink : model::SampleSink {
+  explicit KernelStateSink(int32_t pid) : pid(pid) {}
+  void on_snapshot(const model::Snapshot& snapshot) override {
+    for (const auto& backend : snapshot.backends) {
+      if (backend.pid == pid && backend.wait_event_type.empty()) {
+        states.emplace_back(snapshot.taken_at_steady, backend.kernel_state);
+      }
+    }
+  }
+  void on_profile_delta(const model::Profile&, model::SystemClock::time_point) override {}
+  int32_t pid;
+  std::vector<std::pair<model::SteadyClock::time_point, char>> states;
+};
+
+// A backend busy on a CPU (no wait event) is stopped with SIGSTOP: the kernel says T from then
+// on, while its PGPROC still shows no wait. Every snapshot taken before the signal must show it
+// running, every one after it stopped. The I/O thread is held 20 ms before the signal, so that
+// kernel states read when it takes the batch instead of when the sample is taken would show the
+// last 20 ms of snapshots before the signal stopped (they did, before the reader read them).
+TEST_F(MemorySourceTest, KernelStatesDescribeTheMomentOfTheSample) {
+  Connection busy(test_conninfo());
+  busy.send("DO $$BEGIN LOOP END LOOP; END$$");
+  asio::io_context io;
+  collectors::SamplerOptions options;
+  options.name = "memory";
+  options.conninfo = test_conninfo();
+  options.hz = 1000;
+  options.source = model::SamplerSource::kMemory;
+  collectors::TargetSampler sampler(io.get_executor(), options);
+  asio::co_spawn(io, sampler.run(), asio::detached);
+  io.run_for(2s);
+  ASSERT_TRUE(sampler.up()) << sampler.last_error();
+  KernelStateSink sink(busy.pid());
+  sampler.add_sink(&sink);
+  io.run_for(300ms);
+  std::this_thread::sleep_for(20ms);
+  const auto signalled = model::SteadyClock::now();
+  ASSERT_EQ(kill(busy.pid(), SIGSTOP), 0);
+  const auto stopped = model::SteadyClock::now();
+  io.run_for(300ms);
+  kill(busy.pid(), SIGCONT);
+  sampler.stop();
+  io.run_for(1s);
+  // A margin of 2 ms either side for the few microseconds between a read of the arrays and the
+  // read of /proc (the reader runs in real time as root).
+  int before = 0, after = 0;
+  for (const auto& [taken_at, state] : sink.states) {
+    if (taken_at < signalled - 2ms) {
+      ++before;
+      EXPECT_EQ(state, 'R') << "a snapshot " << (signalled - taken_at) / 1us
+                            << " us before SIGSTOP shows the backend in state " << state;
+    } else if (taken_at > stopped + 2ms) {
+      ++after;
+      EXPECT_EQ(state, 'T') << "a snapshot " << (taken_at - stopped) / 1us
+                            << " us after SIGSTOP shows the backend in state " << state;
+    }
+  }
+  EXPECT_GT(before, 200);
+  EXPECT_GT(after, 200);
 }
 
 // A sink that remembers the postmaster generations it saw through the snapshots' pids.
