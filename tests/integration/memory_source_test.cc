@@ -14,6 +14,7 @@
 #include <map>
 #include <thread>
 
+#include "collectors/kernel.h"
 #include "collectors/memory/memory_attach.h"
 #include "collectors/target_sampler.h"
 #include "model/profile.h"
@@ -490,6 +491,8 @@ TEST_F(MemorySourceTest, KernelStatesDescribeTheMomentOfTheSample) {
   std::this_thread::sleep_for(20ms);
   const auto signalled = model::SteadyClock::now();
   ASSERT_EQ(kill(busy.pid(), SIGSTOP), 0);
+  // A backend waiting for a CPU stops only once it gets one (a busy CI machine).
+  EXPECT_TRUE(eventually(5s, [&] { return collectors::read_process_state(busy.pid()) == 'T'; }));
   const auto stopped = model::SteadyClock::now();
   io.run_for(300ms);
   kill(busy.pid(), SIGCONT);
