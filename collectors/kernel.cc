@@ -183,8 +183,9 @@ void ProcessStates::clear() {
 void KernelStage::read_states(model::Snapshot& snapshot) {
   states_.next_reading();
   for (auto& backend : snapshot.backends) {
-    // Only a backend PostgreSQL says is not waiting needs the kernel's word.
-    if (!backend.wait_event_type.empty() || backend.hidden) continue;
+    // Only a backend PostgreSQL says is not waiting needs the kernel's word, and only when the
+    // source did not read it as it sampled.
+    if (!backend.wait_event_type.empty() || backend.hidden || backend.kernel_state != 0) continue;
     backend.kernel_state = states_.state(backend.pid, backend.backend_start.count()).value_or(0);
   }
 }
@@ -229,7 +230,7 @@ void KernelStage::read_times(const model::Snapshot& snapshot, model::SteadyClock
 
 asio::awaitable<CollectResult> KernelStage::collect(CollectContext& context) {
   if (!local_ || context.snapshot == nullptr) co_return std::nullopt;
-  if (!states_from_source_) read_states(*context.snapshot);
+  read_states(*context.snapshot);
   if (!last_reading_ || context.now - *last_reading_ >= kTimesEvery) {
     read_times(*context.snapshot, context.now, *context.sink);
   }

@@ -69,14 +69,14 @@ class ProcessStates {
   uint64_t readings_ = 0;
 };
 
-// The snapshot stage of a local target: sets each unwaiting backend's kernel_state (unless the
-// source read the states itself when it sampled, `states_from_source`: the memory source), and
-// once a second delivers the target's kernel times (client backends, background processes, the
-// sampler's own backend) to the sink. Does nothing for a target that is not on this host.
+// The snapshot stage of a local target: sets each unwaiting backend's kernel_state that the
+// source did not read as it sampled (the memory source does: read here, after the snapshot
+// arrived, a state describes a later moment), and once a second delivers the target's kernel
+// times (client backends, background processes, the sampler's own backend) to the sink. Does
+// nothing for a target that is not on this host.
 class KernelStage : public Collector {
  public:
-  KernelStage(config::LocalMode mode, bool states_from_source)
-      : mode_(mode), states_from_source_(states_from_source) {}
+  explicit KernelStage(config::LocalMode mode) : mode_(mode) {}
   std::string_view name() const override { return "kernel"; }
   asio::awaitable<CollectResult> prepare(PgSession& session) override;
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
@@ -88,7 +88,6 @@ class KernelStage : public Collector {
                   model::SampleSink& sink);
 
   config::LocalMode mode_;
-  bool states_from_source_;
   bool local_ = false;
   pid_t sampler_pid_ = -1;
   std::optional<model::SteadyClock::time_point> last_reading_;

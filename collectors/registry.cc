@@ -51,9 +51,7 @@ std::unique_ptr<Collector> make_sampling_source(const SamplerOptions& options) {
 std::vector<std::unique_ptr<Collector>> make_snapshot_stages(const SamplerOptions& options) {
   std::vector<std::unique_ptr<Collector>> stages;
   if (!model::takes_snapshots(options.source)) return stages;
-  // The memory source reads the kernel states on its reader thread, at the moment it samples.
-  stages.push_back(std::make_unique<KernelStage>(options.local,
-                                                 options.source == model::SamplerSource::kMemory));
+  stages.push_back(std::make_unique<KernelStage>(options.local));
   return stages;
 }
 
