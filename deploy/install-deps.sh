@@ -17,8 +17,6 @@ packages=(
   clang-format
   # run: the scratch cluster, pgbench, and pg_wait_sampling to cross-check the sampler
   postgresql-15 postgresql-client-15 postgresql-15-pg-wait-sampling
-  # the memory source: the server headers its shared-memory layout is generated from
-  postgresql-server-dev-15
   # `run --loadgen sysbench` and its integration tests (sysbench with its pgsql driver)
   sysbench
   # tests and deploy checks: real Prometheus and promtool, systemd-analyze, JSON/YAML/HTTP tools

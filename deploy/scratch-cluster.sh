@@ -3,7 +3,8 @@
 # the tests: unix socket in DIR, a free port, pg_stat_statements preloaded and created
 # (compute_query_id on from 14), pg_wait_sampling too where the server has it (Debian's 15),
 # pgbench tables at scale 2 (SCRATCH_SCALE); SCRATCH_MAX_CONNECTIONS (default 200) sets
-# max_connections. BIN_DIR holds the server's initdb, pg_ctl and postgres (default Debian's
+# max_connections; prepared transactions enabled (2), so that every test server has their
+# PGPROCs, which the memory source must not take for backends. BIN_DIR holds the server's initdb, pg_ctl and postgres (default Debian's
 # PostgreSQL 15; the version matrix passes the servers of deploy/fetch-servers.sh); Debian's
 # psql and pgbench 15 drive every major. Run as root, the server runs as the postgres user (a
 # server the postgres user cannot reach, e.g. under /root/.cache, is hard-linked into DIR
@@ -37,6 +38,7 @@ listen_addresses = ''
 unix_socket_directories = '$dir'
 port = $port
 max_connections = ${SCRATCH_MAX_CONNECTIONS:-200}
+max_prepared_transactions = 2
 shared_preload_libraries = '$preload'
 CONF
     [ "$major" -ge 14 ] && echo "compute_query_id = on" >>"$dir/data/postgresql.conf"

@@ -51,6 +51,7 @@ bool BackendReader::proc_matches(uint32_t slot, int32_t pid, uint32_t proc) cons
       proc_field<int32_t>(proc, layout_.proc_latch_owner) != pid) {
     return false;
   }
+  if (layout_.status_by_proc_number) return proc == slot;
   if (slot < places_.max_backends) {
     return proc < places_.max_backends &&
            proc_field<int32_t>(proc, layout_.proc_backend_id) == static_cast<int32_t>(slot + 1);
@@ -61,6 +62,9 @@ bool BackendReader::proc_matches(uint32_t slot, int32_t pid, uint32_t proc) cons
 
 // The one PGPROC of the slot's pid, or -1 when there is none or more than one.
 int64_t BackendReader::find_proc(uint32_t slot, int32_t pid) const {
+  if (layout_.status_by_proc_number) {
+    return slot < places_.proc_count && proc_matches(slot, pid, slot) ? int64_t{slot} : -1;
+  }
   int64_t found = -1;
   for (uint32_t proc = 0; proc < places_.proc_count; ++proc) {
     if (!proc_matches(slot, pid, proc)) continue;
@@ -238,7 +242,9 @@ RawBackend BackendReader::backend_at(uint32_t slot, uint32_t proc) const {
   backend.pid = status_field<int32_t>(slot, layout_.status_procpid);
   backend.backend_type = status_field<uint32_t>(slot, layout_.status_backend_type);
   backend.state = status_field<uint32_t>(slot, layout_.status_state);
-  backend.query_id = status_field<uint64_t>(slot, layout_.status_query_id);
+  if (layout_.status_query_id) {
+    backend.query_id = status_field<uint64_t>(slot, *layout_.status_query_id);
+  }
   backend.database_id = status_field<uint32_t>(slot, layout_.status_database_id);
   backend.user_id = status_field<uint32_t>(slot, layout_.status_user_id);
   backend.proc_start = status_field<int64_t>(slot, layout_.status_proc_start);
@@ -251,85 +257,114 @@ RawBackend BackendReader::backend_at(uint32_t slot, uint32_t proc) const {
 base::Status BackendReader::read_in_rounds(std::vector<RawBackend>& into, ReadCounts& counts) {
   bool scanned = false;
   for (int round = 0; round <= kRetries && !pending_.empty(); ++round) {
-    // A slot without a known PGPROC: look at every PGPROC once, then keep the match.
-    for (const uint32_t slot : pending_) {
-      const auto pid = status_field<int32_t>(slot, layout_.status_procpid);
-      const auto cached = proc_of_slot_[slot];
-      if (cached >= 0 && proc_matches(slot, pid, static_cast<uint32_t>(cached))) continue;
-      if (!scanned) {
-        if (auto error = scan_procs()) return error;
-        ++counts.calls;
-        scanned = true;
-      }
-      proc_of_slot_[slot] = find_proc(slot, pid);
-    }
-    reads_.clear();
-    rechecked_.assign(pending_.size(), 0);
-    const auto ids = proc_identity(layout_);
-    const bool bulk = pending_.size() > kBulkAbove;
-    if (bulk) {
-      statuses_again_.resize(statuses_.size());
-      reads_.push_back({places_.procs, procs_.data(), procs_.size()});
-      reads_.push_back({places_.statuses, statuses_again_.data(), statuses_again_.size()});
-    }
-    for (size_t index = 0; index < pending_.size() && !bulk; ++index) {
-      const uint32_t slot = pending_[index];
-      if (const auto proc = proc_of_slot_[slot]; proc >= 0) {
-        const size_t at = static_cast<size_t>(proc) * layout_.proc_size;
-        reads_.push_back(
-            {places_.procs + at + ids.offset, procs_.data() + at + ids.offset, ids.length});
-        reads_.push_back({places_.procs + at + layout_.proc_wait_event_info,
-                          procs_.data() + at + layout_.proc_wait_event_info, sizeof(uint32_t)});
-      }
-      // Last: the entry is taken only if its count is what it was before everything above.
-      reads_.push_back(
-          {places_.statuses + size_t{slot} * layout_.status_size + layout_.status_changecount,
-           &rechecked_[index], sizeof(int32_t)});
-    }
-    if (auto error = memory_.read(reads_)) return error;
-    ++counts.calls;
-    if (bulk) {
-      for (size_t index = 0; index < pending_.size(); ++index) {
-        std::memcpy(&rechecked_[index],
-                    statuses_again_.data() + size_t{pending_[index]} * layout_.status_size +
-                        layout_.status_changecount,
-                    sizeof(int32_t));
-      }
-    }
-    again_.clear();
-    for (size_t index = 0; index < pending_.size(); ++index) {
-      const uint32_t slot = pending_[index];
-      const auto before = status_field<int32_t>(slot, layout_.status_changecount);
-      const auto pid = status_field<int32_t>(slot, layout_.status_procpid);
-      if (before % 2 != 0 || before != rechecked_[index]) {
-        again_.push_back(slot);
-        continue;
-      }
-      const auto proc = proc_of_slot_[slot];
-      if (proc < 0 || !proc_matches(slot, pid, static_cast<uint32_t>(proc))) {
-        ++counts.unmatched;
-        continue;
-      }
-      into.push_back(backend_at(slot, static_cast<uint32_t>(proc)));
-    }
+    if (auto error = find_pending_procs(scanned, counts)) return error;
+    if (auto error = read_pending(counts)) return error;
+    take_pending(into, counts);
     if (again_.empty()) break;
     if (round == kRetries) {
       counts.inconsistent += again_.size();
       break;
     }
     counts.retried += again_.size();
-    // Read the changed entries again; a slot that is no longer in use drops out.
-    reads_.clear();
-    for (const uint32_t slot : again_) {
-      const size_t at = size_t{slot} * layout_.status_size;
-      reads_.push_back({places_.statuses + at, statuses_.data() + at, layout_.status_size});
+    if (auto error = read_again(counts)) return error;
+  }
+  return std::nullopt;
+}
+
+// A pending slot without a known PGPROC: with 17+'s numbering its own, else found by a look at
+// every PGPROC (once per snapshot) and kept.
+base::Status BackendReader::find_pending_procs(bool& scanned, ReadCounts& counts) {
+  for (const uint32_t slot : pending_) {
+    const auto pid = status_field<int32_t>(slot, layout_.status_procpid);
+    const auto cached = proc_of_slot_[slot];
+    if (layout_.status_by_proc_number) {
+      // Its fields are read below and matched to the slot before anything is taken.
+      proc_of_slot_[slot] = slot < places_.proc_count ? int64_t{slot} : -1;
+      continue;
     }
-    if (auto error = memory_.read(reads_)) return error;
-    ++counts.calls;
-    pending_.clear();
-    for (const uint32_t slot : again_) {
-      if (status_field<int32_t>(slot, layout_.status_procpid) > 0) pending_.push_back(slot);
+    if (cached >= 0 && proc_matches(slot, pid, static_cast<uint32_t>(cached))) continue;
+    if (!scanned) {
+      if (auto error = scan_procs()) return error;
+      ++counts.calls;
+      scanned = true;
     }
+    proc_of_slot_[slot] = find_proc(slot, pid);
+  }
+  return std::nullopt;
+}
+
+// The pending slots' PGPROC fields, then their st_changecount again (into rechecked_): in small
+// pieces, or, for many slots, the whole PGPROC and status arrays in one piece each.
+base::Status BackendReader::read_pending(ReadCounts& counts) {
+  reads_.clear();
+  rechecked_.assign(pending_.size(), 0);
+  const auto ids = proc_identity(layout_);
+  const bool bulk = pending_.size() > kBulkAbove;
+  if (bulk) {
+    statuses_again_.resize(statuses_.size());
+    reads_.push_back({places_.procs, procs_.data(), procs_.size()});
+    reads_.push_back({places_.statuses, statuses_again_.data(), statuses_again_.size()});
+  }
+  for (size_t index = 0; index < pending_.size() && !bulk; ++index) {
+    const uint32_t slot = pending_[index];
+    if (const auto proc = proc_of_slot_[slot]; proc >= 0) {
+      const size_t at = static_cast<size_t>(proc) * layout_.proc_size;
+      reads_.push_back(
+          {places_.procs + at + ids.offset, procs_.data() + at + ids.offset, ids.length});
+      reads_.push_back({places_.procs + at + layout_.proc_wait_event_info,
+                        procs_.data() + at + layout_.proc_wait_event_info, sizeof(uint32_t)});
+    }
+    // Last: the entry is taken only if its count is what it was before everything above.
+    reads_.push_back(
+        {places_.statuses + size_t{slot} * layout_.status_size + layout_.status_changecount,
+         &rechecked_[index], sizeof(int32_t)});
+  }
+  if (auto error = memory_.read(reads_)) return error;
+  ++counts.calls;
+  if (bulk) {
+    for (size_t index = 0; index < pending_.size(); ++index) {
+      std::memcpy(&rechecked_[index],
+                  statuses_again_.data() + size_t{pending_[index]} * layout_.status_size +
+                      layout_.status_changecount,
+                  sizeof(int32_t));
+    }
+  }
+  return std::nullopt;
+}
+
+// Takes each pending slot whose count was even and unchanged and whose PGPROC matches; the
+// ones that changed meanwhile go to again_.
+void BackendReader::take_pending(std::vector<RawBackend>& into, ReadCounts& counts) {
+  again_.clear();
+  for (size_t index = 0; index < pending_.size(); ++index) {
+    const uint32_t slot = pending_[index];
+    const auto before = status_field<int32_t>(slot, layout_.status_changecount);
+    const auto pid = status_field<int32_t>(slot, layout_.status_procpid);
+    if (before % 2 != 0 || before != rechecked_[index]) {
+      again_.push_back(slot);
+      continue;
+    }
+    const auto proc = proc_of_slot_[slot];
+    if (proc < 0 || !proc_matches(slot, pid, static_cast<uint32_t>(proc))) {
+      ++counts.unmatched;
+      continue;
+    }
+    into.push_back(backend_at(slot, static_cast<uint32_t>(proc)));
+  }
+}
+
+// The changed entries read again; a slot that is no longer in use drops out.
+base::Status BackendReader::read_again(ReadCounts& counts) {
+  reads_.clear();
+  for (const uint32_t slot : again_) {
+    const size_t at = size_t{slot} * layout_.status_size;
+    reads_.push_back({places_.statuses + at, statuses_.data() + at, layout_.status_size});
+  }
+  if (auto error = memory_.read(reads_)) return error;
+  ++counts.calls;
+  pending_.clear();
+  for (const uint32_t slot : again_) {
+    if (status_field<int32_t>(slot, layout_.status_procpid) > 0) pending_.push_back(slot);
   }
   return std::nullopt;
 }

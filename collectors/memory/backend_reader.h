@@ -32,8 +32,8 @@ struct RawBackend {
 struct ArrayPlaces {
   uint64_t procs = 0;  // ProcGlobal->allProcs
   uint32_t proc_count = 0;
-  uint64_t statuses = 0;  // BackendStatusArray
-  uint32_t status_slots = 0;
+  uint64_t statuses = 0;      // BackendStatusArray
+  uint32_t status_slots = 0;  // MaxBackends + the layout's status_extra_slots
   uint32_t max_backends = 0;
 };
 
@@ -49,8 +49,9 @@ class BackendReader {
   BackendReader(const PgLayout& layout, ArrayPlaces places, RemoteMemory memory);
 
   // Fills `into` with every slot in use (st_procpid > 0) that was read consistently and whose
-  // PGPROC was found: for slot i < MaxBackends the PGPROC with that pid and backendId i + 1,
-  // for an auxiliary slot the auxiliary PGPROC with that pid. An error means the server's memory
+  // PGPROC was found: with 17+'s numbering PGPROC i for slot i; up to 16 for slot
+  // i < MaxBackends the PGPROC with that pid and backendId i + 1, for an auxiliary slot the
+  // auxiliary PGPROC with that pid. An error means the server's memory
   // could not be read (the server is gone): the caller re-attaches.
   base::Status read(std::vector<RawBackend>& into, ReadCounts& counts);
 
@@ -69,6 +70,10 @@ class BackendReader {
   base::Status copy_statuses_from_view(uint32_t regular);
   base::Status copy_known_from_view();
   base::Status read_in_rounds(std::vector<RawBackend>& into, ReadCounts& counts);
+  base::Status find_pending_procs(bool& scanned, ReadCounts& counts);
+  base::Status read_pending(ReadCounts& counts);
+  void take_pending(std::vector<RawBackend>& into, ReadCounts& counts);
+  base::Status read_again(ReadCounts& counts);
   RawBackend backend_at(uint32_t slot, uint32_t proc) const;
   bool proc_matches(uint32_t slot, int32_t pid, uint32_t proc) const;
   int64_t find_proc(uint32_t slot, int32_t pid) const;

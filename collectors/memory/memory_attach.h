@@ -9,7 +9,9 @@
 #include <asio/awaitable.hpp>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "base/expected.h"
 #include "collectors/memory/backend_reader.h"
@@ -28,6 +30,9 @@ struct Attachment {
   std::map<uint32_t, std::string> databases;    // pg_database oid -> datname
   std::map<int32_t, std::string> worker_types;  // background worker pid -> backend_type
   std::string description;  // for the log: "postmaster 123, 147 PGPROCs, 128 status slots"
+  // By which right this process reads the server's memory: "as root", "as the server's OS
+  // user" or "with CAP_SYS_PTRACE".
+  std::string rights;
 };
 
 // `layout` replaces the build's table for the server's major when given (the tests check that a
@@ -42,5 +47,22 @@ asio::awaitable<std::optional<PgError>> read_database_names(
 
 // The major of a server_version_num without a layout in this build, as a refusal.
 std::string missing_layout_message(int major);
+
+// The live check of the PGPROC stride, pure: where the live processes' pids sit in the PGPROC
+// array's bytes as a PGPROC in use shows them (at the layout's pid offset, with the same number
+// at its latch owner's; a pid in more than one place is left out), and the greatest common
+// divisor of their distances, which is sizeof(PGPROC) when two of them are side by side (the
+// auxiliary processes are).
+struct StrideCheck {
+  size_t found = 0;     // live processes found
+  int64_t stride = 0;   // the spacing measured, in bytes
+  bool aligned = true;  // each found at the pid's offset of a PGPROC of the layout's size
+};
+StrideCheck measure_stride(const std::vector<char>& procs, const PgLayout& layout,
+                           const std::set<int32_t>& pids);
+
+// What a refusal says was wrong, without its "memory source refused: " and its hint: the reason
+// auto gives for sampling pg_stat_activity instead.
+std::string refusal_reason(std::string_view message);
 
 }  // namespace pgwaitprof::collectors::memory

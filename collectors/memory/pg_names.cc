@@ -108,25 +108,51 @@ std::string_view class_type(uint32_t info) {
 }
 
 // Constants whose words differ from the event's name, as they fold: WAIT_EVENT_MQ_SEND is
-// "MessageQueueSend", WAIT_EVENT_WAL_SENDER_WAIT_WAL "WalSenderWaitForWAL".
+// "MessageQueueSend", WAIT_EVENT_WAL_SENDER_WAIT_WAL "WalSenderWaitForWAL", LWTRANCHE_LAUNCHER_DSA
+// "LogicalRepLauncherDSA".
 constexpr std::pair<std::string_view, std::string_view> kFoldedAliases[] = {
     {"MQ", "MESSAGEQUEUE"},
     {"WALSENDERWAITWAL", "WALSENDERWAITFORWAL"},
+    {"LAUNCHER", "LOGICALREPLAUNCHER"},
 };
 
-// The reference's name of WAIT_EVENT_<SUFFIX> of `type` in `major`, matched on the folded name.
+// The reference's name of WAIT_EVENT_<SUFFIX> of `type` in `major`, matched on the folded name;
+// else as the nearest major on the same side of 17's renaming spells it (minor releases add
+// events: RegisterSyncRequest came to 13 after 13.1, which the reference was taken from).
 std::string_view reference_name(std::string_view type, std::string_view constant, int major) {
   auto wanted = folded(constant.substr(std::string_view("WAIT_EVENT_").size()));
   for (const auto& [from, to] : kFoldedAliases) {
     if (wanted.starts_with(from)) wanted = std::string(to) + wanted.substr(from.size());
   }
-  for (const auto& info : model::wait_event_reference()) {
-    const auto reported = model::reported_name(info, major);
-    if (reported && reported->type == type && folded(reported->name) == wanted) {
-      return reported->name;
+  for (int distance = 0; distance <= 6; ++distance) {
+    for (const int candidate : {major - distance, major + distance}) {
+      if ((candidate >= kNamedAfterConstants) != (major >= kNamedAfterConstants)) continue;
+      for (const auto& info : model::wait_event_reference()) {
+        const auto reported = model::reported_name(info, candidate);
+        if (reported && reported->type == type && folded(reported->name) == wanted) {
+          return reported->name;
+        }
+      }
     }
   }
   return {};
+}
+
+// 17+ name an event after its constant, as generate-wait_event_types.pl does: WAL_WRITE is
+// "WalWrite". For events of a major newer than the reference (19's Buffer class).
+std::string camel_case(std::string_view constant) {
+  std::string name;
+  bool upper = true;
+  for (const char c : constant.substr(std::string_view("WAIT_EVENT_").size())) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    name += static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(c))
+                                    : std::tolower(static_cast<unsigned char>(c)));
+    upper = false;
+  }
+  return name;
 }
 
 std::string_view or_unknown(std::string_view name) {
@@ -137,10 +163,17 @@ std::string_view or_unknown(std::string_view name) {
 
 PgNames::PgNames(const PgLayout& layout)
     : lwlock_class_(layout.wait_class_lwlock),
-      first_user_tranche_(static_cast<uint32_t>(layout.first_user_tranche)) {
+      first_user_tranche_(static_cast<uint32_t>(layout.first_user_tranche)),
+      buffer_class_(layout.wait_class_buffer),
+      buffer_class_type_(layout.buffer_class_type) {
   for (const auto& event : layout.wait_events) {
-    const auto type = class_type(event.value);
-    const auto name = reference_name(type, event.name, layout.major);
+    const auto type =
+        (event.value & kClassMask) == buffer_class_ ? buffer_class_type_ : class_type(event.value);
+    std::string_view name = reference_name(type, event.name, layout.major);
+    if (name.empty() && layout.major >= kNamedAfterConstants) {
+      name = derived_names_.emplace_back(camel_case(event.name));
+      derived_.emplace_back(event.name);
+    }
     if (name.empty()) unnamed_.emplace_back(event.name);
     waits_[event.value] = {type, or_unknown(name)};
   }
@@ -149,8 +182,12 @@ PgNames::PgNames(const PgLayout& layout)
   }
   for (const auto& tranche : layout.tranches) {
     // LWTRANCHE_WAL_INSERT is LWLock "WALInsert": the reference knows it as an LWLock event.
-    const auto name = reference_name(
-        "LWLock", std::string("WAIT_EVENT_") + std::string(tranche.name.substr(10)), layout.major);
+    const auto constant = std::string("WAIT_EVENT_") + std::string(tranche.name.substr(10));
+    std::string_view name = reference_name("LWLock", constant, layout.major);
+    if (name.empty() && layout.major >= kNamedAfterConstants) {
+      name = derived_names_.emplace_back(camel_case(constant));
+      derived_.emplace_back(tranche.name);
+    }
     if (name.empty()) unnamed_.emplace_back(tranche.name);
     waits_[layout.wait_class_lwlock | tranche.value] = {"LWLock", or_unknown(name)};
   }
@@ -159,7 +196,8 @@ PgNames::PgNames(const PgLayout& layout)
     if (name.empty()) unnamed_.emplace_back(tag.name);
     waits_[layout.wait_class_lock | tag.value] = {"Lock", or_unknown(name)};
   }
-  waits_[layout.wait_class_buffer_pin] = {"BufferPin", "BufferPin"};
+  // Up to 16 the buffer pin wait is the class alone (event id 0), with no enum.
+  waits_.try_emplace(layout.wait_class_buffer, WaitName{layout.buffer_class_type, "BufferPin"});
   waits_[layout.wait_class_extension] = {"Extension", "Extension"};
   for (const auto& type : layout.backend_types) {
     const auto name = lookup(kBackendTypes, type.name);
@@ -178,7 +216,9 @@ PgNames::PgNames(const PgLayout& layout)
 WaitName PgNames::wait_event(uint32_t wait_event_info) const {
   if (wait_event_info == 0) return {};
   if (const auto it = waits_.find(wait_event_info); it != waits_.end()) return it->second;
-  const auto type = class_type(wait_event_info & kClassMask);
+  const auto type = (wait_event_info & kClassMask) == buffer_class_
+                        ? buffer_class_type_
+                        : class_type(wait_event_info & kClassMask);
   if ((wait_event_info & kClassMask) == lwlock_class_ &&
       (wait_event_info & kEventMask) >= first_user_tranche_) {
     return {type, "extension"};

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,6 +20,9 @@ struct WaitName {
   std::string_view type;  // "" for no wait (wait_event_info 0)
   std::string_view name;
 };
+
+// From 17 on, the server names a wait event after its constant (WAIT_EVENT_WAL_WRITE: WalWrite).
+inline constexpr int kNamedAfterConstants = 17;
 
 class PgNames {
  public:
@@ -38,6 +42,9 @@ class PgNames {
   // The constants of the layout that could not be named (for the tests: empty when the
   // reference and the tables below cover the headers).
   const std::vector<std::string>& unnamed() const { return unnamed_; }
+  // The wait-event constants the reference does not know, named after the constant as the
+  // server does from 17 on (empty for every major the reference covers).
+  const std::vector<std::string>& derived() const { return derived_; }
 
  private:
   std::unordered_map<uint32_t, WaitName> waits_;
@@ -46,7 +53,12 @@ class PgNames {
   std::unordered_map<std::string_view, uint32_t> backend_type_codes_;
   uint32_t lwlock_class_ = 0;
   uint32_t first_user_tranche_ = 0;
+  uint32_t buffer_class_ = 0;
+  std::string_view buffer_class_type_;
   std::vector<std::string> unnamed_;
+  std::vector<std::string> derived_;
+  // Names made from constants (17+), which waits_ points into: a deque keeps them in place.
+  std::deque<std::string> derived_names_;
 };
 
 }  // namespace pgwaitprof::collectors::memory

@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -48,6 +49,43 @@ base::Error malformed(std::string_view what) {
 }
 
 std::string errno_text(int error) { return std::strerror(error); }
+
+// The data objects named in `names` from one symbol table, into `image` (names it holds already
+// are skipped). From the full table (`local`), only object symbols, and a name defined twice
+// (two files' statics) is an error rather than a guess.
+base::Status read_symbols(std::string_view bytes, const std::vector<Elf64_Shdr>& sections,
+                          const Elf64_Shdr& table, std::span<const std::string_view> names,
+                          bool local, ElfImage& image) {
+  if (table.sh_link >= sections.size() || table.sh_entsize != sizeof(Elf64_Sym)) {
+    return malformed("a symbol table is malformed");
+  }
+  const auto& strings = sections[table.sh_link];
+  if (strings.sh_offset > bytes.size() || bytes.size() - strings.sh_offset < strings.sh_size) {
+    return malformed("string table out of the file");
+  }
+  const auto string_table = bytes.substr(strings.sh_offset, strings.sh_size);
+  std::map<std::string, ElfSymbol, std::less<>> found;
+  for (uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= table.sh_size;
+       offset += sizeof(Elf64_Sym)) {
+    Elf64_Sym symbol{};
+    if (!copy_at(bytes, table.sh_offset + offset, symbol)) return malformed("symbol out of file");
+    if (symbol.st_name >= string_table.size() || symbol.st_shndx == SHN_UNDEF) continue;
+    if (local && ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT) continue;
+    const auto rest = string_table.substr(symbol.st_name);
+    const auto name = rest.substr(0, rest.find('\0'));
+    if (image.symbols.contains(name) ||
+        std::find(names.begin(), names.end(), name) == names.end()) {
+      continue;
+    }
+    if (found.contains(name)) {
+      return base::Error{fmt::format(
+          "the server's executable defines \"{}\" more than once in its symbol table", name)};
+    }
+    found[std::string(name)] = {symbol.st_value, symbol.st_size};
+  }
+  image.symbols.merge(found);
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -123,28 +161,17 @@ base::Expected<ElfImage> parse_elf(std::string_view bytes,
     }
   }
   const Elf64_Shdr* dynsym = nullptr;
+  const Elf64_Shdr* symtab = nullptr;
   for (const auto& section : sections) {
     if (section.sh_type == SHT_DYNSYM) dynsym = &section;
+    if (section.sh_type == SHT_SYMTAB) symtab = &section;
   }
-  if (dynsym == nullptr || dynsym->sh_link >= sections.size() ||
-      dynsym->sh_entsize != sizeof(Elf64_Sym)) {
-    return malformed("no dynamic symbol table");
-  }
-  const auto& strings = sections[dynsym->sh_link];
-  if (strings.sh_offset > bytes.size() || bytes.size() - strings.sh_offset < strings.sh_size) {
-    return malformed("string table out of the file");
-  }
-  const auto string_table = bytes.substr(strings.sh_offset, strings.sh_size);
-  for (uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= dynsym->sh_size;
-       offset += sizeof(Elf64_Sym)) {
-    Elf64_Sym symbol{};
-    if (!copy_at(bytes, dynsym->sh_offset + offset, symbol)) return malformed("symbol out of file");
-    if (symbol.st_name >= string_table.size() || symbol.st_shndx == SHN_UNDEF) continue;
-    const auto rest = string_table.substr(symbol.st_name);
-    const auto name = rest.substr(0, rest.find('\0'));
-    for (const auto wanted : names) {
-      if (name == wanted) image.symbols[std::string(name)] = {symbol.st_value, symbol.st_size};
-    }
+  if (dynsym == nullptr) return malformed("no dynamic symbol table");
+  if (auto error = read_symbols(bytes, sections, *dynsym, names, false, image)) return *error;
+  // A name the dynamic table lacks (a static variable: MyBEEntry of PostgreSQL 13) may be in
+  // the full table of a build that was not stripped, as a local symbol.
+  if (symtab != nullptr && image.symbols.size() < names.size()) {
+    if (auto error = read_symbols(bytes, sections, *symtab, names, true, image)) return *error;
   }
   return image;
 }
@@ -165,8 +192,7 @@ base::Expected<uint64_t> symbol_address(const ElfImage& image, const std::vector
                                         uint64_t length) {
   const auto symbol = image.symbols.find(name);
   if (symbol == image.symbols.end()) {
-    return base::Error{
-        fmt::format("symbol \"{}\" is not in the server's dynamic symbol table", name)};
+    return base::Error{fmt::format("symbol \"{}\" is not in the server's symbol tables", name)};
   }
   if (symbol->second.size != length) {
     return base::Error{

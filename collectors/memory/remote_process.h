@@ -52,11 +52,13 @@ struct LoadSegment {
 struct ElfImage {
   bool position_independent = false;  // ET_DYN: addresses are relative to the load bias
   std::vector<LoadSegment> segments;
-  std::map<std::string, ElfSymbol, std::less<>> symbols;  // the dynamic symbols asked for
+  std::map<std::string, ElfSymbol, std::less<>> symbols;  // the symbols asked for
 };
 
-// Pure: the PT_LOAD segments and the named symbols of .dynsym of a 64-bit little-endian ELF
-// file's bytes, every offset bounds-checked; an error names what is malformed or missing.
+// Pure: the PT_LOAD segments and the named symbols of a 64-bit little-endian ELF file's bytes,
+// from .dynsym or, for names it lacks, from .symtab's objects (where the file was not stripped),
+// every offset bounds-checked; an error names what is malformed or ambiguous. A name found in
+// neither is simply absent.
 base::Expected<ElfImage> parse_elf(std::string_view bytes, std::span<const std::string_view> names);
 // The executable `pid` runs (/proc/<pid>/exe, the very file even if replaced on disk).
 base::Expected<ElfImage> read_executable(pid_t pid, std::span<const std::string_view> names);

@@ -12,8 +12,10 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "collectors/memory/backend_reader.h"
+#include "collectors/memory/memory_attach.h"
 #include "collectors/memory/pg_layout.h"
 #include "collectors/memory/pg_names.h"
 #include "collectors/memory/remote_process.h"
@@ -21,10 +23,10 @@
 namespace pgwaitprof::collectors::memory {
 namespace {
 
-const PgLayout& any_layout() {
-  EXPECT_FALSE(pg_layouts().empty()) << "the build generated no layout: is "
-                                        "postgresql-server-dev-15 installed?";
-  return pg_layouts().front();
+const PgLayout& layout_of(int major) {
+  const auto* layout = find_pg_layout(major);
+  EXPECT_NE(layout, nullptr) << "no layout of PostgreSQL " << major;
+  return layout != nullptr ? *layout : pg_layouts().front();
 }
 
 uint32_t value_of(const std::vector<NamedValue>& table, std::string_view name) {
@@ -35,19 +37,49 @@ uint32_t value_of(const std::vector<NamedValue>& table, std::string_view name) {
   return 0;
 }
 
+// Every major 13-19 has its layout, and every constant its name: from the wait-event reference
+// (of that major, else of the nearest that has it: minor releases add events), else, from 17 on,
+// after the constant as the server names it. The second route is taken only for what the
+// reference lacks, listed here: an event that 17 and 18 got in a minor release after the ones
+// the reference was taken from, and 19's new ones.
 TEST(PgNamesTest, EveryConstantOfEveryLayoutHasItsPostgresName) {
-  ASSERT_FALSE(pg_layouts().empty());
+  std::vector<int> majors;
+  for (const auto& layout : pg_layouts()) majors.push_back(layout.major);
+  EXPECT_EQ(majors, (std::vector<int>{13, 14, 15, 16, 17, 18, 19}));
+  const std::vector<std::string> catchup = {"WAIT_EVENT_WAL_RECEIVER_UPSTREAM_CATCHUP"};
+  const std::map<int, std::vector<std::string>> derived = {
+      {17, catchup},
+      {18, catchup},
+      {19,
+       {"WAIT_EVENT_REPACK_WORKER_EXPORT", "WAIT_EVENT_WAIT_FOR_WAL_FLUSH",
+        "WAIT_EVENT_WAIT_FOR_WAL_REPLAY", "WAIT_EVENT_WAIT_FOR_WAL_WRITE",
+        "WAIT_EVENT_WAL_RECEIVER_UPSTREAM_CATCHUP", "WAIT_EVENT_COMMIT_DELAY",
+        "WAIT_EVENT_COPY_FROM_READ", "WAIT_EVENT_COPY_TO_WRITE", "WAIT_EVENT_BUFFER_CLEANUP",
+        "WAIT_EVENT_BUFFER_EXCLUSIVE", "WAIT_EVENT_BUFFER_SHARED",
+        "WAIT_EVENT_BUFFER_SHARE_EXCLUSIVE", "LWTRANCHE_NOTIFY_CHANNEL_HASH"}}};
   for (const auto& layout : pg_layouts()) {
+    SCOPED_TRACE(layout.major);
     const PgNames names(layout);
-    EXPECT_TRUE(names.unnamed().empty())
-        << "PostgreSQL " << layout.major << ": " << ::testing::PrintToString(names.unnamed());
+    EXPECT_TRUE(names.unnamed().empty()) << ::testing::PrintToString(names.unnamed());
+    const auto expected =
+        derived.contains(layout.major) ? derived.at(layout.major) : std::vector<std::string>{};
+    EXPECT_EQ(names.derived(), expected);
     EXPECT_GT(layout.wait_events.size(), 100u);
     EXPECT_GT(layout.individual_lwlocks.size(), 30u);
   }
+  // 19's buffer class: type "Buffer", its events named after their constants.
+  const auto& nineteen = layout_of(19);
+  const PgNames names(nineteen);
+  const auto cleanup =
+      names.wait_event(value_of(nineteen.wait_events, "WAIT_EVENT_BUFFER_CLEANUP"));
+  EXPECT_EQ(cleanup.type, "Buffer");
+  EXPECT_EQ(cleanup.name, "BufferCleanup");
+  EXPECT_EQ(names.wait_event(value_of(nineteen.wait_events, "WAIT_EVENT_WAL_WRITE")).name,
+            "WalWrite");
 }
 
 TEST(PgNamesTest, NamesAsPgStatActivityShowsThem) {
-  const auto& layout = any_layout();
+  const auto& layout = layout_of(15);
   const PgNames names(layout);
   const auto client_read = names.wait_event(value_of(layout.wait_events, "WAIT_EVENT_CLIENT_READ"));
   EXPECT_EQ(client_read.type, "Client");
@@ -214,15 +246,41 @@ TEST(RemoteProcessTest, OnlySharedMemoryIsViewed) {
   EXPECT_FALSE(memory.mapped());
 }
 
-// A status array and a PGPROC array laid out here with a real layout, in shared memory as a
-// server's, read by process_vm_readv (false) or through a view of the mapping (true: root only,
-// the kernel opens /proc/<pid>/map_files for root or CAP_CHECKPOINT_RESTORE).
-class BackendReaderTest : public ::testing::TestWithParam<bool> {
+// The live stride check on arrays laid out here: the pids of the live processes sit at the pid's
+// offset of PGPROCs side by side, and the measured spacing is the layout's size.
+TEST(StrideCheckTest, TheLiveProcessesPidsGiveThePgprocSize) {
+  const auto* layout = find_pg_layout(15);
+  ASSERT_NE(layout, nullptr);
+  std::vector<char> procs(10 * layout->proc_size, 0);
+  auto put = [&](size_t proc, size_t offset, int32_t pid) {
+    std::memcpy(procs.data() + proc * layout->proc_size + offset, &pid, sizeof pid);
+  };
+  for (const auto& [proc, pid] : {std::pair{2, 501}, {3, 502}, {4, 503}, {7, 900}}) {
+    put(proc, layout->proc_pid, pid);
+    put(proc, layout->proc_latch_owner, pid);
+  }
+  put(8, layout->proc_pid, 777);  // an exited process: its latch has no owner
+  const auto measured = measure_stride(procs, *layout, {501, 502, 503, 900, 777});
+  EXPECT_EQ(measured.found, 4u);
+  EXPECT_EQ(measured.stride, static_cast<int64_t>(layout->proc_size));
+  EXPECT_TRUE(measured.aligned);
+  // Read with twice the size, the same bytes measure half of it.
+  auto doubled = *layout;
+  doubled.proc_size *= 2;
+  EXPECT_NE(measure_stride(procs, doubled, {501, 502, 503, 900}).stride,
+            static_cast<int64_t>(doubled.proc_size));
+}
+
+// A status array and a PGPROC array laid out here with the real layout of PostgreSQL `Major`, in
+// shared memory as a server's, read by process_vm_readv (false) or through a view of the mapping
+// (true: root only, the kernel opens /proc/<pid>/map_files for root or CAP_CHECKPOINT_RESTORE).
+template <int Major>
+class ReaderFixture : public ::testing::TestWithParam<bool> {
  protected:
   static constexpr uint32_t kMaxBackends = 100;
   void SetUp() override {
     places_.max_backends = kMaxBackends;
-    places_.status_slots = kMaxBackends + static_cast<uint32_t>(layout_.aux_proc_types);
+    places_.status_slots = kMaxBackends + static_cast<uint32_t>(layout_.status_extra_slots);
     places_.proc_count = kMaxBackends + static_cast<uint32_t>(layout_.auxiliary_procs) + 2;
     size_ = places_.status_slots * layout_.status_size + places_.proc_count * layout_.proc_size;
     void* shared = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -247,13 +305,13 @@ class BackendReaderTest : public ::testing::TestWithParam<bool> {
     put(at + layout_.status_backend_type, value_of(layout_.backend_types, type));
     put(at + layout_.status_state, value_of(layout_.states, state));
     put(at + layout_.status_database_id, uint32_t{5});
-    put(at + layout_.status_query_id, uint64_t{77});
+    put(at + *layout_.status_query_id, uint64_t{77});
   }
   void proc(uint32_t index, int32_t pid, int32_t backend_id, uint32_t wait) {
     const uint64_t at = places_.procs + index * layout_.proc_size;
     put(at + layout_.proc_pid, pid);
     put(at + layout_.proc_latch_owner, pid);
-    put(at + layout_.proc_backend_id, backend_id);
+    if (!layout_.status_by_proc_number) put(at + layout_.proc_backend_id, backend_id);
     put(at + layout_.proc_wait_event_info, wait);
   }
   // The process of PGPROC `index` exited: it keeps its pid and backend id, not its latch.
@@ -281,14 +339,47 @@ class BackendReaderTest : public ::testing::TestWithParam<bool> {
     return backends;
   }
 
-  const PgLayout& layout_ = any_layout();
+  const PgLayout& layout_ = layout_of(Major);
   ArrayPlaces places_;
   char* shm_ = nullptr;
   size_t size_ = 0;
 };
 
+// 13-16 join a status slot to its PGPROC by pid and backendId; 17+ by the PGPROC's number.
+using BackendReaderTest = ReaderFixture<15>;
+using ProcNumberReaderTest = ReaderFixture<17>;
 INSTANTIATE_TEST_SUITE_P(Reads, BackendReaderTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Mapped" : "Syscall"; });
+INSTANTIATE_TEST_SUITE_P(Reads, ProcNumberReaderTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Mapped" : "Syscall"; });
+
+// 17+: slot i is PGPROC i, for a regular backend and an auxiliary process alike; a PGPROC with
+// the slot's pid elsewhere, or the slot's PGPROC of an exited process, is not taken for it.
+TEST_P(ProcNumberReaderTest, JoinsEachSlotToThePgprocOfItsNumber) {
+  const uint32_t client_read = value_of(layout_.wait_events, "WAIT_EVENT_CLIENT_READ");
+  status(0, 1001, "B_BACKEND", "STATE_IDLE");
+  proc(0, 1001, 0, client_read);
+  status(4, 1005, "B_BACKEND", "STATE_RUNNING");
+  proc(4, 1005, 0, 0);
+  proc(9, 1005, 0, client_read);  // a stale copy elsewhere: not slot 4's
+  status(7, 1008, "B_BACKEND", "STATE_IDLE");
+  proc(7, 1008, 0, client_read);
+  exited(7);  // slot 7's process left its PGPROC: the entry is not taken
+  const uint32_t checkpointer_main = value_of(layout_.wait_events, "WAIT_EVENT_CHECKPOINTER_MAIN");
+  status(kMaxBackends + 2, 2000, "B_CHECKPOINTER", "STATE_UNDEFINED");
+  proc(kMaxBackends + 2, 2000, 0, checkpointer_main);
+  ReadCounts counts;
+  const auto backends = read(counts);
+  ASSERT_EQ(backends.size(), 3u);
+  EXPECT_EQ(backends[0].pid, 1001);
+  EXPECT_EQ(backends[0].wait_event_info, client_read);
+  EXPECT_EQ(backends[1].pid, 1005);
+  EXPECT_EQ(backends[1].wait_event_info, 0u);
+  EXPECT_EQ(backends[1].state, value_of(layout_.states, "STATE_RUNNING"));
+  EXPECT_EQ(backends[2].pid, 2000);
+  EXPECT_EQ(backends[2].wait_event_info, checkpointer_main);
+  EXPECT_EQ(counts.unmatched, 1u);
+}
 
 TEST_P(BackendReaderTest, JoinsEachSlotToItsPgprocByPidAndBackendId) {
   const uint32_t client_read = value_of(layout_.wait_events, "WAIT_EVENT_CLIENT_READ");
