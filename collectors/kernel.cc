@@ -118,6 +118,12 @@ bool server_is_local(pid_t backend_pid, const std::string& data_directory) {
   return cmdline.find(data_directory) != std::string::npos;
 }
 
+asio::awaitable<bool> session_is_local(PgSession& session) {
+  auto directory = co_await session.execute("SELECT current_setting('data_directory', true)");
+  co_return directory.ok() &&
+      server_is_local(session.backend_pid(), cell(directory.result.get(), 0, 0));
+}
+
 asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   local_ = false;
   previous_.clear();
@@ -129,8 +135,7 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
     local_ = true;
     co_return std::nullopt;
   }
-  auto directory = co_await session.execute("SELECT current_setting('data_directory', true)");
-  if (directory.ok()) local_ = server_is_local(sampler_pid_, cell(directory.result.get(), 0, 0));
+  local_ = co_await session_is_local(session);
   log()->info("kernel view {} backend_pid={}",
               local_ ? "on: the server runs on this host" : "off: the server is not on this host",
               sampler_pid_);

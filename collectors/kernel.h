@@ -41,6 +41,9 @@ std::optional<char> read_process_state(pid_t pid);
 // this host: the pid exists here and its parent's command line or working directory is that
 // data directory (the postmaster runs in it).
 bool server_is_local(pid_t backend_pid, const std::string& data_directory);
+// server_is_local() of the session's own backend and the server's data directory (false when
+// the role may not read the setting).
+asio::awaitable<bool> session_is_local(PgSession& session);
 
 // The state letters of backends, each from its /proc/<pid>/stat kept open between snapshots, so
 // a reading is one pread() instead of an open, reads and a close. Files of backends not read

@@ -36,18 +36,6 @@ std::chrono::steady_clock::duration as_duration(std::chrono::duration<double> se
 
 }  // namespace
 
-std::unique_ptr<Collector> make_sampling_source(const SamplerOptions& options) {
-  switch (options.source) {
-    case model::SamplerSource::kActivity:
-      return std::make_unique<ActivitySource>();
-    case model::SamplerSource::kPgWaitSampling:
-      return std::make_unique<WaitSamplingSource>();
-    case model::SamplerSource::kMemory:
-      return std::make_unique<memory::MemorySource>();
-  }
-  return std::make_unique<ActivitySource>();
-}
-
 std::vector<std::unique_ptr<Collector>> make_snapshot_stages(const SamplerOptions& options) {
   std::vector<std::unique_ptr<Collector>> stages;
   if (!model::takes_snapshots(options.source)) return stages;

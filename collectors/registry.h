@@ -26,9 +26,6 @@ struct ScheduledCollector {
   bool at_start_and_stop = false;
 };
 
-// The one source of a sampler: activity or pg_wait_sampling, as the user chose.
-std::unique_ptr<Collector> make_sampling_source(const SamplerOptions& options);
-
 // Stages that amend every snapshot before the sinks see it (activity source only).
 std::vector<std::unique_ptr<Collector>> make_snapshot_stages(const SamplerOptions& options);
 

@@ -14,7 +14,7 @@ struct SamplerOptions {
   std::string name;      // the target's name, the `target` label
   std::string conninfo;  // "" = PG* environment variables
   double hz = 0;         // ticks per second of the activity source
-  model::SamplerSource source = model::SamplerSource::kActivity;
+  model::SamplerSource source = model::SamplerSource::kAuto;
   std::chrono::milliseconds wait_sampling_poll{0};
   std::chrono::milliseconds connect_timeout{5000};
   config::LocalMode local = config::LocalMode::kAuto;

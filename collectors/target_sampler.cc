@@ -9,6 +9,7 @@
 
 #include "base/logging.h"
 #include "collectors/activity.h"
+#include "collectors/kernel.h"
 #include "collectors/pg_wait_sampling.h"
 #include "model/wait_key.h"
 
@@ -52,6 +53,9 @@ void TargetSampler::Fanout::on_profile_delta(const model::Profile& delta,
 void TargetSampler::Fanout::on_missed_ticks(uint64_t ticks) {
   for (auto* sink : sinks) sink->on_missed_ticks(ticks);
 }
+void TargetSampler::Fanout::on_source(model::SamplerSource source, std::string_view reason) {
+  for (auto* sink : sinks) sink->on_source(source, reason);
+}
 void TargetSampler::Fanout::on_connection_state(bool up, model::SteadyClock::time_point at,
                                                 std::string_view reason) {
   for (auto* sink : sinks) sink->on_connection_state(up, at, reason);
@@ -77,14 +81,26 @@ TargetSampler::TargetSampler(asio::any_io_executor executor, SamplerOptions opti
       timer_(executor),
       stopped_(executor),
       sample_delivered_(executor),
-      source_(make_sampling_source(options_)),
-      activity_(dynamic_cast<ActivitySource*>(source_.get())),
-      memory_(dynamic_cast<memory::MemorySource*>(source_.get())),
       stages_(make_snapshot_stages(options_)),
-      collectors_(make_target_collectors(options_)) {}
+      collectors_(make_target_collectors(options_)) {
+  using model::SamplerSource;
+  const auto source = options_.source;
+  if (source == SamplerSource::kMemory || source == SamplerSource::kAuto) {
+    memory_source_ = std::make_unique<memory::MemorySource>();
+  }
+  if (source == SamplerSource::kActivity || source == SamplerSource::kAuto) {
+    activity_source_ = std::make_unique<ActivitySource>();
+  }
+  if (source == SamplerSource::kPgWaitSampling) {
+    wait_sampling_source_ = std::make_unique<WaitSamplingSource>();
+  }
+  // Until a connection decides: what auto falls back to.
+  in_use_ = source == SamplerSource::kAuto ? SamplerSource::kActivity : source;
+}
 
 void TargetSampler::add_sink(model::SampleSink* sink) {
   fanout_.sinks.push_back(sink);
+  sink->on_source(in_use_, reason_);
   sink->on_connection_state(connected_, model::SteadyClock::now(), last_error_);
 }
 
@@ -105,7 +121,8 @@ void TargetSampler::stop() {
 }
 
 double TargetSampler::source_period_s() const {
-  if (const auto* wait_sampling = dynamic_cast<const WaitSamplingSource*>(source_.get())) {
+  if (const auto* wait_sampling =
+          dynamic_cast<const WaitSamplingSource*>(wait_sampling_source_.get())) {
     return wait_sampling->period_s();
   }
   return options_.hz > 0 ? 1.0 / options_.hz : 0;
@@ -184,7 +201,7 @@ asio::awaitable<CollectResult> TargetSampler::connect() {
         role, options_.name, role);
     warned_privileges_ = true;
   }
-  if (auto error = co_await source_->prepare(session_)) co_return error;
+  if (auto error = co_await prepare_source()) co_return error;
   delivered_ = false;
   for (auto& stage : stages_) {
     if (auto error = co_await stage->prepare(session_)) co_return error;
@@ -193,6 +210,47 @@ asio::awaitable<CollectResult> TargetSampler::connect() {
     if (auto error = co_await entry.collector->prepare(session_)) co_return error;
   }
   co_return std::nullopt;
+}
+
+void TargetSampler::use_source(Collector* source, model::SamplerSource kind, std::string reason) {
+  source_ = source;
+  activity_ = dynamic_cast<ActivitySource*>(source);
+  memory_ = dynamic_cast<memory::MemorySource*>(source);
+  in_use_ = kind;
+  reason_ = std::move(reason);
+  fanout_.on_source(in_use_, reason_);
+}
+
+asio::awaitable<CollectResult> TargetSampler::prepare_source() {
+  using model::SamplerSource;
+  if (options_.source != SamplerSource::kAuto) {
+    Collector* named = memory_source_     ? static_cast<Collector*>(memory_source_.get())
+                       : activity_source_ ? static_cast<Collector*>(activity_source_.get())
+                                          : wait_sampling_source_.get();
+    use_source(named, options_.source, "");
+    co_return co_await source_->prepare(session_);
+  }
+  std::string why_not;
+  if (options_.local == config::LocalMode::kNo) {
+    why_not = "the target is set as not on this host (local: false)";
+  } else if (options_.local == config::LocalMode::kAuto && !co_await session_is_local(session_)) {
+    why_not = "the server is on another host";
+  } else {
+    auto refused = co_await memory_source_->prepare(session_);
+    if (!refused) {
+      use_source(memory_source_.get(), SamplerSource::kMemory,
+                 "local server, read " + memory_source_->attachment().rights);
+      co_return std::nullopt;
+    }
+    if (!refused->refused) co_return refused;  // the connection failed: retried as any attempt
+    why_not = memory::refusal_reason(refused->message);
+  }
+  if (why_not != reason_) {
+    log()->info("memory source not used target={} reason=\"{}\": sampling pg_stat_activity",
+                options_.name, why_not);
+  }
+  use_source(activity_source_.get(), SamplerSource::kActivity, why_not);
+  co_return co_await source_->prepare(session_);
 }
 
 void TargetSampler::on_failed_attempt(const CollectorError& error,
@@ -224,19 +282,19 @@ void TargetSampler::on_connected(bool reconnected) {
       count_missed(static_cast<uint64_t>(gap_s * options_.hz));
     }
     log()->info("connection restored target={} gap_s={:.3f}", options_.name, gap_s);
-  } else if (options_.source == model::SamplerSource::kActivity) {
+  } else if (activity_) {
     log()->info("sampling target={} source=activity hz={} server_version={} dsn=\"{}\"",
                 options_.name, options_.hz, server_version_, mask_password(options_.conninfo));
   } else if (memory_) {
     log()->info(
         "sampling target={} source=memory hz={} server_version={} dsn=\"{}\" {} limits=\"{}\"",
         options_.name, options_.hz, server_version_, mask_password(options_.conninfo),
-        memory_->attachment().description, model::sampler_source_limits(options_.source));
+        memory_->attachment().description, model::sampler_source_limits(in_use_));
   } else {
     log()->info(
         "sampling target={} source={} period_ms={:g} server_version={} dsn=\"{}\" limits=\"{}\"",
-        options_.name, to_string(options_.source), source_period_s() * 1000, server_version_,
-        mask_password(options_.conninfo), model::sampler_source_limits(options_.source));
+        options_.name, to_string(in_use_), source_period_s() * 1000, server_version_,
+        mask_password(options_.conninfo), model::sampler_source_limits(in_use_));
   }
   last_error_.clear();
 }
@@ -251,7 +309,7 @@ void TargetSampler::connection_lost(const std::string& reason) {
 
 asio::awaitable<void> TargetSampler::sample() {
   using namespace asio::experimental::awaitable_operators;
-  if (options_.source == model::SamplerSource::kActivity) {
+  if (activity_) {
     co_await (sample_activity() || watch_snapshots());
   } else if (memory_) {
     co_await sample_memory();

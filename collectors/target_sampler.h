@@ -1,6 +1,7 @@
-// The sampler of one target: one libpq connection, its sampling source (activity snapshots at
-// the configured rate, or pg_wait_sampling's profile at its poll interval) and the target's
-// periodic collectors, delivering to every attached sink. At most one snapshot query is in
+// The sampler of one target: one libpq connection, its sampling source (snapshots from shared
+// memory or pg_stat_activity at the configured rate, or pg_wait_sampling's profile at its poll
+// interval; auto picks memory or activity at each connection) and the target's periodic
+// collectors, delivering to every attached sink. At most one snapshot query is in
 // flight: a tick whose whole period passes while one runs is counted as missed, never queued.
 // A query for a tick already due goes out before the previous snapshot is processed.
 #pragma once
@@ -56,6 +57,10 @@ class TargetSampler {
   bool up() const { return state_ == SamplerState::kSampling; }
   // The source's own sampling period: 1/hz for activity, profile_period for pg_wait_sampling.
   double source_period_s() const;
+  // The source in use on the current (or last) connection, never auto, and why where the choice
+  // was the sampler's: "local server, read as root", "the server is on another host", ...
+  model::SamplerSource source_in_use() const { return in_use_; }
+  const std::string& source_reason() const { return reason_; }
   int server_version() const { return server_version_; }
   const std::string& last_error() const { return last_error_; }
   // The source refused this target (CollectorError::refused): last_error() says why.
@@ -66,6 +71,10 @@ class TargetSampler {
 
  private:
   asio::awaitable<CollectResult> connect();
+  // The source of this connection prepared: the one asked for, or with auto the memory source
+  // where the server is local and readable, else activity.
+  asio::awaitable<CollectResult> prepare_source();
+  void use_source(Collector* source, model::SamplerSource kind, std::string reason);
   asio::awaitable<void> sample();
   asio::awaitable<void> sample_activity();
   asio::awaitable<void> sample_wait_sampling();
@@ -92,6 +101,7 @@ class TargetSampler {
     void on_snapshot(const model::Snapshot& snapshot) override;
     void on_profile_delta(const model::Profile& delta, model::SystemClock::time_point at) override;
     void on_missed_ticks(uint64_t ticks) override;
+    void on_source(model::SamplerSource source, std::string_view reason) override;
     void on_connection_state(bool up, model::SteadyClock::time_point at,
                              std::string_view reason) override;
     void on_collector_status(std::string_view collector, base::Seconds duration,
@@ -108,9 +118,15 @@ class TargetSampler {
   base::AsyncEvent stopped_;
   base::AsyncPulse sample_delivered_;
   Fanout fanout_;
-  std::unique_ptr<Collector> source_;
+  // The sources this target may use: the one asked for, or for auto both memory and activity.
+  std::unique_ptr<memory::MemorySource> memory_source_;
+  std::unique_ptr<ActivitySource> activity_source_;
+  std::unique_ptr<Collector> wait_sampling_source_;
+  Collector* source_ = nullptr;             // the one in use on this connection
   ActivitySource* activity_ = nullptr;      // source_, when it is the activity source
   memory::MemorySource* memory_ = nullptr;  // source_, when it is the memory source
+  model::SamplerSource in_use_ = model::SamplerSource::kActivity;
+  std::string reason_;
   std::vector<std::unique_ptr<Collector>> stages_;
   std::vector<ScheduledCollector> collectors_;
   model::Snapshot snapshot_;  // reused: its backends' storage survives from tick to tick

@@ -21,11 +21,8 @@ using namespace yaml;
 // one of these names would make the exposition invalid at the first scrape, long after start-up.
 constexpr auto kReservedLabels = std::to_array<std::string_view>(
     {"target", "backend_type", "state", "wait_event_type", "wait_event", "run_id", "workload",
-     "version", "revision", "le", "quantile", "job", "instance", "source", "hz", "collector"});
-
-std::string require_string(const Document& doc, const Value& value) {
-  return read_string(doc, value, Empty::kRejected);
-}
+     "version", "revision", "le", "quantile", "job", "instance", "source", "requested", "hz",
+     "collector", "view"});
 
 // Prometheus label names: [a-zA-Z_][a-zA-Z0-9_]*.
 bool is_label_name(std::string_view text) {
@@ -77,15 +74,7 @@ std::map<std::string, std::string> read_labels(const Document& doc, const Value&
   return labels;
 }
 
-// "auto" chose pg_wait_sampling when the extension was installed, silently changing the rate and
-// what the profile can show; the user now says which source they want.
 model::SamplerSource read_source(const Document& doc, const Value& value) {
-  const std::string text = require_string(doc, value);
-  if (text == "auto") {
-    fail_invalid(doc, value,
-                 "\"auto\" is no longer accepted: choose \"activity\" (pg_stat_activity at hz, "
-                 "the default) or \"pg_wait_sampling\" (the extension's own profile)");
-  }
   return *model::parse_sampler_source(read_choice(doc, value, model::sampler_source_names()));
 }
 

@@ -30,7 +30,7 @@ struct TargetConfig {
   std::string name = "default";  // label value "target"
   std::string dsn;               // libpq connection string or URI; "" means PG* variables
   double hz = kDefaultHz;
-  model::SamplerSource source = model::SamplerSource::kActivity;
+  model::SamplerSource source = model::SamplerSource::kAuto;
   // How often pg_wait_sampling's profile is read when it is the source.
   std::chrono::milliseconds pg_wait_sampling_poll{1000};
   std::map<std::string, std::string> labels;  // extra constant labels on every series

@@ -52,8 +52,8 @@ struct MatrixPlan {
   bool checkpoint = false;         // CHECKPOINT before each run
   std::chrono::seconds warmup{0};  // unmeasured pgbench run before each measured run
   double hz = kDefaultHz;
-  // Where every run's samples come from (model/sampler_source.h): activity unless the plan says.
-  model::SamplerSource source = model::SamplerSource::kActivity;
+  // Where every run's samples come from (model/sampler_source.h): auto unless the plan says.
+  model::SamplerSource source = model::SamplerSource::kAuto;
   std::vector<std::string> pgbench_args;  // extra arguments for every run
   // The figure of the table: tps, or the elapsed time of fixed-work runs ("duration", the
   // default of a fixed-work workload such as copy, or with transactions).

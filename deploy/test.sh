@@ -10,7 +10,8 @@
 # (deploy/version-matrix.sh: PostgreSQL 13, 14, 16, 17 and 18 on clusters of their own), then the
 # daemon and run tests against the sanitizer build, then the package test, then the two longest
 # release tests. The rate checks
-# (1000 Hz, the cap, the memory source at 10 kHz) run alone at the end: they measure the machine.
+# (1000 Hz, the cap, the memory source at 10 kHz, the activity source's bias against the kernel)
+# run alone at the end: they measure the machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -69,7 +70,7 @@ longest='^(MemorySourceTest\.AgreesWithActivityAndPgWaitSampling|MatrixTest\.Cli
 # Likewise the interruptions of scratch-cluster runs (54 s), fault tests that the third lane runs
 # against the sanitizer build with the daemon and run tests: the fault lane is the longest.
 interrupts='^Stages/ScratchInterrupt\.'
-rate='^DaemonTest\.(SamplesAt1000Hz|AtTheRateCap|MemorySourceSamplesAt10kHz)'
+rate='^(DaemonTest\.(SamplesAt1000Hz|AtTheRateCap|MemorySourceSamplesAt10kHz)|MemorySourceTest\.ActivityOnABusyLocalServer)'
 start_cluster
 release_env=$cluster_env
 start_cluster
@@ -81,7 +82,7 @@ third_env=$cluster_env
 (
   eval "$(cat "$release_env")"
   ctest --output-on-failure --timeout 600 -j "$(nproc)" -LE 'faults|versions' \
-    -E "$sanitized|$longest|^deploy_package\$" 2>&1 | sed -u 's/^/[release] /'
+    -E "$sanitized|$longest|$rate|^deploy_package\$" 2>&1 | sed -u 's/^/[release] /'
 ) &
 release_pid=$!
 # The sanitizer build's program for the tests that drive it. The tests preload the collector of

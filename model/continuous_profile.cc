@@ -5,12 +5,15 @@ namespace pgwaitprof::model {
 namespace {
 // Scrapes see data at most this old; publishing on every 1 kHz snapshot would be wasted copies.
 constexpr auto kPublishEvery = std::chrono::milliseconds(100);
+// The kernel check on /metrics covers the last minute of kernel readings (one a second).
+constexpr double kCheckWindowS = 60;
 }  // namespace
 
 ContinuousProfile::ContinuousProfile(std::string target, SamplerSource source, double hz,
                                      std::map<std::string, std::string> labels) {
   current_.target = std::move(target);
-  current_.source = source;
+  current_.requested = source;
+  current_.source = source == SamplerSource::kAuto ? SamplerSource::kActivity : source;
   current_.hz = hz;
   current_.labels = std::move(labels);
   publish();
@@ -20,8 +23,14 @@ void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
   ++current_.snapshots;
   current_.hidden_backends = snapshot.hidden_backends;
   for (const auto& backend : snapshot.backends) {
-    if (const WaitKey* key = key_of(backend)) count_key(current_.wait_samples, counters_, key);
+    const WaitKey* key = key_of(backend);
+    if (key == nullptr) continue;
+    count_key(current_.wait_samples, counters_, key);
+    if (key->wait_event_type == kCpu && key->backend_type == "client backend") {
+      ++since_check_.cpu_samples;
+    }
   }
+  ++since_check_.snapshots;
   current_.snapshot_durations.observe(
       std::chrono::duration<double>(snapshot.query_duration).count());
   for (const auto& wait : tracker_.observe(snapshot)) {
@@ -63,6 +72,40 @@ void ContinuousProfile::on_kernel_times(const KernelTimes& times) {
   for (const auto& [backend_type, time] : times.by_backend_type) {
     current_.kernel_by_backend_type[backend_type].add(time);
   }
+  // A reading without client backends (none connected) counts as their zero time.
+  const auto clients = times.by_group.find(kClientBackends);
+  since_check_.clients = clients != times.by_group.end() ? clients->second : KernelTime{};
+  // A reading covers its own interval (the run's recorder splits it over its timeline instead).
+  since_check_.clients.covered_s = std::chrono::duration<double>(times.to - times.from).count();
+  check_window_.push_back(since_check_);
+  since_check_ = {};
+  double covered_s = 0;
+  for (const auto& reading : check_window_) covered_s += reading.clients.covered_s;
+  while (covered_s - check_window_.front().clients.covered_s >= kCheckWindowS) {
+    covered_s -= check_window_.front().clients.covered_s;
+    check_window_.pop_front();
+  }
+  std::vector<double> cpu_samples;
+  std::vector<double> snapshots;
+  KernelTime clients_time;
+  for (const auto& reading : check_window_) {
+    if (reading.snapshots == 0) continue;  // the sampler was down
+    cpu_samples.push_back(static_cast<double>(reading.cpu_samples));
+    snapshots.push_back(static_cast<double>(reading.snapshots));
+    clients_time.add(reading.clients);
+  }
+  if (!snapshots.empty() && clients_time.covered_s > 0) {
+    current_.kernel_check = make_kernel_check(cpu_samples, snapshots, clients_time);
+  }
+}
+
+void ContinuousProfile::on_source(SamplerSource source, std::string_view) {
+  if (source == current_.source) return;
+  current_.source = source;
+  current_.kernel_check.reset();  // a new source is checked anew
+  check_window_.clear();
+  since_check_ = {};
+  publish();
 }
 
 void ContinuousProfile::set_run(std::optional<ActiveRun> run) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <unordered_map>
 
 #include "base/time.h"
+#include "model/kernel_check.h"
 #include "model/profile.h"
 #include "model/sample_sink.h"
 #include "model/sampler_source.h"
@@ -33,8 +35,9 @@ struct ActiveRun {
 // What one scrape sees of one target. Immutable once published.
 struct TargetMetrics {
   std::string target;
-  std::map<std::string, std::string> labels;  // the target's constant labels from the config
-  SamplerSource source = SamplerSource::kActivity;
+  std::map<std::string, std::string> labels;        // the target's constant labels from the config
+  SamplerSource source = SamplerSource::kActivity;  // in use (never auto)
+  SamplerSource requested = SamplerSource::kActivity;
   double hz = 0;  // configured rate (of pgwaitprof's ticks; pg_wait_sampling has its own period)
   bool up = false;
   int hidden_backends = 0;
@@ -46,6 +49,8 @@ struct TargetMetrics {
   std::map<std::string, CollectorStatus> collectors;
   // Seconds on a CPU and on the run queue per backend type since start-up (local targets).
   std::map<std::string, KernelTime> kernel_by_backend_type;
+  // The sampler's CPU against the kernel's over the last minute (local targets).
+  std::optional<KernelCheck> kernel_check;
   std::optional<ActiveRun> run;
 };
 
@@ -57,6 +62,7 @@ class ContinuousProfile : public SampleSink {
   void on_snapshot(const Snapshot& snapshot) override;
   void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) override;
   void on_missed_ticks(uint64_t ticks) override;
+  void on_source(SamplerSource source, std::string_view reason) override;
   void on_connection_state(bool up, SteadyClock::time_point at, std::string_view reason) override;
   void on_collector_status(std::string_view collector, base::Seconds duration,
                            bool success) override;
@@ -76,6 +82,15 @@ class ContinuousProfile : public SampleSink {
   std::unordered_map<const WaitKey*, Histogram*> duration_histograms_;
   WaitTracker tracker_;
   std::atomic<std::shared_ptr<const TargetMetrics>> published_;
+  // The kernel check's window: per reading of the kernel times, the client backends' CPU
+  // samples and the snapshots since the reading before, and the kernel's times.
+  struct CheckReading {
+    uint64_t cpu_samples = 0;
+    uint64_t snapshots = 0;
+    KernelTime clients;
+  };
+  std::deque<CheckReading> check_window_;
+  CheckReading since_check_;
   SteadyClock::time_point last_publish_{};
 };
 

@@ -142,6 +142,8 @@ static json optional_latency(const std::optional<LatencySummary>& latency) {
 
 static json sampler_to_json(const SamplerInfo& sampler) {
   return {{"source", to_string(sampler.source)},
+          {"requested_source", to_string(sampler.requested)},
+          {"source_reason", sampler.source_reason},
           {"hz", sampler.hz},
           {"period_s", sampler.period.count()},
           {"achieved_hz", sampler.achieved_hz},
@@ -157,6 +159,11 @@ static SamplerInfo sampler_from_json(const json& j) {
   const auto parsed = parse_sampler_source(source);
   if (!parsed) throw std::runtime_error(fmt::format("unknown sampler source \"{}\"", source));
   sampler.source = *parsed;
+  // Before version 5 the source was always the one asked for.
+  const auto requested = parse_sampler_source(j.value("requested_source", source));
+  if (!requested) throw std::runtime_error("unknown requested sampler source");
+  sampler.requested = *requested;
+  sampler.source_reason = j.value("source_reason", std::string());
   sampler.hz = j.value("hz", 0.0);
   sampler.period = seconds_in(j, "period_s");
   sampler.achieved_hz = j.value("achieved_hz", 0.0);

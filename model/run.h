@@ -20,9 +20,10 @@
 namespace pgwaitprof::model {
 
 // 2 added outages and latency percentiles; 3 kernel times, lock blockers and statements; 4 the
-// throughput's source, the server's tps per interval and the run's tags.
+// throughput's source, the server's tps per interval and the run's tags; 5 the source asked for
+// and why the one used was chosen, and the sampler's kernel check.
 // Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 4;
+inline constexpr int kReportSchemaVersion = 5;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.
@@ -195,7 +196,11 @@ struct Environment {
 };
 
 struct SamplerInfo {
-  SamplerSource source = SamplerSource::kActivity;
+  SamplerSource source = SamplerSource::kActivity;  // the one used (never auto)
+  SamplerSource requested = SamplerSource::kActivity;
+  // Why `source` was used where the choice was pgwaitprof's (auto): "local server, read as
+  // root", "the server is on another host", the memory source's refusal; "" when named.
+  std::string source_reason;
   double hz = 0;            // configured
   base::Seconds period{0};  // of pg_wait_sampling's own sampling, when that is the source
   double achieved_hz = 0;

@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 
+#include "model/kernel_check.h"
+
 namespace pgwaitprof::model {
 namespace {
 
@@ -163,6 +165,7 @@ std::vector<std::string> bottleneck_warnings(const Run& run, int loadgen_threads
   if (const auto limits = sampler_source_limits(run.sampler.source); !limits.empty()) {
     warnings.push_back(std::string(limits));
   }
+  if (auto check = kernel_check_warning(run)) warnings.push_back(std::move(*check));
   return warnings;
 }
 

@@ -12,6 +12,7 @@
 #include "base/time.h"
 #include "model/profile.h"
 #include "model/sample.h"
+#include "model/sampler_source.h"
 
 namespace pgwaitprof::model {
 
@@ -25,6 +26,11 @@ class SampleSink {
   virtual void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) = 0;
   // Ticks that took no snapshot: the previous one still ran, or the target was down.
   virtual void on_missed_ticks(uint64_t ticks) { (void)ticks; }
+  // The source the sampler uses from now on, and why where the choice was its own (auto): at
+  // each connection, and to a sink as it is added.
+  virtual void on_source(SamplerSource source, std::string_view reason) {
+    (void)source, (void)reason;
+  }
   // The sampler's connection went down (with the reason) or came back, at `at`.
   virtual void on_connection_state(bool up, SteadyClock::time_point at, std::string_view reason) {
     (void)up, (void)at, (void)reason;

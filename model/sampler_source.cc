@@ -11,13 +11,15 @@ std::string_view to_string(SamplerSource source) {
       return "pg_wait_sampling";
     case SamplerSource::kMemory:
       return "memory";
+    case SamplerSource::kAuto:
+      return "auto";
   }
   return "activity";
 }
 
 std::optional<SamplerSource> parse_sampler_source(std::string_view name) {
-  for (const auto source :
-       {SamplerSource::kActivity, SamplerSource::kPgWaitSampling, SamplerSource::kMemory}) {
+  for (const auto source : {SamplerSource::kAuto, SamplerSource::kActivity,
+                            SamplerSource::kPgWaitSampling, SamplerSource::kMemory}) {
     if (to_string(source) == name) return source;
   }
   return std::nullopt;
@@ -25,6 +27,7 @@ std::optional<SamplerSource> parse_sampler_source(std::string_view name) {
 
 const std::vector<std::string>& sampler_source_names() {
   static const std::vector<std::string> names = {
+      std::string(to_string(SamplerSource::kAuto)),
       std::string(to_string(SamplerSource::kActivity)),
       std::string(to_string(SamplerSource::kPgWaitSampling)),
       std::string(to_string(SamplerSource::kMemory))};

@@ -1,6 +1,7 @@
-// The sampling source of a target: what its sampler reads wait events from. The user chooses it;
-// it is never changed behind their back (DESIGN.md): pg_stat_activity unless pg_wait_sampling is
-// asked for. This is the one registry of source names that config validation and the CLI read.
+// The sampling source of a target: what its sampler reads wait events from. By default (auto) the
+// memory source where the server is on this host and its memory can be read, else activity; a
+// source the user names is never replaced behind their back (DESIGN.md). This is the one registry
+// of source names that config validation and the CLI read.
 #pragma once
 
 #include <optional>
@@ -21,6 +22,9 @@ enum class SamplerSource {
   // the same host (root, the server's OS user or CAP_SYS_PTRACE): the same snapshots as
   // activity, without a query and without server CPU, at up to 10 kHz.
   kMemory,
+  // A request, never a source in use: memory where the server is local and readable, else
+  // activity; the sampler decides at each connection and says which and why.
+  kAuto,
 };
 
 std::string_view to_string(SamplerSource source);
@@ -28,7 +32,7 @@ std::optional<SamplerSource> parse_sampler_source(std::string_view name);
 const std::vector<std::string>& sampler_source_names();
 
 // Whether the source delivers snapshots of every backend at the sampler's rate (activity,
-// memory), rather than a profile at its own period (pg_wait_sampling).
+// memory, and so auto), rather than a profile at its own period (pg_wait_sampling).
 bool takes_snapshots(SamplerSource source);
 
 // What a source cannot show, one line for logs and reports; "" when it shows everything.

@@ -36,6 +36,11 @@
 namespace pgwaitprof::commands {
 namespace {
 
+constexpr const char* kSourceHelp =
+    "auto (default: memory for a server on this host whose memory can be read, else activity), "
+    "memory (the server's shared memory, this host only), activity (pg_stat_activity) or "
+    "pg_wait_sampling";
+
 using exporters::text_format::text_escape;
 
 constexpr int kExitFailure = 1;
@@ -63,10 +68,7 @@ void add_daemon(CLI::App& app, DaemonCommand& command) {
   daemon
       ->add_option("--hz", overrides.hz, "snapshots per second for every target (activity, memory)")
       ->transform(finite_in_range(config::kMinHz, config::kMaxHz));
-  daemon
-      ->add_option("--source", command.source,
-                   "activity (default), memory (this host, as root or the server's user) or "
-                   "pg_wait_sampling")
+  daemon->add_option("--source", command.source, kSourceHelp)
       ->check(CLI::IsMember(model::sampler_source_names()));
   daemon->add_option("--listen", overrides.listen,
                      "HOST:PORT of /metrics (default 127.0.0.1:9816)");
@@ -110,9 +112,7 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source, std::strin
   run->add_option("--label", command.label, "a label for the run");
   add_tag_option(*run, command);
   run->add_option("--data-dir", command.data_dir, "where the run directory is written");
-  run->add_option(
-         "--source", source,
-         "activity (default), memory (this host, as root or the server's user) or pg_wait_sampling")
+  run->add_option("--source", source, kSourceHelp)
       ->check(CLI::IsMember(model::sampler_source_names()));
   run->add_option("--local", command.local,
                   "whether the server runs on this host, for its /proc: auto, true or false")
@@ -151,10 +151,7 @@ void add_record(CLI::App& app, RunCommand& command, std::string& source) {
   record->add_option("--label", command.label, "what the load was");
   add_tag_option(*record, command);
   record->add_option("--data-dir", command.data_dir, "where the run directory is written");
-  record
-      ->add_option("--source", source,
-                   "activity (default), memory (this host, as root or the server's user) or "
-                   "pg_wait_sampling")
+  record->add_option("--source", source, kSourceHelp)
       ->check(CLI::IsMember(model::sampler_source_names()));
   record->add_option("--results-dsn", command.results_dsn,
                      "upload the run to this results database (or $PGWAITPROF_RESULTS_DSN)");
@@ -244,10 +241,10 @@ struct Commands {
   std::string log_level = "info";
   DaemonCommand daemon;
   RunCommand run;
-  std::string run_source = std::string(to_string(model::SamplerSource::kActivity));
+  std::string run_source = std::string(to_string(model::SamplerSource::kAuto));
   std::string run_loadgen = "pgbench";
   RunCommand record;
-  std::string record_source = std::string(to_string(model::SamplerSource::kActivity));
+  std::string record_source = std::string(to_string(model::SamplerSource::kAuto));
   ReportCommand report;
   MatrixCommand matrix;
   CompareCommand compare;

@@ -28,7 +28,7 @@ struct RunCommand {
   bool no_daemon = false;
   bool keep_transaction_log = false;
   bool checkpoint_after = false;
-  model::SamplerSource source = model::SamplerSource::kActivity;
+  model::SamplerSource source = model::SamplerSource::kAuto;
   // Whether the server runs on this host (a scratch cluster always does).
   config::LocalMode local = config::LocalMode::kAuto;
   int scale = 10;  // pgbench -i scale of a scratch cluster

@@ -62,7 +62,11 @@ void describe_request(model::Run& run, const RunRequest& request,
       break;
   }
   run.interval = request.interval;
-  run.sampler.source = sampler.source;
+  run.sampler.requested = sampler.source;
+  // Auto's choice is made when the sampler connects (note_sampler_source).
+  run.sampler.source = sampler.source == model::SamplerSource::kAuto
+                           ? model::SamplerSource::kActivity
+                           : sampler.source;
   run.sampler.hz = model::takes_snapshots(run.sampler.source) ? sampler.hz : 0;
 }
 

@@ -116,6 +116,18 @@ struct Families {
   MetricFamily collector_success =
       family("pgwaitprof_collector_success", "1 when the latest collection per collector worked.",
              MetricType::Gauge);
+  MetricFamily check_sessions =
+      family("pgwaitprof_kernel_check_active_sessions",
+             "The kernel check of the last minute (local targets): client backends sampled as "
+             "CPU (view=\"sampled_cpu\") against the kernel's on a CPU (\"kernel_on_cpu\") and "
+             "runnable waiting for one (\"kernel_runqueue\"), /proc/<pid>/schedstat; average "
+             "active sessions.",
+             MetricType::Gauge);
+  MetricFamily check_within =
+      family("pgwaitprof_kernel_check_within_bounds",
+             "1 when the sampled CPU of the last minute lies between 0.85 x the kernel's on-CPU "
+             "and 1.1 x its on-CPU plus run-queue sessions, 0 when it does not (local targets).",
+             MetricType::Gauge);
 };
 
 void add_target(Families& families, const model::TargetMetrics& target) {
@@ -128,8 +140,19 @@ void add_target(Families& families, const model::TargetMetrics& target) {
   families.snapshots.metric.push_back(counter(labels(), static_cast<double>(target.snapshots)));
   families.sampler_info.metric.push_back(
       gauge(labels({{"source", std::string(to_string(target.source))},
+                    {"requested", std::string(to_string(target.requested))},
                     {"hz", fmt::format("{:g}", target.hz)}}),
             1));
+  if (const auto& check = target.kernel_check) {
+    for (const auto& [view, aas] : {std::pair{"sampled_cpu", check->sampled_cpu_aas},
+                                    std::pair{"kernel_on_cpu", check->on_cpu_aas},
+                                    std::pair{"kernel_runqueue", check->runqueue_aas}}) {
+      families.check_sessions.metric.push_back(gauge(labels({{"view", view}}), aas));
+    }
+    if (check->judged()) {
+      families.check_within.metric.push_back(gauge(labels(), check->within() ? 1 : 0));
+    }
+  }
   for (const auto& [key, count] : target.wait_samples) {
     families.samples.metric.push_back(counter(labels({{"backend_type", key.backend_type},
                                                       {"state", key.state},
@@ -177,7 +200,7 @@ std::vector<MetricFamily> build_metric_families(const TargetMetricsList& targets
        {&built.snapshots, &built.samples, &built.durations, &built.snapshot_durations,
         &built.missed, &built.up, &built.hidden, &built.run_active, &built.tps, &built.latency,
         &built.collector_duration, &built.collector_success, &built.sampler_info,
-        &built.backend_cpu, &built.backend_runqueue}) {
+        &built.backend_cpu, &built.backend_runqueue, &built.check_sessions, &built.check_within}) {
     if (!family->metric.empty()) families.push_back(std::move(*family));
   }
   return families;

@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "model/kernel_check.h"
 #include "model/setting_units.h"
 #include "model/wait_events.h"
 
@@ -394,6 +395,9 @@ std::string status_banner(const model::Run& run) {
 
 std::string sampler_line(const model::SamplerInfo& sampler) {
   std::string line(to_string(sampler.source));
+  if (sampler.requested == model::SamplerSource::kAuto && !sampler.source_reason.empty()) {
+    line += " (auto: " + sampler.source_reason + ")";
+  }
   if (sampler.source == model::SamplerSource::kPgWaitSampling) {
     // pgwaitprof's rate does not apply: the extension samples at its own period.
     if (sampler.period > base::Seconds(0)) {
@@ -414,6 +418,25 @@ std::string sampler_line(const model::SamplerInfo& sampler) {
     line += fmt::format(", {} hidden backends", sampler.hidden_backends);
   }
   return line;
+}
+
+std::string kernel_check_line(const model::Run& run) {
+  if (!model::takes_snapshots(run.sampler.source)) return "";
+  const auto check = model::kernel_check(run);
+  if (!check) {
+    return run.sampler.source == model::SamplerSource::kActivity
+               ? "none (no kernel view of a server on another host): the CPU share is a lower "
+                 "bound"
+               : "";
+  }
+  return fmt::format(
+      "sampled CPU of client backends {:.2f} AAS against the kernel's {:.2f} on a CPU and {:.2f} "
+      "waiting for one (schedstat): {} {:.2f} to {:.2f}",
+      check->sampled_cpu_aas, check->on_cpu_aas, check->runqueue_aas,
+      !check->judged()  ? "too few intervals to judge, expected"
+      : check->within() ? "within"
+                        : "OUTSIDE",
+      check->lowest(), check->highest());
 }
 
 ThroughputColumns throughput_columns(const model::Run& run) {

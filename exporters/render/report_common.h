@@ -119,6 +119,8 @@ std::string latency_percentiles_text(const model::Run& run);
 // The "status" a human must not miss: "FAILED: ...", "INTERRUPTED: ...", or "" when completed.
 std::string status_banner(const model::Run& run);
 std::string sampler_line(const model::SamplerInfo& sampler);
+// The sampler's kernel check (model/kernel_check.h) as one line; "" where it has nothing to say.
+std::string kernel_check_line(const model::Run& run);
 // pgbench's own summary lines ("tps = 7659.733333 (without initial connection time)").
 std::vector<std::string> loadgen_summary_lines(const model::LoadgenSummary& summary);
 

@@ -13,6 +13,7 @@
 #include "exporters/render/report_render.h"
 #include "exporters/render/report_sections.h"
 #include "exporters/render/text_format.h"
+#include "model/kernel_check.h"
 
 namespace pgwaitprof::exporters {
 
@@ -55,7 +56,21 @@ nlohmann::json summary_json(const model::Run& run, const RenderOptions& options)
   }
   nlohmann::json summary = {{"excluded_warmup_s", table.window.excluded.count()},
                             {"error_method", model::error_method_note()},
-                            {"waits", std::move(waits)}};
+                            {"waits", std::move(waits)},
+                            {"kernel_check", nullptr}};
+  if (const auto check = model::kernel_check(run)) {
+    summary["kernel_check"] = {{"sampled_cpu_aas", check->sampled_cpu_aas},
+                               {"sampled_stderr", std::isfinite(check->sampled_stderr)
+                                                      ? nlohmann::json(check->sampled_stderr)
+                                                      : nlohmann::json()},
+                               {"intervals", check->intervals},
+                               {"judged", check->judged()},
+                               {"on_cpu_aas", check->on_cpu_aas},
+                               {"runqueue_aas", check->runqueue_aas},
+                               {"lowest", check->lowest()},
+                               {"highest", check->highest()},
+                               {"within", check->within()}};
+  }
   if (const auto tps = model::tps_estimate(run, table.window)) {
     summary["tps"] = estimate_json(*tps);
     if (tps->reliable) summary["tps"]["ci95_half_width"] = tps->half_width(0.95);

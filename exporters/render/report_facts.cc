@@ -81,6 +81,9 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
     facts.emplace_back("latency", latency);
   }
   facts.emplace_back("sampler", sampler_line(run.sampler));
+  if (auto check = kernel_check_line(run); !check.empty()) {
+    facts.emplace_back("check", std::move(check));
+  }
   return facts;
 }
 

@@ -363,6 +363,9 @@ std::string html_run_facts(const model::Run& run, const RenderOptions& options) 
     html += fact_rows({{"latency", latency}});
   }
   html += fact_rows({{"sampler", sampler_line(run.sampler)}});
+  if (auto check = kernel_check_line(run); !check.empty()) {
+    html += fact_rows({{"check", check}});
+  }
   return html + "</table></div>\n";
 }
 

@@ -63,24 +63,22 @@ double kernel_aas(const model::Run& run, const std::string& group, bool runqueue
 std::optional<CpuSplit> cpu_split(const model::Run& run, const ProfileTable& table,
                                   const ProfileRow& row) {
   if (row.other || row.label != model::kCpu || row.stat.aas <= 0) return std::nullopt;
-  double on_cpu_s = 0;
-  double runqueue_s = 0;
+  CpuSplit split;
   for (const char* group : {model::kClientBackends, model::kBackgroundProcesses}) {
+    model::KernelTime time;
     for (size_t index = table.window.first_interval; index < run.timeline.size(); ++index) {
       if (const auto found = run.timeline[index].kernel.find(group);
           found != run.timeline[index].kernel.end()) {
-        on_cpu_s += found->second.on_cpu_s;
-        runqueue_s += found->second.runqueue_s;
+        time.add(found->second);
       }
     }
+    split.on_cpu_aas += time.on_cpu_aas();
+    split.runqueue_aas += time.runqueue_aas();
   }
-  if (on_cpu_s + runqueue_s <= 0) return std::nullopt;
-  const double on_cpu_fraction = on_cpu_s / (on_cpu_s + runqueue_s);
-  CpuSplit split;
-  split.on_cpu_aas = row.stat.aas * on_cpu_fraction;
-  split.runqueue_aas = row.stat.aas - split.on_cpu_aas;
-  split.on_cpu_share = row.stat.share * on_cpu_fraction;
-  split.runqueue_share = row.stat.share - split.on_cpu_share;
+  if (split.on_cpu_aas + split.runqueue_aas <= 0) return std::nullopt;
+  const double share_per_aas = row.stat.share / row.stat.aas;
+  split.on_cpu_share = split.on_cpu_aas * share_per_aas;
+  split.runqueue_share = split.runqueue_aas * share_per_aas;
   return split;
 }
 
@@ -101,9 +99,9 @@ std::optional<SectionTable> kernel_section(const model::Run& run) {
   if (on_cpu + queued > 0) {
     table.notes.push_back(fmt::format(
         "Of the time client backends were runnable, {:.0f}% was on a CPU and {:.0f}% waiting for "
-        "one; the profile's CPU row is split in the ratio of all server processes. Run-queue "
-        "time also hides inside other waits (a woken backend keeps its wait event until it gets "
-        "a core): {:.2f} AAS of client backends waited for a CPU in all.",
+        "one; the profile's CPU row shows the server processes' figures beside the sampled ones. "
+        "Run-queue time also hides inside other waits (a woken backend keeps its wait event "
+        "until it gets a core): {:.2f} AAS of client backends waited for a CPU in all.",
         100 * on_cpu / (on_cpu + queued), 100 * queued / (on_cpu + queued), queued));
   }
   return table;

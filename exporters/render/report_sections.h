@@ -44,16 +44,16 @@ std::optional<SectionTable> run_to_run_section(const model::Run& run);
 // to run, kernel view, lock waits, statements, checkpoint; those the run has.
 std::vector<SectionTable> explaining_sections(const model::Run& run);
 
-// The profile's CPU row split by the kernel (server on this host). A sampled CPU backend is
-// runnable (the kernel state of each one without a wait event is read: sleeping ones are rows of
-// their own); whether it was on a CPU or queued for one is not sampled, so the row is split in
-// the ratio the server processes' runnable time had over the table's window
-// (/proc/<pid>/schedstat: time on a CPU against time on the run queue). None for any other row,
-// or when kernel times were not read.
+// The kernel's figures beside the profile's CPU row (server on this host): the server
+// processes' time on a CPU and runnable on the run queue over the table's window, from
+// /proc/<pid>/schedstat, measured and not sampled. A true sampler's CPU row lies between the
+// two (a sampled CPU backend is on a CPU or queued for one; run-queue time also hides in other
+// waits): the activity source's falls short of the first on a busy host. None for any other
+// row, or when kernel times were not read.
 struct CpuSplit {
   double on_cpu_aas = 0;
   double runqueue_aas = 0;
-  double on_cpu_share = 0;  // of the table's non-idle samples, like the row's share
+  double on_cpu_share = 0;  // in the table's share units: AAS x the row's share per AAS
   double runqueue_share = 0;
 
   // The two sub-rows the renderers show under the CPU row, on a CPU first.
@@ -64,12 +64,13 @@ struct CpuSplit {
     double aas;
   };
   std::array<SubRow, 2> sub_rows() const {
-    return {{{"on a CPU (schedstat)",
-              "the part of the CPU row that ran: the server processes' share of runnable time on "
-              "a CPU (/proc/<pid>/schedstat)",
+    return {{{"kernel: on a CPU",
+              "the server processes' time on a CPU over the same window, measured by the kernel "
+              "(/proc/<pid>/schedstat), beside the sampled CPU row",
               on_cpu_share, on_cpu_aas},
-             {"waiting for a CPU",
-              "the part of the CPU row that was runnable but queued for a core, in the same ratio",
+             {"kernel: waiting for a CPU",
+              "their time runnable but queued for a core, in any wait (a woken backend keeps its "
+              "wait event until it gets a core)",
               runqueue_share, runqueue_aas}}};
   }
 };

@@ -65,12 +65,8 @@ const std::vector<BadFile> kBadConfigs = {
     {"config_bad_missing_target_name.yaml",
      "3:5: missing required key \"name\" (required when there is more than one target)"},
     {"config_bad_source.yaml",
-     "2:13: invalid value for \"source\": \"pg_stat_activity\" (must be one of \"activity\", "
-     "\"pg_wait_sampling\", \"memory\")"},
-    {"config_bad_source_auto.yaml",
-     "2:13: invalid value for \"source\": \"auto\" (\"auto\" is no longer accepted: choose "
-     "\"activity\" (pg_stat_activity at hz, the default) or \"pg_wait_sampling\" (the "
-     "extension's own profile))"},
+     "2:13: invalid value for \"source\": \"pg_stat_activity\" (must be one of \"auto\", "
+     "\"activity\", \"pg_wait_sampling\", \"memory\")"},
     {"config_bad_hz_with_wait_sampling.yaml",
      "2:9: invalid value for \"hz\": 1000 (cannot be used with source pg_wait_sampling: the "
      "extension samples at its own pg_wait_sampling.profile_period)"},

@@ -33,7 +33,7 @@ TEST(ConfigParse, MinimalFileGetsDocumentedDefaults) {
   EXPECT_EQ(target.name, "default");  // a single target needs no name
   EXPECT_EQ(target.dsn, "");          // `dsn:` with no value means the PG* variables
   EXPECT_EQ(target.hz, 100);
-  EXPECT_EQ(target.source, SamplerSource::kActivity);
+  EXPECT_EQ(target.source, SamplerSource::kAuto);
   EXPECT_EQ(target.pg_wait_sampling_poll, milliseconds(1000));
   EXPECT_TRUE(target.labels.empty());
 }
@@ -117,9 +117,11 @@ TEST(ConfigSource, TheRegistryGivesTheConfigSpelling) {
   EXPECT_EQ(model::to_string(SamplerSource::kActivity), "activity");
   EXPECT_EQ(model::to_string(SamplerSource::kPgWaitSampling), "pg_wait_sampling");
   EXPECT_EQ(model::to_string(SamplerSource::kMemory), "memory");
+  EXPECT_EQ(model::to_string(SamplerSource::kAuto), "auto");
   EXPECT_EQ(model::sampler_source_names(),
-            (std::vector<std::string>{"activity", "pg_wait_sampling", "memory"}));
-  EXPECT_EQ(model::parse_sampler_source("auto"), std::nullopt);
+            (std::vector<std::string>{"auto", "activity", "pg_wait_sampling", "memory"}));
+  EXPECT_EQ(model::parse_sampler_source("auto"), SamplerSource::kAuto);
+  EXPECT_EQ(model::parse_sampler_source("pg_stat_activity"), std::nullopt);
 }
 
 TEST(ConfigListen, OnlyLoopbackMayGoWithoutAuthentication) {
@@ -173,7 +175,7 @@ TEST(ConfigErrors, ValuesWithNewlinesStayOnOneLine) {
       error_of([] { parse_config("targets:\n  - source: \"a\\nb\"\n", "p.yaml"); });
   EXPECT_EQ(message,
             "p.yaml:2:13: invalid value for \"source\": \"a\\nb\" (must be one of "
-            "\"activity\", \"pg_wait_sampling\", \"memory\")");
+            "\"auto\", \"activity\", \"pg_wait_sampling\", \"memory\")");
   EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 

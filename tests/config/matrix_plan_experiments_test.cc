@@ -51,7 +51,7 @@ TEST(MatrixPlanExperiments, DurationNeedsFixedWork) {
 TEST(MatrixPlanExperiments, SourceIsChosenPerPlan) {
   EXPECT_EQ(parse_matrix_plan("hz: 10000\nsource: memory\n", "m.yaml").source,
             model::SamplerSource::kMemory);
-  EXPECT_EQ(parse_matrix_plan("clients: [1]\n", "a.yaml").source, model::SamplerSource::kActivity);
+  EXPECT_EQ(parse_matrix_plan("clients: [1]\n", "a.yaml").source, model::SamplerSource::kAuto);
   EXPECT_NE(error_of("source: psql\n").find("\"source\""), std::string::npos);
   EXPECT_NE(error_of("hz: 100\nsource: pg_wait_sampling\n").find("its own"), std::string::npos);
 }

@@ -19,6 +19,7 @@
 #include "collectors/target_sampler.h"
 #include "model/profile.h"
 #include "model/wait_key.h"
+#include "tests/integration/backend_states.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/own_cluster.h"
 
@@ -29,74 +30,6 @@ using namespace std::chrono_literals;
 using collectors::PgSession;
 using collectors::memory::Attachment;
 
-// A blocking libpq connection of the test's own, for the backends whose states are read.
-struct Connection {
-  explicit Connection(const std::string& conninfo) : conn(PQconnectdb(conninfo.c_str())) {
-    EXPECT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
-  }
-  ~Connection() {
-    if (PGcancel* cancel = PQgetCancel(conn)) {
-      char error[256];
-      PQcancel(cancel, error, sizeof error);
-      PQfreeCancel(cancel);
-    }
-    PQfinish(conn);
-  }
-  void exec(const char* sql) {
-    PGresult* result = PQexec(conn, sql);
-    EXPECT_TRUE(PQresultStatus(result) == PGRES_COMMAND_OK ||
-                PQresultStatus(result) == PGRES_TUPLES_OK)
-        << sql << ": " << PQerrorMessage(conn);
-    PQclear(result);
-  }
-  void send(const char* sql) { EXPECT_EQ(PQsendQuery(conn, sql), 1) << PQerrorMessage(conn); }
-  int pid() const { return PQbackendPID(conn); }
-  PGconn* conn;
-};
-
-struct Row {
-  std::string type, state, wait_type, wait;
-  std::string query_id;
-};
-
-// pg_stat_activity as a map by pid.
-asio::awaitable<std::map<int, Row>> activity(PgSession& session) {
-  auto outcome = co_await session.execute(
-      "SELECT pid, backend_type, coalesce(state, ''), coalesce(wait_event_type, ''),"
-      " coalesce(wait_event, ''), coalesce(query_id::text, '') FROM pg_stat_activity");
-  EXPECT_TRUE(outcome.ok());
-  std::map<int, Row> rows;
-  for (int index = 0; outcome.ok() && index < PQntuples(outcome.result.get()); ++index) {
-    const auto* result = outcome.result.get();
-    rows[std::stoi(collectors::cell(result, index, 0))] = {
-        collectors::cell(result, index, 1), collectors::cell(result, index, 2),
-        collectors::cell(result, index, 3), collectors::cell(result, index, 4),
-        collectors::cell(result, index, 5)};
-  }
-  co_return rows;
-}
-
-// One snapshot from memory, named as the source names it, by pid.
-std::map<int, Row> memory_rows(Attachment& attachment) {
-  std::vector<collectors::memory::RawBackend> backends;
-  collectors::memory::ReadCounts counts;
-  EXPECT_FALSE(attachment.reader->read(backends, counts));
-  std::map<int, Row> rows;
-  for (const auto& backend : backends) {
-    const auto wait = attachment.names->wait_event(backend.wait_event_info);
-    auto type = std::string(attachment.names->backend_type(backend.backend_type));
-    if (const auto it = attachment.worker_types.find(backend.pid);
-        it != attachment.worker_types.end()) {
-      type = it->second;
-    }
-    rows[backend.pid] = {
-        type, std::string(attachment.names->state(backend.state)), std::string(wait.type),
-        std::string(wait.name),
-        backend.query_id ? std::to_string(static_cast<int64_t>(backend.query_id)) : ""};
-  }
-  return rows;
-}
-
 class MemorySourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -106,73 +39,7 @@ class MemorySourceTest : public ::testing::Test {
 };
 
 TEST_F(MemorySourceTest, EveryStateMatchesPgStatActivity) {
-  psql("CREATE TABLE IF NOT EXISTS memory_source_lock (a int)");
-  Connection idle(test_conninfo());
-  Connection in_transaction(test_conninfo());
-  in_transaction.exec("BEGIN");
-  in_transaction.exec("LOCK TABLE memory_source_lock IN ACCESS EXCLUSIVE MODE");
-  Connection sleeping(test_conninfo());
-  sleeping.send("SELECT pg_sleep(60)");
-  Connection on_cpu(test_conninfo());
-  // A loop in PL/pgSQL: CPU only (generate_series would spill its rows to a BufFile).
-  on_cpu.send(
-      "DO $$DECLARE i bigint := 0; BEGIN WHILE i < 2000000000 LOOP i := i + 1; END LOOP; END$$");
-  Connection locked(test_conninfo());
-  locked.send("SELECT * FROM memory_source_lock");
-  std::this_thread::sleep_for(500ms);
-  run_coroutine([&]() -> asio::awaitable<void> {
-    PgSession session(co_await asio::this_coro::executor);
-    EXPECT_FALSE(co_await session.connect(test_conninfo(), 5s));
-    auto attached = co_await collectors::memory::attach(session);
-    EXPECT_TRUE(attached) << attached.error().message;
-    if (!attached) co_return;
-    const auto expected = co_await activity(session);
-    // Through a view of the segment (root may map it), then by process_vm_readv (the reads of
-    // the server's OS user and of CAP_SYS_PTRACE) once the view is dropped.
-    for (int pass = 0; pass < 2; ++pass) {
-      const bool mapped = pass == 0;
-      SCOPED_TRACE(mapped ? "through a view" : "by process_vm_readv");
-      if (!mapped) attached->reader->release_memory();
-      EXPECT_EQ(attached->reader->memory().mapped(), mapped);
-      const auto read = memory_rows(*attached);
-      auto check = [&](int pid, const char* what, const char* state, const char* wait_type,
-                       const char* wait) {
-        SCOPED_TRACE(what);
-        ASSERT_TRUE(read.contains(pid));
-        ASSERT_TRUE(expected.contains(pid));
-        const auto& memory = read.at(pid);
-        const auto& server = expected.at(pid);
-        EXPECT_EQ(memory.type, server.type);
-        EXPECT_EQ(memory.state, server.state);
-        EXPECT_EQ(memory.state, state);
-        EXPECT_EQ(memory.wait_type, wait_type);
-        EXPECT_EQ(memory.wait, wait);
-        EXPECT_EQ(memory.wait_type, server.wait_type);
-        EXPECT_EQ(memory.wait, server.wait);
-        EXPECT_EQ(memory.query_id, server.query_id);
-      };
-      check(idle.pid(), "idle", "idle", "Client", "ClientRead");
-      check(in_transaction.pid(), "idle in transaction", "idle in transaction", "Client",
-            "ClientRead");
-      check(sleeping.pid(), "active, waiting", "active", "Timeout", "PgSleep");
-      check(on_cpu.pid(), "active on a CPU", "active", "", "");
-      check(locked.pid(), "waiting for a lock", "active", "Lock", "relation");
-      EXPECT_FALSE(read.at(sleeping.pid()).query_id.empty());
-      // The server's own processes, each as pg_stat_activity names it.
-      std::set<std::string> types;
-      for (const auto& [pid, row] : read) {
-        if (!expected.contains(pid) || pid == session.backend_pid()) continue;
-        EXPECT_EQ(row.type, expected.at(pid).type) << "pid " << pid;
-        types.insert(row.type);
-      }
-      for (const char* type :
-           {"checkpointer", "background writer", "walwriter", "autovacuum launcher",
-            "logical replication launcher", "client backend"}) {
-        EXPECT_TRUE(types.contains(type)) << type;
-      }
-    }
-  });
-  in_transaction.exec("ROLLBACK");
+  expect_every_state_matches(test_conninfo());
 }
 
 // An autovacuum worker, kept busy by a table whose vacuum sleeps after every page (cost limit
@@ -289,7 +156,121 @@ TEST_F(MemorySourceTest, AWrongLayoutIsRefusedByTheLayoutCheck) {
     wrong_pid.status_procpid += 4;
     auto attached = co_await collectors::memory::attach(session, &wrong_pid);
     EXPECT_FALSE(attached);
+    // A PGPROC twice its size: every second PGPROC is read where a PGPROC starts, so the session's
+    // own may still be found, but the live processes' pids lie 880 bytes apart, not 1760.
+    auto wrong_stride = *real;
+    wrong_stride.proc_size *= 2;
+    attached = co_await collectors::memory::attach(session, &wrong_stride);
+    EXPECT_FALSE(attached);
   });
+}
+
+// A server with prepared transactions enabled (every test cluster has max_prepared_transactions =
+// 2) and one open: it attaches (allProcCount leaves the prepared transactions' PGPROCs out), and
+// a snapshot holds exactly pg_stat_activity's backends, never the prepared transaction's PGPROC.
+TEST_F(MemorySourceTest, APreparedTransactionIsNotABackend) {
+  psql("CREATE TABLE IF NOT EXISTS memory_source_prepared (a int)");
+  {
+    Connection preparing(test_conninfo());
+    preparing.exec("BEGIN");
+    preparing.exec("INSERT INTO memory_source_prepared VALUES (1)");
+    preparing.exec("PREPARE TRANSACTION 'memory_source_test'");
+  }
+  struct Finish {
+    ~Finish() { psql("ROLLBACK PREPARED 'memory_source_test'"); }
+  } finish;
+  EXPECT_EQ(psql("SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'memory_source_test'").output,
+            "1\n");
+  run_coroutine([&]() -> asio::awaitable<void> {
+    PgSession session(co_await asio::this_coro::executor);
+    EXPECT_FALSE(co_await session.connect(test_conninfo(), 5s));
+    auto attached = co_await collectors::memory::attach(session);
+    EXPECT_TRUE(attached) << attached.error().message;
+    if (!attached) co_return;
+    EXPECT_NE(attached->description.find("pgprocs="), std::string::npos);
+    const auto expected = co_await activity(session);
+    const auto read = memory_rows(*attached);
+    EXPECT_FALSE(read.contains(0));
+    for (const auto& [pid, row] : read) {
+      EXPECT_TRUE(expected.contains(pid)) << pid << " " << row.type << " is not a backend";
+    }
+    // Every client backend of pg_stat_activity (ours ran the query) is in memory too.
+    for (const auto& [pid, row] : expected) {
+      if (row.type == "client backend") {
+        EXPECT_TRUE(read.contains(pid)) << pid;
+      }
+    }
+  });
+}
+
+// The default source on a local server: auto takes the memory source, the report says why,
+// and the run's sampled CPU agrees with the kernel's (pgbench -S keeps the backends on a CPU).
+TEST_F(MemorySourceTest, AutoSamplesALocalServerFromMemoryAndPassesTheKernelCheck) {
+  const auto dir = temp_dir("memory-auto");
+  auto run = pgwaitprof_run(dir, {test_conninfo()}, {"-S", "-c", "2", "-j", "2", "-T", "6"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto& sampler = run.report["sampler"];
+  EXPECT_EQ(sampler["requested_source"], "auto");
+  EXPECT_EQ(sampler["source"], "memory");
+  EXPECT_EQ(sampler["source_reason"], "local server, read as root");
+  const auto& check = run.report["summary"]["kernel_check"];
+  ASSERT_TRUE(check.is_object()) << run.report["summary"].dump();
+  EXPECT_TRUE(check["judged"].get<bool>()) << check.dump();
+  EXPECT_TRUE(check["within"].get<bool>()) << check.dump();
+  const auto text = read_text(run.dir / "report.txt");
+  EXPECT_NE(text.find("sampler   memory (auto: local server, read as root), 100 Hz"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("check     sampled CPU of client backends"), std::string::npos) << text;
+  EXPECT_NE(text.find("kernel: on a CPU"), std::string::npos) << text;
+  std::filesystem::remove_all(dir);
+}
+
+// pg_stat_activity asked for by name on a busy local server (2 clients of pgbench -S on 2 cores,
+// each backend on a CPU most of the time): the report sets the kernel's CPU beside the sampled
+// one and warns that the sampled CPU is below it, as the query waits for a CPU to look (issue
+// 39: about half the kernel's). It measures the machine: deploy/test.sh runs it alone, with the
+// rate checks (where more processes than cores queue, the band's run-queue part hides the bias).
+TEST_F(MemorySourceTest, ActivityOnABusyLocalServerIsCheckedAgainstTheKernel) {
+  const auto dir = temp_dir("activity-check");
+  auto run = pgwaitprof_run(dir, {test_conninfo(), "--source", "activity"},
+                            {"-S", "-c", "2", "-j", "2", "-T", "8"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report["sampler"]["source"], "activity");
+  EXPECT_EQ(run.report["sampler"]["source_reason"], "");
+  const auto& check = run.report["summary"]["kernel_check"];
+  ASSERT_TRUE(check.is_object()) << run.report["summary"].dump();
+  EXPECT_TRUE(check["judged"].get<bool>()) << check.dump();
+  EXPECT_FALSE(check["within"].get<bool>()) << check.dump();
+  bool warned = false;
+  for (const auto& warning : run.report["warnings"]) {
+    warned |= warning.get<std::string>().find("is below the kernel's") != std::string::npos;
+  }
+  EXPECT_TRUE(warned) << run.report["warnings"].dump() << check.dump();
+  const auto text = read_text(run.dir / "report.txt");
+  EXPECT_NE(text.find("kernel: on a CPU"), std::string::npos) << text;
+  EXPECT_NE(text.find(": OUTSIDE "), std::string::npos) << text;
+  std::filesystem::remove_all(dir);
+}
+
+// With no kernel view (--local false stands for a server on another host) auto samples
+// pg_stat_activity, says why, and the report says that the CPU share is then a lower bound.
+TEST_F(MemorySourceTest, WithoutAKernelViewAutoSamplesActivityAndCallsItsCpuALowerBound) {
+  const auto dir = temp_dir("activity-remote");
+  auto run = pgwaitprof_run(dir, {test_conninfo(), "--local", "false"}, {"-c", "2", "-T", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report["sampler"]["source"], "activity");
+  EXPECT_EQ(run.report["sampler"]["source_reason"],
+            "the target is set as not on this host (local: false)");
+  EXPECT_TRUE(run.report["summary"]["kernel_check"].is_null());
+  bool lower_bound = false;
+  for (const auto& warning : run.report["warnings"]) {
+    lower_bound |= warning.get<std::string>().find("lower bound") != std::string::npos;
+  }
+  EXPECT_TRUE(lower_bound) << run.report["warnings"].dump();
+  EXPECT_NE(read_text(run.dir / "report.txt").find("check     none (no kernel view"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 // Root without CAP_SYS_PTRACE is a user without the right to read another user's process (the

@@ -5,12 +5,9 @@
 // summary against the targets; it never fails on a figure, only when something could not be
 // measured (exit 1). deploy/bench.sh runs it.
 #include <libpq-fe.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "base/programs.h"
-#include "base/thread_priority.h"
 #include "tests/perf/bench_support.h"
 
 namespace pgwaitprof::bench {
@@ -242,31 +239,6 @@ void print_summary(double median_ratio, const TickFigures& ticks, const DaemonFi
 // the way the memory source's reader does (absolute clock_nanosleep, 1 ns timer slack, real time
 // where allowed, else nice -10), its CPU per tick over `seconds`, printed as one JSON line for
 // tests/perf/suite.sh.
-int timer_floor(double hz, int seconds) {
-  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  base::raise_thread_priority();
-  const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / hz));
-  const auto ticks = static_cast<int64_t>(hz * seconds);
-  timespec at{};
-  clock_gettime(CLOCK_MONOTONIC, &at);
-  rusage before{};
-  getrusage(RUSAGE_SELF, &before);
-  for (int64_t tick = 0; tick < ticks; ++tick) {
-    at.tv_nsec += period.count();
-    at.tv_sec += at.tv_nsec / 1'000'000'000;
-    at.tv_nsec %= 1'000'000'000;
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
-  }
-  rusage after{};
-  getrusage(RUSAGE_SELF, &after);
-  auto seconds_of = [](const timeval& time) { return time.tv_sec + time.tv_usec / 1e6; };
-  const double cpu = seconds_of(after.ru_utime) - seconds_of(before.ru_utime) +
-                     seconds_of(after.ru_stime) - seconds_of(before.ru_stime);
-  fmt::print("{{\"hz\":{:.0f},\"ticks\":{},\"cpu_us_per_tick\":{:.2f}}}\n", hz, ticks,
-             cpu * 1e6 / static_cast<double>(ticks));
-  return 0;
-}
-
 int run_benchmark(int argc, char** argv) {
   CLI::App app{
       "Sampler benchmark: prints rate, tick accuracy, CPU and memory figures for the "
@@ -286,13 +258,7 @@ int run_benchmark(int argc, char** argv) {
                  "sleeping backends for the /proc reading cost (6.)")
       ->check(CLI::Range(1, 180))
       ->capture_default_str();
-  double floor_hz = 0;
-  app.add_option("--timer-floor", floor_hz,
-                 "print the CPU per tick of a loop that only sleeps to each tick at this rate "
-                 "for --seconds, and exit")
-      ->check(CLI::Range(1.0, 10000.0));
   CLI11_PARSE(app, argc, argv);
-  if (floor_hz > 0) return timer_floor(floor_hz, rate_seconds);
   if (query_version > 0) {
     fmt::print("{};\n", collectors::activity_query(query_version));
     return 0;

@@ -28,6 +28,9 @@ build=${BUILD_DIR:-$root/build}
 # The benchmark programs are not in the default build: build them (and the program) first.
 BUILD_DIR=$build BUILD_TARGET="pgwaitprof pgwaitprof_bench pgwaitprof_scrape_cost" \
   "$root/deploy/build.sh"
+# The floor: a C loop that only wakes (tests/perf/wakeup_floor.c), nothing of pgwaitprof's.
+floor=$build/tests/wakeup_floor
+cc -O2 -o "$floor" "$root/tests/perf/wakeup_floor.c"
 out=$root/docs/performance.md
 rounds=3 window=10 pairs=3 accuracy_runs=3 accuracy_window=20 rss_seconds=600
 interleave_seconds=120 phase=4 interleave_rounds=2
@@ -123,8 +126,7 @@ start_pausable() {  # $1: configuration, $2: seconds
     memory_10khz) start_daemon 10000 memory ;;
     wakeups_1khz | wakeups_10khz)
       local hz=${1#wakeups_}  # 1khz, 10khz
-      "$build/tests/pgwaitprof_bench" --timer-floor "${hz%khz}000" --seconds "$2" \
-        >"$work/wakeups.out" 2>&1 & watch_pid=$! ;;
+      "$floor" "${hz%khz}000" "$2" >"$work/wakeups.out" 2>&1 & watch_pid=$! ;;
     *) return 1 ;;
   esac
 }
@@ -255,7 +257,7 @@ stop_sleepers() {
 # the memory source's reader does, its CPU per tick.
 if part backends; then
   for hz in 1000 10000; do
-    record "$("$build/tests/pgwaitprof_bench" --timer-floor "$hz" --seconds "$window" | sed 's/^{/{"part":"timer_floor",/')"
+    record "$("$floor" "$hz" "$window" | sed 's/^{/{"part":"timer_floor",/')"
   done
 fi
 for count in $backend_counts; do

@@ -3,8 +3,10 @@
 // deploy/fetch-servers.sh, Debian's 15) and names each in PGWAITPROF_TEST_PG<major> (a
 // connection string); Debian's pgbench and psql 15 drive them all. Per major: a short profiled
 // run with a CHECKPOINT during it (the timeline's "ch" mark, every report format, top SQL from
-// pg_stat_statements), the blocker case, and the daemon's /metrics. A major without its
-// variable fails: the matrix is run through deploy/version-matrix.sh.
+// pg_stat_statements) sampled by the default source, which must be the memory source with its
+// kernel check within bounds; every backend state read from memory as pg_stat_activity shows it;
+// the blocker case; and the daemon's /metrics. A major without its variable fails: the matrix
+// is run through deploy/version-matrix.sh.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -17,6 +19,7 @@
 #include "base/programs.h"
 #include "daemon/engine/process.h"
 #include "daemon/engine/scratch_cluster.h"
+#include "tests/integration/backend_states.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {
@@ -91,6 +94,15 @@ TEST_P(VersionMatrixTest, ProfiledRunMarksTheCheckpointAndShowsTopSql) {
   expect_no_collector_failure(run);
   EXPECT_GT(run.report["loadgen"]["tps"].get<double>(), 0);
   EXPECT_GE(run.report["timeline"].size(), 2u);
+  // No --source: auto picks the memory source on a local server, and the run's sampled CPU
+  // agrees with the kernel's.
+  const auto& sampler = run.report["sampler"];
+  EXPECT_EQ(sampler["requested_source"], "auto");
+  EXPECT_EQ(sampler["source"], "memory") << sampler.dump() << run.output;
+  EXPECT_EQ(sampler["source_reason"], "local server, read as root");
+  const auto& check = run.report["summary"]["kernel_check"];
+  ASSERT_TRUE(check.is_object()) << run.report["summary"].dump();
+  EXPECT_TRUE(check["within"].get<bool>()) << check.dump();
 
   // The CHECKPOINT is in the timeline, in report.json and as the text report's "ch" mark.
   bool checkpoint = false;
@@ -126,6 +138,10 @@ TEST_P(VersionMatrixTest, ProfiledRunMarksTheCheckpointAndShowsTopSql) {
     EXPECT_EQ(rendered.exit_code, 0) << format << ": " << rendered.output;
     EXPECT_GT(rendered.output.size(), 20u) << format;
   }
+}
+
+TEST_P(VersionMatrixTest, MemorySourceReadsEveryStateAsPgStatActivityShowsIt) {
+  expect_every_state_matches(conninfo_);
 }
 
 TEST_P(VersionMatrixTest, LockWaitNamesItsBlocker) {
@@ -173,6 +189,22 @@ TEST_P(VersionMatrixTest, DaemonServesMetricsOfEveryCollector) {
   });
   ASSERT_TRUE(sampled) << exposition << daemon.log();
   EXPECT_EQ(metric(exposition, "pgwaitprof_up{target=\"v\"}"), 1.0);
+  EXPECT_EQ(metric(exposition,
+                   "pgwaitprof_sampler_info{target=\"v\",source=\"memory\","
+                   "requested=\"auto\",hz=\"50\"}"),
+            1.0)
+      << exposition << daemon.log();
+  // The kernel check of the last minute, judged from the fifth kernel reading on (one a second).
+  EXPECT_TRUE(eventually(15s, [&] {
+    exposition = scrape(port);
+    return metric(exposition, "pgwaitprof_kernel_check_within_bounds{target=\"v\"}").has_value();
+  })) << exposition;
+  EXPECT_EQ(metric(exposition, "pgwaitprof_kernel_check_within_bounds{target=\"v\"}"), 1.0)
+      << exposition;
+  EXPECT_TRUE(metric(exposition,
+                     "pgwaitprof_kernel_check_active_sessions{target=\"v\","
+                     "view=\"kernel_on_cpu\"}")
+                  .has_value());
   EXPECT_GT(metric(exposition, "pgwaitprof_snapshots_total{target=\"v\"}").value_or(0), 0);
   // Every collector the daemon runs on this major succeeded.
   std::istringstream lines(exposition);

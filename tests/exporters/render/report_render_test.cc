@@ -354,7 +354,9 @@ model::Run kernel_run(double client_on_cpu_s, double client_runqueue_s = 2.0) {
   return run;
 }
 
-TEST(RenderKernelSplit, TheCpuRowSplitsIntoOnCpuAndRunQueueInEveryFormat) {
+// The kernel's own figures stand beside the sampled CPU row: 1.5 + 0.2 s on a CPU and 2.0 s
+// queued a second are 1.7 and 2.0 AAS, whatever the sampler counted (3.0 AAS here).
+TEST(RenderKernelSplit, TheCpuRowShowsTheKernelsFiguresBesideItInEveryFormat) {
   const model::Run run = kernel_run(1.5);
   const auto table = report_detail::profile_table(run, {}, false);
   const auto cpu = std::find_if(table.rows.begin(), table.rows.end(),
@@ -362,12 +364,12 @@ TEST(RenderKernelSplit, TheCpuRowSplitsIntoOnCpuAndRunQueueInEveryFormat) {
   ASSERT_NE(cpu, table.rows.end());
   const auto split = report_detail::cpu_split(run, table, *cpu);
   ASSERT_TRUE(split);
-  // Runnable time: 1.7 s on a CPU, 2.0 s queued a second; the 3.0 sampled CPU AAS split so.
-  EXPECT_NEAR(split->on_cpu_aas, 3.0 * 1.7 / 3.7, 1e-9);
-  EXPECT_NEAR(split->runqueue_aas, 3.0 * 2.0 / 3.7, 1e-9);
-  EXPECT_NEAR(split->on_cpu_share, 0.75 * 1.7 / 3.7, 1e-9);
-  EXPECT_NEAR(split->on_cpu_share + split->runqueue_share, cpu->stat.share, 1e-12);
-  // Only the CPU row splits.
+  EXPECT_NEAR(split->on_cpu_aas, 1.7, 1e-9);
+  EXPECT_NEAR(split->runqueue_aas, 2.0, 1e-9);
+  // In the table's share units: the CPU row's 3.0 AAS is 75 %.
+  EXPECT_NEAR(split->on_cpu_share, 0.75 * 1.7 / 3.0, 1e-9);
+  EXPECT_NEAR(split->runqueue_share, 0.75 * 2.0 / 3.0, 1e-9);
+  // Only the CPU row has them.
   for (const auto& row : table.rows) {
     if (row.label != "CPU") {
       EXPECT_FALSE(report_detail::cpu_split(run, table, row)) << row.label;
@@ -376,28 +378,29 @@ TEST(RenderKernelSplit, TheCpuRowSplitsIntoOnCpuAndRunQueueInEveryFormat) {
 
   const std::string text = render_text(run);
   const auto cpu_line = text.find("CPU ");
-  const auto on_line = text.find("on a CPU (schedstat)");
-  const auto queue_line = text.find("waiting for a CPU");
+  const auto on_line = text.find("kernel: on a CPU");
+  const auto queue_line = text.find("kernel: waiting for a CPU");
   ASSERT_NE(on_line, std::string::npos) << text;
   ASSERT_NE(queue_line, std::string::npos) << text;
   EXPECT_LT(cpu_line, on_line);
   EXPECT_LT(on_line, queue_line);
-  EXPECT_NE(text.find("34.5%     1.38", on_line), std::string::npos) << text;
-  EXPECT_NE(text.find("40.5%     1.62", queue_line), std::string::npos) << text;
-  EXPECT_NE(render_markdown(run).find("|  | &nbsp;&nbsp;waiting for a CPU | 40.5% | 1.62 |  |"),
-            std::string::npos)
+  EXPECT_NE(text.find("42.5%     1.70", on_line), std::string::npos) << text;
+  EXPECT_NE(text.find("50.0%     2.00", queue_line), std::string::npos) << text;
+  EXPECT_NE(
+      render_markdown(run).find("|  | &nbsp;&nbsp;kernel: waiting for a CPU | 50.0% | 2.00 |  |"),
+      std::string::npos)
       << render_markdown(run);
-  EXPECT_NE(render_html(run).find("<td class=\"sub\">on a CPU (schedstat)</td><td "
-                                  "class=\"n\">34.5%</td><td class=\"n\">1.38</td>"),
+  EXPECT_NE(render_html(run).find("<td class=\"sub\">kernel: on a CPU</td><td "
+                                  "class=\"n\">42.5%</td><td class=\"n\">1.70</td>"),
             std::string::npos);
   const json waits = json::parse(render_json(run)).at("summary").at("waits");
   const auto entry = std::find_if(waits.begin(), waits.end(),
                                   [](const json& wait) { return wait.at("wait") == "CPU"; });
   ASSERT_NE(entry, waits.end());
-  EXPECT_NEAR(entry->at("kernel_split").at("runqueue_aas").get<double>(), 3.0 * 2.0 / 3.7, 1e-9);
+  EXPECT_NEAR(entry->at("kernel_split").at("runqueue_aas").get<double>(), 2.0, 1e-9);
 }
 
-TEST(RenderKernelSplit, NoRunQueueLeavesTheRowOnCpuAndNoKernelTimesNoSplit) {
+TEST(RenderKernelSplit, NoRunQueueShowsNoneAndNoKernelTimesNoFigures) {
   const model::Run idle_cores = kernel_run(1.5, 0.0);
   const auto table = report_detail::profile_table(idle_cores, {}, false);
   const auto cpu = std::find_if(table.rows.begin(), table.rows.end(),
@@ -405,12 +408,12 @@ TEST(RenderKernelSplit, NoRunQueueLeavesTheRowOnCpuAndNoKernelTimesNoSplit) {
   ASSERT_NE(cpu, table.rows.end());
   const auto split = report_detail::cpu_split(idle_cores, table, *cpu);
   ASSERT_TRUE(split);
-  EXPECT_DOUBLE_EQ(split->on_cpu_aas, cpu->stat.aas);
+  EXPECT_NEAR(split->on_cpu_aas, 1.7, 1e-9);
   EXPECT_DOUBLE_EQ(split->runqueue_aas, 0);
   EXPECT_DOUBLE_EQ(split->runqueue_share, 0);
   model::Run remote = kernel_run(1.5);
   for (auto& slice : remote.timeline) slice.kernel.clear();
-  EXPECT_EQ(render_text(remote).find("on a CPU (schedstat)"), std::string::npos);
+  EXPECT_EQ(render_text(remote).find("kernel: on a CPU"), std::string::npos);
   EXPECT_EQ(render_html(remote).find("waiting for a CPU"), std::string::npos);
 }
 

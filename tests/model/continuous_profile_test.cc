@@ -1,0 +1,74 @@
+// The daemon's continuous profile: its kernel check over the last minute of kernel readings
+// (pgwaitprof_kernel_check_* on /metrics) and the source in use as the sampler reports it.
+#include <gtest/gtest.h>
+
+#include "model/continuous_profile.h"
+
+namespace pgwaitprof::model {
+namespace {
+
+// A snapshot of `running` client backends without a wait event (state R) and one idle in
+// ClientRead.
+Snapshot snapshot_of(int running) {
+  Snapshot snapshot;
+  snapshot.taken_at_steady = SteadyClock::now();
+  for (int index = 0; index <= running; ++index) {
+    BackendSample backend;
+    backend.pid = 100 + index;
+    backend.backend_type = "client backend";
+    backend.state = index < running ? "active" : "idle";
+    if (index == running) {
+      backend.wait_event_type = "Client";
+      backend.wait_event = "ClientRead";
+    } else {
+      backend.kernel_state = 'R';
+    }
+    snapshot.backends.push_back(backend);
+  }
+  return snapshot;
+}
+
+// One second of readings: 100 snapshots of `running` CPU backends, then the kernel's times.
+void second_of(ContinuousProfile& profile, SteadyClock::time_point& at, int running,
+               double on_cpu_s, double runqueue_s) {
+  for (int tick = 0; tick < 100; ++tick) profile.on_snapshot(snapshot_of(running));
+  KernelTimes times;
+  times.from = at;
+  times.to = at += std::chrono::seconds(1);
+  times.by_group[kClientBackends] = {on_cpu_s, runqueue_s};
+  times.by_backend_type["client backend"] = {on_cpu_s, runqueue_s};
+  profile.on_kernel_times(times);
+}
+
+TEST(ContinuousProfileTest, KernelCheckCoversTheLastMinute) {
+  ContinuousProfile profile("t", SamplerSource::kAuto, 100);
+  EXPECT_EQ(profile.current().requested, SamplerSource::kAuto);
+  EXPECT_EQ(profile.current().source, SamplerSource::kActivity);
+  profile.on_source(SamplerSource::kMemory, "local server, read as root");
+  EXPECT_EQ(profile.current().source, SamplerSource::kMemory);
+  EXPECT_FALSE(profile.current().kernel_check);
+  auto at = SteadyClock::now();
+  // A minute at 2 running backends that the kernel saw on a CPU...
+  for (int second = 0; second < 60; ++second) second_of(profile, at, 2, 2.0, 0.0);
+  ASSERT_TRUE(profile.current().kernel_check);
+  EXPECT_NEAR(profile.current().kernel_check->sampled_cpu_aas, 2.0, 1e-9);
+  EXPECT_NEAR(profile.current().kernel_check->on_cpu_aas, 2.0, 1e-9);
+  EXPECT_TRUE(profile.current().kernel_check->within());
+  // ...then half a minute at 1 sampled against 2 on a CPU: the window holds both halves.
+  for (int second = 0; second < 30; ++second) second_of(profile, at, 1, 2.0, 0.0);
+  EXPECT_NEAR(profile.current().kernel_check->sampled_cpu_aas, 1.5, 1e-9);
+  EXPECT_EQ(profile.current().kernel_check->intervals, 60u);
+  // A minute later only the new readings count, and they are far below the kernel's.
+  for (int second = 0; second < 30; ++second) second_of(profile, at, 1, 2.0, 0.0);
+  EXPECT_NEAR(profile.current().kernel_check->sampled_cpu_aas, 1.0, 1e-9);
+  EXPECT_NEAR(profile.current().kernel_check->on_cpu_aas, 2.0, 1e-9);
+  EXPECT_TRUE(profile.current().kernel_check->judged());
+  EXPECT_FALSE(profile.current().kernel_check->within());
+  // Another source is checked anew.
+  profile.on_source(SamplerSource::kActivity, "the server is on another host");
+  EXPECT_FALSE(profile.current().kernel_check);
+  EXPECT_EQ(profile.published()->source, SamplerSource::kActivity);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::model
