@@ -1,8 +1,8 @@
 // The daemon's continuous profile: its kernel check over the last minute of kernel readings
 // (pgwaitprof_kernel_check_* on /metrics) and the source in use as the sampler reports it.
-#include <gtest/gtest.h>
-
 #include "model/continuous_profile.h"
+
+#include <gtest/gtest.h>
 
 namespace pgwaitprof::model {
 namespace {
