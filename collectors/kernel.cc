@@ -97,14 +97,17 @@ std::optional<Schedstat> read_process_schedstat(pid_t pid) {
   return total;
 }
 
+std::optional<pid_t> read_parent_pid(pid_t pid) {
+  return parse_parent_pid(read_small_file("/proc/" + std::to_string(pid) + "/stat"));
+}
+
 std::optional<char> read_process_state(pid_t pid) {
   return parse_process_state(read_small_file("/proc/" + std::to_string(pid) + "/stat"));
 }
 
 bool server_is_local(pid_t backend_pid, const std::string& data_directory) {
   if (backend_pid <= 0 || data_directory.empty()) return false;
-  const auto parent =
-      parse_parent_pid(read_small_file("/proc/" + std::to_string(backend_pid) + "/stat"));
+  const auto parent = read_parent_pid(backend_pid);
   if (!parent) return false;
   const std::string postmaster = "/proc/" + std::to_string(*parent);
   // The postmaster runs in its data directory; its command line usually names it too (-D).
@@ -131,40 +134,61 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   last_reading_.reset();
   if (mode_ == config::LocalMode::kNo) co_return std::nullopt;
   sampler_pid_ = session.backend_pid();
-  if (mode_ == config::LocalMode::kYes) {
-    local_ = true;
-    co_return std::nullopt;
-  }
-  local_ = co_await session_is_local(session);
-  log()->info("kernel view {} backend_pid={}",
+  local_ = mode_ == config::LocalMode::kYes;
+  if (!local_) local_ = co_await session_is_local(session);
+  // The sampler's backend is the postmaster's child; the postmaster sleeps in epoll_wait.
+  const auto postmaster = read_parent_pid(sampler_pid_);
+  const bool wchan = local_ && postmaster && states_.check_wchan(*postmaster);
+  log()->info("kernel view {} backend_pid={} states_from=\"{}\"",
               local_ ? "on: the server runs on this host" : "off: the server is not on this host",
-              sampler_pid_);
+              sampler_pid_, wchan ? "wchan, then stat" : "stat");
   co_return std::nullopt;
 }
 
 std::optional<char> ProcessStates::state(int32_t pid, int64_t backend_start) {
   auto found = files_.find(pid);
   if (found != files_.end() && found->second.backend_start != backend_start) {
-    ::close(found->second.fd);  // the pid was reused
+    close_file(found->second);  // the pid was reused
     files_.erase(found);
     found = files_.end();
   }
   if (found == files_.end()) {
     if (files_.size() >= kMaxOpen) return read_process_state(pid);
-    const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    const std::string path = "/proc/" + std::to_string(pid);
+    const int fd = ::open((path + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
-    found = files_.emplace(pid, File{backend_start, fd, readings_}).first;
+    const int wchan_fd = wchan_ ? ::open((path + "/wchan").c_str(), O_RDONLY | O_CLOEXEC) : -1;
+    found = files_.emplace(pid, File{backend_start, fd, wchan_fd, readings_}).first;
   }
   found->second.read_in = readings_;
-  // The kernel writes the file anew for every read from its start.
+  // The kernel writes each file anew for every read from its start.
   char buffer[512];
+  if (found->second.wchan_fd >= 0) {
+    const ssize_t got = ::pread(found->second.wchan_fd, buffer, sizeof buffer, 0);
+    if (got == 1 && buffer[0] == '0') return 'R';
+  }
   const ssize_t got = ::pread(found->second.fd, buffer, sizeof buffer, 0);
   if (got <= 0) {
-    ::close(found->second.fd);  // the process has gone
+    close_file(found->second);  // the process has gone
     files_.erase(found);
     return std::nullopt;
   }
   return parse_process_state(std::string_view(buffer, static_cast<size_t>(got)));
+}
+
+bool ProcessStates::check_wchan(pid_t sleeping_pid) {
+  clear();
+  wchan_ = false;
+  const int fd =
+      ::open(("/proc/" + std::to_string(sleeping_pid) + "/wchan").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buffer[128];
+  for (int attempt = 0; attempt < 3 && !wchan_; ++attempt) {
+    const ssize_t got = ::pread(fd, buffer, sizeof buffer, 0);
+    wchan_ = got > 1 || (got == 1 && buffer[0] != '0');
+  }
+  ::close(fd);
+  return wchan_;
 }
 
 void ProcessStates::next_reading() {
@@ -175,13 +199,18 @@ void ProcessStates::next_reading() {
       ++file;
       continue;
     }
-    ::close(file->second.fd);
+    close_file(file->second);
     file = files_.erase(file);
   }
 }
 
+void ProcessStates::close_file(const File& file) {
+  ::close(file.fd);
+  if (file.wchan_fd >= 0) ::close(file.wchan_fd);
+}
+
 void ProcessStates::clear() {
-  for (const auto& [pid, file] : files_) ::close(file.fd);
+  for (const auto& [pid, file] : files_) close_file(file);
   files_.clear();
 }
 

@@ -157,8 +157,13 @@ void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states
   // (docs/performance.md).
   const auto scheduling = base::raise_thread_priority();
   const bool real_time = scheduling == base::kRealTime;
-  log()->info("memory reader postmaster={} hz={} scheduling=\"{}\"", attachment_.postmaster, hz,
-              scheduling);
+  ProcessStates states;  // this thread's /proc/<pid>/stat and wchan files
+  const bool wchan = kernel_states && states.check_wchan(attachment_.postmaster);
+  log()->info("memory reader postmaster={} hz={} scheduling=\"{}\" states_from=\"{}\"",
+              attachment_.postmaster, hz, scheduling,
+              !kernel_states ? "none"
+              : wchan        ? "wchan, then stat"
+                             : "stat");
   const auto period = std::chrono::duration_cast<model::SteadyClock::duration>(
       std::chrono::duration<double>(1.0 / hz));
   // At most 100 ms of snapshots wait for the I/O thread; beyond that a read is dropped and
@@ -168,7 +173,6 @@ void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states
   auto batch_start = window;
   auto rested = window;  // a real-time reader's next read starts no earlier
   ReadCounts counts;
-  ProcessStates states;  // this thread's /proc/<pid>/stat files
   Raw raw;
   while (!stop.stop_requested()) {
     const auto now = model::SteadyClock::now();

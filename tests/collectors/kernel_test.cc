@@ -77,6 +77,45 @@ TEST(ProcessStates, KeepsAFileOpenPerBackendAndDropsItWhenThePidIsReusedOrGone) 
   EXPECT_EQ(states.open_files(), 0u);
 }
 
+// wchan is trusted only after a sleeping process read as a function: a process that spins (on a
+// CPU or on the run queue) reads "0", as every process does where wchan does not work.
+TEST(ProcessStates, ReadsWchanFirstOnlyWhereASleeperShowsItWorks) {
+  const pid_t sleeper = fork();
+  if (sleeper == 0) {
+    pause();
+    _exit(0);
+  }
+  const pid_t spinner = fork();
+  if (spinner == 0) {
+    for (;;) {
+    }
+  }
+  ASSERT_GT(sleeper, 0);
+  ASSERT_GT(spinner, 0);
+  ProcessStates states;
+  EXPECT_FALSE(states.check_wchan(spinner));
+  EXPECT_FALSE(states.uses_wchan());
+  EXPECT_FALSE(states.check_wchan(-3));
+  bool checked = false;
+  for (int attempt = 0; attempt < 200 && !checked; ++attempt) {
+    checked = states.check_wchan(sleeper);
+    usleep(5000);
+  }
+  ASSERT_TRUE(checked) << "no /proc/<pid>/wchan here that names a function";
+  EXPECT_TRUE(states.uses_wchan());
+  // Through wchan: the spinner runs, the sleeper sleeps ('S' from its stat file).
+  EXPECT_EQ(states.state(spinner, 1), 'R');
+  EXPECT_EQ(states.state(sleeper, 1), 'S');
+  EXPECT_EQ(states.open_files(), 2u);
+  for (const pid_t child : {sleeper, spinner}) {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+  }
+  // A reaped process: wchan and stat are gone, and so are its files.
+  EXPECT_FALSE(states.state(sleeper, 1));
+  EXPECT_EQ(states.open_files(), 1u);
+}
+
 TEST(ServerIsLocal, NotForAPidThatDoesNotExistOrAnotherDataDirectory) {
   EXPECT_FALSE(server_is_local(999999999, "/var/lib/postgresql/15/main"));
   // This test's parent is not a postmaster in that directory.

@@ -13,13 +13,16 @@
 # figure is printed raw and the medians replace the "## The latest suite run" section of
 # docs/performance.md (or --out FILE).
 #
-#   tests/perf/suite.sh [--quick] [--out FILE] [--parts LIST] [--configs "LIST"] [--backends "N..."]
+#   tests/perf/suite.sh [--quick] [--select-only] [--out FILE] [--parts LIST] [--configs "LIST"]
+#                       [--backends "N..."] [--interleave SECONDS]
 #
 # --quick shortens every part (one round, 3 s windows, 20 s of RSS) to check the suite itself.
 # --parts runs some parts only (overhead,interleaved,backends,accuracy,rss,scrape; default all),
 # --configs the samplers of parts 1 and 1b (default all; 1b takes those it can pause),
-# --backends the counts of part 3 (default 10 100 500 1000); with any of them, write to another
-# file with --out.
+# --backends the counts of part 3 (default 10 100 500 1000), --interleave the length of part
+# 1b's pgbench runs (default 120 s); --select-only runs pgbench's
+# select-only script (-S) instead of tpcb in parts 1 and 1b: more backends without a wait event,
+# so more of the kernel view's state reads. With any of them, write to another file with --out.
 # Needs a build (BUILD_DIR, default ./build) and deploy/install-deps.sh. Run it on an
 # otherwise idle machine: it measures the machine as much as the sampler. A figure, not a test.
 set -euo pipefail
@@ -35,6 +38,7 @@ out=$root/docs/performance.md
 rounds=3 window=10 pairs=3 accuracy_runs=3 accuracy_window=20 rss_seconds=600
 interleave_seconds=120 phase=4 interleave_rounds=2
 backend_counts="10 100 500 1000"
+script=()  # pgbench's built-in tpcb
 parts=overhead,interleaved,backends,accuracy,rss,scrape
 configs=(none_again pgwaitprof_100hz pgwaitprof_1khz raw_loop_1khz pg_wait_sampling_10ms psql_watch
   memory_100hz memory_1khz memory_10khz wakeups_1khz wakeups_10khz)
@@ -44,6 +48,8 @@ while [ $# -gt 0 ]; do
     --quick) rounds=1 window=3 pairs=1 accuracy_runs=1 accuracy_window=5 rss_seconds=20
       interleave_seconds=40 interleave_rounds=1
       backend_counts="10 100" ;;
+    --select-only) script=(-S) ;;
+    --interleave) interleave_seconds=$2; shift ;;
     --out) out=$2; shift ;;
     --parts) parts=$2; shift ;;
     --configs) read -r -a configs <<<"$2"; shift ;;
@@ -150,7 +156,7 @@ overhead_once() {  # $1: round, $2: configuration
     q2=$(metric "${durations}_bucket{target=\"local\",le=\"0.0025\"}")
   fi
   local tps
-  tps=$(pgbench -M prepared -c 8 -j 2 -T "$window" 2>&1 | awk '/^tps/ { print $3 }')
+  tps=$(pgbench ${script[@]+"${script[@]}"} -M prepared -c 8 -j 2 -T "$window" 2>&1 | awk '/^tps/ { print $3 }')
   local rate=null taken=null within_1ms=null within_2_5ms=null
   if [ -n "$daemon_pid" ]; then
     local s1 m1 r0 r1 r2
@@ -205,7 +211,8 @@ interleaved_once() {  # $1: round, $2: configuration
   psql -X -q -c "VACUUM pgbench_branches" -c "VACUUM pgbench_tellers" \
     -c "TRUNCATE pgbench_history" >/dev/null
   : >"$work/phases.txt"
-  pgbench -n -M prepared -c 8 -j 2 -T "$interleave_seconds" -P 1 --progress-timestamp \
+  pgbench ${script[@]+"${script[@]}"} -n -M prepared -c 8 -j 2 -T "$interleave_seconds" -P 1 \
+    --progress-timestamp \
     >"$work/interleaved.out" 2>"$work/progress.txt" &
   local bench=$!
   local state=STOP

@@ -56,6 +56,12 @@ def paired_ratios(rows):
     return pairs
 
 
+def workload(parts):
+    """The pgbench script of parts 1 and 1b, from the suite's command line."""
+    command = parts["machine"][0]["command"] if parts["machine"] else ""
+    return "select-only (`-S`)" if "--select-only" in command else "tpcb-like"
+
+
 def overhead(parts):
     rows = parts["overhead"]
     rounds = sorted({row["round"] for row in rows})
@@ -64,7 +70,7 @@ def overhead(parts):
     lines = [
         "### 1. What each sampler costs in tps, and the rate it achieves",
         "",
-        "pgbench tpcb-like, `-M prepared -c 8 -j 2`, scale 10, vacuumed by pgbench before each "
+        f"pgbench {workload(parts)}, `-M prepared -c 8 -j 2`, scale 10, vacuumed by pgbench before each "
         "window. Each sampler's window directly follows one without any sampler; its tps is "
         "relative to that one (the order of the samplers rotates from round to round). The "
         "rate is what the sampler took, beside what was asked.",
@@ -156,7 +162,8 @@ def interleaved(parts):
     lines = [
         "### 1b. The same costs, with the sampler paused and resumed within one pgbench run",
         "",
-        "One pgbench run per sampler and round (same load as section 1, not vacuumed in between), "
+        f"One pgbench {workload(parts)} run per sampler and round (`-M prepared -c 8 -j 2`, not "
+        "vacuumed in between), "
         "the sampler stopped (SIGSTOP) and continued every few seconds; each second of pgbench's "
         "progress that lies wholly in one phase counts for it, and each running phase is "
         "compared with the paused phases on either side (a pair). Slow drifts of the machine "
@@ -314,7 +321,7 @@ def memory_source(parts):
         f"| tps cost at 100 Hz | {costs('pgwaitprof_100hz')} | {costs('memory_100hz')} | within the "
         f"A/A noise ({aa_noise()}) |",
         f"| tps cost at 1 kHz | {costs('pgwaitprof_1khz')} | {costs('memory_1khz')} | at most 2 % |",
-        f"| tps cost at 10 kHz | - | {costs('memory_10khz')} | at most 5 % |",
+        f"| tps cost at 10 kHz | - | {costs('memory_10khz')} | at most 1.3 times the wake-ups' |",
         f"| tps cost of the wake-ups alone at 1 kHz (no read) | - | {costs('wakeups_1khz')} | - |",
         f"| tps cost of the wake-ups alone at 10 kHz (no read) | - | {costs('wakeups_10khz')} | - |",
         f"| ticks taken at 1 kHz | {shares('pgwaitprof_1khz')} | {shares('memory_1khz')} | at least 99 % every round |",
@@ -356,10 +363,20 @@ def memory_source(parts):
             return f"{verdict(high <= target)} ({with_interval(within)}, section 1b)"
         return judged(config, cost(config) <= target)
 
+    def floor_ratio(config, floor):
+        """Part 1b's pooled median cost of `config` over that of the wake-ups alone."""
+        mine, theirs = interleaved_cost(parts, config), interleaved_cost(parts, floor)
+        if mine is None or theirs is None or theirs[0] <= 0:
+            return "not measured in this run"
+        ratio = mine[0] / theirs[0]
+        return (f"{verdict(ratio <= 1.3)}, {ratio:.2f} times ({100 * mine[0]:.1f} % against "
+                f"{100 * theirs[0]:.1f} %, section 1b)")
+
     lines += [
         "",
         f"- Target: tps cost at 1 kHz at most 2 %: {judged_cost('memory_1khz', 0.02)}.",
-        f"- Target: tps cost at 10 kHz at most 5 %: {judged_cost('memory_10khz', 0.05)}.",
+        f"- Target: tps cost at 10 kHz at most 1.3 times the wake-ups' alone (the floor, same "
+        f"run): {floor_ratio('memory_10khz', 'wakeups_10khz')}.",
         f"- Target: at least 99 % of ticks at 1 kHz every round: "
         f"{judged('memory_1khz', bool(memory_1khz) and min(memory_1khz) >= 0.99)}; at least 95 % "
         f"at 10 kHz: {judged('memory_10khz', bool(memory_10khz) and min(memory_10khz) >= 0.95)}.",
