@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/logging.h"
+#include "config/numbers.h"
 #include "config/yaml_reader.h"
 #include "model/workloads.h"
 

@@ -19,8 +19,6 @@ namespace pgwaitprof::config {
 inline constexpr double kMinHz = 1;
 inline constexpr double kMaxHz = 10000;
 inline constexpr double kDefaultHz = 100;
-// Timeline intervals (pgbench -P) are whole seconds.
-inline constexpr long long kMaxIntervalS = 3600;
 
 // Whether a target's server runs on this host, so that /proc can tell running from waiting for
 // a core: `auto` detects it, `true`/`false` say so.

@@ -10,7 +10,6 @@
 #include <cmath>
 #include <limits>
 
-#include "config/daemon_config.h"
 #include "config/quote.h"
 
 namespace pgwaitprof::config {

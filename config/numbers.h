@@ -13,6 +13,10 @@
 
 namespace pgwaitprof::config {
 
+// Timeline intervals (pgbench -P) are whole seconds, at most an hour: the one limit shared by the
+// configuration, the command line, the control socket and the pgbench arguments checked here.
+inline constexpr long long kMaxIntervalS = 3600;
+
 // A plain decimal integer with an optional sign. Values too large for long long saturate, so
 // that the range check reports them as out of range rather than as not a number.
 std::optional<long long> parse_integer(std::string_view text);

@@ -176,38 +176,53 @@ base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& coun
   const bool full = reads_done_++ % kFullEvery == 0;
   const uint32_t regular =
       full ? places_.max_backends : std::min(places_.max_backends, regular_end_ + kMargin);
-  // The status array, the PGPROCs that its slots had in the last snapshot, the status array
-  // (or their counts) again, in this order: through the view with fences between the pieces, or
-  // in one system call (the kernel copies the pieces one after the other). An entry is taken
-  // from it when its count was even and the same in both copies and its PGPROC still matches;
-  // the rest go through the rounds below.
   ++generation_;
+  if (auto error = copy_arrays(regular)) return error;
+  ++counts.calls;
+  find_used_slots(regular, full);
+  take_consistent(into);
+  auto status = read_in_rounds(into, counts);
+  remember_known();
+  return status;
+}
+
+// The status array, the PGPROCs that its slots had in the last snapshot, the status array (or
+// their counts) again, in this order: through the view with fences between the pieces, or in
+// one system call (the kernel copies the pieces one after the other).
+base::Status BackendReader::copy_arrays(uint32_t regular) {
   statuses_again_.resize(statuses_.size());
   if (memory_.mapped()) {
     if (auto error = memory_.alive()) return error;
     if (auto error = copy_statuses_from_view(regular)) return error;
-    if (auto error = copy_known_from_view()) return error;
-  } else {
-    reads_.clear();
-    add_status_reads(regular, statuses_);
-    add_known_proc_reads();
-    for (const auto& known : known_) slot_read_in_[known.first] = generation_;
-    add_status_reads(regular, statuses_again_);
-    if (auto error = memory_.read(reads_)) return error;
+    return copy_known_from_view();
   }
-  ++counts.calls;
+  reads_.clear();
+  add_status_reads(regular, statuses_);
+  add_known_proc_reads();
+  for (const auto& known : known_) slot_read_in_[known.first] = generation_;
+  add_status_reads(regular, statuses_again_);
+  return memory_.read(reads_);
+}
+
+// The slots in use (a pid in the first copy); a full read also learns where the regular slots
+// in use end, so that the reads between full ones stop a margin beyond.
+void BackendReader::find_used_slots(uint32_t regular, bool full) {
   used_.clear();
   for (uint32_t slot = 0; slot < places_.status_slots; ++slot) {
     if (slot == regular) slot = places_.max_backends;
     if (slot >= places_.status_slots) break;
     if (status_field<int32_t>(slot, layout_.status_procpid) > 0) used_.push_back(slot);
   }
-  if (full) {
-    regular_end_ = 0;
-    for (const uint32_t slot : used_) {
-      if (slot < places_.max_backends) regular_end_ = slot + 1;
-    }
+  if (!full) return;
+  regular_end_ = 0;
+  for (const uint32_t slot : used_) {
+    if (slot < places_.max_backends) regular_end_ = slot + 1;
   }
+}
+
+// An entry is taken from the copies when its count was even and the same in both copies and its
+// PGPROC, read between them, still matches; the rest wait in pending_ for the rounds.
+void BackendReader::take_consistent(std::vector<RawBackend>& into) {
   pending_.clear();
   for (const uint32_t slot : used_) {
     const auto proc = proc_of_slot_[slot];
@@ -226,15 +241,16 @@ base::Status BackendReader::read(std::vector<RawBackend>& into, ReadCounts& coun
       pending_.push_back(slot);
     }
   }
-  auto status = read_in_rounds(into, counts);
-  // The next snapshot reads the PGPROCs of the slots in use now.
+}
+
+// The next snapshot reads the PGPROCs of the slots in use now.
+void BackendReader::remember_known() {
   known_.clear();
   for (const uint32_t slot : used_) {
     if (proc_of_slot_[slot] >= 0) {
       known_.emplace_back(slot, static_cast<uint32_t>(proc_of_slot_[slot]));
     }
   }
-  return status;
 }
 
 RawBackend BackendReader::backend_at(uint32_t slot, uint32_t proc) const {

@@ -65,6 +65,11 @@ class BackendReader {
   template <typename T>
   T proc_field(uint32_t proc, size_t offset) const;
   base::Status scan_procs();
+  // The steps of read(), in order.
+  base::Status copy_arrays(uint32_t regular);
+  void find_used_slots(uint32_t regular, bool full);
+  void take_consistent(std::vector<RawBackend>& into);
+  void remember_known();
   void add_status_reads(uint32_t regular, std::vector<char>& into);
   void add_known_proc_reads();
   base::Status copy_statuses_from_view(uint32_t regular);

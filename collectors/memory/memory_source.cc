@@ -68,6 +68,48 @@ void inherit_priorities(std::mutex& mutex) {
   pthread_mutexattr_destroy(&attributes);
 }
 
+// The reader's ticks: tick k's window is [start + k * period, start + (k + 1) * period).
+class TickPacer {
+ public:
+  TickPacer(double hz, bool real_time)
+      : period_(std::chrono::duration_cast<model::SteadyClock::duration>(
+            std::chrono::duration<double>(1.0 / hz))),
+        real_time_(real_time),
+        window_(model::SteadyClock::now()),
+        rested_(window_) {}
+
+  // The windows that passed entirely since the last read (missed ticks) when a read is due;
+  // otherwise sleeps towards the next one with clock_nanosleep to an absolute time, at most
+  // 10 ms, and returns nothing.
+  std::optional<uint64_t> wait_for_window() {
+    using namespace std::chrono_literals;
+    const auto now = model::SteadyClock::now();
+    if (now < window_ || now < rested_) {
+      const auto until = std::min(std::max(window_, rested_), now + 10ms).time_since_epoch();
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(until);
+      const timespec at{static_cast<time_t>(seconds.count()),
+                        static_cast<long>((until - seconds).count())};
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
+      return std::nullopt;
+    }
+    const auto passed = (now - window_) / period_;
+    window_ += (passed + 1) * period_;
+    return static_cast<uint64_t>(passed);
+  }
+
+  // A real-time reader, which nothing else on its CPU can interrupt, rests after each read at
+  // least as long as the read took.
+  void rest_after(model::SteadyClock::time_point start, model::SteadyClock::duration took) {
+    if (real_time_) rested_ = start + 2 * took;
+  }
+
+ private:
+  model::SteadyClock::duration period_;
+  bool real_time_;
+  model::SteadyClock::time_point window_;
+  model::SteadyClock::time_point rested_;  // a real-time reader's next read starts no earlier
+};
+
 }  // namespace
 
 asio::awaitable<CollectResult> MemorySource::prepare(PgSession& session) {
@@ -149,14 +191,12 @@ asio::awaitable<void> MemorySource::wait(model::SteadyClock::time_point until) {
 // describe a moment up to 10 ms after the sample, and read once per snapshot of a batch, ten
 // snapshots would get ten nearly simultaneous readings.
 void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states) {
-  using namespace std::chrono_literals;
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   // A reader that waits for a CPU behind the benchmark's processes misses its windows (at 10 kHz
   // a window is 100 µs); in real time a wake-up runs at once. Measured under pgbench -c 8 -j 2 on
   // 2 cores at 10 kHz: 98-99 % of ticks taken in real time, 65-79 % at nice -10
   // (docs/performance.md).
   const auto scheduling = base::raise_thread_priority();
-  const bool real_time = scheduling == base::kRealTime;
   ProcessStates states;  // this thread's /proc/<pid>/stat and wchan files
   const bool wchan = kernel_states && states.check_wchan(attachment_.postmaster);
   log()->info("memory reader postmaster={} hz={} scheduling=\"{}\" states_from=\"{}\"",
@@ -164,64 +204,58 @@ void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states
               !kernel_states ? "none"
               : wchan        ? "wchan, then stat"
                              : "stat");
-  const auto period = std::chrono::duration_cast<model::SteadyClock::duration>(
-      std::chrono::duration<double>(1.0 / hz));
-  // At most 100 ms of snapshots wait for the I/O thread; beyond that a read is dropped and
-  // counted as a missed tick, so that taken + missed stays the ticks asked for.
-  const size_t capacity = std::max<size_t>(100, static_cast<size_t>(hz / 10));
-  auto window = model::SteadyClock::now();
-  auto batch_start = window;
-  auto rested = window;  // a real-time reader's next read starts no earlier
+  TickPacer pacer(hz, scheduling == base::kRealTime);
+  Batch batch{hz};
   ReadCounts counts;
   Raw raw;
   while (!stop.stop_requested()) {
-    const auto now = model::SteadyClock::now();
-    if (now < window || now < rested) {
-      const auto until = std::min(std::max(window, rested), now + 10ms).time_since_epoch();
-      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(until);
-      const timespec at{static_cast<time_t>(seconds.count()),
-                        static_cast<long>((until - seconds).count())};
-      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
-      continue;
-    }
-    if (const auto passed = (now - window) / period; passed > 0) {
-      channel_->missed += static_cast<uint64_t>(passed);
-      window += passed * period;
-    }
-    window += period;
-    raw.taken_at = model::SystemClock::now();
-    raw.taken_at_steady = model::SteadyClock::now();
-    if (auto error = attachment_.reader->read(raw.backends, counts)) {
-      attachment_.reader->release_memory();
-      std::lock_guard lock(channel_->mutex);
-      channel_->failure = error->message;
-      publish(Raw{}, true);  // wakes the I/O thread, which sees the failure
-      return;
-    }
-    if (kernel_states) {
-      states.next_reading();
-      for (auto& backend : raw.backends) {
-        if (backend.wait_event_info != 0 || backend.pid == attachment_.session_pid) continue;
-        backend.kernel_state = states.state(backend.pid, backend.proc_start).value_or(0);
-      }
-    }
+    const auto missed = pacer.wait_for_window();
+    if (!missed) continue;  // slept towards the window (at most 10 ms, so that stop() is prompt)
+    if (*missed > 0) channel_->missed += *missed;
+    if (!read_arrays(raw, counts)) return;
+    if (kernel_states) read_states(raw, states);
     raw.duration = model::SteadyClock::now() - raw.taken_at_steady;
-    if (real_time) rested = raw.taken_at_steady + 2 * raw.duration;
-    std::lock_guard lock(channel_->mutex);
-    if (channel_->ready.empty()) batch_start = raw.taken_at_steady;
-    if (channel_->backlog >= capacity) {
-      ++channel_->missed;  // the I/O thread is 100 ms behind: drop rather than queue
-      continue;
-    }
-    ++channel_->backlog;
-    const bool wake =
-        hz <= 100 || channel_->ready.size() + 1 >= 64 || raw.taken_at_steady - batch_start >= 10ms;
-    publish(std::move(raw), wake);
-    raw = Raw{};
-    if (!channel_->spare.empty()) {
-      raw = std::move(channel_->spare.back());
-      channel_->spare.pop_back();
-    }
+    pacer.rest_after(raw.taken_at_steady, raw.duration);
+    hand_over(raw, batch);
+  }
+}
+
+bool MemorySource::read_arrays(Raw& raw, ReadCounts& counts) {
+  raw.taken_at = model::SystemClock::now();
+  raw.taken_at_steady = model::SteadyClock::now();
+  auto error = attachment_.reader->read(raw.backends, counts);
+  if (!error) return true;
+  attachment_.reader->release_memory();
+  std::lock_guard lock(channel_->mutex);
+  channel_->failure = error->message;
+  publish(Raw{}, true);  // wakes the I/O thread, which sees the failure
+  return false;
+}
+
+void MemorySource::read_states(Raw& raw, ProcessStates& states) const {
+  states.next_reading();
+  for (auto& backend : raw.backends) {
+    if (backend.wait_event_info != 0 || backend.pid == attachment_.session_pid) continue;
+    backend.kernel_state = states.state(backend.pid, backend.proc_start).value_or(0);
+  }
+}
+
+void MemorySource::hand_over(Raw& raw, Batch& batch) {
+  using namespace std::chrono_literals;
+  std::lock_guard lock(channel_->mutex);
+  if (channel_->ready.empty()) batch.start = raw.taken_at_steady;
+  if (channel_->backlog >= batch.capacity) {
+    ++channel_->missed;  // the I/O thread is 100 ms behind: drop rather than queue
+    return;
+  }
+  ++channel_->backlog;
+  const bool wake = batch.hz <= 100 || channel_->ready.size() + 1 >= 64 ||
+                    raw.taken_at_steady - batch.start >= 10ms;
+  publish(std::move(raw), wake);
+  raw = Raw{};
+  if (!channel_->spare.empty()) {
+    raw = std::move(channel_->spare.back());
+    channel_->spare.pop_back();
   }
 }
 

@@ -6,6 +6,7 @@
 // background workers' types), and only when an unknown one appeared.
 #pragma once
 
+#include <algorithm>
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
 #include <atomic>
@@ -20,6 +21,7 @@
 
 #include "base/async_event.h"
 #include "collectors/collector.h"
+#include "collectors/kernel.h"
 #include "collectors/memory/memory_attach.h"
 #include "model/sample.h"
 
@@ -79,7 +81,24 @@ class MemorySource : public Collector {
     std::optional<std::string> failure;
   };
 
+  // The snapshots waiting for the I/O thread: at most 100 ms of them (beyond, a read is dropped
+  // and counted as a missed tick, so that taken + missed stays the ticks asked for); above
+  // 100 Hz the I/O thread is woken once per batch of 10 ms or 64 snapshots.
+  struct Batch {
+    explicit Batch(double rate)
+        : hz(rate), capacity(std::max<size_t>(100, static_cast<size_t>(rate / 10))) {}
+    double hz;
+    size_t capacity;
+    model::SteadyClock::time_point start{};
+  };
+
+  // The reader thread's loop and its steps.
   void read_loop(std::stop_token stop, double hz, bool kernel_states);
+  // False when the read failed: the failure is handed over and the reader ends.
+  bool read_arrays(Raw& raw, ReadCounts& counts);
+  void read_states(Raw& raw, ProcessStates& states) const;
+  // Hands `raw` over (or drops it when the I/O thread is behind) and takes a spare one.
+  void hand_over(Raw& raw, Batch& batch);
   // Under channel_->mutex: hands `raw` over
   // and wakes the I/O thread when `wake` and no wake is on its way.
   void publish(Raw&& raw, bool wake);

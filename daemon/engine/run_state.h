@@ -11,7 +11,7 @@
 #include "base/run_control.h"
 #include "collectors/pg_session.h"
 #include "collectors/statements.h"
-#include "daemon/engine/run_engine.h"
+#include "daemon/engine/run_request.h"
 #include "daemon/engine/run_steps.h"
 #include "loadgen/loadgen_command.h"
 #include "model/run.h"

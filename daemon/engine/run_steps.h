@@ -16,7 +16,7 @@
 #include "base/expected.h"
 #include "collectors/sampler_options.h"
 #include "collectors/statements.h"
-#include "daemon/engine/run_engine.h"
+#include "daemon/engine/run_request.h"
 #include "loadgen/loadgen_command.h"
 #include "loadgen/pgbench_log.h"
 #include "model/run.h"

@@ -12,6 +12,7 @@
 #include "base/json_text.h"
 #include "exporters/render/compare.h"
 #include "exporters/render/matrix_detail.h"
+#include "exporters/render/matrix_table.h"
 #include "exporters/render/text_format.h"
 
 namespace pgwaitprof::exporters {

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "exporters/render/matrix_detail.h"
+#include "exporters/render/matrix_table.h"
 #include "exporters/render/text_format.h"
 
 namespace pgwaitprof::exporters::matrix_detail {

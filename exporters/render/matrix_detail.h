@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "exporters/render/matrix_table.h"
+#include "model/matrix_aggregate.h"
 
 namespace pgwaitprof::exporters::matrix_detail {
 
@@ -27,7 +27,8 @@ struct CompositionRow {
 };
 
 // `separator` goes between a share and its error: " ±" in text ("77.8 ±0.4").
-std::vector<CompositionRow> composition_rows(const MatrixTable& table, const std::string& variant,
+std::vector<CompositionRow> composition_rows(const model::MatrixTable& table,
+                                             const std::string& variant,
                                              const std::string& separator);
 
 // The title of the composition tables and what their errors are, each one line of text.
@@ -35,33 +36,34 @@ std::string composition_title();
 std::string composition_note();
 
 // The wait classes that occur in any cell of the table, in kWaitClassOrder.
-std::vector<std::string> table_wait_classes(const MatrixTable& table);
+std::vector<std::string> table_wait_classes(const model::MatrixTable& table);
 
 using model::variant_label;  // "-" for the unnamed variant
-bool has_tps(const MatrixCell* cell);
+bool has_tps(const model::MatrixCell* cell);
 // The cell's figure as the table shows it: "20000" tps, "12.34" s.
-std::string format_figure(const MatrixCell* cell, double value);
+std::string format_figure(const model::MatrixCell* cell, double value);
 // "tps", or "elapsed s (lower is better)".
-std::string figure_title(const MatrixTable& table);
+std::string figure_title(const model::MatrixTable& table);
 // The majors of a plan of builds that mixes them: "16, 17".
-std::string majors_text(const MatrixTable& table);
-bool has_checkpoint(const MatrixTable& table);
-std::string checkpoint_text(const MatrixCell* cell);  // "9.12", "-"
-std::string median_text(const MatrixCell* cell);      // "20000*" (* = some runs failed)
-std::string range_text(const MatrixCell* cell);       // "18500-23000", "" for one run
-std::string latency_text(const MatrixCell* cell);     // "1.600"
-std::string p99_text(const MatrixCell* cell);         // "4.210", "-" without a transaction log
-bool has_p99(const MatrixTable& table);
-std::string dominant_text(const MatrixCell* cell);   // "LWLock | XactSLRU 69%"
-std::string repeats_text(const MatrixTable& table);  // "5 repeats", "1-5 repeats"
-std::vector<std::string> failed_notes(const MatrixTable& table);
-std::string error_source_name(ShareError source);  // "repeats", "sampling", ""
+std::string majors_text(const model::MatrixTable& table);
+bool has_checkpoint(const model::MatrixTable& table);
+std::string checkpoint_text(const model::MatrixCell* cell);  // "9.12", "-"
+std::string median_text(const model::MatrixCell* cell);      // "20000*" (* = some runs failed)
+std::string range_text(const model::MatrixCell* cell);       // "18500-23000", "" for one run
+std::string latency_text(const model::MatrixCell* cell);     // "1.600"
+std::string p99_text(const model::MatrixCell* cell);  // "4.210", "-" without a transaction log
+bool has_p99(const model::MatrixTable& table);
+std::string dominant_text(const model::MatrixCell* cell);   // "LWLock | XactSLRU 69%"
+std::string repeats_text(const model::MatrixTable& table);  // "5 repeats", "1-5 repeats"
+std::vector<std::string> failed_notes(const model::MatrixTable& table);
+std::string error_source_name(model::ShareError source);  // "repeats", "sampling", ""
 
 // The scalability section (matrix_scalability.cc): what the model is and its intervals, then
 // per variant its facts as label and value and the waits across its knee, all unescaped (each
 // format escapes them: wait event names come from the server, variant names from the user).
 std::string scalability_title();
-std::string scalability_note(const MatrixTable& table);  // the interval method(s), the weights
+std::string scalability_note(
+    const model::MatrixTable& table);  // the interval method(s), the weights
 struct ScalabilityFact {
   std::string label;
   std::string value;
@@ -76,7 +78,7 @@ std::vector<CompositionRow> growth_rows(const model::VariantScalability& variant
 
 // One cell text per client count of the table for `variant`.
 template <typename Format>
-std::vector<std::string> row_cells(const MatrixTable& table, const std::string& variant,
+std::vector<std::string> row_cells(const model::MatrixTable& table, const std::string& variant,
                                    Format format) {
   std::vector<std::string> cells;
   for (const int clients : table.clients) cells.push_back(format(table.find(variant, clients)));

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "exporters/render/matrix_detail.h"
+#include "exporters/render/matrix_table.h"
 
 namespace pgwaitprof::exporters::matrix_detail {
 

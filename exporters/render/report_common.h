@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "exporters/render/report_render.h"
+#include "exporters/render/render_options.h"
 #include "model/run.h"
 #include "model/run_estimates.h"
 

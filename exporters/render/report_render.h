@@ -5,19 +5,11 @@
 #include <span>
 #include <string>
 
+#include "exporters/render/render_options.h"
 #include "model/run.h"
 #include "store/run_directory.h"
 
 namespace pgwaitprof::exporters {
-
-enum class GroupBy { kWaitEvent, kBackendType, kState, kWaitEventType, kQueryId };
-
-struct RenderOptions {
-  GroupBy by = GroupBy::kWaitEvent;
-  int top = 20;               // rows of the profile table (and query ids); the rest is "other"
-  bool include_idle = false;  // idle sessions counted in shares
-  bool trim = true;           // leave the warm-up MSER-5 finds out of the summary (--no-trim)
-};
 
 std::string render_text(const model::Run& run, const RenderOptions& options = {});
 std::string render_markdown(const model::Run& run, const RenderOptions& options = {});
