@@ -341,15 +341,29 @@ double drawn_error(double standard_error, bool reliable) {
   return reliable && std::isfinite(standard_error) ? standard_error : 0;
 }
 
-std::string steady_tps_text(const model::Run& run, const model::SteadyWindow& window) {
-  const auto tps = model::tps_estimate(run, window);
-  if (!tps) return "";
-  std::string text = fmt::format("{:.1f}", tps->mean);
-  if (tps->reliable && std::isfinite(tps->standard_error)) {
-    text += fmt::format(" ± {:.1f} (95 % CI, {})", tps->half_width(0.95), tps->method);
-  } else {
-    text += " (no confidence interval: the run is too short for independent batches)";
+std::string tps_headline_text(const model::Run& run, const model::SteadyWindow& window) {
+  const auto figures = model::tps_figures(run, window);
+  std::string text;
+  if (figures.whole_run) {
+    text = fmt::format("{:.1f} ({}, whole run)", *figures.whole_run, figures.whole_run_from);
   }
+  const bool trimmed = window.excluded > base::Seconds(0);
+  if (const auto& steady = figures.steady) {
+    const bool interval = steady->reliable && std::isfinite(steady->standard_error);
+    // Untrimmed and without an interval, the intervals' mean would only repeat the whole run.
+    if (trimmed || interval || !figures.whole_run) {
+      if (!text.empty()) text += "; ";
+      text += fmt::format("{} {:.1f}", trimmed ? "steady state" : "interval mean", steady->mean);
+      if (interval) text += fmt::format(" ± {:.1f}", steady->half_width(0.95));
+      if (trimmed) {
+        text += fmt::format(" over {:.0f}-{:.0f} s", figures.steady_from.count(),
+                            figures.steady_to.count());
+      }
+      text += interval ? fmt::format(" (95 % CI, {})", steady->method)
+                       : std::string(" (no CI: too few independent batches)");
+    }
+  }
+  if (text.empty()) return "";
   if (const auto excluded = window.description(); !excluded.empty()) text += "; " + excluded;
   return text;
 }

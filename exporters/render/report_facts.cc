@@ -66,7 +66,7 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
   // A fixed-work run is judged by how long its work took, not by its rate of transactions.
   if (run.work) {
     facts.emplace_back("work", run.work->summary());
-  } else if (auto tps = steady_tps_text(run, model::steady_window(run, trim)); !tps.empty()) {
+  } else if (auto tps = tps_headline_text(run, model::steady_window(run, trim)); !tps.empty()) {
     facts.emplace_back("tps", tps);
   }
   if (!run.throughput_source.empty()) {

@@ -353,8 +353,8 @@ std::string html_run_facts(const model::Run& run, const RenderOptions& options) 
                      {"started", run.started_at},
                      {"ended", run.ended_at},
                      {"duration", fmt::format("{:.3f} s", run.duration.count())}});
-  if (auto tps = steady_tps_text(run, model::steady_window(run, options.trim)); !tps.empty()) {
-    html += fact_rows({{"tps (steady state)", tps}});
+  if (auto tps = tps_headline_text(run, model::steady_window(run, options.trim)); !tps.empty()) {
+    html += fact_rows({{"tps", tps}});
   }
   if (!run.throughput_source.empty()) {
     html += fact_rows({{"tps from", model::throughput_source_text(run)}});
