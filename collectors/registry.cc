@@ -48,7 +48,8 @@ std::vector<ScheduledCollector> make_target_collectors(const SamplerOptions& opt
   if (!model::takes_snapshots(options.source)) return schedule;
   // At most 10 lookups a second, and only while Lock waits exist (the collector checks).
   schedule.push_back({std::make_unique<LockBlockerCollector>(), std::chrono::milliseconds(100)});
-  schedule.push_back({std::make_unique<StatementTextCollector>(), std::chrono::seconds(1)});
+  // Five lookups a second, and only while the latest snapshot shows a query id not seen before.
+  schedule.push_back({std::make_unique<StatementTextCollector>(), std::chrono::milliseconds(200)});
   return schedule;
 }
 
@@ -61,9 +62,9 @@ std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& o
   schedule.push_back({std::make_unique<LoadgenKernelCollector>(options.loadgen_pid),
                       as_duration(options.interval)});
   if (options.own_statements) {
-    schedule.push_back(
-        {std::make_unique<ServerThroughputCollector>(options.own_statements, options.interval),
-         as_duration(options.interval), true});
+    schedule.push_back({std::make_unique<ServerThroughputCollector>(
+                            options.own_statements, options.interval, options.statement_calls),
+                        as_duration(options.interval), true});
   }
   return schedule;
 }

@@ -38,6 +38,8 @@ struct RunCollectorOptions {
   // How many queries pgwaitprof has sent to the target so far, for server-side throughput
   // (collectors/server_throughput.h); none: no server-side throughput.
   std::function<uint64_t()> own_statements;
+  // pg_stat_statements is usable (statements_availability()): its calls are read too.
+  bool statement_calls = false;
 };
 // Collectors of one run, on the run's own session: background activity, host CPU.
 std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& options);

@@ -39,15 +39,18 @@ class ServerThroughputCollector : public Collector {
  public:
   // `own_statements`: how many queries pgwaitprof has sent to the target so far. A reading is
   // of one `interval`; the last one, when the load ends, only when it covers most of one.
-  ServerThroughputCollector(std::function<uint64_t()> own_statements, base::Seconds interval)
-      : own_statements_(std::move(own_statements)), interval_(interval) {}
+  // `with_calls`: pg_stat_statements is usable (statements_availability(), decided once at
+  // the run's start), so its calls are read too.
+  ServerThroughputCollector(std::function<uint64_t()> own_statements, base::Seconds interval,
+                            bool with_calls)
+      : own_statements_(std::move(own_statements)), interval_(interval), with_calls_(with_calls) {}
   std::string_view name() const override { return "server_throughput"; }
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 
  private:
   std::function<uint64_t()> own_statements_;
   base::Seconds interval_;
-  std::optional<bool> has_statements_;  // pg_stat_statements installed; looked up once
+  bool with_calls_;
   std::optional<ServerCounters> previous_;
   std::optional<model::ServerThroughput> pending_;  // taken, not delivered yet
 };

@@ -15,6 +15,7 @@
 
 #include "loadgen/pgbench_parser.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/own_cluster.h"
 
 namespace pgwaitprof::testing {
 namespace {
@@ -379,6 +380,48 @@ TEST_F(RunTest, SysbenchAgreesWithTheServersCommitRate) {
   EXPECT_NE(log.find("Creating table 'sbtest1'"), std::string::npos) << log;
   EXPECT_NE(log.find("Dropping table 'sbtest1'"), std::string::npos) << log;
   EXPECT_EQ(psql("SELECT to_regclass('sbtest1') IS NULL").output, "t\n");
+}
+
+// pg_stat_statements created but not in shared_preload_libraries (an ordinary server): every
+// query on it fails. The run decides so once, before the load, and says it in one info line:
+// no failure per interval, and a statements table with neither empty calls columns nor bare
+// query ids.
+TEST_F(RunTest, StatementsCreatedButNotPreloadedAreOffForTheRunWithOneInfoLine) {
+  const auto data = temp_dir("statements-not-preloaded");
+  OwnCluster cluster(data, "");
+  ASSERT_EQ(engine::run_command({base::find_executable("psql"), "-X", "-At", "-c",
+                                 "SELECT count(*) FROM pg_extension WHERE extname = "
+                                 "'pg_stat_statements'",
+                                 cluster.conninfo})
+                .output,
+            "1\n");
+  auto run = pgwaitprof_run(data, {cluster.conninfo, "--no-daemon", "--hz", "50"},
+                            {"-c", "2", "-j", "2", "-T", "3"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report["status"], "completed");
+  const auto count = [&](const std::string& needle) {
+    size_t found = 0;
+    for (auto at = run.output.find(needle); at != std::string::npos;
+         at = run.output.find(needle, at + 1)) {
+      ++found;
+    }
+    return found;
+  };
+  EXPECT_EQ(count("pg_stat_statements off for this run"), 1u) << run.output;
+  EXPECT_EQ(count("created but not in shared_preload_libraries"), 1u) << run.output;
+  EXPECT_EQ(count("collection failed"), 0u) << run.output;
+  EXPECT_EQ(count("must be loaded via"), 0u) << run.output;
+  // The server's tps is there all the same (pg_stat_database needs no extension).
+  EXPECT_GE(timeline_figures(run.report, "server_tps").size(), 2u) << run.report["timeline"];
+  const auto text = read_text(run.dir / "report.txt");
+  const auto statements = text.find("statements: which statement waits on what");
+  ASSERT_NE(statements, std::string::npos) << text;
+  const auto section = text.substr(statements, text.find("\n\n", statements) - statements);
+  EXPECT_EQ(section.find("(query id"), std::string::npos) << section;
+  EXPECT_EQ(section.find("   calls  "), std::string::npos) << section;
+  // The texts come from pg_stat_activity alone, looked up while new query ids appear.
+  EXPECT_NE(section.find("UPDATE pgbench_"), std::string::npos) << section;
+  EXPECT_NE(section.find("pg_stat_statements was not loaded"), std::string::npos) << section;
 }
 
 // The window holds all of a pgbench run made by another process, so the transactions the server
