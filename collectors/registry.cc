@@ -64,7 +64,8 @@ std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& o
   if (options.own_statements) {
     schedule.push_back({std::make_unique<ServerThroughputCollector>(
                             options.own_statements, options.interval, options.statement_calls),
-                        as_duration(options.interval), true});
+                        as_duration(options.interval), true,
+                        as_duration(ServerThroughputCollector::kHandOverLag)});
   }
   return schedule;
 }
@@ -77,7 +78,7 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
   if (schedule.empty()) co_return;
   std::vector<std::chrono::steady_clock::time_point> due;
   for (const auto& entry : schedule) {
-    due.push_back(entry.at_start_and_stop ? start : start + entry.period);
+    due.push_back(entry.at_start_and_stop ? start : start + entry.period + entry.lag);
   }
   // Logged once per change, not per collection: a failing collector fails every time.
   std::vector<std::string> last_errors(schedule.size());
@@ -89,7 +90,10 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
     if (stop.is_set()) break;
     for (size_t index = 0; index < schedule.size(); ++index) {
       if (due[index] > next) continue;
-      due[index] += schedule[index].period;
+      // The collection at the start has no lag; the next one is a period and the lag later.
+      due[index] +=
+          schedule[index].period +
+          (due[index] == start ? schedule[index].lag : std::chrono::steady_clock::duration(0));
       context.now = next;
       auto error = co_await collect_timed(*schedule[index].collector, context);
       const std::string message = error ? error->message : "";

@@ -56,7 +56,12 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
     co_return collector_error(*read.error, session);
   }
   ServerCounters now;
-  now.at = context.now;
+  // Taken kHandOverLag after an interval's end, a reading stands for that end (the header);
+  // the first (the start) and the last (the load ended, its backends gone) for their own time.
+  now.at =
+      previous_ && !context.last
+          ? context.now - std::chrono::duration_cast<model::SteadyClock::duration>(kHandOverLag)
+          : context.now;
   const auto transactions = counter(read.result.get(), 0);
   if (!transactions) {
     CollectorError error;

@@ -240,7 +240,10 @@ std::vector<TimelineRow> timeline_rows(const model::Run& run) {
     if (slice.checkpoint_after) row.background += row.background.empty() ? "CKPT" : " CKPT";
     row.sampler_outage = slice.sampler_outage;
     // Beside the load generator's own tps only: otherwise the tps is the server's already.
-    if (run.throughput_source != "server") row.server_tps = slice.server_tps;
+    if (run.throughput_source != "server") {
+      row.server_tps = slice.server_tps;
+      row.server_tps_spread = slice.server_tps_spread;
+    }
     const auto snapshots = static_cast<double>(row.snapshots);
     for (const auto& [wait_class, count] : slice.profile.by_wait_class()) {
       const double aas = snapshots > 0 ? static_cast<double>(count) / snapshots : 0;
@@ -339,6 +342,11 @@ std::string error_text(double standard_error, bool reliable, int decimals) {
 
 double drawn_error(double standard_error, bool reliable) {
   return reliable && std::isfinite(standard_error) ? standard_error : 0;
+}
+
+std::string server_tps_cell(const TimelineRow& row) {
+  if (!row.server_tps || !std::isfinite(*row.server_tps)) return "-";
+  return fmt::format("{}{:.1f}", row.server_tps_spread ? "~" : "", *row.server_tps);
 }
 
 std::string tps_headline_text(const model::Run& run, const model::SteadyWindow& window) {

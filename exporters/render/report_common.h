@@ -67,7 +67,13 @@ struct TimelineRow {
   // The server's transactions per second (pg_stat_database) beside the load generator's own;
   // unset when not read, or when the timeline's tps is the server's.
   std::optional<double> server_tps;
+  // server_tps is a reading's mean spread over more than this interval (model::TimelineSlice).
+  bool server_tps_spread = false;
 };
+
+// The server's tps of a row as the tables print it: "1683.0", "~1683.0" where it is a reading
+// spread over more than the interval, "-" where there is none.
+std::string server_tps_cell(const TimelineRow& row);
 
 std::vector<TimelineRow> timeline_rows(const model::Run& run);
 

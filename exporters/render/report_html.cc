@@ -116,7 +116,7 @@ std::string html_timeline_table(const model::Run& run, const std::vector<Timelin
     } else {
       html += cell("") + cell("") + cell("") + cell("");
     }
-    if (extra.server_tps) html += cell(row.server_tps ? format_optional(*row.server_tps, 1) : "");
+    if (extra.server_tps) html += cell(row.server_tps ? server_tps_cell(row) : "");
     if (extra.qps) {
       html += cell(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1) : "");
     }
