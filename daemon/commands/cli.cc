@@ -130,6 +130,9 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source, std::strin
   run->add_option("--server-bin", command.server_bin,
                   "run a scratch cluster of this build: a directory with initdb, pg_ctl and "
                   "postgres (e.g. a source build's bin/)");
+  run->add_flag("--brief", command.brief,
+                "print one line (tps, where the report is) instead of the report and the load "
+                "generator's output");
   run->add_flag("--keep-transaction-log", command.keep_transaction_log,
                 "keep pgbench's per-transaction log (pgbench_log.*) in the run directory");
   run->add_flag("--checkpoint-after", command.checkpoint_after,
