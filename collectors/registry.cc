@@ -48,7 +48,8 @@ std::vector<ScheduledCollector> make_target_collectors(const SamplerOptions& opt
   if (!model::takes_snapshots(options.source)) return schedule;
   // At most 10 lookups a second, and only while Lock waits exist (the collector checks).
   schedule.push_back({std::make_unique<LockBlockerCollector>(), std::chrono::milliseconds(100)});
-  schedule.push_back({std::make_unique<StatementTextCollector>(), std::chrono::seconds(1)});
+  // Five lookups a second, and only while the latest snapshot shows a query id not seen before.
+  schedule.push_back({std::make_unique<StatementTextCollector>(), std::chrono::milliseconds(200)});
   return schedule;
 }
 
@@ -61,9 +62,10 @@ std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& o
   schedule.push_back({std::make_unique<LoadgenKernelCollector>(options.loadgen_pid),
                       as_duration(options.interval)});
   if (options.own_statements) {
-    schedule.push_back(
-        {std::make_unique<ServerThroughputCollector>(options.own_statements, options.interval),
-         as_duration(options.interval), true});
+    schedule.push_back({std::make_unique<ServerThroughputCollector>(
+                            options.own_statements, options.interval, options.statement_calls),
+                        as_duration(options.interval), true,
+                        as_duration(ServerThroughputCollector::kHandOverLag)});
   }
   return schedule;
 }
@@ -76,7 +78,7 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
   if (schedule.empty()) co_return;
   std::vector<std::chrono::steady_clock::time_point> due;
   for (const auto& entry : schedule) {
-    due.push_back(entry.at_start_and_stop ? start : start + entry.period);
+    due.push_back(entry.at_start_and_stop ? start : start + entry.period + entry.lag);
   }
   // Logged once per change, not per collection: a failing collector fails every time.
   std::vector<std::string> last_errors(schedule.size());
@@ -88,7 +90,10 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
     if (stop.is_set()) break;
     for (size_t index = 0; index < schedule.size(); ++index) {
       if (due[index] > next) continue;
-      due[index] += schedule[index].period;
+      // The collection at the start has no lag; the next one is a period and the lag later.
+      due[index] +=
+          schedule[index].period +
+          (due[index] == start ? schedule[index].lag : std::chrono::steady_clock::duration(0));
       context.now = next;
       auto error = co_await collect_timed(*schedule[index].collector, context);
       const std::string message = error ? error->message : "";

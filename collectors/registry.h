@@ -24,6 +24,10 @@ struct ScheduledCollector {
   // Also collected once when the schedule starts and once when it stops (counters whose
   // differences are the reading: the first and the last interval are covered too).
   bool at_start_and_stop = false;
+  // After the first collection, each one is this long after its period's end: for counters
+  // the server fills in late (pg_stat_database's, handed over by backends at most once a
+  // second), so that a reading holds what happened up to the period's end.
+  std::chrono::steady_clock::duration lag{0};
 };
 
 // Stages that amend every snapshot before the sinks see it (activity source only).
@@ -38,6 +42,8 @@ struct RunCollectorOptions {
   // How many queries pgwaitprof has sent to the target so far, for server-side throughput
   // (collectors/server_throughput.h); none: no server-side throughput.
   std::function<uint64_t()> own_statements;
+  // pg_stat_statements is usable (statements_availability()): its calls are read too.
+  bool statement_calls = false;
 };
 // Collectors of one run, on the run's own session: background activity, host CPU.
 std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& options);

@@ -47,22 +47,21 @@ std::optional<model::ServerThroughput> throughput_between(const ServerCounters& 
 
 asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext& context) {
   auto& session = *context.session;
-  if (!has_statements_) {
-    auto installed = co_await session.execute(
-        "SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'");
-    if (!installed.ok()) co_return collector_error(*installed.error, session);
-    has_statements_ = cell(installed.result.get(), 0, 0) != "0";
-  }
   // Chosen before co_await: GCC 12 miscompiles ?: in a co_await's arguments.
-  const std::string query = *has_statements_ ? kWithCallsQuery : kTransactionsQuery;
+  const std::string query = with_calls_ ? kWithCallsQuery : kTransactionsQuery;
   auto read = co_await session.execute(query);
   if (!read.ok()) {
-    // pg_stat_statements dropped, or not in shared_preload_libraries: transactions only.
-    if (session.connected()) has_statements_ = false;
+    // pg_stat_statements dropped during the run: transactions only from now on.
+    if (session.connected()) with_calls_ = false;
     co_return collector_error(*read.error, session);
   }
   ServerCounters now;
-  now.at = context.now;
+  // Taken kHandOverLag after an interval's end, a reading stands for that end (the header);
+  // the first (the start) and the last (the load ended, its backends gone) for their own time.
+  now.at =
+      previous_ && !context.last
+          ? context.now - std::chrono::duration_cast<model::SteadyClock::duration>(kHandOverLag)
+          : context.now;
   const auto transactions = counter(read.result.get(), 0);
   if (!transactions) {
     CollectorError error;
@@ -70,7 +69,7 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
     co_return error;
   }
   now.transactions = *transactions;
-  if (*has_statements_) now.calls = counter(read.result.get(), 1);
+  if (with_calls_) now.calls = counter(read.result.get(), 1);
   // Read after the query, so that it counts itself (the server counted it too).
   now.own_statements = own_statements_();
   log()->debug("server counters transactions={} calls={} own_statements={} last={}",

@@ -4,11 +4,16 @@
 // generators that report none (any command, a recording window of load from elsewhere), and a
 // check beside those that do. pgwaitprof's own queries are counted by the server too: they are
 // taken out, counted on pgwaitprof's sessions. Backends (pgwaitprof's too) hand their counts to
-// the server at most once a second: a reading of a whole interval holds about one hand-over of
-// each, a shorter one may hold none of pgwaitprof's (and show a drop that is not there). So the
-// last reading, taken when the load has ended (its backends hand over their last counts as they
-// exit), joins the reading before it when it is shorter than most of an interval; each reading
-// is delivered when the next one is taken, or at the last.
+// the server when they go idle, at most once a second: at any moment the counters lag the
+// transactions by half a second on average (each busy backend anywhere from 0 to 1 s). So each
+// reading after the first is taken that lag after its interval's end and stands for the
+// interval's end (kHandOverLag; the schedule adds it): its transactions are the interval's own,
+// not half of the one before, and the first interval is filled. The last reading, taken when
+// the load has ended (its backends hand over their last counts as they exit), stands for its
+// own time, and joins the reading before it when it is shorter than most of an interval (the
+// last stub is folded into the interval before: the recorder marks such a figure as spread,
+// not measured per interval); each reading is delivered when the next one is taken, or at the
+// last.
 #pragma once
 
 #include <cstdint>
@@ -37,17 +42,23 @@ std::optional<model::ServerThroughput> throughput_between(const ServerCounters& 
 
 class ServerThroughputCollector : public Collector {
  public:
+  // How late the counters are on average, and so how long after an interval's end its reading
+  // is taken (registry.cc's schedule).
+  static constexpr base::Seconds kHandOverLag{0.5};
   // `own_statements`: how many queries pgwaitprof has sent to the target so far. A reading is
   // of one `interval`; the last one, when the load ends, only when it covers most of one.
-  ServerThroughputCollector(std::function<uint64_t()> own_statements, base::Seconds interval)
-      : own_statements_(std::move(own_statements)), interval_(interval) {}
+  // `with_calls`: pg_stat_statements is usable (statements_availability(), decided once at
+  // the run's start), so its calls are read too.
+  ServerThroughputCollector(std::function<uint64_t()> own_statements, base::Seconds interval,
+                            bool with_calls)
+      : own_statements_(std::move(own_statements)), interval_(interval), with_calls_(with_calls) {}
   std::string_view name() const override { return "server_throughput"; }
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 
  private:
   std::function<uint64_t()> own_statements_;
   base::Seconds interval_;
-  std::optional<bool> has_statements_;  // pg_stat_statements installed; looked up once
+  bool with_calls_;
   std::optional<ServerCounters> previous_;
   std::optional<model::ServerThroughput> pending_;  // taken, not delivered yet
 };

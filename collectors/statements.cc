@@ -69,14 +69,12 @@ asio::awaitable<CollectResult> StatementTextCollector::collect(CollectContext& c
     }
   }
   if (fresh.empty()) co_return std::nullopt;
-  std::string ids = "{";
-  for (const auto id : fresh) ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
-  ids += "}";
-  const std::vector<std::string> params{ids};
+  // Every statement the backends run or last ran now, not only the fresh ids: by the time this
+  // query runs, a short statement of the snapshot has made way for the next one, which is as
+  // likely to be unknown (without pg_stat_statements' texts, the lookup is all there is).
   auto found = co_await context.session->execute(
       "SELECT DISTINCT ON (query_id) query_id, left(query, 2000) FROM pg_stat_activity"
-      " WHERE query_id = ANY($1::bigint[])",
-      params);
+      " WHERE query_id IS NOT NULL AND query_id <> 0");
   if (!found.ok()) co_return collector_error(*found.error, *context.session);
   std::map<int64_t, std::string> texts;
   const PGresult* result = found.result.get();
@@ -84,6 +82,7 @@ asio::awaitable<CollectResult> StatementTextCollector::collect(CollectContext& c
     int64_t id = 0;
     const auto text = cell(result, row, 0);
     if (std::from_chars(text.data(), text.data() + text.size(), id).ec != std::errc()) continue;
+    if (known_.contains(id)) continue;
     texts[id] = normalize_statement(cell(result, row, 1));
     known_.insert(id);
   }
@@ -91,11 +90,23 @@ asio::awaitable<CollectResult> StatementTextCollector::collect(CollectContext& c
   co_return std::nullopt;
 }
 
+asio::awaitable<StatementsAvailability> statements_availability(PgSession& session) {
+  StatementsAvailability availability;
+  auto found = co_await session.execute(
+      "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_stat_statements'), "
+      "current_setting('pg_stat_statements.max', true) IS NOT NULL");
+  if (!found.ok()) co_return availability;
+  const bool created = cell(found.result.get(), 0, 0) == "t";
+  const bool loaded = cell(found.result.get(), 0, 1) == "t";
+  availability.usable = created && loaded;
+  if (created && !loaded) {
+    availability.note = "created but not in shared_preload_libraries";
+  }
+  co_return availability;
+}
+
 asio::awaitable<std::map<int64_t, StatementStats>> read_statement_stats(PgSession& session) {
   std::map<int64_t, StatementStats> stats;
-  auto installed = co_await session.execute(
-      "SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'");
-  if (!installed.ok() || cell(installed.result.get(), 0, 0) == "0") co_return stats;
   auto rows = co_await session.execute(
       "SELECT queryid, sum(calls), sum(total_exec_time), min(left(query, 2000))"
       " FROM pg_stat_statements GROUP BY queryid");

@@ -18,7 +18,8 @@ namespace pgwaitprof::collectors {
 // most `max_length` characters ("..." marks a cut).
 std::string normalize_statement(std::string_view text, size_t max_length = 200);
 
-// A target collector: the text of every query id the latest snapshot shows for the first time.
+// A target collector: when the latest snapshot shows a query id for the first time, the texts
+// of every query id pg_stat_activity shows then (running or last run) that were not known.
 class StatementTextCollector : public Collector {
  public:
   std::string_view name() const override { return "statements"; }
@@ -28,8 +29,19 @@ class StatementTextCollector : public Collector {
   std::set<int64_t> known_;
 };
 
-// pg_stat_statements per query id: calls and total execution time (ms); empty when the
-// extension is not installed in the session's database.
+// What pg_stat_statements can give, decided once at a run's start: a view created with CREATE
+// EXTENSION fails every query until the library is in shared_preload_libraries (its _PG_init
+// defines pg_stat_statements.max only then), so both are checked before it is read at all.
+struct StatementsAvailability {
+  bool usable = false;
+  // Why it is not, for one info line: "created but not in shared_preload_libraries"; "" when
+  // it is usable or simply not installed.
+  std::string note;
+};
+asio::awaitable<StatementsAvailability> statements_availability(PgSession& session);
+
+// pg_stat_statements per query id: calls and total execution time (ms); read only where
+// statements_availability() found it usable.
 struct StatementStats {
   uint64_t calls = 0;
   double total_exec_ms = 0;

@@ -12,8 +12,10 @@ generator=()
 if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null; then
   generator=(-G Ninja)
 fi
+echo "build.sh: configuring $build (cmake)"
 cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" "$@" >/dev/null
 targets=()
 for target in ${BUILD_TARGET:-}; do targets+=(--target "$target"); done
+echo "build.sh: building ${BUILD_TARGET:-everything} with $(nproc) jobs"
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"

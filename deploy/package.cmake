@@ -86,6 +86,15 @@ add_custom_target(pgwaitprof_bash_completion ALL DEPENDS ${PGWAITPROF_COMPLETION
 install(FILES ${PGWAITPROF_COMPLETION} DESTINATION share/bash-completion/completions
   RENAME pgwaitprof)
 
+# Everything the package installs that is built, as one target: packaging (deploy/package.sh)
+# and deploy/install.sh --no-package build it, not every test program of `all` first.
+add_custom_target(pgwaitprof_package_files)
+add_dependencies(pgwaitprof_package_files pgwaitprof pgwaitprof_changelog pgwaitprof_bash_completion)
+if(TARGET pgwaitprof_man)
+  add_dependencies(pgwaitprof_package_files pgwaitprof_man)
+endif()
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME pgwaitprof)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

@@ -8,7 +8,9 @@
 # PostgreSQL 15; the version matrix passes the servers of deploy/fetch-servers.sh); Debian's
 # psql and pgbench 15 drive every major. Run as root, the server runs as the postgres user (a
 # server the postgres user cannot reach, e.g. under /root/.cache, is hard-linked into DIR
-# first). "start" prints the PG* variables to export.
+# first). SCRATCH_PRELOAD, when set, replaces the preloaded libraries ("" for none:
+# pg_stat_statements is still created, as on a server where it was created but never
+# preloaded). "start" prints the PG* variables to export.
 set -euo pipefail
 action=$1
 dir=$2
@@ -33,6 +35,7 @@ case "$action" in
     if [ -f "$bin/../lib/pg_wait_sampling.so" ] || [ -f "$bin/../lib/postgresql/pg_wait_sampling.so" ]; then
       preload=pg_wait_sampling,pg_stat_statements
     fi
+    preload=${SCRATCH_PRELOAD-$preload}
     cat >>"$dir/data/postgresql.conf" <<CONF
 listen_addresses = ''
 unix_socket_directories = '$dir'
@@ -45,7 +48,7 @@ CONF
     as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null
     export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres
     "$client/pgbench" -i -q -s "${SCRATCH_SCALE:-2}" >"$dir/pgbench-init.log" 2>&1
-    for extension in ${preload//,/ }; do
+    for extension in $(echo "pg_stat_statements ${preload//,/ }" | tr ' ' '\n' | sort -u); do
       "$client/psql" -X -q -c "CREATE EXTENSION IF NOT EXISTS $extension" >/dev/null
     done
     echo "export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres PGWAITPROF_TEST_PGDATA=$dir/data PGWAITPROF_TEST_PGBIN=$bin"

@@ -284,6 +284,7 @@ json to_json(const Run& run) {
                         {"lock_blocker", slice.lock_blocker}});
     if (slice.checkpoint_after) timeline.back()["checkpoint_after"] = true;
     if (slice.server_tps) timeline.back()["server_tps"] = number_or_null(*slice.server_tps);
+    if (slice.server_tps_spread) timeline.back()["server_tps_spread"] = true;
     if (slice.server_calls_per_s) {
       timeline.back()["server_calls_per_s"] = number_or_null(*slice.server_calls_per_s);
     }
@@ -395,6 +396,7 @@ Run run_from_json(const json& j) {
     slice.lock_blocker = entry.value("lock_blocker", "");
     slice.checkpoint_after = entry.value("checkpoint_after", false);
     if (entry.contains("server_tps")) slice.server_tps = number_or_nan(entry.at("server_tps"));
+    slice.server_tps_spread = entry.value("server_tps_spread", false);
     if (entry.contains("server_calls_per_s")) {
       slice.server_calls_per_s = number_or_nan(entry.at("server_calls_per_s"));
     }

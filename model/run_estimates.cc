@@ -16,9 +16,12 @@ bool has_tps(const TimelineSlice& slice) {
 }  // namespace
 
 std::string SteadyWindow::description() const {
+  if (kept > base::Seconds(0)) {
+    return fmt::format("warm-up of {:g} s kept: the run is shorter than 3 times it", kept.count());
+  }
   if (excluded <= base::Seconds(0)) return "";
-  return fmt::format("first {:g} s excluded as warm-up (MSER-5 on per-interval tps{})",
-                     excluded.count(), at_search_limit ? "; the warm-up may last longer" : "");
+  return fmt::format("first {:g} s trimmed as warm-up (MSER-5{})", excluded.count(),
+                     at_search_limit ? "; it may last longer" : "");
 }
 
 SteadyWindow steady_window(const Run& run, bool trim) {
@@ -35,8 +38,15 @@ SteadyWindow steady_window(const Run& run, bool trim) {
   if (tps.size() < 10) return window;  // too short to tell a warm-up from noise
   const auto steady = mser5_steady_state(tps);
   if (steady.drop_intervals == 0 || steady.drop_intervals >= index_of.size()) return window;
-  window.first_interval = index_of[steady.drop_intervals];
-  window.excluded = run.timeline[window.first_interval].start;
+  const auto first = index_of[steady.drop_intervals];
+  const base::Seconds warm_up = run.timeline[first].start;
+  const auto& last = run.timeline[index_of.back()];
+  if (last.start + last.duration < 3 * warm_up) {
+    window.kept = warm_up;
+    return window;
+  }
+  window.first_interval = first;
+  window.excluded = warm_up;
   window.at_search_limit = steady.at_search_limit;
   return window;
 }
@@ -67,6 +77,25 @@ std::optional<MeanEstimate> tps_estimate(const Run& run, const SteadyWindow& win
   }
   if (tps.empty()) return std::nullopt;
   return estimate_weighted_mean(tps, weights, batch_options(run));
+}
+
+TpsFigures tps_figures(const Run& run, const SteadyWindow& window) {
+  TpsFigures figures;
+  if (run.loadgen && std::isfinite(run.loadgen->tps) && run.loadgen->tps > 0) {
+    figures.whole_run = run.loadgen->tps;
+    figures.whole_run_from = run.throughput_source.empty() || run.throughput_source == "pgbench"
+                                 ? "pgbench"
+                             : run.throughput_source == "server" ? "the server"
+                                                                 : run.throughput_source;
+  }
+  figures.steady = tps_estimate(run, window);
+  for (size_t index = window.first_interval; index < run.timeline.size(); ++index) {
+    const auto& slice = run.timeline[index];
+    if (!has_tps(slice)) continue;
+    if (figures.steady_to <= base::Seconds(0)) figures.steady_from = slice.start;
+    figures.steady_to = slice.start + slice.duration;
+  }
+  return figures;
 }
 
 WaitKeyEstimate estimate_keys(const Run& run, const SteadyWindow& window, bool include_idle,

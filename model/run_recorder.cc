@@ -141,13 +141,24 @@ void RunRecorder::on_server_throughput(const ServerThroughput& reading) {
     totals.covered_s += covered_s;
   };
   add(server_totals_, 1, (to - from).count());
-  for (size_t index = slice_index(reading.from); index <= slice_index(reading.to); ++index) {
+  const auto overlap = [&](size_t index) {
     const base::Seconds slice_start = static_cast<double>(index) * interval_;
-    const double overlap_s =
-        (std::min(to, slice_start + interval_) - std::max(from, slice_start)).count();
+    return (std::min(to, slice_start + interval_) - std::max(from, slice_start)).count();
+  };
+  // Readings stand for interval ends (server_throughput.h), so one covers one interval; one
+  // that covers more than a sliver of two or more (the last stub folded into the interval
+  // before, a reading missed) is spread over them evenly, and they say so.
+  const double sliver_s = 0.02 * interval_.count();
+  size_t covered = 0;
+  for (size_t index = slice_index(reading.from); index <= slice_index(reading.to); ++index) {
+    if (overlap(index) > sliver_s) ++covered;
+  }
+  for (size_t index = slice_index(reading.from); index <= slice_index(reading.to); ++index) {
+    const double overlap_s = overlap(index);
     if (overlap_s <= 0) continue;
     slice(index);
     add(server_by_slice_[index], overlap_s / length.count(), overlap_s);
+    if (covered > 1) server_by_slice_[index].spread = true;
   }
 }
 
@@ -159,6 +170,7 @@ void RunRecorder::finish_server_throughput() {
     // second (backends flush them at most once a second): a rate below zero is noise.
     const double tps = std::max(0.0, totals.transactions / totals.covered_s);
     slice.server_tps = tps;
+    slice.server_tps_spread = totals.spread;
     if (totals.calls) slice.server_calls_per_s = std::max(0.0, *totals.calls / totals.covered_s);
     if (throughput_from_server_ && !slice.loadgen) {
       LoadgenProgress progress;

@@ -41,6 +41,9 @@ class RunRecorder : public SampleSink {
     double transactions = 0;
     std::optional<double> calls;
     double covered_s = 0;
+    // Part of a reading that covered more than this interval (the last stub folded into the
+    // interval before, a reading missed): the interval's figure is that reading's mean.
+    bool spread = false;
   };
   const ServerTotals& server_totals() const { return server_totals_; }
   // pg_stat_statements' calls and mean execution time per query id over the run (deltas).

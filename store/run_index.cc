@@ -16,8 +16,9 @@
 namespace pgwaitprof::store {
 namespace {
 
-// 2: tps_half_width only where the report states one; 3: wait_shares and command.
-constexpr int kIndexVersion = 3;
+// 2: tps_half_width only where the report states one; 3: wait_shares and command; 4:
+// whole_run_tps.
+constexpr int kIndexVersion = 4;
 
 void add_children(const std::filesystem::path& parent, std::vector<std::filesystem::path>& dirs) {
   std::error_code error;

@@ -105,6 +105,7 @@ RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
   } else if (run.loadgen) {
     summary.tps = run.loadgen->tps;
   }
+  if (run.loadgen && run.loadgen->tps > 0) summary.whole_run_tps = run.loadgen->tps;
   summary.latency_ms = run.loadgen ? run.loadgen->latency_avg_ms : kNaN;
   const auto snapshots = static_cast<double>(run.profile.snapshots());
   if (snapshots > 0) {
@@ -141,6 +142,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"duration_s", s.duration_s},
           {"tps", number(s.tps)},
           {"tps_half_width", number(s.tps_half_width)},
+          {"whole_run_tps", number(s.whole_run_tps)},
           {"latency_ms", number(s.latency_ms)},
           {"aas", s.aas},
           {"top_wait", s.top_wait},
@@ -171,6 +173,7 @@ RunSummary summary_from_json(const nlohmann::json& json) {
   s.duration_s = json.value("duration_s", 0.0);
   s.tps = number_of(json, "tps");
   s.tps_half_width = number_of(json, "tps_half_width");
+  s.whole_run_tps = number_of(json, "whole_run_tps");
   s.latency_ms = number_of(json, "latency_ms");
   s.aas = json.value("aas", 0.0);
   s.top_wait = json.value("top_wait", "");

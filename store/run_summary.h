@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -28,9 +29,11 @@ struct RunSummary {
   double duration_s = 0;
   double tps = 0;             // steady-state tps (run_estimates), else the load generator's
   double tps_half_width = 0;  // of its 95 % CI; NaN when the report states none (run too short)
-  double latency_ms = 0;      // the load generator's average latency; NaN when none
-  double aas = 0;             // non-idle samples per snapshot
-  std::string top_wait;       // the most sampled non-idle wait (display name)
+  // The load generator's own whole-run figure (pgbench's "tps = ..."); NaN when it gave none.
+  double whole_run_tps = std::numeric_limits<double>::quiet_NaN();
+  double latency_ms = 0;  // the load generator's average latency; NaN when none
+  double aas = 0;         // non-idle samples per snapshot
+  std::string top_wait;   // the most sampled non-idle wait (display name)
   // Share of the non-idle samples of the steady state, per non-idle wait (display name).
   std::map<std::string, double> wait_shares;
   // The load generator's command with the run's own paths left out (its transaction log

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <regex>
+#include <set>
 
 #include "base/build_info.h"
 #include "base/logging.h"
@@ -31,6 +33,7 @@
 #include "daemon/service/daemon_app.h"
 #include "exporters/render/text_format.h"
 #include "model/run.h"
+#include "model/wait_events.h"
 #include "model/workloads.h"
 
 namespace pgwaitprof::commands {
@@ -119,13 +122,17 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source, std::strin
       ->transform(CLI::CheckedTransformer(
           std::map<std::string, config::LocalMode>{{"auto", config::LocalMode::kAuto},
                                                    {"true", config::LocalMode::kYes},
-                                                   {"false", config::LocalMode::kNo}}));
+                                                   {"false", config::LocalMode::kNo}}))
+      ->option_text("auto|true|false");
   run->add_option("--scale", command.scale, "pgbench -i scale of a scratch cluster")
       ->transform(integer_in_range(1, 100000));
   run->add_flag("--keep-cluster", command.keep_cluster, "leave the scratch cluster running");
   run->add_option("--server-bin", command.server_bin,
                   "run a scratch cluster of this build: a directory with initdb, pg_ctl and "
                   "postgres (e.g. a source build's bin/)");
+  run->add_flag("--brief", command.brief,
+                "print one line (tps, where the report is) instead of the report and the load "
+                "generator's output");
   run->add_flag("--keep-transaction-log", command.keep_transaction_log,
                 "keep pgbench's per-transaction log (pgbench_log.*) in the run directory");
   run->add_flag("--checkpoint-after", command.checkpoint_after,
@@ -254,7 +261,29 @@ struct Commands {
   std::string explained;
 };
 
+// CLI11's help with the value of an option as a reader wants it: "a|b|c" for a choice (CLI11
+// writes "TEXT:{a,b,c}"), "1-3600" for a range (CLI11: "INT:INT in [1 - 3600]"), "KEY=VALUE"
+// for a named validator ("TEXT:KEY=VALUE").
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* option) const override {
+    std::string text = CLI::Formatter::make_option_opts(option);
+    static const std::regex choice(R"((?:TEXT|ENUM):\{([^}]*)\})");
+    static const std::regex range(R"([A-Z]+:[A-Z]+ in \[([^ \]]+) - ([^ \]]+)\])");
+    std::smatch match;
+    if (std::regex_search(text, match, choice)) {
+      std::string values = match[1];
+      std::replace(values.begin(), values.end(), ',', '|');
+      text = std::string(match.prefix()) + values + std::string(match.suffix());
+    }
+    // A validator's own name after the type ("TEXT:KEY=VALUE") is the better word alone.
+    static const std::regex named(R"(\b(?:TEXT|INT|UINT|FLOAT):)");
+    return std::regex_replace(std::regex_replace(text, range, "$1-$2"), named, "");
+  }
+};
+
 void add_commands(CLI::App& app, Commands& commands) {
+  app.formatter(std::make_shared<HelpFormatter>());
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());
   app.add_option("--log-level", commands.log_level, "trace, debug, info, warn, error or off")
@@ -268,10 +297,24 @@ void add_commands(CLI::App& app, Commands& commands) {
   add_runs_command(app, commands.runs);
   add_trend_command(app, commands.trend);
   add_results_command(app, commands.results);
+  // The event names (today's and old ones) as the option's type name, which the completion
+  // reads (option_choices); the help shows EVENT instead of the list.
+  std::set<std::string> event_names;
+  for (const auto& info : model::wait_event_reference()) {
+    event_names.emplace(info.name);
+    for (const auto& old : info.old_names) event_names.emplace(old.name);
+  }
+  std::string event_choices;
+  for (const auto& name : event_names) {
+    if (name.find_first_of(" \t,{}") != std::string::npos) continue;
+    event_choices += (event_choices.empty() ? "" : ",") + name;
+  }
   app.add_subcommand("explain", "what a wait event means and what usually causes it")
       ->add_option("event", commands.explained,
                    "a wait event: \"WALWrite\", \"LWLock | WALWrite\", \"WALWriteLock\", ...")
-      ->required();
+      ->required()
+      ->type_name("{" + event_choices + "}")
+      ->option_text("EVENT");
 }
 
 // run and record: the extension samples at its own rate, so --hz with it is a usage error.
@@ -388,7 +431,12 @@ void add_completion_cases(const CLI::App& command, const std::string& path,
     add_completion_cases(*subcommand, sub_path, cases);
   }
   for (const CLI::Option* option : command.get_options()) {
-    if (option->get_positional()) continue;
+    if (option->get_positional()) {
+      // A positional with known values (explain's event names) completes them.
+      const auto choices = option_choices(*option);
+      words.insert(words.end(), choices.begin(), choices.end());
+      continue;
+    }
     std::vector<std::string> names;
     for (const auto& name : option->get_snames()) names.push_back("-" + name);
     for (const auto& name : option->get_lnames()) names.push_back("--" + name);

@@ -25,17 +25,32 @@ using exporters::text_format::text_escape;
 // characters written out (its errors quote the server's, which may quote query text).
 class TerminalObserver : public engine::RunObserver {
  public:
+  explicit TerminalObserver(bool brief) : brief_(brief) {}
   void on_started(const std::string& run_id, const std::filesystem::path& dir) override {
     std::cerr << fmt::format("pgwaitprof: run {} -> {}\n", run_id, dir.string());
   }
-  void on_loadgen_line(std::string_view line) override { std::cerr << text_escape(line) << '\n'; }
+  void on_loadgen_line(std::string_view line) override {
+    if (!brief_) std::cerr << text_escape(line) << '\n';
+  }
+
+ private:
+  bool brief_;
 };
 
 int print_report(const model::Run& run, const std::filesystem::path& dir, int exit_code,
-                 bool written) {
-  // The report reaches the terminal even when its files could not be written.
-  std::cout << exporters::render_text(run);
-  if (written) std::cout << fmt::format("\nreport: {}\n", (dir / "report.html").string());
+                 bool written, bool brief) {
+  if (brief && written) {
+    // The whole-run figure the load generator printed, and where the whole report is.
+    const std::string tps =
+        run.loadgen && run.loadgen->tps > 0 ? fmt::format("{:.1f} tps", run.loadgen->tps) : "-";
+    std::cout << fmt::format("{}: {}, {}; report: {} (and report.html)\n",
+                             text_escape(run.label.empty() ? run.id : run.label), tps,
+                             to_string(run.status), (dir / "report.txt").string());
+  } else {
+    // The report reaches the terminal even when its files could not be written.
+    std::cout << exporters::render_text(run);
+    if (written) std::cout << fmt::format("\nreport: {}\n", (dir / "report.html").string());
+  }
   if (run.status != model::RunStatus::kCompleted) {
     std::cerr << fmt::format("pgwaitprof: run {}: {}\n", to_string(run.status),
                              text_escape(run.error));
@@ -79,7 +94,10 @@ std::optional<int> try_daemons(const RunCommand& command, engine::RunRequest req
   request.conninfo = command.target.value_or("");
   for (const auto& socket : daemon_sockets(command)) {
     auto remote = run_through_daemon(
-        socket, request, [](const std::string& line) { std::cerr << text_escape(line) << '\n'; },
+        socket, request,
+        [&command](const std::string& line) {
+          if (!command.brief) std::cerr << text_escape(line) << '\n';
+        },
         [](const std::string& notice) { std::cerr << notice << '\n'; });
     if (!remote) throw std::runtime_error(remote.error().message);
     if (!*remote) continue;
@@ -90,8 +108,9 @@ std::optional<int> try_daemons(const RunCommand& command, engine::RunRequest req
       throw std::runtime_error(fmt::format("run {}: {}", done.status,
                                            done.error.empty() ? run.error().message : done.error));
     }
-    const int exit_code = print_report(*run, done.dir, done.exit_code,
-                                       std::filesystem::exists(done.dir / "report.html"));
+    const int exit_code =
+        print_report(*run, done.dir, done.exit_code,
+                     std::filesystem::exists(done.dir / "report.html"), command.brief);
     upload_after(request.data_dir, {done.dir}, command.results_dsn);
     return exit_code;
   }
@@ -131,7 +150,7 @@ int run_command(const RunCommand& command) {
   target.hz = command.hz.value_or(config::kDefaultHz);
   target.source = command.source;
   target.local = command.local;
-  TerminalObserver observer;
+  TerminalObserver observer(command.brief);
   const auto outcome = drive<engine::RunOutcome>(
       "pgwaitprof: stopping the run, writing its report",
       [&](base::RunControl& control) -> asio::awaitable<engine::RunOutcome> {
@@ -153,8 +172,8 @@ int run_command(const RunCommand& command) {
         if (local->scratch) co_await local->scratch->destroy();
         co_return outcome;
       });
-  const int exit_code =
-      print_report(outcome.run, outcome.dir, outcome.exit_code, outcome.report_written);
+  const int exit_code = print_report(outcome.run, outcome.dir, outcome.exit_code,
+                                     outcome.report_written, command.brief);
   if (outcome.report_written) upload_after(request.data_dir, {outcome.dir}, command.results_dsn);
   return exit_code;
 }

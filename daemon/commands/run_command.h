@@ -27,6 +27,9 @@ struct RunCommand {
   bool keep_cluster = false;
   bool no_daemon = false;
   bool keep_transaction_log = false;
+  // One line at the end (the tps and where the report is) instead of the report, and no echo
+  // of the load generator's output: for scripts that run several (deploy/quickstart.sh).
+  bool brief = false;
   bool checkpoint_after = false;
   model::SamplerSource source = model::SamplerSource::kAuto;
   // Whether the server runs on this host (a scratch cluster always does).

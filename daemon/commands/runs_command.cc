@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <iostream>
+#include <map>
 
 #include "daemon/commands/foreground.h"
 #include "exporters/render/history_render.h"
 #include "exporters/render/report_render.h"
 #include "exporters/render/text_format.h"
+#include "model/scalability.h"
+#include "model/statistics.h"
 #include "store/results_db.h"
 #include "store/run_directory.h"
 #include "store/run_index.h"
@@ -133,8 +137,9 @@ base::Expected<std::vector<store::RunSummary>> load_runs(const HistoryOptions& o
 void add_runs_command(CLI::App& app, RunsCommand& command) {
   auto* runs = app.add_subcommand("runs", "the run history: list, show and prune runs");
   add_history_options(runs, command.history);
-  runs->add_option("--format", command.history.format, "text, md, csv or json")
-      ->check(CLI::IsMember({"text", "md", "csv", "json"}));
+  runs->add_option("--format", command.history.format,
+                   "text, md, csv, json, or scaling (the runs side by side by client count)")
+      ->check(CLI::IsMember({"text", "md", "csv", "json", "scaling"}));
   auto* show = runs->add_subcommand("show", "a run's report by id, id prefix or label");
   show->add_option("id", command.show_key, "run id, unambiguous id prefix, or label")->required();
   auto* prune = runs->add_subcommand("prune", "remove runs older than an age");
@@ -145,6 +150,29 @@ void add_runs_command(CLI::App& app, RunsCommand& command) {
   show->fallthrough();
   prune->fallthrough();
 }
+
+namespace {
+
+// Where the runs stop scaling: the median whole-run tps per client count (the steady state's
+// where the load generator gave none) against one client's (model::find_knee; three counts are
+// too few for the scalability law's fit, which needs four).
+model::Knee scaling_knee(const std::vector<store::RunSummary>& runs) {
+  std::map<int, std::vector<double>> by_clients;
+  for (const auto& run : runs) {
+    const double tps = std::isfinite(run.whole_run_tps) ? run.whole_run_tps : run.tps;
+    if (run.clients > 0 && std::isfinite(tps) && tps > 0) by_clients[run.clients].push_back(tps);
+  }
+  std::vector<model::ScalabilityCell> cells;
+  for (const auto& [clients, tps] : by_clients) {
+    model::ScalabilityCell cell;
+    cell.clients = clients;
+    cell.tps_median = model::median(tps);
+    cells.push_back(std::move(cell));
+  }
+  return model::find_knee(cells, model::UslFit{});
+}
+
+}  // namespace
 
 int runs_command(const CLI::App& app, const RunsCommand& command) {
   auto filter = store::make_filter(command.history.filter);
@@ -166,6 +194,10 @@ int runs_command(const CLI::App& app, const RunsCommand& command) {
   if (runs_app->get_subcommand("show")->parsed())
     return show(command.history, runs, command.show_key);
   if (runs_app->get_subcommand("prune")->parsed()) return prune(command, runs);
+  if (command.history.format == "scaling") {
+    std::cout << exporters::render_scaling(runs, scaling_knee(runs));
+    return 0;
+  }
   std::cout << exporters::render_runs(runs, command.history.format);
   return 0;
 }

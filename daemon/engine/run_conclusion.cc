@@ -64,7 +64,7 @@ void read_transaction_log(RunState& state, model::RunRecorder& recorder,
 // Step 6c: pg_stat_statements' calls and execution time over the run, and why statements may
 // be missing.
 asio::awaitable<void> read_statements(RunState& state, model::RunRecorder& recorder) {
-  if (!state.session.connected()) co_return;
+  if (!state.session.connected() || !state.statements.usable) co_return;
   const auto after = co_await collectors::read_statement_stats(state.session);
   auto [deltas, texts] = statement_deltas(state.statements_before, after);
   recorder.set_statement_stats(std::move(deltas));

@@ -90,7 +90,14 @@ asio::awaitable<base::Status> connect_target(RunState& state) {
     co_return base::Error{fmt::format("could not describe server: {}", error->message)};
   }
   state.compute_query_id = co_await collectors::compute_query_id(state.session);
-  state.statements_before = co_await collectors::read_statement_stats(state.session);
+  state.statements = co_await collectors::statements_availability(state.session);
+  if (!state.statements.note.empty()) {
+    log()->info("pg_stat_statements off for this run reason=\"{}\" target={}",
+                state.statements.note, state.request.target_name);
+  }
+  if (state.statements.usable) {
+    state.statements_before = co_await collectors::read_statement_stats(state.session);
+  }
   co_return std::nullopt;
 }
 
@@ -388,8 +395,9 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
   auto own_statements = [&sampler, &state] {
     return sampler.own_statements() + state.session.statements();
   };
-  auto collectors = collectors::make_run_collectors(
-      {child ? child->pid : getpid(), state.run().interval, own_statements});
+  auto collectors =
+      collectors::make_run_collectors({child ? child->pid : getpid(), state.run().interval,
+                                       own_statements, state.statements.usable});
   auto load = [&]() -> asio::awaitable<void> {
     const auto began = SteadyClock::now();
     if (child) {

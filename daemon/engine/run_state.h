@@ -34,6 +34,8 @@ struct RunState {
   // pg_stat_statements before the load, for deltas; compute_query_id's value.
   std::map<int64_t, collectors::StatementStats> statements_before;
   std::string compute_query_id;
+  // What pg_stat_statements can give, decided once before the load (collectors/statements.h).
+  collectors::StatementsAvailability statements;
   std::string stdout_text;
   std::string stderr_text;
   // The copy workload: COPY FROM STDIN by pgwaitprof (the server cannot read our files), the

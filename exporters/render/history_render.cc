@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/json_text.h"
 #include "exporters/render/text_format.h"
@@ -100,6 +102,56 @@ std::string render_runs(const std::vector<store::RunSummary>& runs, const std::s
     return tf::markdown_table(runs_rows(runs), kRunsRight) + "\n" + runs_footer(runs);
   if (runs.empty()) return "no runs\n";
   return tf::text_table(runs_rows(runs), kRunsRight) + runs_footer(runs);
+}
+
+std::string render_scaling(const std::vector<store::RunSummary>& runs, const model::Knee& knee) {
+  std::vector<const store::RunSummary*> sorted;
+  for (const auto& run : runs) sorted.push_back(&run);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto* a, const auto* b) { return a->clients < b->clients; });
+  std::vector<std::vector<std::string>> rows = {
+      {"clients", "tps", "per client", "CPU", "top waits (share of non-idle samples)", "label"}};
+  for (const auto* run : sorted) {
+    const double tps = std::isfinite(run->whole_run_tps) ? run->whole_run_tps : run->tps;
+    std::string per_client = "-";
+    for (const auto& point : knee.efficiency) {
+      if (point.clients == run->clients) per_client = fmt::format("{:.2f}", point.efficiency);
+    }
+    std::vector<std::pair<std::string, double>> waits(run->wait_shares.begin(),
+                                                      run->wait_shares.end());
+    std::stable_sort(waits.begin(), waits.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string top;
+    for (size_t index = 0; index < waits.size() && index < 3; ++index) {
+      top += fmt::format("{}{} {:.0f}%", index ? ", " : "", waits[index].first,
+                         100 * waits[index].second);
+    }
+    const auto cpu = run->wait_shares.find("CPU");
+    rows.push_back(
+        {fmt::format("{}", run->clients), number_or_dash(tps, "{:.1f}"), per_client,
+         cpu == run->wait_shares.end() ? "0%" : fmt::format("{:.0f}%", 100 * cpu->second),
+         top.empty() ? "-" : top, run->label});
+  }
+  std::string text = tf::text_table(rows, {true, true, true, true, false, false});
+  if (!knee.single_client_measured) {
+    text += "scaling: no 1-client run to measure the others against\n";
+  } else if (knee.clients) {
+    // The last count before the knee that still scaled, when there is one.
+    std::optional<int> before;
+    for (const auto& point : knee.efficiency) {
+      if (point.clients < *knee.clients && point.clients > 1) before = point.clients;
+    }
+    text +=
+        fmt::format("scaling: stops {} {} clients (tps per client under {:.0f} % of 1 client's)\n",
+                    before ? fmt::format("between {} and", *before) : std::string("by"),
+                    *knee.clients, 100 * knee.threshold);
+  } else if (!knee.efficiency.empty()) {
+    text += fmt::format(
+        "scaling: still scales at {} clients (tps per client at least {:.0f} % of "
+        "1 client's)\n",
+        knee.efficiency.back().clients, 100 * knee.threshold);
+  }
+  return text;
 }
 
 }  // namespace pgwaitprof::exporters

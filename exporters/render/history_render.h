@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "model/scalability.h"
 #include "store/run_summary.h"
 #include "store/trend.h"
 
@@ -16,5 +17,11 @@ bool valid_trend_format(const std::string& format);  // text, md, json, html
 std::string render_runs(const std::vector<store::RunSummary>& runs, const std::string& format);
 
 std::string render_trend(const store::Trend& trend, const std::string& format);
+
+// `runs --format scaling`: the runs side by side by client count, as a sweep reads (the
+// quickstart ends with it): clients, the load generator's whole-run tps, the top waits with
+// their shares, the CPU share, tps per client against one client's, and where it stops
+// scaling (model::find_knee, computed by the caller).
+std::string render_scaling(const std::vector<store::RunSummary>& runs, const model::Knee& knee);
 
 }  // namespace pgwaitprof::exporters

@@ -240,7 +240,10 @@ std::vector<TimelineRow> timeline_rows(const model::Run& run) {
     if (slice.checkpoint_after) row.background += row.background.empty() ? "CKPT" : " CKPT";
     row.sampler_outage = slice.sampler_outage;
     // Beside the load generator's own tps only: otherwise the tps is the server's already.
-    if (run.throughput_source != "server") row.server_tps = slice.server_tps;
+    if (run.throughput_source != "server") {
+      row.server_tps = slice.server_tps;
+      row.server_tps_spread = slice.server_tps_spread;
+    }
     const auto snapshots = static_cast<double>(row.snapshots);
     for (const auto& [wait_class, count] : slice.profile.by_wait_class()) {
       const double aas = snapshots > 0 ? static_cast<double>(count) / snapshots : 0;
@@ -341,15 +344,34 @@ double drawn_error(double standard_error, bool reliable) {
   return reliable && std::isfinite(standard_error) ? standard_error : 0;
 }
 
-std::string steady_tps_text(const model::Run& run, const model::SteadyWindow& window) {
-  const auto tps = model::tps_estimate(run, window);
-  if (!tps) return "";
-  std::string text = fmt::format("{:.1f}", tps->mean);
-  if (tps->reliable && std::isfinite(tps->standard_error)) {
-    text += fmt::format(" ± {:.1f} (95 % CI, {})", tps->half_width(0.95), tps->method);
-  } else {
-    text += " (no confidence interval: the run is too short for independent batches)";
+std::string server_tps_cell(const TimelineRow& row) {
+  if (!row.server_tps || !std::isfinite(*row.server_tps)) return "-";
+  return fmt::format("{}{:.1f}", row.server_tps_spread ? "~" : "", *row.server_tps);
+}
+
+std::string tps_headline_text(const model::Run& run, const model::SteadyWindow& window) {
+  const auto figures = model::tps_figures(run, window);
+  std::string text;
+  if (figures.whole_run) {
+    text = fmt::format("{:.1f} ({}, whole run)", *figures.whole_run, figures.whole_run_from);
   }
+  const bool trimmed = window.excluded > base::Seconds(0);
+  if (const auto& steady = figures.steady) {
+    const bool interval = steady->reliable && std::isfinite(steady->standard_error);
+    // Untrimmed and without an interval, the intervals' mean would only repeat the whole run.
+    if (trimmed || interval || !figures.whole_run) {
+      if (!text.empty()) text += "; ";
+      text += fmt::format("{} {:.1f}", trimmed ? "steady state" : "interval mean", steady->mean);
+      if (interval) text += fmt::format(" ± {:.1f}", steady->half_width(0.95));
+      if (trimmed) {
+        text += fmt::format(" over {:.0f}-{:.0f} s", figures.steady_from.count(),
+                            figures.steady_to.count());
+      }
+      text += interval ? fmt::format(" (95 % CI, {})", steady->method)
+                       : std::string(" (no CI: too few independent batches)");
+    }
+  }
+  if (text.empty()) return "";
   if (const auto excluded = window.description(); !excluded.empty()) text += "; " + excluded;
   return text;
 }

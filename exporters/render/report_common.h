@@ -67,7 +67,13 @@ struct TimelineRow {
   // The server's transactions per second (pg_stat_database) beside the load generator's own;
   // unset when not read, or when the timeline's tps is the server's.
   std::optional<double> server_tps;
+  // server_tps is a reading's mean spread over more than this interval (model::TimelineSlice).
+  bool server_tps_spread = false;
 };
+
+// The server's tps of a row as the tables print it: "1683.0", "~1683.0" where it is a reading
+// spread over more than the interval, "-" where there is none.
+std::string server_tps_cell(const TimelineRow& row);
 
 std::vector<TimelineRow> timeline_rows(const model::Run& run);
 
@@ -101,10 +107,11 @@ std::string error_text(double standard_error, bool reliable, int decimals);
 // The error a chart draws: 0 where error_text would print "-".
 double drawn_error(double standard_error, bool reliable);
 
-// The run's steady-state tps with its 95 % confidence interval and how it was made, e.g.
-// "7123.4 ± 85.2 (95 % CI, batch means (9 batches of 3 s); first 3 s excluded as warm-up ...)";
-// "" when no interval reported tps.
-std::string steady_tps_text(const model::Run& run, const model::SteadyWindow& window);
+// The run's tps as a report leads with it: the load generator's whole-run figure (the same as
+// pgbench printed), then the steady state's mean with its 95 % interval and window, and the
+// warm-up in one clause: "284.0 (pgbench, whole run); steady state 290.5 ± 5.1 over 5-15 s
+// (95 % CI, batch means ...); first 5 s trimmed as warm-up (MSER-5)". "" when there is none.
+std::string tps_headline_text(const model::Run& run, const model::SteadyWindow& window);
 
 // The meaning of each wait event row of a table grouped by wait event, largest first: (label,
 // meaning) for the legends of the Markdown and HTML reports; rows without one are left out.

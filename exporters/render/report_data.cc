@@ -71,9 +71,15 @@ nlohmann::json summary_json(const model::Run& run, const RenderOptions& options)
                                {"highest", check->highest()},
                                {"within", check->within()}};
   }
-  if (const auto tps = model::tps_estimate(run, table.window)) {
+  const auto figures = model::tps_figures(run, table.window);
+  if (const auto& tps = figures.steady) {
     summary["tps"] = estimate_json(*tps);
     if (tps->reliable) summary["tps"]["ci95_half_width"] = tps->half_width(0.95);
+    summary["tps"]["from_s"] = figures.steady_from.count();
+    summary["tps"]["to_s"] = figures.steady_to.count();
+  }
+  if (figures.whole_run) {
+    summary["whole_run_tps"] = {{"tps", *figures.whole_run}, {"from", figures.whole_run_from}};
   }
   return summary;
 }

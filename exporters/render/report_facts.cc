@@ -66,7 +66,7 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
   // A fixed-work run is judged by how long its work took, not by its rate of transactions.
   if (run.work) {
     facts.emplace_back("work", run.work->summary());
-  } else if (auto tps = steady_tps_text(run, model::steady_window(run, trim)); !tps.empty()) {
+  } else if (auto tps = tps_headline_text(run, model::steady_window(run, trim)); !tps.empty()) {
     facts.emplace_back("tps", tps);
   }
   if (!run.throughput_source.empty()) {
@@ -101,10 +101,16 @@ std::vector<std::pair<std::string, std::string>> environment_facts(const model::
 }
 
 std::string timeline_legend(const model::Run& run) {
-  return fmt::format(
+  std::string legend = fmt::format(
       "{} s intervals; AAS per wait class, idle sessions not counted; host CPU %; "
       "lg = load generator cores",
       format_seconds(run.interval.count()));
+  const bool spread = std::any_of(run.timeline.begin(), run.timeline.end(), [&](const auto& slice) {
+    return slice.server_tps_spread && run.throughput_source != "server";
+  });
+  if (spread)
+    legend += "; ~ srv tps: one reading of the server spread over the intervals it covers";
+  return legend;
 }
 
 }  // namespace pgwaitprof::exporters::report_detail

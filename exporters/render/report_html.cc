@@ -116,7 +116,7 @@ std::string html_timeline_table(const model::Run& run, const std::vector<Timelin
     } else {
       html += cell("") + cell("") + cell("") + cell("");
     }
-    if (extra.server_tps) html += cell(row.server_tps ? format_optional(*row.server_tps, 1) : "");
+    if (extra.server_tps) html += cell(row.server_tps ? server_tps_cell(row) : "");
     if (extra.qps) {
       html += cell(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1) : "");
     }
@@ -353,8 +353,8 @@ std::string html_run_facts(const model::Run& run, const RenderOptions& options) 
                      {"started", run.started_at},
                      {"ended", run.ended_at},
                      {"duration", fmt::format("{:.3f} s", run.duration.count())}});
-  if (auto tps = steady_tps_text(run, model::steady_window(run, options.trim)); !tps.empty()) {
-    html += fact_rows({{"tps (steady state)", tps}});
+  if (auto tps = tps_headline_text(run, model::steady_window(run, options.trim)); !tps.empty()) {
+    html += fact_rows({{"tps", tps}});
   }
   if (!run.throughput_source.empty()) {
     html += fact_rows({{"tps from", model::throughput_source_text(run)}});

@@ -37,14 +37,22 @@ struct LineSpec {
 
 // The lines, drawn over the stacked areas in this order. p99 latency and run-queue AAS (when
 // the model has them) are one entry each; a line with no value in any interval is left out.
-const std::array<LineSpec, 5> kLines = {{
+const std::array<LineSpec, 6> kLines = {{
     {"tps", "tps", "tps", "#111827", false, false,
      [](const TimelineRow& row) {
        return row.loadgen ? finite(row.loadgen->tps) : std::optional<double>();
      }},
     // The server's count beside the load generator's own (pg_stat_database).
     {"server tps", "tps", "tps", "#6b7280", true, false,
-     [](const TimelineRow& row) { return row.server_tps; }},
+     [](const TimelineRow& row) {
+       return row.server_tps_spread ? std::optional<double>() : row.server_tps;
+     }},
+    // A reading spread over more than one interval (the last stub folded into the one before):
+    // its mean, drawn apart so that it reads as a smear, not as the interval's own rate.
+    {"server tps, spread", "tps", "tps", "#c4c8cf", true, false,
+     [](const TimelineRow& row) {
+       return row.server_tps_spread ? row.server_tps : std::optional<double>();
+     }},
     {"latency avg", "ms", "ms", "#0f766e", true, false,
      [](const TimelineRow& row) {
        return row.loadgen ? finite(row.loadgen->latency_avg_ms) : std::optional<double>();

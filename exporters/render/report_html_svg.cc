@@ -285,10 +285,16 @@ std::string svg_wait_bar(const ProfileRow& row, double mid, double left, const A
   const double error = 100 * 1.96 * drawn_error(row.stat.share_stderr, row.stat.errors_reliable);
   const double low = x_of(std::max(0.0, share - error));
   const double high = x_of(std::min(100.0, share + error));
+  const bool estimable = row.stat.errors_reliable && std::isfinite(row.stat.share_stderr);
   const std::string tip =
-      fmt::format("{}\n{} samples, {:.2f}% ± {}\nAAS {:.2f} ± {}", row.label, row.stat.count, share,
-                  error_text(100 * row.stat.share_stderr, row.stat.errors_reliable, 2),
-                  row.stat.aas, error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2));
+      estimable
+          ? fmt::format("{}\n{} samples, {:.2f}% ± {}\nAAS {:.2f} ± {}", row.label, row.stat.count,
+                        share, error_text(100 * row.stat.share_stderr, true, 2), row.stat.aas,
+                        error_text(row.stat.aas_stderr, true, 2))
+          : fmt::format(
+                "{}\n{} samples, {:.2f}%\nAAS {:.2f}\nno error bar: the run is "
+                "too short for independent batches",
+                row.label, row.stat.count, share, row.stat.aas);
   std::string svg = fmt::format("<g{}>", tooltip_attribute(tip));
   svg += fmt::format(
       "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}"
@@ -299,8 +305,7 @@ std::string svg_wait_bar(const ProfileRow& row, double mid, double left, const A
       "fill-opacity=\"0.85\"/>",
       left, mid - 7.5, std::max(0.5, x_of(share) - left), wait_class_colour(row.wait_class));
   // An error that cannot be estimated gets no bar (a zero-width one would read as a tiny
-  // error), and "±?" beside the value says so.
-  const bool estimable = row.stat.errors_reliable && std::isfinite(row.stat.share_stderr);
+  // error); the tooltip says why.
   if (estimable) {
     svg += fmt::format(
         "<path class=\"err\" d=\"M{0:.1f} {1:.1f}H{2:.1f}M{0:.1f} {3:.1f}V{4:.1f}M{2:.1f} "
@@ -308,9 +313,9 @@ std::string svg_wait_bar(const ProfileRow& row, double mid, double left, const A
         low, mid, high, mid - 4, mid + 4);
   }
   svg += fmt::format(
-      "<text x=\"{:.1f}\" y=\"{:.1f}\" dominant-baseline=\"middle\" class=\"value\">{:.1f}%{} · "
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" dominant-baseline=\"middle\" class=\"value\">{:.1f}% · "
       "{:.2f} AAS</text></g>\n",
-      high + 8, mid, share, estimable ? "" : " ±?", row.stat.aas);
+      high + 8, mid, share, row.stat.aas);
   return svg;
 }
 

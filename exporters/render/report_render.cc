@@ -166,7 +166,7 @@ void text_timeline(TextWriter& out, const model::Run& run) {
       text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", "-", "-", "-", "-");
     }
     if (extra.server_tps) {
-      text += fmt::format("{:>9} ", row.server_tps ? number_or_dash(*row.server_tps, 1) : "-");
+      text += fmt::format("{:>9} ", server_tps_cell(row));
     }
     if (extra.qps) {
       text += fmt::format(
@@ -374,8 +374,7 @@ std::string md_timeline(const model::Run& run) {
     } else {
       cells.insert(cells.end(), 4, "-");
     }
-    if (extra.server_tps)
-      cells.push_back(row.server_tps ? number_or_dash(*row.server_tps, 1) : "-");
+    if (extra.server_tps) cells.push_back(server_tps_cell(row));
     if (extra.qps) {
       cells.push_back(row.loadgen && row.loadgen->qps ? number_or_dash(*row.loadgen->qps, 1) : "-");
     }

@@ -159,41 +159,62 @@ std::optional<SectionTable> lock_section(const model::Run& run) {
 std::optional<SectionTable> statements_section(const model::Run& run, size_t top) {
   if (run.statements.empty()) return std::nullopt;
   uint64_t total = 0;
-  for (const auto& statement : run.statements) total += statement.samples;
+  bool with_calls = false;
+  for (const auto& statement : run.statements) {
+    total += statement.samples;
+    with_calls = with_calls || statement.calls.has_value();
+  }
   const double snapshots = static_cast<double>(run.profile.snapshots());
   SectionTable table;
   table.title = "statements: which statement waits on what";
   table.notes.push_back(
-      "AAS per query id (non-idle samples), its share of the load and its top waits; calls and "
-      "mean time from pg_stat_statements over the run where installed; literals shown as ?.");
-  table.header = {"AAS", "share", "calls", "mean ms", "top waits", "statement"};
-  table.right_aligned = {true, true, true, true, false, false};
+      with_calls ? "AAS per query id (non-idle samples), its share of the load and its top waits; "
+                   "calls and mean time from pg_stat_statements over the run; literals shown as ?."
+                 : "AAS per query id (non-idle samples), its share of the load and its top waits "
+                   "(no calls and mean time: pg_stat_statements was not loaded); literals shown "
+                   "as ?.");
+  if (with_calls) {
+    table.header = {"AAS", "share", "calls", "mean ms", "top waits", "statement"};
+    table.right_aligned = {true, true, true, true, false, false};
+  } else {
+    table.header = {"AAS", "share", "top waits", "statement"};
+    table.right_aligned = {true, true, false, false};
+  }
+  const auto aas = [&](uint64_t samples) {
+    return fmt::format("{:.2f}", ratio(static_cast<double>(samples), snapshots));
+  };
+  const auto share = [&](uint64_t samples) {
+    return fmt::format("{:.1f}%",
+                       100 * ratio(static_cast<double>(samples), static_cast<double>(total)));
+  };
+  // A statement whose text was never seen (it ran between two lookups) joins "other": a bare
+  // query id tells a reader nothing.
   uint64_t other_samples = 0;
   size_t other_rows = 0;
-  for (size_t index = 0; index < run.statements.size(); ++index) {
-    const auto& statement = run.statements[index];
-    if (index >= top) {
+  size_t shown = 0;
+  for (const auto& statement : run.statements) {
+    if (shown >= top || statement.text.empty()) {
       other_samples += statement.samples;
       ++other_rows;
       continue;
     }
-    table.rows.push_back(
-        {fmt::format("{:.2f}", ratio(static_cast<double>(statement.samples), snapshots)),
-         fmt::format("{:.1f}%", 100 * ratio(static_cast<double>(statement.samples),
-                                            static_cast<double>(total))),
-         statement.calls ? fmt::format("{}", *statement.calls) : "-",
-         statement.mean_exec_ms ? fmt::format("{:.3f}", *statement.mean_exec_ms) : "-",
-         top_waits(statement, 3),
-         statement.text.empty() ? fmt::format("(query id {})", statement.query_id)
-                                : statement.text});
+    ++shown;
+    std::vector<std::string> row{aas(statement.samples), share(statement.samples)};
+    if (with_calls) {
+      row.push_back(statement.calls ? fmt::format("{}", *statement.calls) : "");
+      row.push_back(statement.mean_exec_ms ? fmt::format("{:.3f}", *statement.mean_exec_ms) : "");
+    }
+    row.push_back(top_waits(statement, 3));
+    row.push_back(statement.text);
+    table.rows.push_back(std::move(row));
     table.bars.push_back(class_shares(statement));
   }
   if (other_rows > 0) {
-    table.rows.push_back(
-        {fmt::format("{:.2f}", ratio(static_cast<double>(other_samples), snapshots)),
-         fmt::format("{:.1f}%",
-                     100 * ratio(static_cast<double>(other_samples), static_cast<double>(total))),
-         "", "", "", fmt::format("other ({} statements)", other_rows)});
+    std::vector<std::string> row{aas(other_samples), share(other_samples)};
+    if (with_calls) row.insert(row.end(), {"", ""});
+    row.push_back("");
+    row.push_back(fmt::format("other ({} statements)", other_rows));
+    table.rows.push_back(std::move(row));
     table.bars.emplace_back();
   }
   return table;

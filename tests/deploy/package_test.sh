@@ -2,7 +2,8 @@
 # The Debian package on this machine, as a benchmark host gets it (issue 28):
 #   lintian (no errors; its warnings are printed), `apt-get install ./pgwaitprof_*.deb`, the
 #   files, the user, the data directory and the conffile; `pgwaitprof --version` against the
-#   package's version; `man -w`; the bash completion; a short `pgwaitprof run` of the packaged
+#   package's version; `man -w`; the bash completion (subcommands, explain's event names);
+#   deploy/install.sh --no-package into a temporary prefix; a short `pgwaitprof run` of the packaged
 #   binary against the scratch cluster (PG* variables), its report.json validated against the
 #   installed schema; a reinstall over itself (dpkg's upgrade path) keeping an edited config;
 #   `apt-get remove` (config and runs stay) and `apt-get purge` (both go; the system user stays,
@@ -143,6 +144,17 @@ check "bash completion completes the subcommands" \
   bash -c 'source /usr/share/bash-completion/completions/pgwaitprof &&
     COMP_WORDS=(pgwaitprof ma) COMP_CWORD=1 COMP_LINE="pgwaitprof ma" COMP_POINT=13 &&
     _pgwaitprof pgwaitprof ma pgwaitprof && [[ " ${COMPREPLY[*]} " == *" matrix "* ]]'
+check "bash completion completes explain's event names" \
+  bash -c 'source /usr/share/bash-completion/completions/pgwaitprof &&
+    COMP_WORDS=(pgwaitprof explain WALWr) COMP_CWORD=2 &&
+    _pgwaitprof pgwaitprof WALWr explain && [[ " ${COMPREPLY[*]} " == *" WALWriteLock "* ]]'
+# Without the package: the program, its man pages and completion under a prefix of one's own.
+prefix=$(mktemp -d)
+check "install.sh --no-package PREFIX: the program, its man pages and its completion" \
+  bash -c 'BUILD_DIR=$(dirname "$(dirname "$1")") "$2/../../deploy/install.sh" --no-package "$3" &&
+    [[ -x $3/bin/pgwaitprof && -f $3/share/man/man1/pgwaitprof-run.1.gz &&
+      -f $3/share/bash-completion/completions/pgwaitprof ]]' _ "$binary" "$script_dir" "$prefix"
+rm -rf "$prefix"
 
 # --- a run of the packaged binary ----------------------------------------------------------------
 # As root into the service's data directory (the cluster's socket directory is the server's

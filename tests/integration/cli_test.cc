@@ -11,6 +11,27 @@ using exporters::escaping_test::kHostile;
 using exporters::escaping_test::markdown_hazard;
 using exporters::escaping_test::terminal_hazard;
 
+// Every command's --help says what a value may be in the reader's words: "auto|true|false",
+// "1-3600", "KEY=VALUE", never CLI11's own ("ENUM:value in {auto->0,...}", "INT:INT in [...]").
+TEST(HelpText, NoCommandShowsCliInternals) {
+  for (const char* command : {"", "daemon", "run", "record", "report", "matrix", "compare", "runs",
+                              "trend", "results", "explain"}) {
+    std::vector<std::string> argv{pgwaitprof_binary()};
+    if (*command) argv.emplace_back(command);
+    argv.emplace_back("--help");
+    const auto help = engine::run_command(argv);
+    EXPECT_EQ(help.exit_code, 0) << command << ": " << help.output;
+    for (const char* internal : {"ENUM", "->", "TEXT:", "INT:", "FLOAT:", " in [", " OR {"}) {
+      EXPECT_EQ(help.output.find(internal), std::string::npos)
+          << command << " --help shows " << internal << ":\n"
+          << help.output;
+    }
+  }
+  const auto run = engine::run_command({pgwaitprof_binary(), "run", "--help"});
+  EXPECT_NE(run.output.find("--local auto|true|false"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("--scale 1-100000"), std::string::npos) << run.output;
+}
+
 TEST(ExplainCommand, OldAndNewNamesAndUnknownOnes) {
   auto old_name = engine::run_command({pgwaitprof_binary(), "explain", "WALWriteLock"});
   EXPECT_EQ(old_name.exit_code, 0) << old_name.output;

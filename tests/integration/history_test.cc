@@ -110,6 +110,34 @@ class HistoryTest : public ::testing::Test {
   void SetUp() override { require_cluster(); }
 };
 
+// The quickstart's way (deploy/quickstart.sh): runs with --brief print one line each (pgbench's
+// own tps and where the report is, none of pgbench's output), and `runs --format scaling` sets
+// them side by side by client count.
+TEST_F(HistoryTest, BriefRunsAndTheirScalingTable) {
+  const auto data = temp_dir("history-brief");
+  for (const char* clients : {"2", "1"}) {
+    auto run = pgwaitprof({"run", test_conninfo(), "--no-daemon", "--hz", "50", "--brief",
+                           "--label", fmt::format("brief-c{}", clients), "--tag", "set=brief",
+                           "--data-dir", data.string(), "--", "-c", clients, "-j", "1", "-T", "2"});
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(run.output.find("progress:"), std::string::npos) << run.output;
+    EXPECT_EQ(run.output.find("wait events:"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find(fmt::format("brief-c{}: ", clients)), std::string::npos)
+        << run.output;
+    EXPECT_NE(run.output.find(" tps, completed; report: "), std::string::npos) << run.output;
+  }
+  auto table = pgwaitprof(
+      {"runs", "--data-dir", data.string(), "--tag", "set=brief", "--format", "scaling"});
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_EQ(table.output.rfind("clients ", 0), 0u) << table.output;
+  const auto one = table.output.find("brief-c1\n");
+  const auto two = table.output.find("brief-c2\n");
+  ASSERT_NE(one, std::string::npos) << table.output;
+  ASSERT_NE(two, std::string::npos) << table.output;
+  EXPECT_LT(one, two) << table.output;
+  EXPECT_NE(table.output.find("\nscaling: "), std::string::npos) << table.output;
+}
+
 TEST_F(HistoryTest, ThirtyRunsAreListedAndFiltered) {
   const auto data = temp_dir("history-list");
   const auto first = real_run(data, "real-1");

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "daemon/engine/process.h"
 
@@ -15,8 +17,13 @@ namespace pgwaitprof::testing {
 struct OwnCluster {
   std::filesystem::path dir;
   std::string host, port, data, conninfo;
-  explicit OwnCluster(const std::filesystem::path& where) : dir(where / "cluster") {
-    auto started = engine::run_command({"bash", script(), "start", dir.string()});
+  // `preload`: the server's shared_preload_libraries instead of the script's (SCRATCH_PRELOAD).
+  explicit OwnCluster(const std::filesystem::path& where,
+                      const std::optional<std::string>& preload = std::nullopt)
+      : dir(where / "cluster") {
+    std::vector<std::string> argv{"bash", script(), "start", dir.string()};
+    if (preload) argv.insert(argv.begin(), {"env", "SCRATCH_PRELOAD=" + *preload});
+    auto started = engine::run_command(argv);
     if (started.exit_code != 0) throw std::runtime_error("scratch cluster: " + started.output);
     host = variable(started.output, "PGHOST");
     port = variable(started.output, "PGPORT");

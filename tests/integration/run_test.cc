@@ -7,14 +7,18 @@
 // agrees with pgbench's own tps; bad input fails with one line and a failed report.
 #include "model/run.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "loadgen/pgbench_parser.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/own_cluster.h"
 
 namespace pgwaitprof::testing {
 namespace {
@@ -379,6 +383,106 @@ TEST_F(RunTest, SysbenchAgreesWithTheServersCommitRate) {
   EXPECT_NE(log.find("Creating table 'sbtest1'"), std::string::npos) << log;
   EXPECT_NE(log.find("Dropping table 'sbtest1'"), std::string::npos) << log;
   EXPECT_EQ(psql("SELECT to_regclass('sbtest1') IS NULL").output, "t\n");
+}
+
+// Interval by interval, the server's rate (pg_stat_database, read half a second after each
+// interval's end, the last stub folded into the interval before) against the load generator's
+// own: none differs by more than 25 % unless the load generator's own rate moved as much
+// between that interval and a neighbour. Returns the intervals that do, with their figures.
+std::string server_rate_departures(const nlohmann::json& report, std::string* table) {
+  const auto& timeline = report["timeline"];
+  std::vector<std::optional<double>> loadgen, server;
+  const auto number = [](const nlohmann::json& object, const char* key) {
+    return object.is_object() && object.contains(key) && object[key].is_number()
+               ? std::optional<double>(object[key].get<double>())
+               : std::nullopt;
+  };
+  for (const auto& slice : timeline) {
+    loadgen.push_back(slice.contains("loadgen") ? number(slice["loadgen"], "tps") : std::nullopt);
+    server.push_back(number(slice, "server_tps"));
+  }
+  std::string departures;
+  for (size_t index = 0; index < timeline.size(); ++index) {
+    *table +=
+        fmt::format("{} {}/{}{} ", index, loadgen[index].value_or(NAN), server[index].value_or(NAN),
+                    timeline[index].value("server_tps_spread", false) ? "~" : "");
+    if (!loadgen[index] || !server[index] || *loadgen[index] <= 0) continue;
+    const double own = *loadgen[index];
+    const double departure = std::fabs(*server[index] - own) / own;
+    if (departure <= 0.25) continue;
+    double moved = 0;
+    for (const size_t neighbour : {index - 1, index + 1}) {
+      if (neighbour < loadgen.size() && loadgen[neighbour]) {
+        moved = std::max(moved, std::fabs(*loadgen[neighbour] - own) / own);
+      }
+    }
+    if (moved >= departure) continue;
+    departures += fmt::format("interval {}: load generator {:.1f}, server {:.1f}; ", index, own,
+                              *server[index]);
+  }
+  return departures;
+}
+
+TEST_F(RunTest, ServerRateFollowsTheLoadGeneratorsIntervalByInterval) {
+  const auto data = temp_dir("server-rate");
+  auto pgbench = pgwaitprof_run(data / "pgbench", {test_conninfo(), "--no-daemon", "--hz", "20"},
+                                {"-c", "8", "-j", "2", "-T", "6"});
+  ASSERT_EQ(pgbench.exit_code, 0) << pgbench.output;
+  std::string table;
+  EXPECT_EQ(server_rate_departures(pgbench.report, &table), "") << table;
+  std::cout << "pgbench (interval: its tps/the server's, ~ spread): " << table << "\n";
+  // Read-only: no deadlock rolls back what sysbench would not count.
+  auto sysbench = pgwaitprof_run(
+      data / "sysbench",
+      {test_conninfo(), "--no-daemon", "--hz", "20", "--loadgen", "sysbench", "--setup", "prepare",
+       "--teardown", "cleanup"},
+      {"oltp_read_only", "--tables=1", "--table-size=10000", "--threads=8", "--time=6"});
+  ASSERT_EQ(sysbench.exit_code, 0) << sysbench.output;
+  table.clear();
+  EXPECT_EQ(server_rate_departures(sysbench.report, &table), "") << table;
+  std::cout << "sysbench: " << table << "\n";
+}
+
+// pg_stat_statements created but not in shared_preload_libraries (an ordinary server): every
+// query on it fails. The run decides so once, before the load, and says it in one info line:
+// no failure per interval, and a statements table with neither empty calls columns nor bare
+// query ids.
+TEST_F(RunTest, StatementsCreatedButNotPreloadedAreOffForTheRunWithOneInfoLine) {
+  const auto data = temp_dir("statements-not-preloaded");
+  OwnCluster cluster(data, "");
+  ASSERT_EQ(engine::run_command({base::find_executable("psql"), "-X", "-At", "-c",
+                                 "SELECT count(*) FROM pg_extension WHERE extname = "
+                                 "'pg_stat_statements'",
+                                 cluster.conninfo})
+                .output,
+            "1\n");
+  auto run = pgwaitprof_run(data, {cluster.conninfo, "--no-daemon", "--hz", "50"},
+                            {"-c", "2", "-j", "2", "-T", "3"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report["status"], "completed");
+  const auto count = [&](const std::string& needle) {
+    size_t found = 0;
+    for (auto at = run.output.find(needle); at != std::string::npos;
+         at = run.output.find(needle, at + 1)) {
+      ++found;
+    }
+    return found;
+  };
+  EXPECT_EQ(count("pg_stat_statements off for this run"), 1u) << run.output;
+  EXPECT_EQ(count("created but not in shared_preload_libraries"), 1u) << run.output;
+  EXPECT_EQ(count("collection failed"), 0u) << run.output;
+  EXPECT_EQ(count("must be loaded via"), 0u) << run.output;
+  // The server's tps is there all the same (pg_stat_database needs no extension).
+  EXPECT_GE(timeline_figures(run.report, "server_tps").size(), 2u) << run.report["timeline"];
+  const auto text = read_text(run.dir / "report.txt");
+  const auto statements = text.find("statements: which statement waits on what");
+  ASSERT_NE(statements, std::string::npos) << text;
+  const auto section = text.substr(statements, text.find("\n\n", statements) - statements);
+  EXPECT_EQ(section.find("(query id"), std::string::npos) << section;
+  EXPECT_EQ(section.find("   calls  "), std::string::npos) << section;
+  // The texts come from pg_stat_activity alone, looked up while new query ids appear.
+  EXPECT_NE(section.find("UPDATE pgbench_"), std::string::npos) << section;
+  EXPECT_NE(section.find("pg_stat_statements was not loaded"), std::string::npos) << section;
 }
 
 // The window holds all of a pgbench run made by another process, so the transactions the server

@@ -152,6 +152,10 @@ TEST(RunRecorder, ServerThroughputIsSpreadOverTheIntervalsItCovers) {
   EXPECT_DOUBLE_EQ(*run.timeline[1].server_tps, 200);
   EXPECT_FALSE(run.timeline[1].server_calls_per_s);
   EXPECT_DOUBLE_EQ(*run.timeline[2].server_tps, 90);  // 100 of the second reading, -10
+  // A reading that covers one interval is that interval's own; one spread over two is marked.
+  EXPECT_FALSE(run.timeline[0].server_tps_spread);
+  EXPECT_TRUE(run.timeline[1].server_tps_spread);
+  EXPECT_TRUE(run.timeline[2].server_tps_spread);
   // The server's figures are the timeline's tps where the load generator gave none.
   EXPECT_DOUBLE_EQ(run.timeline[0].loadgen->tps, 100);
   EXPECT_TRUE(std::isnan(run.timeline[0].loadgen->latency_avg_ms));

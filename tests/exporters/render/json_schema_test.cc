@@ -138,6 +138,7 @@ model::Run run_with_everything() {
   }
   auto& slice = run.timeline.front();
   slice.server_tps = 1000;
+  slice.server_tps_spread = true;
   slice.server_calls_per_s = 5000;
   slice.checkpoint_after = true;
   slice.latency = latency;

@@ -1,5 +1,5 @@
-// The top-waits chart's error bars: drawn for an estimable error, left out (with "±?" beside the
-// value) where batch means cannot estimate one, since a zero-width bar reads as a tiny error.
+// The top-waits chart's error bars: drawn for an estimable error, left out (the tooltip says why)
+// where batch means cannot estimate one, since a zero-width bar reads as a tiny error.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -47,11 +47,13 @@ TEST(TopWaitsErrorBars, EstimableErrorsAreDrawn) {
   EXPECT_EQ(svg.find("±?"), std::string::npos) << svg;
 }
 
-TEST(TopWaitsErrorBars, UnestimableErrorsAreNotDrawnAndMarked) {
-  // Five intervals are far too few for batch means.
+TEST(TopWaitsErrorBars, UnestimableErrorsAreNotDrawnAndSaySoInTheirTooltip) {
+  // Five intervals are far too few for batch means: no bar, no "±?" beside the value, and the
+  // tooltip says why.
   const std::string svg = svg_top_waits(two_wait_run(5), {});
   EXPECT_EQ(svg.find("class=\"err\""), std::string::npos) << svg;
-  EXPECT_EQ(occurrences(svg, "% ±? · "), 2u) << svg;
+  EXPECT_EQ(svg.find("±"), std::string::npos) << svg;
+  EXPECT_EQ(occurrences(svg, "no error bar: the run is too short"), 2u) << svg;
 }
 
 }  // namespace
