@@ -144,6 +144,8 @@ class SignalClass : public ::testing::TestWithParam<Ending> {
     ASSERT_EQ(psql("ALTER SYSTEM SET work_mem = '77MB'").exit_code, 0);
     ASSERT_EQ(psql("ALTER SYSTEM SET commit_delay = 5").exit_code, 0);
     ASSERT_EQ(psql("SELECT pg_reload_conf()").exit_code, 0);
+    // A line by hand, which ALTER SYSTEM would drop: only the journal's bytes bring it back.
+    std::ofstream(auto_conf(), std::ios::app) << "# hand edit  trailing spaces   \n";
     before_ = read_text(auto_conf());
   }
   void TearDown() override {
