@@ -510,6 +510,9 @@ int parse_and_dispatch(int argc, char** argv) {
     return kExitUsage;
   }
   base::set_log_level(commands.daemon.overrides.log_level.value_or(commands.log_level));
+  // What a pgwaitprof and its watchdog that both died left (a scratch cluster and its
+  // directory) is swept by the next pgwaitprof, whatever its subcommand.
+  engine::sweep_abandoned_scratch_directories();
 
   try {
     return dispatch(app, commands, std::move(loadgen_args));
