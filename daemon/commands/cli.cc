@@ -230,8 +230,7 @@ void add_compare(CLI::App& app, CompareCommand& command) {
   command.overrides.source = source_of(command.source);
   service::DaemonApp daemon_app(path, command.overrides);
   const int code = daemon_app.run();
-  // Everything is stopped and written. Destroying the HTTP server would wait up to 2 s for
-  // civetweb's worker threads' socket timeouts, beyond the 1 s a stop may take.
+  // Everything is stopped and written: the process ends without destroying what is left.
   spdlog::shutdown();
   std::_Exit(finish_standard_output(code));
 }
