@@ -6,7 +6,8 @@
 // line each hold every thread and then fill the listen backlog: a real scrape got nothing in
 // 10 s. Here a connection costs a socket and a timer, not a thread, and:
 // - every connection must finish its request line and headers within kHeaderDeadline of its
-//   accept, or it is closed;
+//   accept, or it is closed; the kernel's accept queue is drained in batches, since a
+//   scraper's connection waits behind the flood's there;
 // - at most kMaxConnections are open in all and kMaxConnectionsPerPeer from one address; a new
 //   connection beyond either cap is not refused but closes the oldest one of that peer (or of
 //   all) that is still sending its header: a flood evicts itself, while a scraper, whose
