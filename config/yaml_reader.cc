@@ -16,6 +16,8 @@
 #include <system_error>
 #include <utility>
 
+#include "base/regular_file.h"
+
 namespace pgwaitprof::config::yaml {
 namespace {
 
@@ -371,27 +373,11 @@ bool is_name(std::string_view text) {
   });
 }
 
-// POSIX stdio rather than iostreams: errno after fopen/fread is what the message must show.
+// As a regular file only: a FIFO named as a configuration or a plan is refused, not waited on.
 std::string read_file(const std::filesystem::path& path, std::string_view what) {
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                             &std::fclose);
-  if (!file) {
-    throw ConfigError(fmt::format("could not open {} {}: {}", what, quote(path.string()),
-                                  std::generic_category().message(errno)));
-  }
-  // One byte beyond the limit tells a file that is too large, whatever it is (/dev/zero too).
-  std::string text(kMaxFileBytes + 1, '\0');
-  const std::size_t count = std::fread(text.data(), 1, text.size(), file.get());
-  if (std::ferror(file.get())) {
-    throw ConfigError(fmt::format("could not read {} {}: {}", what, quote(path.string()),
-                                  std::generic_category().message(errno)));
-  }
-  if (count > kMaxFileBytes) {
-    throw ConfigError(fmt::format("{} {} is too large (more than {} KiB)", what,
-                                  quote(path.string()), kMaxFileBytes / 1024));
-  }
-  text.resize(count);
-  return text;
+  auto text = base::read_regular_file(path, what, kMaxFileBytes, quote(path.string()));
+  if (!text) throw ConfigError(text.error().message);
+  return std::move(*text);
 }
 
 }  // namespace pgwaitprof::config::yaml

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   # faster builds: Ninja, and a compiler cache that the next build of the same sources reuses
   ninja-build ccache
-  libpq-dev libssl-dev libasio-dev libspdlog-dev libfmt-dev prometheus-cpp-dev libcivetweb-dev
+  libpq-dev libssl-dev libasio-dev libspdlog-dev libfmt-dev prometheus-cpp-dev
   libyaml-cpp-dev
   nlohmann-json3-dev libcli11-dev googletest libgtest-dev libgmock-dev
   # the scalability model of a sweep: Eigen's Levenberg-Marquardt solver (header-only)

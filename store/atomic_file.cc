@@ -13,7 +13,7 @@
 namespace pgwaitprof::store {
 
 base::Status write_file_atomically(const std::filesystem::path& path, std::string_view content,
-                                   mode_t mode) {
+                                   mode_t mode, std::optional<FileOwner> owner) {
   const auto temporary = path.string() + ".tmp." + std::to_string(::getpid());
   auto fail = [&](const char* what, int fd) -> base::Status {
     const int failure = errno;
@@ -26,6 +26,7 @@ base::Status write_file_atomically(const std::filesystem::path& path, std::strin
   if (fd < 0) return fail("create", -1);
   // The umask may have taken bits off; the mode is what we promise, no more and no less.
   if (::fchmod(fd, mode) != 0) return fail("change mode of", fd);
+  if (owner && ::fchown(fd, owner->uid, owner->gid) != 0) return fail("change owner of", fd);
   size_t written = 0;
   while (written < content.size()) {
     const auto got = ::write(fd, content.data() + written, content.size() - written);

@@ -18,10 +18,18 @@ inline constexpr mode_t kPrivateFileMode = 0640;
 inline constexpr mode_t kPrivateDirectoryMode = 0750;
 inline constexpr mode_t kDataDirectoryMode = 0700;
 
+// Whose a file is (chown), for a file written on behalf of another user (root restoring a
+// local server's postgresql.auto.conf as the server's OS user).
+struct FileOwner {
+  uid_t uid;
+  gid_t gid;
+};
+
 // The error is "could not write file "PATH": REASON".
 [[nodiscard]] base::Status write_file_atomically(const std::filesystem::path& path,
                                                  std::string_view content,
-                                                 mode_t mode = kPrivateFileMode);
+                                                 mode_t mode = kPrivateFileMode,
+                                                 std::optional<FileOwner> owner = std::nullopt);
 
 // create_directories with `mode` for every directory it creates; the error is
 // "could not create directory "PATH": REASON".

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "base/regular_file.h"
 #include "store/atomic_file.h"
 
 namespace pgwaitprof::store {
@@ -63,13 +64,10 @@ base::Status write_unfinished_report(const std::filesystem::path& dir, model::Ru
 base::Expected<model::Run> read_run(const std::filesystem::path& dir_or_report) {
   const auto path =
       std::filesystem::is_directory(dir_or_report) ? dir_or_report / "report.json" : dir_or_report;
-  std::ifstream file(path);
-  if (!file) {
-    return base::Error{
-        fmt::format("could not open report \"{}\": {}", path.string(), std::strerror(errno))};
-  }
+  const auto text = base::read_regular_file(path, "report");
+  if (!text) return text.error();
   try {
-    return model::run_from_json(nlohmann::json::parse(file));
+    return model::run_from_json(nlohmann::json::parse(*text));
   } catch (const std::exception& error) {
     return base::Error{
         fmt::format("could not read report \"{}\": {}", path.string(), error.what())};

@@ -237,8 +237,7 @@ void add_compare(CLI::App& app, CompareCommand& command) {
   command.overrides.source = source_of(command.source);
   service::DaemonApp daemon_app(path, command.overrides);
   const int code = daemon_app.run();
-  // Everything is stopped and written. Destroying the HTTP server would wait up to 2 s for
-  // civetweb's worker threads' socket timeouts, beyond the 1 s a stop may take.
+  // Everything is stopped and written: the process ends without destroying what is left.
   spdlog::shutdown();
   std::_Exit(finish_standard_output(code));
 }
@@ -558,6 +557,9 @@ int parse_and_dispatch(int argc, char** argv) {
     return kExitUsage;
   }
   base::set_log_level(commands.daemon.overrides.log_level.value_or(commands.log_level));
+  // What a pgwaitprof and its watchdog that both died left (a scratch cluster and its
+  // directory) is swept by the next pgwaitprof, whatever its subcommand.
+  engine::sweep_abandoned_scratch_directories();
 
   try {
     return dispatch(app, commands, std::move(loadgen_args));

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "base/regular_file.h"
 #include "config/matrix_plan.h"
 #include "daemon/commands/foreground.h"
 #include "daemon/commands/results_command.h"
@@ -20,8 +21,9 @@ namespace pgwaitprof::commands {
 namespace {
 
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  auto text = base::read_regular_file(path, "matrix plan");
+  if (!text) throw std::runtime_error(text.error().message);
+  return std::move(*text);
 }
 
 // The matrix directory: the resumed one, or a new one holding the plan's copy.

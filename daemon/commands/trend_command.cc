@@ -13,8 +13,8 @@ namespace pgwaitprof::commands {
 void add_trend_command(CLI::App& app, TrendCommand& command) {
   auto* trend = app.add_subcommand("trend", "tps across runs, flagging runs outside the noise");
   add_history_options(trend, command.history);
-  trend->add_option("--format", command.history.format, "text, md, json or html")
-      ->check(CLI::IsMember({"text", "md", "json", "html"}));
+  trend->add_option("--format", command.history.format, "text, md, csv, json or html")
+      ->check(CLI::IsMember({"text", "md", "csv", "json", "html"}));
   trend->add_option("--group-by", command.group_by,
                     "server_version, kernel, label, host, workload or setting:NAME");
   trend->add_option("--window", command.window, "previous runs the noise is judged on")

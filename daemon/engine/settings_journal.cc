@@ -1,7 +1,9 @@
 // The settings journal: recorded before a matrix changes a server, restored however it ended.
 #include "daemon/engine/settings_journal.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +19,8 @@
 #include <set>
 
 #include "base/logging.h"
+#include "base/regular_file.h"
+#include "collectors/kernel.h"
 #include "store/atomic_file.h"
 
 namespace pgwaitprof::engine {
@@ -125,12 +129,18 @@ std::optional<std::string> from_hex(std::string_view hex) {
   return bytes;
 }
 
-// postgresql.auto.conf's bytes; nullopt when the role may not read server files.
-asio::awaitable<std::optional<std::string>> read_bytes(PgSession& session) {
-  auto read =
-      co_await session.execute("SELECT encode(pg_read_binary_file('postgresql.auto.conf'), 'hex')");
-  if (!read.ok()) co_return std::nullopt;
-  co_return from_hex(collectors::cell(read.result.get(), 0, 0));
+// postgresql.auto.conf as the server reads it: its bytes, nullopt when there is no such file,
+// an error when the role may not read server files.
+asio::awaitable<base::Expected<std::optional<std::string>>> read_bytes(PgSession& session) {
+  auto read = co_await session.execute(
+      "SELECT (pg_stat_file('postgresql.auto.conf', true)).size IS NULL,"
+      " CASE WHEN (pg_stat_file('postgresql.auto.conf', true)).size IS NOT NULL"
+      " THEN encode(pg_read_binary_file('postgresql.auto.conf'), 'hex') END");
+  if (!read.ok()) co_return base::Error{read.error->message};
+  if (collectors::cell(read.result.get(), 0, 0) == "t") co_return std::optional<std::string>();
+  auto bytes = from_hex(collectors::cell(read.result.get(), 0, 1));
+  if (!bytes) co_return base::Error{"pg_read_binary_file did not return hexadecimal"};
+  co_return std::optional<std::string>(std::move(*bytes));
 }
 
 asio::awaitable<std::optional<std::string>> read_marker(PgSession& session) {
@@ -187,46 +197,122 @@ asio::awaitable<base::Status> execute_sql(PgSession& session, const std::string&
   co_return std::nullopt;
 }
 
-// The original bytes written over the file by the server (lo_export, superuser), in a
-// transaction rolled back so that no large object stays behind.
-asio::awaitable<base::Status> write_bytes(PgSession& session, const std::string& bytes) {
+// The server's data directory where the server runs on this host and this process may write
+// its files as the server's OS user (as that user, or as root); nullopt otherwise.
+struct LocalDataDirectory {
+  std::filesystem::path path;
+  store::FileOwner owner;
+};
+asio::awaitable<std::optional<LocalDataDirectory>> local_data_directory(PgSession& session) {
+  auto directory = co_await session.execute("SELECT current_setting('data_directory', true)");
+  if (!directory.ok()) co_return std::nullopt;
+  const std::string path = collectors::cell(directory.result.get(), 0, 0);
+  if (!collectors::server_is_local(session.backend_pid(), path)) co_return std::nullopt;
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0 || !S_ISDIR(status.st_mode)) co_return std::nullopt;
+  if (::geteuid() != 0 && ::geteuid() != status.st_uid) co_return std::nullopt;
+  co_return LocalDataDirectory{path, {status.st_uid, status.st_gid}};
+}
+
+// The local route: the file replaced atomically, owned by the data directory's owner with the
+// mode the file has now (the server's own, 0600 or 0640); a missing original is removed.
+base::Status write_local_file(const LocalDataDirectory& directory,
+                              const std::optional<std::string>& bytes) {
+  const auto path = directory.path / "postgresql.auto.conf";
+  if (!bytes) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return base::Error{
+          fmt::format("could not remove file \"{}\": {}", path.string(), std::strerror(errno))};
+    }
+    const int dir_fd = ::open(directory.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd >= 0) {
+      ::fsync(dir_fd);
+      ::close(dir_fd);
+    }
+    return std::nullopt;
+  }
+  struct stat status {};
+  const mode_t mode = ::stat(path.c_str(), &status) == 0 ? (status.st_mode & 0777) : 0600;
+  return store::write_file_atomically(path, *bytes, mode, directory.owner);
+}
+
+// The remote route: the server writes the bytes itself (lo_export: superuser or
+// pg_write_server_files). The large object is created, exported and unlinked by separate
+// statements of one transaction: lo_export in the statement that created the object does not
+// see it ("large object N does not exist"), its snapshot being older than the object.
+asio::awaitable<base::Status> write_by_large_object(PgSession& session,
+                                                    const std::optional<std::string>& bytes) {
   if (auto failed = co_await execute_sql(session, "BEGIN")) co_return failed;
-  const std::vector<std::string> params{to_hex(bytes)};
-  auto written = co_await session.execute(
-      "SELECT lo_export(lo_from_bytea(0, decode($1, 'hex')),"
-      " current_setting('data_directory') || '/postgresql.auto.conf')",
-      params);
-  (void)co_await session.execute("ROLLBACK");
-  if (!written.ok()) co_return base::Error{written.error->message};
+  std::optional<collectors::PgError> error;
+  const std::vector<std::string> content{to_hex(bytes.value_or(""))};
+  auto created = co_await session.execute("SELECT lo_from_bytea(0, decode($1, 'hex'))", content);
+  if (created.ok()) {
+    const std::vector<std::string> object{collectors::cell(created.result.get(), 0, 0)};
+    auto exported = co_await session.execute(
+        "SELECT lo_export($1::oid, current_setting('data_directory') || '/postgresql.auto.conf')",
+        object);
+    if (exported.ok()) {
+      auto unlinked = co_await session.execute("SELECT lo_unlink($1::oid)", object);
+      if (!unlinked.ok()) error = unlinked.error;
+    } else {
+      error = exported.error;
+    }
+  } else {
+    error = created.error;
+  }
+  if (error) {
+    (void)co_await session.execute("ROLLBACK");
+    co_return base::Error{error->message};
+  }
+  co_return co_await execute_sql(session, "COMMIT");
+}
+
+// The bytes the server reads now are `bytes` (a missing original: no file, or an empty one
+// where only SQL could write it).
+asio::awaitable<base::Status> check_bytes(PgSession& session,
+                                          const std::optional<std::string>& bytes) {
+  auto now = co_await read_bytes(session);
+  if (!now) co_return base::Error{"could not read it back: " + now.error().message};
+  const bool same = bytes ? *now == bytes : (!*now || (*now)->empty());
+  if (!same) co_return base::Error{"it still differs from the journal's copy"};
   co_return std::nullopt;
 }
 
-// The server back to `record`: settings replayed in their order, then the bytes checked and,
-// where they still differ, written back. The journal file at `path` goes once all is back.
+// The server back to `record`: settings replayed in their order, then, where the journal has
+// the file's bytes, the bytes written back whole and read back. The marker and the journal file
+// at `path` go only once all is back; otherwise both stay for the next invocation.
 asio::awaitable<base::Status> restore_to(PgSession& session, const JournalRecord& record,
                                          const std::filesystem::path& path) {
+  // Whatever fails, the journal and its marker stay: the message says where the journal is.
+  auto kept = [&path](const std::string& reason) {
+    return base::Error{fmt::format(
+        "could not restore the server's settings from settings journal \"{}\" (kept for the "
+        "next pgwaitprof against this server): {}",
+        path.string(), reason)};
+  };
   auto current = co_await read_auto_conf_entries(session, true);
-  if (!current) co_return current.error();
+  if (!current) co_return kept(current.error().message);
   std::vector<std::string> names{kJournalMarker};
   for (const auto& entry : *current) names.push_back(entry.name);
   for (const auto& entry : record.entries) names.push_back(entry.name);
   co_await declare_custom_settings(session, names);
-  for (const auto& sql : replay_statements(*current, record.entries)) {
-    if (auto failed = co_await execute_sql(session, sql)) co_return failed;
+  const bool bytes_known = record.bytes || record.missing;
+  for (const auto& sql : replay_statements(*current, record.entries, bytes_known)) {
+    if (auto failed = co_await execute_sql(session, sql)) co_return kept(failed->message);
   }
-  if (auto failed = co_await execute_sql(session, "SELECT pg_reload_conf()")) co_return failed;
-  if (record.bytes && co_await read_bytes(session) != record.bytes) {
-    // Not a file ALTER SYSTEM wrote (comments, other quoting): its settings are back, its
-    // bytes come from the journal.
-    const auto write_failed = co_await write_bytes(session, *record.bytes);
-    if (!write_failed) (void)co_await execute_sql(session, "SELECT pg_reload_conf()");
-    if (write_failed || co_await read_bytes(session) != record.bytes) {
+  if (bytes_known) {
+    // The original bytes hold no marker: written back, they end the journal on the server.
+    const std::optional<std::string> original = record.missing ? std::nullopt : record.bytes;
+    if (auto failed = co_await write_auto_conf(session, original)) {
+      (void)co_await execute_sql(session, "SELECT pg_reload_conf()");
       co_return base::Error{fmt::format(
-          "could not restore \"postgresql.auto.conf\" byte for byte (its settings are back): {}; "
-          "the original is in \"{}\"",
-          write_failed ? write_failed->message : "it still differs", path.string())};
+          "could not restore \"postgresql.auto.conf\" of the server byte for byte ({}); its "
+          "original is kept in settings journal \"{}\" and the next pgwaitprof against this "
+          "server tries again",
+          failed->message, path.string())};
     }
   }
+  if (auto failed = co_await execute_sql(session, "SELECT pg_reload_conf()")) co_return failed;
   std::error_code error;
   std::filesystem::remove(path, error);
   if (error && error != std::errc::no_such_file_or_directory) {
@@ -251,13 +337,9 @@ asio::awaitable<base::Status> restore_marked(PgSession& session, const std::stri
         "restore them.",
         marker->host, marker->path.string())};
   }
-  std::ifstream file(marker->path);
-  if (!file) {
-    co_return base::Error{fmt::format("could not open settings journal \"{}\": {}",
-                                      marker->path.string(), std::strerror(errno))};
-  }
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  auto record = journal_from_json(text);
+  const auto text = base::read_regular_file(marker->path, "settings journal");
+  if (!text) co_return text.error();
+  auto record = journal_from_json(*text);
   if (!record) co_return record.error();
   if (auto failed = co_await restore_to(session, *record, marker->path)) co_return failed;
   log()->warn("restored the server settings an interrupted matrix had changed journal=\"{}\"",
@@ -290,6 +372,7 @@ std::string journal_to_json(const JournalRecord& record) {
   for (const auto& entry : record.entries) entries.push_back({entry.name, entry.value});
   nlohmann::json json = {{"host", record.host}, {"target", record.target}, {"entries", entries}};
   json["auto_conf_hex"] = record.bytes ? nlohmann::json(to_hex(*record.bytes)) : nlohmann::json();
+  if (record.missing) json["auto_conf_missing"] = true;
   return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -306,6 +389,7 @@ base::Expected<JournalRecord> journal_from_json(const std::string& text) {
       record.bytes = from_hex(json["auto_conf_hex"].get<std::string>());
       if (!record.bytes) return base::Error{"settings journal: auto_conf_hex is not hexadecimal"};
     }
+    record.missing = json.value("auto_conf_missing", false);
     return record;
   } catch (const std::exception& error) {
     return base::Error{fmt::format("could not read settings journal: {}", error.what())};
@@ -313,7 +397,8 @@ base::Expected<JournalRecord> journal_from_json(const std::string& text) {
 }
 
 std::vector<std::string> replay_statements(const std::vector<AutoConfEntry>& current,
-                                           const std::vector<AutoConfEntry>& original) {
+                                           const std::vector<AutoConfEntry>& original,
+                                           bool keep_marker) {
   size_t same = 0;
   while (same < current.size() && same < original.size() && current[same] == original[same]) {
     ++same;
@@ -333,8 +418,31 @@ std::vector<std::string> replay_statements(const std::vector<AutoConfEntry>& cur
     statements.push_back(set_sql(original[index]));
   }
   // Last: until everything else is back, the server says a journal is unfinished.
-  if (marker) statements.push_back(std::string("ALTER SYSTEM RESET ") + kJournalMarker);
+  if (marker && !keep_marker) {
+    statements.push_back(std::string("ALTER SYSTEM RESET ") + kJournalMarker);
+  }
   return statements;
+}
+
+asio::awaitable<base::Status> write_auto_conf(PgSession& session,
+                                              const std::optional<std::string>& bytes,
+                                              AutoConfRoute route) {
+  std::optional<std::string> local_failure;
+  if (route != AutoConfRoute::kLargeObject) {
+    if (const auto directory = co_await local_data_directory(session)) {
+      auto failed = write_local_file(*directory, bytes);
+      if (!failed) co_return co_await check_bytes(session, bytes);
+      local_failure = failed->message;
+    } else if (route == AutoConfRoute::kLocalFile) {
+      co_return base::Error{"the server's data directory is not writable from this host"};
+    }
+  }
+  if (route == AutoConfRoute::kLocalFile) co_return base::Error{*local_failure};
+  if (auto failed = co_await write_by_large_object(session, bytes)) {
+    co_return base::Error{local_failure ? *local_failure + "; " + failed->message
+                                        : failed->message};
+  }
+  co_return co_await check_bytes(session, bytes);
 }
 
 std::optional<MarkerValue> parse_marker(const std::string& value) {
@@ -371,7 +479,10 @@ asio::awaitable<base::Expected<std::unique_ptr<SettingsJournal>>> SettingsJourna
   auto entries = co_await read_auto_conf_entries(session, false);
   if (!entries) co_return entries.error();
   journal->record_.entries = std::move(*entries);
-  journal->record_.bytes = co_await read_bytes(session);
+  if (auto bytes = co_await read_bytes(session)) {
+    journal->record_.bytes = *bytes;
+    journal->record_.missing = !*bytes;
+  }
   journal->record_.host = journal_host();
   journal->record_.target = collectors::mask_password(conninfo);
   co_return std::move(journal);
@@ -388,6 +499,10 @@ asio::awaitable<base::Status> SettingsJournal::begin() {
   if (auto failed =
           co_await execute_sql(*session_, fmt::format("ALTER SYSTEM SET {} = {}", kJournalMarker,
                                                       collectors::quote_literal(marker)))) {
+    // Nothing changed on the server (a read-only postgresql.auto.conf refuses ALTER SYSTEM):
+    // no journal either.
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
     co_return failed;
   }
   if (auto failed = co_await execute_sql(*session_, "SELECT pg_reload_conf()")) co_return failed;

@@ -9,9 +9,13 @@
 // session-level advisory lock on a connection of its own; a dead matrix's lock goes with its
 // connection. Every pgwaitprof that touches the server (matrix, --resume, run, the daemon's
 // runs) first looks for the marker: with the lock free it restores the journal, with the lock
-// held it refuses. Restoring replays ALTER SYSTEM so the settings come back in their order, then
-// checks the file's bytes; where they still differ (a hand-edited file) and the role may, it
-// writes the original bytes back (lo_export). The marker goes last, the journal file after it.
+// held it refuses. Restoring replays ALTER SYSTEM so the settings come back in their order, then,
+// where the journal holds the file's bytes, writes them back whole: on a local server as a file
+// of the server's OS user (temporary file, fsync, rename, fsync of the directory), else through
+// a large object created, exported and unlinked in one transaction. The file is read back; only
+// when its bytes are the journal's do the marker (which the original bytes do not hold) and then
+// the journal file go. Otherwise both stay, the error names the file and the journal, and the
+// next pgwaitprof against the server tries again before anything else.
 #pragma once
 
 #include <asio/awaitable.hpp>
@@ -46,6 +50,7 @@ struct JournalRecord {
   std::string host;                    // where the journal file is
   std::string target;                  // the server, password masked
   std::optional<std::string> bytes;    // postgresql.auto.conf, when the role could read it
+  bool missing = false;                // the server had no postgresql.auto.conf at all
   std::vector<AutoConfEntry> entries;  // its settings in file order, the marker left out
 };
 std::string journal_to_json(const JournalRecord& record);
@@ -53,9 +58,22 @@ base::Expected<JournalRecord> journal_from_json(const std::string& text);
 
 // The ALTER SYSTEM statements that turn the file's `current` entries into `original`, order
 // included: ALTER SYSTEM SET appends a setting at the end, so every setting after the first
-// difference is reset and set again in the original order; the marker is reset last. Pure.
+// difference is reset and set again in the original order; the marker is reset last (kept,
+// with `keep_marker`, for the byte-for-byte write that removes it). Pure.
 std::vector<std::string> replay_statements(const std::vector<AutoConfEntry>& current,
-                                           const std::vector<AutoConfEntry>& original);
+                                           const std::vector<AutoConfEntry>& original,
+                                           bool keep_marker = false);
+
+// How the original bytes of postgresql.auto.conf are written back: the local file where the
+// server runs on this host and this process may write as its OS user, else a large object.
+enum class AutoConfRoute { kAny, kLocalFile, kLargeObject };
+
+// Writes `bytes` (nullopt: the file is removed, or emptied where only SQL reaches it) over the
+// server's postgresql.auto.conf by `route`, and reads it back: an error unless the server's
+// file now holds exactly those bytes. Does not reload the configuration.
+asio::awaitable<base::Status> write_auto_conf(collectors::PgSession& session,
+                                              const std::optional<std::string>& bytes,
+                                              AutoConfRoute route = AutoConfRoute::kAny);
 
 // "HOST:PATH" of a marker, split; nullopt when it is not one.
 struct MarkerValue {

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -36,17 +38,23 @@ auto log() {
   return logger;
 }
 
-// The write end of the pipe to the watchdog; -1 before it started or when it could not.
+// The write end of the pipe to the watchdog; -1 before it started or when it could not. What
+// is registered is kept here too, to register it again with a new watchdog. Registrations come
+// from the threads that spawn children, the watchdog's death from its monitor: one mutex.
 struct Watchdog {
+  std::mutex mutex;
   bool enabled = false;
   int fd = -1;
   bool failed = false;
   pid_t pid = -1;
+  bool monitored = false;
+  std::set<pid_t> groups;
+  std::set<std::string> directories;
 };
 
 Watchdog& watchdog() {
-  static Watchdog instance;
-  return instance;
+  static auto* instance = new Watchdog;  // never destroyed: its monitor thread outlives main
+  return *instance;
 }
 
 // Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot. A pid and
@@ -65,16 +73,33 @@ std::optional<unsigned long long> start_ticks(pid_t pid) {
   return ticks;
 }
 
+// Whether that process still runs: a zombie (killed, its parent not yet reaping it, or a parent
+// killed too whose orphans init has not reaped yet) is gone as far as its work goes.
 bool alive(pid_t pid, unsigned long long ticks) {
   const auto now = start_ticks(pid);
-  return now && *now == ticks;
+  if (!now || *now != ticks) return false;
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z' &&
+         text[paren + 2] != 'X';
 }
+
+// The owner file of a scratch directory: this process and its watchdog of the moment.
+void write_owner_locked(const Watchdog& state, const fs::path& directory) {
+  std::ofstream file(directory / "owner");
+  file << fmt::format("pgwaitprof {} {}\n", ::getpid(), start_ticks(::getpid()).value_or(0));
+  if (state.pid > 0) {
+    file << fmt::format("watchdog {} {}\n", state.pid, start_ticks(state.pid).value_or(0));
+  }
+}
+
+void monitor_watchdog();
 
 // The watchdog: this binary again, in its own session, deaf to the terminal's signals, its
 // standard input the read end of the registrations pipe. Only async-signal-safe calls between
 // fork and exec: the daemon has threads.
-void start_watchdog() {
-  auto& state = watchdog();
+void start_watchdog_locked(Watchdog& state) {
   if (!state.enabled || state.fd >= 0 || state.failed) return;
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -116,22 +141,79 @@ void start_watchdog() {
   state.fd = pipe_fds[1];
   state.pid = pid;
   log()->debug("started watchdog pid={}", pid);
+  if (!state.monitored) {
+    state.monitored = true;
+    std::thread(monitor_watchdog).detach();
+  }
 }
 
-void tell_watchdog(const std::string& line) {
-  start_watchdog();
-  auto& state = watchdog();
-  if (state.fd < 0) return;
-  // One line is far below PIPE_BUF: written whole or not at all.
+// One line is far below PIPE_BUF: written whole or not at all. False when the watchdog is gone.
+bool write_line_locked(Watchdog& state, const std::string& line) {
   ssize_t written = 0;
   while ((written = ::write(state.fd, line.data(), line.size())) < 0 && errno == EINTR) {
   }
-  if (written != static_cast<ssize_t>(line.size())) {
-    log()->warn("the watchdog is gone ({}): what pgwaitprof starts is not supervised",
-                std::strerror(errno));
-    ::close(state.fd);
-    state.fd = -1;
+  return written == static_cast<ssize_t>(line.size());
+}
+
+// The watchdog died before this process (killed, or the OOM killer): a new one, told again
+// everything that is registered, and named in the owner files. When none can be started the
+// run stops as it does at SIGTERM, cleaning up what it started, rather than go on unsupervised.
+void replace_watchdog_locked(Watchdog& state, pid_t dead) {
+  if (state.pid != dead) return;  // replaced already
+  ::close(state.fd);
+  state.fd = -1;
+  ::waitpid(dead, nullptr, 0);
+  log()->warn("the watchdog (pid {}) died; starting a new one", dead);
+  start_watchdog_locked(state);
+  bool told = state.fd >= 0;
+  for (const pid_t group : state.groups) {
+    told = told && write_line_locked(state, fmt::format("group {}\n", group));
+  }
+  for (const auto& directory : state.directories) {
+    told = told && write_line_locked(state, fmt::format("dir {}\n", directory));
+    write_owner_locked(state, directory);
+  }
+  if (!told) {
+    log()->error("could not start a new watchdog: stopping, so that nothing is left unsupervised");
     state.failed = true;
+    ::kill(::getpid(), SIGTERM);
+  }
+}
+
+// Waits for the watchdog's end of the pipe to close (POLLERR on the write end: it died) and
+// replaces it. A thread of its own, blocked in poll: it notices the moment the watchdog dies,
+// whatever the rest of the process does.
+void monitor_watchdog() {
+  auto& state = watchdog();
+  for (;;) {
+    int fd = -1;
+    pid_t pid = -1;
+    {
+      std::lock_guard lock(state.mutex);
+      if (state.fd < 0) return;  // given up
+      fd = ::fcntl(state.fd, F_DUPFD_CLOEXEC, 0);
+      pid = state.pid;
+    }
+    if (fd < 0) return;
+    pollfd polled{fd, 0, 0};
+    int ready = 0;
+    while ((ready = ::poll(&polled, 1, -1)) < 0 && errno == EINTR) {
+    }
+    ::close(fd);
+    if (ready < 0) return;
+    std::lock_guard lock(state.mutex);
+    replace_watchdog_locked(state, pid);
+  }
+}
+
+void tell_watchdog(const std::string& line) {
+  auto& state = watchdog();
+  std::lock_guard lock(state.mutex);
+  start_watchdog_locked(state);
+  if (state.fd < 0) return;
+  if (!write_line_locked(state, line)) {
+    // Gone between two looks of the monitor: replaced here, the new one told everything.
+    replace_watchdog_locked(state, state.pid);
   }
 }
 
@@ -205,7 +287,10 @@ std::map<std::string, Owner> read_owner(const fs::path& directory) {
 
 }  // namespace
 
-void enable_watchdog() { watchdog().enabled = true; }
+void enable_watchdog() {
+  std::lock_guard lock(watchdog().mutex);
+  watchdog().enabled = true;
+}
 
 int stop_processes_naming(const fs::path& directory, std::chrono::milliseconds patience) {
   const std::string needle = directory.string();
@@ -271,28 +356,43 @@ int supervise_main() {
   return 0;
 }
 
-void supervise_process_group(pid_t group) { tell_watchdog(fmt::format("group {}\n", group)); }
+void supervise_process_group(pid_t group) {
+  {
+    std::lock_guard lock(watchdog().mutex);
+    watchdog().groups.insert(group);
+  }
+  tell_watchdog(fmt::format("group {}\n", group));
+}
 
 void release_process_group(pid_t group) {
-  if (watchdog().fd >= 0) tell_watchdog(fmt::format("release-group {}\n", group));
+  {
+    std::lock_guard lock(watchdog().mutex);
+    if (watchdog().groups.erase(group) == 0 || watchdog().fd < 0) return;
+  }
+  tell_watchdog(fmt::format("release-group {}\n", group));
 }
 
 void supervise_scratch_directory(const fs::path& directory) {
+  {
+    std::lock_guard lock(watchdog().mutex);
+    watchdog().directories.insert(directory.string());
+  }
   tell_watchdog(fmt::format("dir {}\n", directory.string()));
 }
 
 void release_scratch_directory(const fs::path& directory) {
-  if (watchdog().fd >= 0) tell_watchdog(fmt::format("release-dir {}\n", directory.string()));
+  {
+    std::lock_guard lock(watchdog().mutex);
+    if (watchdog().directories.erase(directory.string()) == 0 || watchdog().fd < 0) return;
+  }
+  tell_watchdog(fmt::format("release-dir {}\n", directory.string()));
 }
 
 void write_scratch_owner(const fs::path& directory) {
-  start_watchdog();
-  std::ofstream file(directory / "owner");
-  file << fmt::format("pgwaitprof {} {}\n", ::getpid(), start_ticks(::getpid()).value_or(0));
-  const pid_t watchdog_pid = watchdog().pid;
-  if (watchdog_pid > 0) {
-    file << fmt::format("watchdog {} {}\n", watchdog_pid, start_ticks(watchdog_pid).value_or(0));
-  }
+  auto& state = watchdog();
+  std::lock_guard lock(state.mutex);
+  start_watchdog_locked(state);
+  write_owner_locked(state, directory);
 }
 
 std::vector<fs::path> sweep_abandoned_scratch_directories(const fs::path& temp_directory) {

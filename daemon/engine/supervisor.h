@@ -11,9 +11,15 @@
 // registered and, for each scratch directory still registered, stops every process whose
 // command line names it (the postmaster with an immediate shutdown) and removes it.
 //
+// The watchdog is watched in turn: a thread of pgwaitprof waits on its end of the pipe, which
+// reports an error the moment the watchdog is gone (killed, the OOM killer). It then starts a
+// new watchdog, registers again what is registered and rewrites the owner files; when none can
+// be started, pgwaitprof stops itself with SIGTERM, which cleans up as an interrupt does.
+//
 // The last line of defence is the next invocation: a scratch directory holds an owner file
-// (pgwaitprof's and the watchdog's pid and start time), and creating a scratch cluster first
-// removes the directories of owners that are both gone (a reboot, or the watchdog killed too).
+// (pgwaitprof's and the watchdog's pid and start time), and every pgwaitprof, whatever its
+// subcommand, first removes the directories of owners that are both gone (a reboot, or both
+// killed at once).
 #pragma once
 
 #include <sys/types.h>

@@ -12,6 +12,7 @@
 
 #include "base/build_info.h"
 #include "base/logging.h"
+#include "base/regular_file.h"
 #include "config/matrix_plan.h"
 #include "daemon/engine/matrix.h"
 #include "daemon/engine/run_steps.h"
@@ -304,8 +305,9 @@ asio::awaitable<void> DaemonApp::run_plan(const std::filesystem::path& path) {
   std::string plan_text;
   try {
     plan = config::load_matrix_plan(path);
-    std::ifstream source(path);
-    plan_text.assign(std::istreambuf_iterator<char>(source), {});
+    auto text = base::read_regular_file(path, "matrix plan");
+    if (!text) throw config::ConfigError(text.error().message);
+    plan_text = std::move(*text);
   } catch (const config::ConfigError& error) {
     log()->error("could not load matrix plan: {}", error.what());
     co_return;

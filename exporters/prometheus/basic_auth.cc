@@ -172,7 +172,7 @@ bool BasicAuthChecker::check(const std::string& client, const std::string& user,
     remember(credentials);
     return true;
   } catch (const std::exception& error) {
-    // civetweb's C frames are above us: nothing may propagate.
+    // Called on the /metrics server's auth pool: nothing may propagate.
     base::component_logger("metrics")->error("could not check basic auth: {}", error.what());
     return false;
   }

@@ -1,11 +1,9 @@
 // Metric families from TargetMetrics snapshots, and the HTTP server that exposes them.
 #include "exporters/prometheus/prometheus_exporter.h"
 
-#include <CivetServer.h>
 #include <fmt/format.h>
 #include <prometheus/gauge.h>
-#include <sys/resource.h>
-#include <unistd.h>
+#include <prometheus/text_serializer.h>
 
 #include "base/logging.h"
 #include "exporters/prometheus/basic_auth.h"
@@ -16,9 +14,6 @@ namespace {
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-
-// The niceness of the threads that serve /metrics (the sampler's stays 0).
-constexpr int kScrapeNice = 10;
 
 MetricFamily family(const char* name, const char* help, MetricType type) {
   return MetricFamily{name, help, type, {}};
@@ -215,71 +210,57 @@ std::vector<MetricFamily> TargetCollectable::Collect() const {
   }
 }
 
-namespace {
-
-// Every thread of the HTTP server (the acceptor and the workers, which check credentials and
-// serialise the answer) runs at nice 10 from its start: neither a crowd of scrapers nor a
-// flood of wrong passwords can take the CPU from the sampler (issue 8: 200 scrapers cost it
-// 12 %).
-void* lower_thread_priority(const mg_context* /*context*/, int /*thread_type*/) {
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kScrapeNice);
-  return nullptr;
-}
-
-// The address of the client whose request this thread serves: civetweb calls begin_request on
-// the worker thread before the auth handler, whose callback (prometheus-cpp's) is told only the
-// user and the password.
-thread_local std::string request_client;
-
-int note_request_client(mg_connection* connection) {
-  const mg_request_info* info = mg_get_request_info(connection);
-  request_client = info != nullptr ? info->remote_addr : "";
-  return 0;  // civetweb handles the request
-}
-
-// civetweb 1.15's options (mg_get_valid_options() of Debian's libcivetweb1), see MetricsServer.
-std::vector<std::string> server_options(const std::string& listen) {
-  return {"listening_ports",    listen,
-          "num_threads",        std::to_string(MetricsServer::kWorkerThreads),
-          "connection_queue",   std::to_string(MetricsServer::kQueuedConnections),
-          "listen_backlog",     std::to_string(MetricsServer::kListenBacklog),
-          "request_timeout_ms", std::to_string(MetricsServer::kRequestTimeout.count()),
-          "max_request_size",   std::to_string(MetricsServer::kMaxRequestBytes),
-          "enable_keep_alive",  "no"};
-}
-
-}  // namespace
-
 MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
                              const std::string& version, const std::string& revision,
                              const std::map<std::string, std::string>& basic_auth_users)
     : listen_(listen),
       registry_(std::make_shared<prometheus::Registry>()),
-      targets_(std::make_shared<TargetCollectable>(std::move(provider))) {
+      provider_(std::move(provider)) {
   prometheus::BuildGauge()
       .Name("pgwaitprof_build_info")
       .Help("pgwaitprof version and revision; always 1.")
       .Register(*registry_)
       .Add({{"version", version}, {"revision", revision}})
       .Set(1);
-  CivetCallbacks callbacks;
-  callbacks.init_thread = lower_thread_priority;
-  callbacks.begin_request = note_request_client;
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(server_options(listen), &callbacks);
-  } catch (const std::exception& error) {
-    throw std::runtime_error("could not listen on \"" + listen + "\": " + error.what());
-  }
+  MetricsHttpServer::Authorize authorize;
   if (!basic_auth_users.empty()) {
     auto checker = std::make_shared<BasicAuthChecker>(basic_auth_users);
-    exposer_->RegisterAuth(
-        [checker](const std::string& user, const std::string& password) {
-          return checker->check(request_client, user, password);
-        },
-        "pgwaitprof");
+    authorize = [checker](const std::string& client, const std::string& user,
+                          const std::string& password) {
+      return checker->check(client, user, password);
+    };
   }
-  exposer_->RegisterCollectable(registry_);
-  exposer_->RegisterCollectable(targets_);
+  http_ = std::make_unique<MetricsHttpServer>(
+      listen, [this] { return render(); }, std::move(authorize), "pgwaitprof");
+}
+
+MetricsServer::~MetricsServer() = default;
+
+uint16_t MetricsServer::port() const { return http_->port(); }
+
+std::shared_ptr<const std::string> MetricsServer::render() {
+  TargetMetricsList targets;
+  try {
+    targets = provider_();
+  } catch (const std::exception& error) {
+    base::component_logger("metrics")->error("could not collect metrics: {}", error.what());
+  }
+  // The published snapshots are immutable: the same pointers, the same exposition.
+  if (rendered_ && targets == rendered_for_) return rendered_;
+  std::string text;
+  try {
+    auto families = registry_->Collect();
+    auto built = build_metric_families(targets);
+    families.insert(families.end(), std::make_move_iterator(built.begin()),
+                    std::make_move_iterator(built.end()));
+    text = prometheus::TextSerializer().Serialize(families);
+  } catch (const std::exception& error) {
+    base::component_logger("metrics")->error("could not render metrics: {}", error.what());
+    if (rendered_) return rendered_;
+  }
+  rendered_ = std::make_shared<const std::string>(std::move(text));
+  rendered_for_ = std::move(targets);
+  return rendered_;
 }
 
 }  // namespace pgwaitprof::exporters

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 
 #include <chrono>
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "exporters/prometheus/http_server.h"
 #include "model/continuous_profile.h"
 
 namespace pgwaitprof::exporters {
@@ -34,37 +34,32 @@ class TargetCollectable : public prometheus::Collectable {
   Provider provider_;
 };
 
-// The HTTP server (civetweb, one thread per connection) is configured so that a few hostile
-// clients cannot keep scrapes out: enough threads that a handful of slow connections leave
-// most of them free, a deadline on reading a request's header (request_timeout_ms, counted
-// from the connection's start, however slowly the bytes trickle in), no keep-alive (an idle
-// connection holds no thread), bounded queues, and basic auth whose failures queue behind one
-// another (BasicAuthChecker).
+// /metrics: the program's own metrics (build info) and every target's, served by
+// MetricsHttpServer (http_server.h: why not civetweb, and the limits that keep a flood from
+// keeping scrapes out), with basic auth whose checks queue behind one another
+// (BasicAuthChecker). The exposition is rendered once per change of the published metrics and
+// every scrape in between is answered from that buffer.
 class MetricsServer {
  public:
-  // Threads serving connections: each holds one connection until it is answered or its
-  // deadline passes.
-  static constexpr int kWorkerThreads = 32;
-  // Accepted connections waiting for a thread; beyond them, the kernel's listen backlog.
-  static constexpr int kQueuedConnections = 64;
-  static constexpr int kListenBacklog = 128;
-  // A request's header (and each wait to send the answer) must come within this.
-  static constexpr std::chrono::milliseconds kRequestTimeout{3000};
-  // Longer headers are refused (413); a scrape's are under 1 kB.
-  static constexpr int kMaxRequestBytes = 8192;
-
   // Binds `listen` ("host:port"); throws std::runtime_error with a one-line message on failure.
   // With `basic_auth_users` (user -> bcrypt hash), /metrics asks for HTTP basic auth.
   MetricsServer(const std::string& listen, TargetCollectable::Provider provider,
                 const std::string& version, const std::string& revision,
                 const std::map<std::string, std::string>& basic_auth_users = {});
+  ~MetricsServer();
   const std::string& listen() const { return listen_; }
+  uint16_t port() const;
 
  private:
+  // On the server's thread only.
+  std::shared_ptr<const std::string> render();
+
   std::string listen_;
   std::shared_ptr<prometheus::Registry> registry_;
-  std::shared_ptr<TargetCollectable> targets_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  TargetCollectable::Provider provider_;
+  TargetMetricsList rendered_for_;
+  std::shared_ptr<const std::string> rendered_;
+  std::unique_ptr<MetricsHttpServer> http_;
 };
 
 }  // namespace pgwaitprof::exporters

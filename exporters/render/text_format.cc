@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -298,9 +299,38 @@ std::string html_escape(std::string_view text) {
   return escaped;
 }
 
+bool csv_number(std::string_view text) {
+  size_t at = 0;
+  if (at < text.size() && (text[at] == '-' || text[at] == '+')) ++at;
+  size_t digits = 0;
+  for (; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])); ++at) ++digits;
+  if (at < text.size() && text[at] == '.') {
+    for (++at; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])); ++at) {
+      ++digits;
+    }
+  }
+  if (digits == 0) return false;
+  if (at < text.size() && (text[at] == 'e' || text[at] == 'E')) {
+    ++at;
+    if (at < text.size() && (text[at] == '-' || text[at] == '+')) ++at;
+    size_t exponent = 0;
+    for (; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])); ++at) {
+      ++exponent;
+    }
+    if (exponent == 0) return false;
+  }
+  return at == text.size();
+}
+
 std::string csv_field(std::string_view text) {
   std::string field = text_escape(text);
-  if (field.find_first_of(",\"") == std::string::npos) return field;
+  // A spreadsheet runs a cell that starts with one of these as a formula (CSV injection); a
+  // leading ' makes it text. A plain number ("-0.5") is no formula and stays a number.
+  if (!field.empty() && std::string_view("=+-@\t\r").find(field.front()) != std::string::npos &&
+      !csv_number(field)) {
+    field.insert(0, 1, '\'');
+  }
+  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
   std::string quoted = "\"";
   for (const char c : field) {
     if (c == '"') quoted += '"';

@@ -81,10 +81,15 @@ std::string_view wait_class_colour(std::string_view wait_class);
 // Other control characters than a line break and a tab are written out ("\x1b").
 std::string html_escape(std::string_view text);
 
-// CSV (RFC 4180): the field through text_escape (a CSV of pgwaitprof's holds names and
-// figures, never multi-line text, and is read in terminals too), then quoted, quotes doubled,
-// when it has a comma or a quote.
+// CSV (RFC 4180), the one writer of every CSV pgwaitprof writes (runs, trend, profile.csv,
+// timeline.csv, table.csv): the field through text_escape (a CSV of pgwaitprof's holds names and
+// figures, never multi-line text, and is read in terminals too); a field that starts with =, +,
+// -, @, a tab or a carriage return and is not a plain number gets a leading ' (a spreadsheet
+// would run it as a formula); then quoted, quotes doubled, when it has a comma, a quote or a
+// line break.
 std::string csv_field(std::string_view text);
+// Whether `text` is a plain decimal number ("-12", "+0.5", "1e-3"), which csv_field keeps as is.
+bool csv_number(std::string_view text);
 // The fields, each by csv_field, comma-separated, with the line's "\n".
 std::string csv_row(const std::vector<std::string>& fields);
 

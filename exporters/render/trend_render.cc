@@ -155,6 +155,11 @@ std::string render_trend(const store::Trend& trend, const std::string& format) {
   std::vector<bool> right;
   const auto rows = trend_rows(trend, right);
   if (format == "html") return trend_html(trend, html_table(rows));
+  if (format == "csv") {
+    std::string csv;
+    for (const auto& row : rows) csv += tf::csv_row(row);
+    return csv;
+  }
   const auto summary = fmt::format("{} runs, {} flagged\n", trend.points.size(), flagged(trend));
   if (format == "md") {
     return "Rule: " + tf::markdown_escape(trend.rule) + ".\n\n" + tf::markdown_table(rows, right) +

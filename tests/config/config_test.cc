@@ -167,7 +167,8 @@ TEST(ConfigErrors, UnreadableFileNamesThePathAndTheReason) {
       error_of([&] { load_matrix_plan(missing); }),
       "could not open matrix plan file \"" + missing.string() + "\": No such file or directory");
   EXPECT_EQ(error_of([&] { load_config(kFixtures); }),
-            "could not read configuration file \"" + kFixtures.string() + "\": Is a directory");
+            "configuration file \"" + kFixtures.string() +
+                "\" is not a regular file (it is a directory)");
 }
 
 TEST(ConfigErrors, ValuesWithNewlinesStayOnOneLine) {

@@ -20,6 +20,8 @@ class MatrixSettingsFaults : public ::testing::Test {
     require_cluster();
     ASSERT_EQ(psql("ALTER SYSTEM SET work_mem = '77MB'").exit_code, 0);
     ASSERT_EQ(psql("SELECT pg_reload_conf()").exit_code, 0);
+    // A line by hand, which ALTER SYSTEM would drop: only the journal's bytes bring it back.
+    std::ofstream(auto_conf(), std::ios::app) << "# hand edit  trailing spaces   \n";
     before_ = read_text(auto_conf());
     ASSERT_NE(before_.find("work_mem = '77MB'"), std::string::npos) << before_;
     written_ = std::filesystem::last_write_time(auto_conf());

@@ -1,11 +1,15 @@
 // /metrics under abuse (issue 23 items 8 and 9), against the real daemon: connections that
 // trickle a header neither keep scrapes out nor stay open past the header deadline; a 401 takes
 // as long for an unknown user as for a wrong password; a flood of wrong passwords does not
-// keep a known scraper waiting. Timing bounds are generous: the machine may be loaded.
+// keep a known scraper waiting; a flood of clients that reconnect at once with half a request
+// line leaves a scraper answered within a second. Timing bounds are generous: the machine may
+// be loaded.
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <iostream>
 #include <thread>
 
@@ -82,12 +86,104 @@ TEST_F(MetricsAbuse, SlowHeadersNeitherStarveScrapesNorStayOpen) {
       kSlowConnections, *std::max_element(latencies.begin(), latencies.end()) * 1e3,
       fmt::join(closed_after, ", "));
   for (const double latency : latencies) EXPECT_LT(latency, 2.0);
-  // The header deadline is 3 s from the connection's start (civetweb checks it after each
-  // read, so at worst one more wait of the same length).
+  // The header deadline is 1 s from the connection's accept.
   for (const double closed : closed_after) {
-    EXPECT_GE(closed, 2.0) << "closed before the deadline";
-    EXPECT_LE(closed, 10.0) << "kept open past the deadline (-1: still open after 20 s)";
+    EXPECT_GE(closed, 0.8) << "closed before the deadline";
+    EXPECT_LE(closed, 5.0) << "kept open past the deadline (-1: still open after 20 s)";
   }
+}
+
+// A TCP connection to 127.0.0.1:port that gives up after `timeout` (a full listen backlog makes
+// a blocking connect wait for SYN retries); -1 when it did not connect in time.
+int connect_within(int port, std::chrono::milliseconds timeout) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    pollfd wanted{fd, POLLOUT, 0};
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (errno != EINPROGRESS || ::poll(&wanted, 1, static_cast<int>(timeout.count())) <= 0 ||
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+// GET /metrics, the connection and the answer within `timeout` together: the answer, or ""
+// when it did not come whole in time.
+std::string scrape_within(int port, std::chrono::milliseconds timeout) {
+  const auto start = Clock::now();
+  const int fd = connect_within(port, timeout);
+  if (fd < 0) return "";
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(timeout - (Clock::now() - start));
+  std::string answer;
+  if (left.count() > 0 && send_all(fd, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) {
+    answer = read_to_eof(fd, left);
+  }
+  ::close(fd);
+  return answer;
+}
+
+// Issue 40 item 5: four clients that each open a connection, send half a request line and
+// reconnect at once, keeping up to 200 connections open each. Before, behind civetweb's thread
+// per connection, a real scrape got nothing in 10 s; now each scrape is answered whole within
+// a second.
+TEST_F(MetricsAbuse, AReconnectingFloodDoesNotKeepAScraperOut) {
+  FaultDaemon daemon("reconnecting-flood", "", test_conninfo(), 10);
+  ASSERT_TRUE(eventually(15s, [&] { return !scrape(daemon.port).empty(); }))
+      << daemon.process->log();
+  constexpr int kFloodThreads = 4;
+  std::atomic<bool> stop{false};
+  std::atomic<int> opened{0};
+  std::vector<std::thread> flood;
+  for (int index = 0; index < kFloodThreads; ++index) {
+    flood.emplace_back([&] {
+      std::deque<int> open;
+      while (!stop) {
+        const int fd = connect_within(daemon.port, 200ms);
+        if (fd < 0) continue;
+        ++opened;
+        send_all(fd, "GET /metr");
+        open.push_back(fd);
+        if (open.size() > 200) {
+          ::close(open.front());
+          open.pop_front();
+        }
+      }
+      for (const int fd : open) ::close(fd);
+    });
+  }
+  std::this_thread::sleep_for(1s);
+  std::vector<double> latencies;
+  std::vector<std::string> failures;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const auto start = Clock::now();
+    const auto answer = scrape_within(daemon.port, 1s);
+    latencies.push_back(seconds_since(start));
+    if (!answer.starts_with("HTTP/1.1 200") ||
+        answer.find("pgwaitprof_build_info") == std::string::npos) {
+      failures.push_back(fmt::format("scrape {} after {:.2f} s: \"{}\"", attempt, latencies.back(),
+                                     answer.substr(0, 100)));
+    }
+    std::this_thread::sleep_for(200ms);
+  }
+  stop = true;
+  for (auto& thread : flood) thread.join();
+  std::cout << fmt::format(
+      "scrape latency beside {} reconnecting clients ({} connections opened): median {:.1f} ms, "
+      "max {:.1f} ms\n",
+      kFloodThreads, opened.load(), median(latencies) * 1e3,
+      *std::max_element(latencies.begin(), latencies.end()) * 1e3);
+  EXPECT_TRUE(failures.empty()) << fmt::format("{}", fmt::join(failures, "\n"));
+  // The daemon is still whole.
+  EXPECT_FALSE(daemon.process->wait(0s).has_value()) << daemon.process->log();
 }
 
 TEST_F(MetricsAbuse, AnUnknownUserIsRejectedAsSlowlyAsAWrongPassword) {

@@ -167,6 +167,31 @@ TEST_F(InputFaults, UnknownWorkloadExitsTwoBeforeAnyWork) {
   EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
+// Issue 40 item 4: a FIFO named as a plan, a configuration or a report is
+// refused at once with one line; before, the open of a FIFO waited for a writer forever.
+TEST_F(InputFaults, FifosAreRefusedAsFilesAtOnce) {
+  const auto dir = temp_dir("fifo");
+  const auto fifo = dir / "plan.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_directories(dir / "run");
+  ASSERT_EQ(::mkfifo((dir / "run" / "report.json").c_str(), 0600), 0);
+  const std::vector<std::vector<std::string>> commands = {
+      {pgwaitprof_binary(), "matrix", fifo.string(), "--data-dir", (dir / "data").string()},
+      {pgwaitprof_binary(), "daemon", "-c", fifo.string()},
+      {pgwaitprof_binary(), "report", (dir / "run").string()},
+  };
+  int index = 0;
+  for (const auto& argv : commands) {
+    ChildProcess child(argv, dir / fmt::format("command-{}.log", index++));
+    const auto code = child.wait(10s);
+    ASSERT_TRUE(code.has_value()) << argv[1] << " still waits on the FIFO";
+    EXPECT_NE(*code, 0) << argv[1];
+    const auto log = child.log();
+    EXPECT_NE(log.find("is not a regular file"), std::string::npos) << argv[1] << ": " << log;
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << argv[1] << ": " << log;
+  }
+}
+
 // Smaller defect: the failed-run summary says what happened, not pgbench's last line.
 TEST_F(InputFaults, FailedRunSaysWhatHappened) {
   const auto dir = temp_dir("failed-summary");

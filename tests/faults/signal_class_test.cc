@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <poll.h>
 
+#include <sstream>
+
 #include "tests/faults/fault_harness.h"
 
 namespace pgwaitprof::testing {
@@ -144,6 +146,8 @@ class SignalClass : public ::testing::TestWithParam<Ending> {
     ASSERT_EQ(psql("ALTER SYSTEM SET work_mem = '77MB'").exit_code, 0);
     ASSERT_EQ(psql("ALTER SYSTEM SET commit_delay = 5").exit_code, 0);
     ASSERT_EQ(psql("SELECT pg_reload_conf()").exit_code, 0);
+    // A line by hand, which ALTER SYSTEM would drop: only the journal's bytes bring it back.
+    std::ofstream(auto_conf(), std::ios::app) << "# hand edit  trailing spaces   \n";
     before_ = read_text(auto_conf());
   }
   void TearDown() override {
@@ -272,6 +276,105 @@ std::vector<Ending> endings() {
 
 INSTANTIATE_TEST_SUITE_P(Endings, SignalClass, ::testing::ValuesIn(endings()),
                          [](const auto& info) { return name_of(info.param); });
+
+// The watchdog as a victim (issue 40 item 2): `pgwaitprof __supervise` killed alone, then
+// followed by its parent, then together with it, at each point of a scratch-cluster run.
+struct WatchdogEnding {
+  const char* phase;    // setup, load, report
+  const char* victims;  // watchdog, watchdog_then_parent, both
+};
+void PrintTo(const WatchdogEnding& ending, std::ostream* out) {
+  *out << ending.phase << "_" << ending.victims;
+}
+
+// The live watchdog whose parent is `parent`; -1 when there is none.
+pid_t watchdog_of(pid_t parent) {
+  for (const pid_t pid : processes_with("pgwaitprof __supervise")) {
+    const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = stat.rfind(") ");
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(paren + 2));
+    std::string state;
+    pid_t parent_pid = 0;
+    fields >> state >> parent_pid;
+    if (parent_pid == parent) return pid;
+  }
+  return -1;
+}
+
+class WatchdogVictim : public ::testing::TestWithParam<WatchdogEnding> {};
+
+TEST_P(WatchdogVictim, ReplacedAtOnceOrItsLeftoversSweptByTheNextInvocation) {
+  require_cluster();
+  const auto ending = GetParam();
+  const std::string phase = ending.phase;
+  const std::string victims = ending.victims;
+  const auto dir = temp_dir(fmt::format("watchdog-{}-{}", phase, victims));
+  const std::string hold = phase == "setup" ? "scratch-started" : phase;
+  // Killed alone, the watchdog is replaced and the run goes on to its end.
+  const bool alone = victims == "watchdog";
+  PipedProgram program(command_line({"run", "scratch", ending.phase, SIGKILL}, dir),
+                       {"PGWAITPROF_FAULT_HOLD=" + hold,
+                        std::string("PGWAITPROF_FAULT_HOLD_SECONDS=") + (alone ? "2" : "60")});
+  ASSERT_TRUE(program.until(90s,
+                            [&] {
+                              return phase == "load"
+                                         ? load_running(dir.string())
+                                         : program.output().find("holding at " + hold) !=
+                                               std::string::npos;
+                            }))
+      << "never reached " << phase << ":\n"
+      << program.output();
+  const std::string scratch = scratch_directory(program.output());
+  ASSERT_FALSE(scratch.empty()) << program.output();
+  const pid_t first = watchdog_of(program.pid());
+  ASSERT_GT(first, 0) << "no watchdog";
+  ::kill(first, SIGKILL);
+  if (victims == "both") ::kill(program.pid(), SIGKILL);
+  if (victims != "both") {
+    // Noticed at once: a new watchdog within a second.
+    pid_t second = -1;
+    EXPECT_TRUE(eventually(1s, [&] {
+      second = watchdog_of(program.pid());
+      return second > 0 && second != first;
+    })) << program.output();
+    if (victims == "watchdog_then_parent") ::kill(program.pid(), SIGKILL);
+  }
+  const auto code = program.wait(120s);
+  ASSERT_TRUE(code.has_value()) << "still running:\n" << program.output();
+  if (alone) {
+    EXPECT_EQ(*code, 0) << program.output();
+  } else {
+    EXPECT_EQ(*code, 128 + SIGKILL);
+  }
+  if (victims == "both") {
+    // Nobody left to clean up, perhaps: the next pgwaitprof does, whatever its subcommand.
+    const auto next = engine::run_command({pgwaitprof_binary(), "explain", "ClientRead"});
+    EXPECT_EQ(next.exit_code, 0) << next.output;
+  }
+  EXPECT_TRUE(eventually(
+      30s, [&] { return processes_with(scratch).empty() && !std::filesystem::exists(scratch); }))
+      << scratch << " left: " << processes_with(scratch).size() << " processes\n"
+      << program.output();
+  EXPECT_TRUE(eventually(15s, [&] { return !load_running(dir.string()); }))
+      << "a pgbench of the run is still running";
+  expect_runs_complete_or_failed_with_reason(dir);
+}
+
+std::vector<WatchdogEnding> watchdog_endings() {
+  std::vector<WatchdogEnding> all;
+  for (const char* phase : {"setup", "load", "report"}) {
+    for (const char* victims : {"watchdog", "watchdog_then_parent", "both"}) {
+      all.push_back({phase, victims});
+    }
+  }
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Phases, WatchdogVictim, ::testing::ValuesIn(watchdog_endings()),
+                         [](const auto& info) {
+                           return std::string(info.param.phase) + "_" + info.param.victims;
+                         });
 
 }  // namespace
 }  // namespace pgwaitprof::testing

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -168,6 +169,51 @@ inline std::string markdown_hazard(const std::string& markdown) {
     return "table row of the wrong width: " + broken.front();
   }
   return "";
+}
+
+// Labels a spreadsheet would run as formulas (CSV injection), one per dangerous first
+// character, the first with an escape sequence too.
+inline const std::vector<std::string> kFormulas = {"=cmd|' /C calc'!A0\x1b[31m",
+                                                   "+1+cmd|' /C calc'!A0",
+                                                   "-2+3+cmd|' /C calc'!A0",
+                                                   "@SUM(1+9)*cmd|' /C calc'!A0",
+                                                   "\t=1+1",
+                                                   "\r=1+1",
+                                                   "=HYPERLINK(\"http://evil.example\",\"x\")"};
+
+// The first cell of a CSV (read as RFC 4180 says: a quoted cell's content is what is between
+// the quotes) that a spreadsheet would take for a formula: it starts with =, +, -, @, a tab or
+// a carriage return and is not a plain number. "" when there is none.
+inline std::string formula_hazard(const std::string& csv) {
+  static const std::regex number(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
+  std::string cell;
+  bool quoted = false;
+  auto check = [&]() {
+    const bool dangerous =
+        !cell.empty() && std::string_view("=+-@\t\r").find(cell[0]) != std::string_view::npos;
+    return dangerous && !std::regex_match(cell, number) ? cell : std::string();
+  };
+  for (size_t at = 0; at < csv.size(); ++at) {
+    const char c = csv[at];
+    if (quoted) {
+      if (c == '"' && at + 1 < csv.size() && csv[at + 1] == '"') {
+        cell += '"';
+        ++at;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"' && cell.empty()) {
+      quoted = true;
+    } else if (c == ',' || c == '\n') {
+      if (auto found = check(); !found.empty()) return found;
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  return check();
 }
 
 }  // namespace pgwaitprof::exporters::escaping_test

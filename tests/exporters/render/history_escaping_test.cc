@@ -14,6 +14,8 @@
 namespace pgwaitprof::store {
 namespace {
 
+using exporters::escaping_test::formula_hazard;
+using exporters::escaping_test::kFormulas;
 using exporters::escaping_test::kHostile;
 using exporters::escaping_test::markdown_hazard;
 using exporters::escaping_test::terminal_hazard;
@@ -78,6 +80,31 @@ TEST(HistoryEscaping, TrendInEveryFormat) {
     EXPECT_NO_THROW(nlohmann::json::parse(exporters::render_trend(trend, "json")));
     const std::string html = exporters::render_trend(trend, "html");
     EXPECT_EQ(html.find("<body id=\"pwned\""), std::string::npos);
+  }
+}
+
+// Labels, workloads, hosts and wait names that a spreadsheet would run as formulas: every cell
+// of `runs --format csv` and `trend --format csv` is text to it (issue 40 item 3).
+TEST(HistoryEscaping, CsvCellsAreNeverFormulas) {
+  auto runs = hostile_runs();
+  for (size_t index = 0; index < runs.size(); ++index) {
+    const auto& formula = kFormulas[index % kFormulas.size()];
+    runs[index].label = formula;
+    runs[index].workload = formula;
+    runs[index].host = formula;
+    runs[index].top_wait = formula;
+    runs[index].class_aas = {{"CPU", 1}, {formula, 2}};
+  }
+  const std::string csv = exporters::render_runs(runs, "csv");
+  EXPECT_EQ(formula_hazard(csv), "") << csv;
+  EXPECT_EQ(terminal_hazard(csv), "") << csv;
+  EXPECT_NE(csv.find("'=cmd|' /C calc'!A0\\x1b[31m"), std::string::npos) << csv;
+  for (const std::string& group_by : std::vector<std::string>{"", "label", "host"}) {
+    TrendOptions options;
+    options.group_by = group_by;
+    const std::string trend = exporters::render_trend(build_trend(runs, options), "csv");
+    EXPECT_EQ(formula_hazard(trend), "") << trend;
+    EXPECT_EQ(terminal_hazard(trend), "") << trend;
   }
 }
 

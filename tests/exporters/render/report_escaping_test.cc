@@ -193,6 +193,35 @@ TEST(ReportEscaping, CsvAndFoldedAreOneRecordALine) {
   EXPECT_EQ(total, run.profile.total(true));
 }
 
+// Wait names, backend types and variants a spreadsheet would run as formulas: no cell of
+// profile.csv, timeline.csv or table.csv is one, negative numbers stay numbers (issue 40
+// item 3).
+TEST(ReportEscaping, CsvCellsAreNeverFormulas) {
+  model::Run run = load_run("report_v1.json");
+  for (const auto& formula : escaping_test::kFormulas) {
+    run.profile.add({formula, "active", "Extension", formula}, 9000);
+    run.timeline.front().profile.add({"client backend", "active", "Extension", formula}, 100000);
+  }
+  for (const auto& options : every_grouping()) {
+    const std::string csv = render_profile_csv(run, options);
+    EXPECT_EQ(escaping_test::formula_hazard(csv), "") << csv;
+  }
+  const std::string timeline = render_timeline_csv(run);
+  EXPECT_EQ(escaping_test::formula_hazard(timeline), "") << timeline;
+  std::vector<model::Run> runs;
+  for (const auto& formula : escaping_test::kFormulas) {
+    runs.push_back(profile_run(formula, 1, 1, {{"LWLock", formula, 600}}));
+  }
+  const MatrixTable table = build_matrix_table(runs, "plan", model::Metric::kTps, "");
+  const std::string csv = render_matrix_csv(table);
+  EXPECT_EQ(escaping_test::formula_hazard(csv), "") << csv;
+  EXPECT_NE(csv.find("'=cmd|' /C calc'!A0"), std::string::npos) << csv;
+  EXPECT_EQ(text_format::csv_field("-0.25"), "-0.25");
+  EXPECT_EQ(text_format::csv_field("+1e-3"), "+1e-3");
+  EXPECT_EQ(text_format::csv_field("-"), "'-");
+  EXPECT_EQ(text_format::csv_field("=1,2"), "\"'=1,2\"");
+}
+
 TEST(ReportEscaping, JsonParsesBackWithNoRawControls) {
   const std::string json = render_json(hostile_run());
   EXPECT_TRUE(std::none_of(json.begin(), json.end(), [](char c) {

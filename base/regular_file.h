@@ -1,0 +1,24 @@
+// Files the user names (configurations, plans, reports, journals) are read only when they are
+// regular files: opened with O_NONBLOCK, so that a FIFO or a device neither blocks the open
+// nor the read, then checked with fstat on the open descriptor (no race with a rename). A FIFO
+// given as a plan once made `pgwaitprof matrix` wait forever with no output.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "base/expected.h"
+
+namespace pgwaitprof::base {
+
+// The file's bytes. Errors, one line each: "could not open WHAT "PATH": REASON", "WHAT "PATH"
+// is not a regular file (it is a FIFO)", "WHAT "PATH" is too large (more than N KiB)", "could
+// not read WHAT "PATH": REASON"; the path as `shown` gives it (the caller's quoting), else in
+// double quotes.
+Expected<std::string> read_regular_file(const std::filesystem::path& path, std::string_view what,
+                                        std::size_t max_bytes = std::size_t{64} << 20,
+                                        std::string_view shown = {});
+
+}  // namespace pgwaitprof::base
