@@ -23,7 +23,7 @@ namespace pgwaitprof::model {
 // throughput's source, the server's tps per interval and the run's tags; 5 the source asked for
 // and why the one used was chosen, and the sampler's kernel check.
 // Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 5;
+inline constexpr int kReportSchemaVersion = 6;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -148,6 +149,18 @@ size_t end_of_head(std::string_view received) {
   return lf + 2;
 }
 
+// Whether the kernel already holds a whole request head for `socket` that the loop has not read
+// yet (MSG_PEEK: nothing is taken). A scraper whose request has arrived is not a stalled
+// connection of a flood, even when a busy loop (a sanitizer build, a loaded machine) has not
+// read it before more connections arrive.
+bool head_waiting(asio::ip::tcp::socket& socket) {
+  std::array<char, 4096> peeked{};
+  const ssize_t got =
+      ::recv(socket.native_handle(), peeked.data(), peeked.size(), MSG_PEEK | MSG_DONTWAIT);
+  return got > 0 && end_of_head(std::string_view(peeked.data(), static_cast<size_t>(got))) !=
+                        std::string_view::npos;
+}
+
 }  // namespace
 
 struct MetricsHttpServer::Connection {
@@ -261,9 +274,10 @@ void MetricsHttpServer::admit(const std::shared_ptr<Connection>& connection) {
   const bool peer_over = from_peer > kMaxConnectionsPerPeer;
   if (!peer_over && connections_.size() <= kMaxConnections) return;
   // The oldest connection still sending its header (of the peer over its cap, else of all)
-  // makes room; the new one is refused only when every other is being answered.
+  // makes room; the new one is refused only when every other is being answered or has its whole
+  // request waiting to be read.
   for (auto& [serial, open] : connections_) {
-    if (open == connection || !open->reading_header) continue;
+    if (open == connection || !open->reading_header || head_waiting(open->socket)) continue;
     if (peer_over && open->peer != connection->peer) continue;
     const auto evicted = open;  // forget() erases the map's reference
     std::error_code ignored;
