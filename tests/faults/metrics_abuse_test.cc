@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <thread>
@@ -161,11 +162,16 @@ TEST_F(MetricsAbuse, AReconnectingFloodDoesNotKeepAScraperOut) {
     });
   }
   std::this_thread::sleep_for(1s);
+  // The target is a second for the program as shipped (release: median 0.14 s, max 0.33 s). The
+  // fault lane drives the sanitizer build (deploy/test.sh sets ASAN_OPTIONS for it), whose loop is
+  // several times slower beside CI's other lanes (median 0.51 s, max over 1 s): three seconds
+  // there.
+  const auto budget = std::getenv("ASAN_OPTIONS") != nullptr ? 3s : 1s;
   std::vector<double> latencies;
   std::vector<std::string> failures;
   for (int attempt = 0; attempt < 5; ++attempt) {
     const auto start = Clock::now();
-    const auto answer = scrape_within(daemon.port, 1s);
+    const auto answer = scrape_within(daemon.port, budget);
     latencies.push_back(seconds_since(start));
     if (!answer.starts_with("HTTP/1.1 200") ||
         answer.find("pgwaitprof_build_info") == std::string::npos) {
@@ -241,6 +247,11 @@ TEST_F(MetricsAbuse, AFloodOfWrongPasswordsDoesNotKeepAKnownScraperWaiting) {
     });
   }
   std::this_thread::sleep_for(1s);
+  // The target is a second for the program as shipped (release: median 0.14 s, max 0.33 s). The
+  // fault lane drives the sanitizer build (deploy/test.sh sets ASAN_OPTIONS for it), whose loop is
+  // several times slower beside CI's other lanes (median 0.51 s, max over 1 s): three seconds
+  // there.
+  const auto budget = std::getenv("ASAN_OPTIONS") != nullptr ? 3s : 1s;
   std::vector<double> latencies;
   std::vector<std::string> failures;
   for (int attempt = 0; attempt < 5; ++attempt) {
