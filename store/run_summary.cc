@@ -5,7 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "model/run_estimates.h"
+#include "model/summary.h"
 
 namespace pgwaitprof::store {
 namespace {
@@ -19,31 +19,6 @@ nlohmann::json number(double value) {
 double number_of(const nlohmann::json& json, const char* key) {
   const auto found = json.find(key);
   return found == json.end() || !found->is_number() ? kNaN : found->get<double>();
-}
-
-std::string top_wait_of(const model::Profile& profile) {
-  const model::WaitKey* top = nullptr;
-  uint64_t most = 0;
-  for (const auto& [key, count] : profile.counts()) {
-    if (model::is_idle(key) || count <= most) continue;
-    top = &key;
-    most = count;
-  }
-  return top ? model::display_name(*top) : "";
-}
-
-// Shares of the steady state's non-idle samples, as the report's share column states them.
-std::map<std::string, double> wait_shares_of(const model::Run& run,
-                                             const model::SteadyWindow& window) {
-  std::map<std::string, double> shares;
-  const auto profile = model::window_profile(run, window);
-  const auto total = static_cast<double>(profile.total(false));
-  if (total <= 0) return shares;
-  for (const auto& [key, count] : profile.counts()) {
-    if (!model::is_idle(key))
-      shares[model::display_name(key)] += static_cast<double>(count) / total;
-  }
-  return shares;
 }
 
 std::string command_of(const model::Run& run, const std::filesystem::path& dir) {
@@ -94,9 +69,10 @@ RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
   summary.variant = run.variant;
   summary.clients = run.clients;
   summary.duration_s = run.duration.count();
-  const auto window = model::steady_window(run);
+  // The figures as the run's report states them.
+  const model::Summary figures = model::summarize(run);
   summary.tps_half_width = kNaN;
-  if (const auto tps = model::tps_estimate(run, window)) {
+  if (const auto& tps = figures.tps.steady) {
     summary.tps = tps->mean;
     // As the report states it: no interval from too few independent batches.
     if (tps->reliable && std::isfinite(tps->standard_error)) {
@@ -107,15 +83,11 @@ RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
   }
   if (run.loadgen && run.loadgen->tps > 0) summary.whole_run_tps = run.loadgen->tps;
   summary.latency_ms = run.loadgen ? run.loadgen->latency_avg_ms : kNaN;
-  const auto snapshots = static_cast<double>(run.profile.snapshots());
-  if (snapshots > 0) {
-    summary.aas = static_cast<double>(run.profile.total(false)) / snapshots;
-    for (const auto& [wait_class, count] : run.profile.by_wait_class()) {
-      summary.class_aas[wait_class] = static_cast<double>(count) / snapshots;
-    }
-  }
-  summary.top_wait = top_wait_of(run.profile);
-  summary.wait_shares = wait_shares_of(run, window);
+  summary.aas = figures.active_sessions;
+  summary.class_aas = figures.class_aas;
+  summary.top_wait = figures.top_wait;
+  // Shares of the steady state's non-idle samples, as the report's share column states them.
+  for (const auto& row : figures.waits.rows) summary.wait_shares[row.label] = row.stat.share;
   summary.command = command_of(run, dir);
   summary.host = run.environment.hostname;
   summary.server_version = short_server_version(run.environment.server_version);

@@ -13,7 +13,7 @@
 #include "exporters/render/report_render.h"
 #include "exporters/render/report_sections.h"
 #include "exporters/render/text_format.h"
-#include "model/kernel_check.h"
+#include "model/summary.h"
 
 namespace pgwaitprof::exporters {
 
@@ -33,10 +33,10 @@ nlohmann::json estimate_json(const model::MeanEstimate& estimate) {
       {"method", estimate.method}};
 }
 
-// What the text and HTML reports state with their errors, for readers of report.json: derived
-// from the data above it (run_from_json ignores it; every renderer recomputes it).
-nlohmann::json summary_json(const model::Run& run, const RenderOptions& options) {
-  const ProfileTable table = profile_table(run, options, false);
+// What the text and HTML reports state with their errors, for readers of report.json: the
+// run's summary with the default options (model/summary.h; run_from_json ignores it).
+nlohmann::json summary_json(const model::Summary& summary) {
+  const ProfileTable& table = summary.profile;
   nlohmann::json waits = nlohmann::json::array();
   for (const auto& row : table.rows) {
     auto error = [&](double value) {
@@ -49,46 +49,46 @@ nlohmann::json summary_json(const model::Run& run, const RenderOptions& options)
                      {"share_stderr", error(row.stat.share_stderr)},
                      {"aas", row.stat.aas},
                      {"aas_stderr", error(row.stat.aas_stderr)}});
-    if (const auto split = cpu_split(run, table, row)) {
+    if (const auto& split = row.cpu_split) {
       waits.back()["kernel_split"] = {{"on_cpu_aas", split->on_cpu_aas},
                                       {"runqueue_aas", split->runqueue_aas}};
     }
   }
-  nlohmann::json summary = {{"excluded_warmup_s", table.window.excluded.count()},
-                            {"error_method", model::error_method_note()},
-                            {"waits", std::move(waits)},
-                            {"kernel_check", nullptr}};
-  if (const auto check = model::kernel_check(run)) {
-    summary["kernel_check"] = {{"sampled_cpu_aas", check->sampled_cpu_aas},
-                               {"sampled_stderr", std::isfinite(check->sampled_stderr)
-                                                      ? nlohmann::json(check->sampled_stderr)
-                                                      : nlohmann::json()},
-                               {"intervals", check->intervals},
-                               {"judged", check->judged()},
-                               {"on_cpu_aas", check->on_cpu_aas},
-                               {"runqueue_aas", check->runqueue_aas},
-                               {"lowest", check->lowest()},
-                               {"highest", check->highest()},
-                               {"within", check->within()}};
+  nlohmann::json json = {{"excluded_warmup_s", summary.window.excluded.count()},
+                         {"error_method", model::error_method_note()},
+                         {"waits", std::move(waits)},
+                         {"kernel_check", nullptr}};
+  if (const auto& check = summary.kernel_check) {
+    json["kernel_check"] = {{"sampled_cpu_aas", check->sampled_cpu_aas},
+                            {"sampled_stderr", std::isfinite(check->sampled_stderr)
+                                                   ? nlohmann::json(check->sampled_stderr)
+                                                   : nlohmann::json()},
+                            {"intervals", check->intervals},
+                            {"judged", check->judged()},
+                            {"on_cpu_aas", check->on_cpu_aas},
+                            {"runqueue_aas", check->runqueue_aas},
+                            {"lowest", check->lowest()},
+                            {"highest", check->highest()},
+                            {"within", check->within()}};
   }
-  const auto figures = model::tps_figures(run, table.window);
+  const auto& figures = summary.tps;
   if (const auto& tps = figures.steady) {
-    summary["tps"] = estimate_json(*tps);
-    if (tps->reliable) summary["tps"]["ci95_half_width"] = tps->half_width(0.95);
-    summary["tps"]["from_s"] = figures.steady_from.count();
-    summary["tps"]["to_s"] = figures.steady_to.count();
+    json["tps"] = estimate_json(*tps);
+    if (tps->reliable) json["tps"]["ci95_half_width"] = tps->half_width(0.95);
+    json["tps"]["from_s"] = figures.steady_from.count();
+    json["tps"]["to_s"] = figures.steady_to.count();
   }
   if (figures.whole_run) {
-    summary["whole_run_tps"] = {{"tps", *figures.whole_run}, {"from", figures.whole_run_from}};
+    json["whole_run_tps"] = {{"tps", *figures.whole_run}, {"from", figures.whole_run_from}};
   }
-  return summary;
+  return json;
 }
 
 }  // namespace
 
 std::string render_json(const model::Run& run) {
   auto json = model::to_json(run);
-  json["summary"] = summary_json(run, {});
+  json["summary"] = summary_json(model::summarize(run));
   return base::json_text(json, 2) + "\n";
 }
 
@@ -122,7 +122,8 @@ std::string render_profile_csv(const model::Run& run, const RenderOptions& optio
   // says for the tables. Only query ids, which are unbounded, keep top-N with an "other" row.
   RenderOptions csv_options = options;
   if (options.by != GroupBy::kQueryId) csv_options.top = 0;
-  const ProfileTable table = profile_table(run, csv_options, true);
+  csv_options.full_keys = true;
+  const ProfileTable table = model::summarize(run, csv_options).profile;
   std::vector<std::string> header = table.columns;
   for (const char* column : {"count", "share", "aas", "aas_stderr"}) header.emplace_back(column);
   std::string out = csv_row(header);
@@ -171,7 +172,7 @@ std::string render_timeline_csv(const model::Run& run) {
     out.pop_back();  // the header's line end
     out += ",server_tps,qps,latency_percentile_ms\n";
   }
-  for (const auto& row : timeline_rows(run)) {
+  for (const auto& row : model::timeline_rows(run)) {
     std::vector<std::string> fields = {format_seconds(row.start_s), format_seconds(row.duration_s)};
     if (row.loadgen) {
       fields.push_back(format_optional(row.loadgen->tps, 1));

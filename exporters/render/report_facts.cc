@@ -49,7 +49,8 @@ std::string workload_line(const model::Run& run) {
   return line;
 }
 
-std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& run, bool trim) {
+std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& run,
+                                                              const model::Summary& summary) {
   std::vector<std::pair<std::string, std::string>> facts = {
       {"status", std::string(to_string(run.status))},
       {"target", run.target},
@@ -66,7 +67,7 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
   // A fixed-work run is judged by how long its work took, not by its rate of transactions.
   if (run.work) {
     facts.emplace_back("work", run.work->summary());
-  } else if (auto tps = tps_headline_text(run, model::steady_window(run, trim)); !tps.empty()) {
+  } else if (auto tps = tps_headline_text(summary.tps, summary.window); !tps.empty()) {
     facts.emplace_back("tps", tps);
   }
   if (!run.throughput_source.empty()) {
@@ -81,7 +82,7 @@ std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& 
     facts.emplace_back("latency", latency);
   }
   facts.emplace_back("sampler", sampler_line(run.sampler));
-  if (auto check = kernel_check_line(run); !check.empty()) {
+  if (auto check = kernel_check_line(run, summary); !check.empty()) {
     facts.emplace_back("check", std::move(check));
   }
   return facts;

@@ -21,7 +21,8 @@ std::string profile_title(const ProfileTable& table, const RenderOptions& option
 std::string profile_heading(const model::Run& run, const ProfileTable& table,
                             const RenderOptions& options);
 std::string workload_line(const model::Run& run);
-std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& run, bool trim);
+std::vector<std::pair<std::string, std::string>> header_facts(const model::Run& run,
+                                                              const model::Summary& summary);
 std::vector<std::pair<std::string, std::string>> environment_facts(const model::Environment& env);
 std::string timeline_legend(const model::Run& run);
 

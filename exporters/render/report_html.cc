@@ -22,8 +22,8 @@ using namespace text_format;
 
 namespace {
 
-std::string html_profile_table(const model::Run& run, const RenderOptions& options) {
-  const ProfileTable table = profile_table(run, options, false);
+std::string html_profile_table(const model::Run& run, const ProfileTable& table,
+                               const RenderOptions& options) {
   std::string html = "<table class=\"profile\">\n<thead><tr><th class=\"n\">count</th><th>" +
                      html_escape(table.dimension) +
                      "</th><th class=\"n\">share</th><th class=\"n\">AAS</th><th class=\"n\">± "
@@ -37,8 +37,8 @@ std::string html_profile_table(const model::Run& run, const RenderOptions& optio
         meaning.empty() ? "" : " title=\"" + html_escape(meaning) + "\"", swatch(row.wait_class),
         html_escape(row.label), 100 * row.stat.share, row.stat.aas,
         error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2), html_escape(meaning));
-    if (const auto split = cpu_split(run, table, row)) {
-      for (const auto& sub : split->sub_rows()) {
+    if (row.cpu_split) {
+      for (const auto& sub : cpu_sub_rows(*row.cpu_split)) {
         html += fmt::format(
             "<tr class=\"sub\"><td></td><td class=\"sub\">{}</td><td class=\"n\">{:.1f}%</td><td "
             "class=\"n\">{:.2f}</td><td></td><td class=\"meaning\">{}</td></tr>\n",
@@ -49,9 +49,7 @@ std::string html_profile_table(const model::Run& run, const RenderOptions& optio
   html += fmt::format(
       "<tr class=\"total\"><td class=\"n\">{}</td><td>total</td><td class=\"n\">{}</td><td "
       "class=\"n\">{:.2f}</td><td></td><td></td></tr>\n</tbody></table>\n",
-      table.total, table.total > 0 ? "100.0%" : "-",
-      table.snapshots > 0 ? static_cast<double>(table.total) / static_cast<double>(table.snapshots)
-                          : 0.0);
+      table.total, table.total > 0 ? "100.0%" : "-", table.total_aas());
   std::string intro = fmt::format("{} samples in {} snapshots", table.total, table.snapshots);
   if (options.by != GroupBy::kQueryId) {
     intro += options.include_idle ? ", idle sessions included" : ", idle sessions not counted";
@@ -70,10 +68,7 @@ std::string html_profile_table(const model::Run& run, const RenderOptions& optio
         "<div><h3>Idle (not in shares): {} samples, {:.2f} sessions on average</h3>\n<table "
         "class=\"idle\"><thead><tr><th class=\"n\">count</th><th>idle wait (backend type)</th><th "
         "class=\"n\">AAS</th></tr></thead><tbody>\n",
-        table.idle_total,
-        table.snapshots > 0
-            ? static_cast<double>(table.idle_total) / static_cast<double>(table.snapshots)
-            : 0.0);
+        table.idle_total, table.idle_aas());
     for (const auto& row : table.idle) {
       html +=
           fmt::format("<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td></tr>\n",
@@ -278,7 +273,7 @@ std::string html_title(const model::Run& run) {
   return html;
 }
 
-std::string html_cards(const model::Run& run) {
+std::string html_cards(const model::Run& run, const model::Summary& summary) {
   std::string html = "<div class=\"cards\">\n";
   if (run.loadgen) {
     html += card(
@@ -290,17 +285,14 @@ std::string html_cards(const model::Run& run) {
                        ? fmt::format("average; stddev {:.3f} ms", *run.loadgen->latency_stddev_ms)
                        : std::string("average"));
     }
-  } else if (const auto mean = timeline_mean_tps(run)) {
+  } else if (const auto& mean = summary.timeline_mean_tps) {
     html += card("throughput", fmt::format("{:.1f} tps", *mean), "mean of intervals; no summary");
   } else {
     html += card("throughput", "–", "no load generator summary");
   }
-  const uint64_t non_idle = run.profile.total(false);
   html += card("active sessions",
-               run.profile.snapshots() > 0
-                   ? fmt::format("{:.2f}", static_cast<double>(non_idle) /
-                                               static_cast<double>(run.profile.snapshots()))
-                   : std::string("–"),
+               run.profile.snapshots() > 0 ? fmt::format("{:.2f}", summary.active_sessions)
+                                           : std::string("–"),
                run.clients > 0 ? fmt::format("AAS, non-idle; {} clients", run.clients)
                                : std::string("AAS, non-idle"));
   html += card("sampling", fmt::format("{:.1f} Hz", run.sampler.achieved_hz),
@@ -336,7 +328,7 @@ std::string html_loadgen(const model::Run& run) {
   return html;
 }
 
-std::string html_run_facts(const model::Run& run, const RenderOptions& options) {
+std::string html_run_facts(const model::Run& run, const model::Summary& summary) {
   std::string html = "<h2>Run</h2>\n<div class=\"panel\"><table class=\"facts\">\n";
   std::vector<std::pair<std::string, std::string>> facts = {
       {"id", run.id},
@@ -353,7 +345,7 @@ std::string html_run_facts(const model::Run& run, const RenderOptions& options) 
                      {"started", run.started_at},
                      {"ended", run.ended_at},
                      {"duration", fmt::format("{:.3f} s", run.duration.count())}});
-  if (auto tps = tps_headline_text(run, model::steady_window(run, options.trim)); !tps.empty()) {
+  if (auto tps = tps_headline_text(summary.tps, summary.window); !tps.empty()) {
     html += fact_rows({{"tps", tps}});
   }
   if (!run.throughput_source.empty()) {
@@ -363,7 +355,7 @@ std::string html_run_facts(const model::Run& run, const RenderOptions& options) 
     html += fact_rows({{"latency", latency}});
   }
   html += fact_rows({{"sampler", sampler_line(run.sampler)}});
-  if (auto check = kernel_check_line(run); !check.empty()) {
+  if (auto check = kernel_check_line(run, summary); !check.empty()) {
     html += fact_rows({{"check", check}});
   }
   return html + "</table></div>\n";
@@ -441,21 +433,23 @@ std::string html_section(const report_detail::SectionTable& table) {
 }
 
 std::string render_html(const model::Run& run, const RenderOptions& options) {
-  const auto rows = timeline_rows(run);
-  std::string html = html_head(run) + "<body>\n<main>\n" + html_title(run) + html_cards(run);
+  const model::Summary summary = model::summarize(run, options);
+  const auto& rows = summary.timeline;
+  std::string html =
+      html_head(run) + "<body>\n<main>\n" + html_title(run) + html_cards(run, summary);
   if (!rows.empty()) {
     html += "<h2>Average active sessions by wait class, and throughput</h2>\n" +
             html_timeline_panel(run, rows);
   }
-  html += "<h2>Top wait events</h2>\n<div class=\"panel\">\n" + svg_top_waits(run, options) +
-          "</div>\n";
+  html += "<h2>Top wait events</h2>\n<div class=\"panel\">\n" +
+          svg_top_waits(summary.waits, options) + "</div>\n";
   html += "<h2>Wait event profile</h2>\n<div class=\"panel\">\n" +
-          html_profile_table(run, options) + "</div>\n";
+          html_profile_table(run, summary.profile, options) + "</div>\n";
   std::vector<std::string> stalls;
   for (const auto& stall : run.stalls) stalls.push_back(stall.summary());
   for (const auto& section :
-       {report_detail::run_to_run_section(run), report_detail::kernel_section(run),
-        report_detail::lock_section(run), report_detail::statements_section(run)}) {
+       {report_detail::run_to_run_section(run), report_detail::kernel_section(summary),
+        report_detail::lock_section(run, summary), report_detail::statements_section(run)}) {
     if (section) html += html_section(*section);
   }
   if (run.statements.empty() && !run.statements_note.empty()) {
@@ -470,7 +464,7 @@ std::string render_html(const model::Run& run, const RenderOptions& options) {
         rows.size(), rows.size() == 1 ? "" : "s", format_seconds(run.interval.count()));
     html += html_timeline_table(run, rows) + "</div>\n</details>\n";
   }
-  html += html_run_facts(run, options) + html_environment(run.environment);
+  html += html_run_facts(run, summary) + html_environment(run.environment);
   html += "</main>\n<div id=\"tip\"></div>\n<script>" + std::string(kScript) + "</script>\n";
   html += html_assets::body_scripts();
   if (!rows.empty()) {

@@ -58,7 +58,7 @@ std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& 
                          const std::vector<BackgroundLane>& lanes);
 
 // The largest waits as horizontal bars of their share with 95% intervals, with tooltips.
-std::string svg_top_waits(const model::Run& run, const RenderOptions& options);
+std::string svg_top_waits(const ProfileTable& waits, const RenderOptions& options);
 
 // A small square in the wait class's colour, for tables and legends; "" for no class.
 std::string swatch(std::string_view wait_class);

@@ -347,12 +347,8 @@ std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& 
   return svg + html_timeline_legend(run, series, lanes);
 }
 
-std::string svg_top_waits(const model::Run& run, const RenderOptions& options) {
-  RenderOptions all = options;
-  all.by = GroupBy::kWaitEvent;
-  all.top = 0;
-  const ProfileTable table = profile_table(run, all, false);
-  std::vector<ProfileRow> rows(table.rows.rbegin(), table.rows.rend());
+std::string svg_top_waits(const ProfileTable& waits, const RenderOptions& options) {
+  std::vector<ProfileRow> rows(waits.rows.rbegin(), waits.rows.rend());
   constexpr size_t kBars = 15;
   const size_t hidden = rows.size() > kBars ? rows.size() - kBars : 0;
   if (rows.size() > kBars) rows.resize(kBars);

@@ -74,8 +74,8 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
     out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}  {:>6}", row.stat.count,
                          pad_right(labels[index], width), percent(row.stat.share), row.stat.aas,
                          error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)));
-    if (const auto split = cpu_split(run, table, row)) {
-      for (const auto& sub : split->sub_rows()) {
+    if (row.cpu_split) {
+      for (const auto& sub : cpu_sub_rows(*row.cpu_split)) {
         out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", "",
                              pad_right(std::string("  ") + sub.label, width), percent(sub.share),
                              sub.aas));
@@ -83,19 +83,13 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
     }
   }
   out.line(fmt::format("  {:>9}  {}", "---------", std::string(width + 26, '-')));
-  const double total_aas =
-      table.snapshots > 0 ? static_cast<double>(table.total) / static_cast<double>(table.snapshots)
-                          : 0.0;
   out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", table.total, pad_right("total", width),
-                       table.total > 0 ? "100.0%" : "-", total_aas));
+                       table.total > 0 ? "100.0%" : "-", table.total_aas()));
   out.line("  (" + model::error_method_note() + ")");
 
   if (table.idle.empty()) return;
-  out.section(
-      fmt::format("idle (not in shares): {} samples, {:.2f} sessions on average", table.idle_total,
-                  table.snapshots > 0
-                      ? static_cast<double>(table.idle_total) / static_cast<double>(table.snapshots)
-                      : 0.0));
+  out.section(fmt::format("idle (not in shares): {} samples, {:.2f} sessions on average",
+                          table.idle_total, table.idle_aas()));
   std::vector<std::string> idle_labels;
   idle_labels.reserve(table.idle.size());
   for (const auto& row : table.idle) idle_labels.push_back(text_escape(row.label));
@@ -127,8 +121,7 @@ void text_loadgen(TextWriter& out, const model::Run& run) {
   if (run.status == model::RunStatus::kCompleted) text_stderr(out, run);
 }
 
-void text_timeline(TextWriter& out, const model::Run& run) {
-  const auto rows = timeline_rows(run);
+void text_timeline(TextWriter& out, const model::Run& run, const std::vector<TimelineRow>& rows) {
   if (rows.empty()) return;
   out.section("timeline (" + timeline_legend(run) + ")");
   std::vector<std::string> dominant;
@@ -204,8 +197,8 @@ void text_timeline(TextWriter& out, const model::Run& run) {
 
 // The explaining sections (run to run, kernel view, lock waits, statements, checkpoint), each
 // as a padded table.
-void text_sections(TextWriter& out, const model::Run& run) {
-  for (const auto& section : explaining_sections(run)) {
+void text_sections(TextWriter& out, const model::Run& run, const model::Summary& summary) {
+  for (const auto& section : explaining_sections(run, summary)) {
     out.section(text_escape(section.title));
     for (const auto& note : section.notes) out.line("  (" + text_escape(note) + ")");
     if (section.header.empty()) continue;
@@ -254,6 +247,7 @@ std::string md_stderr(const model::Run& run) {
 }  // namespace
 
 std::string render_text(const model::Run& run, const RenderOptions& options) {
+  const model::Summary summary = model::summarize(run, options);
   TextWriter out;
   out.line(fmt::format("pgwaitprof run {}{}", text_escape(run.id),
                        run.label.empty() ? "" : fmt::format(" \"{}\"", text_escape(run.label))));
@@ -262,22 +256,22 @@ std::string render_text(const model::Run& run, const RenderOptions& options) {
     out.line("*** " + text_escape(banner) + " ***");
   }
   out.line();
-  out.facts(header_facts(run, options.trim), 0);
+  out.facts(header_facts(run, summary), 0);
   // A run that did not complete is read for why: the load generator's stderr comes first.
   if (run.status != model::RunStatus::kCompleted) text_stderr(out, run);
-  text_profile(out, run, profile_table(run, options, false), options);
+  text_profile(out, run, summary.profile, options);
   text_loadgen(out, run);
-  text_timeline(out, run);
-  text_sections(out, run);
+  text_timeline(out, run, summary.timeline);
+  text_sections(out, run, summary);
   text_tail(out, run);
   return out.take();
 }
 
 namespace {
 
-std::string md_profile(const model::Run& run, const RenderOptions& options) {
+std::string md_profile(const model::Run& run, const ProfileTable& table,
+                       const RenderOptions& options) {
   std::string out;
-  const ProfileTable table = profile_table(run, options, false);
   std::string title = profile_title(table, options);
   title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
   out += "\n## " + markdown_escape(title) + "\n\n" +
@@ -292,18 +286,16 @@ std::string md_profile(const model::Run& run, const RenderOptions& options) {
     out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
                          percent(row.stat.share), fmt::format("{:.2f}", row.stat.aas),
                          error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2)});
-    if (const auto split = cpu_split(run, table, row)) {
-      for (const auto& sub : split->sub_rows()) {
+    if (row.cpu_split) {
+      for (const auto& sub : cpu_sub_rows(*row.cpu_split)) {
         out += markdown_row({"", "&nbsp;&nbsp;" + markdown_escape(sub.label), percent(sub.share),
                              fmt::format("{:.2f}", sub.aas), ""});
       }
     }
   }
-  const double total_aas =
-      table.snapshots > 0 ? static_cast<double>(table.total) / static_cast<double>(table.snapshots)
-                          : 0.0;
   out += markdown_row({fmt::format("**{}**", table.total), "**total**",
-                       table.total > 0 ? "100.0%" : "-", fmt::format("{:.2f}", total_aas), ""});
+                       table.total > 0 ? "100.0%" : "-", fmt::format("{:.2f}", table.total_aas()),
+                       ""});
   out += "\n" + markdown_escape(model::error_method_note()) + ".\n";
   if (const auto meanings = row_meanings(run, table); !meanings.empty()) {
     out += "\nWhat the events above mean (`pgwaitprof explain EVENT` says more):\n\n";
@@ -313,10 +305,7 @@ std::string md_profile(const model::Run& run, const RenderOptions& options) {
   }
   if (!table.idle.empty()) {
     out += fmt::format("\n### Idle (not in shares)\n\n{} samples, {:.2f} sessions on average.\n\n",
-                       table.idle_total,
-                       table.snapshots > 0 ? static_cast<double>(table.idle_total) /
-                                                 static_cast<double>(table.snapshots)
-                                           : 0.0);
+                       table.idle_total, table.idle_aas());
     out += markdown_row({"count", "idle wait (backend type)", "AAS"}) + "|---:|:---|---:|\n";
     for (const auto& row : table.idle) {
       out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
@@ -340,9 +329,8 @@ std::string md_loadgen(const model::Run& run) {
   return out;
 }
 
-std::string md_timeline(const model::Run& run) {
+std::string md_timeline(const model::Run& run, const std::vector<TimelineRow>& rows) {
   std::string out;
-  const auto rows = timeline_rows(run);
   if (rows.empty()) return "";
   out += "\n## Timeline\n\n" + markdown_escape(timeline_legend(run)) + ".\n\n";
   const bool tails = run.latency.has_value();
@@ -431,23 +419,24 @@ std::string md_environment(const model::Environment& environment) {
 }  // namespace
 
 std::string render_markdown(const model::Run& run, const RenderOptions& options) {
+  const model::Summary summary = model::summarize(run, options);
   std::string out = fmt::format("# pgwaitprof run {}{}\n\n", markdown_code(run.id),
                                 run.label.empty() ? "" : ": " + markdown_escape(run.label));
   if (const auto banner = status_banner(run); !banner.empty()) {
     out += "> **" + markdown_escape(banner) + "**\n\n";
   }
   out += markdown_row({"", ""}) + "|---|---|\n";
-  for (const auto& [key, value] : header_facts(run, options.trim)) {
+  for (const auto& [key, value] : header_facts(run, summary)) {
     const bool code = key == "target" || key == "command";
     out += markdown_row({key, code ? markdown_code(value) : markdown_escape(value)});
   }
 
   if (run.status != model::RunStatus::kCompleted) out += md_stderr(run);
 
-  out += md_profile(run, options);
+  out += md_profile(run, summary.profile, options);
   out += md_loadgen(run);
-  out += md_timeline(run);
-  for (const auto& section : explaining_sections(run)) {
+  out += md_timeline(run, summary.timeline);
+  for (const auto& section : explaining_sections(run, summary)) {
     std::string title = section.title;
     title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
     out += "\n## " + markdown_escape(title) + "\n\n";

@@ -12,15 +12,6 @@ namespace {
 
 double ratio(double part, double whole) { return whole > 0 ? part / whole : 0; }
 
-// AAS of the client backends' Lock waits over the run.
-double lock_aas(const model::Run& run) {
-  uint64_t count = 0;
-  for (const auto& [key, samples] : run.profile.counts()) {
-    if (key.wait_event_type == "Lock" && !model::is_idle(key)) count += samples;
-  }
-  return ratio(static_cast<double>(count), static_cast<double>(run.profile.snapshots()));
-}
-
 std::string top_waits(const model::StatementProfile& statement, size_t shown) {
   std::vector<std::pair<uint64_t, std::string>> ranked;
   for (const auto& [name, count] : statement.waits) ranked.emplace_back(count, name);
@@ -54,48 +45,33 @@ std::vector<std::pair<std::string, double>> class_shares(const model::StatementP
 
 }  // namespace
 
-double kernel_aas(const model::Run& run, const std::string& group, bool runqueue) {
-  const auto found = run.kernel.find(group);
-  if (found == run.kernel.end()) return 0;
-  return runqueue ? found->second.runqueue_aas() : found->second.on_cpu_aas();
+std::array<CpuSubRow, 2> cpu_sub_rows(const model::CpuSplit& split) {
+  return {{{"kernel: on a CPU",
+            "the server processes' time on a CPU over the same window, measured by the kernel "
+            "(/proc/<pid>/schedstat), beside the sampled CPU row",
+            split.on_cpu_share, split.on_cpu_aas},
+           {"kernel: waiting for a CPU",
+            "their time runnable but queued for a core, in any wait (a woken backend keeps its "
+            "wait event until it gets a core)",
+            split.runqueue_share, split.runqueue_aas}}};
 }
 
-std::optional<CpuSplit> cpu_split(const model::Run& run, const ProfileTable& table,
-                                  const ProfileRow& row) {
-  if (row.other || row.label != model::kCpu || row.stat.aas <= 0) return std::nullopt;
-  CpuSplit split;
-  for (const char* group : {model::kClientBackends, model::kBackgroundProcesses}) {
-    model::KernelTime time;
-    for (size_t index = table.window.first_interval; index < run.timeline.size(); ++index) {
-      if (const auto found = run.timeline[index].kernel.find(group);
-          found != run.timeline[index].kernel.end()) {
-        time.add(found->second);
-      }
-    }
-    split.on_cpu_aas += time.on_cpu_aas();
-    split.runqueue_aas += time.runqueue_aas();
-  }
-  if (split.on_cpu_aas + split.runqueue_aas <= 0) return std::nullopt;
-  const double share_per_aas = row.stat.share / row.stat.aas;
-  split.on_cpu_share = split.on_cpu_aas * share_per_aas;
-  split.runqueue_share = split.runqueue_aas * share_per_aas;
-  return split;
-}
-
-std::optional<SectionTable> kernel_section(const model::Run& run) {
-  if (run.kernel.empty()) return std::nullopt;
+std::optional<SectionTable> kernel_section(const model::Summary& summary) {
+  if (summary.kernel.empty()) return std::nullopt;
   SectionTable table;
   table.title = "kernel view (from /proc/<pid>/schedstat: exact times, not samples)";
   table.header = {"processes", "on a CPU (AAS)", "waiting for a CPU (AAS)"};
   table.right_aligned = {false, true, true};
   for (const char* group : {model::kClientBackends, model::kBackgroundProcesses,
                             model::kLoadGenerator, model::kSamplerBackend}) {
-    if (!run.kernel.contains(group)) continue;
-    table.rows.push_back({group, fmt::format("{:.2f}", kernel_aas(run, group, false)),
-                          fmt::format("{:.2f}", kernel_aas(run, group, true))});
+    const auto found = summary.kernel.find(group);
+    if (found == summary.kernel.end()) continue;
+    table.rows.push_back({group, fmt::format("{:.2f}", found->second.on_cpu),
+                          fmt::format("{:.2f}", found->second.runqueue)});
   }
-  const double on_cpu = kernel_aas(run, model::kClientBackends, false);
-  const double queued = kernel_aas(run, model::kClientBackends, true);
+  const auto clients = summary.kernel.find(model::kClientBackends);
+  const double on_cpu = clients == summary.kernel.end() ? 0 : clients->second.on_cpu;
+  const double queued = clients == summary.kernel.end() ? 0 : clients->second.runqueue;
   if (on_cpu + queued > 0) {
     table.notes.push_back(fmt::format(
         "Of the time client backends were runnable, {:.0f}% was on a CPU and {:.0f}% waiting for "
@@ -109,11 +85,11 @@ std::optional<SectionTable> kernel_section(const model::Run& run) {
 
 constexpr size_t kTopLockRows = 10;
 
-std::optional<SectionTable> lock_section(const model::Run& run) {
+std::optional<SectionTable> lock_section(const model::Run& run, const model::Summary& summary) {
   if (run.lock_blockers.empty()) return std::nullopt;
   uint64_t observations = 0;
   for (const auto& blocker : run.lock_blockers) observations += blocker.observations;
-  const double total_aas = lock_aas(run);
+  const double total_aas = summary.lock_wait_aas;
   SectionTable table;
   table.title = "lock waits: who blocked them";
   table.notes.push_back(fmt::format(
@@ -286,10 +262,12 @@ std::optional<SectionTable> run_to_run_section(const model::Run& run) {
   return table;
 }
 
-std::vector<SectionTable> explaining_sections(const model::Run& run) {
+std::vector<SectionTable> explaining_sections(const model::Run& run,
+                                              const model::Summary& summary) {
   std::vector<SectionTable> sections;
-  for (const auto& section : {run_to_run_section(run), kernel_section(run), lock_section(run),
-                              statements_section(run), checkpoint_section(run)}) {
+  for (const auto& section :
+       {run_to_run_section(run), kernel_section(summary), lock_section(run, summary),
+        statements_section(run), checkpoint_section(run)}) {
     if (section) sections.push_back(*section);
   }
   return sections;

@@ -11,6 +11,7 @@
 
 #include "exporters/render/report_common.h"
 #include "model/run.h"
+#include "model/summary.h"
 
 namespace pgwaitprof::exporters::report_detail {
 
@@ -25,9 +26,9 @@ struct SectionTable {
 };
 
 // None when the server was not on this host (no kernel times were read).
-std::optional<SectionTable> kernel_section(const model::Run& run);
+std::optional<SectionTable> kernel_section(const model::Summary& summary);
 // None when no Lock wait was looked up.
-std::optional<SectionTable> lock_section(const model::Run& run);
+std::optional<SectionTable> lock_section(const model::Run& run, const model::Summary& summary);
 // None when the run sampled no query id (then run.statements_note says why, if known).
 std::optional<SectionTable> statements_section(const model::Run& run, size_t top = 10);
 
@@ -42,42 +43,15 @@ std::optional<SectionTable> run_to_run_section(const model::Run& run);
 
 // The sections the text and Markdown reports lay out after the timeline, in their order: run
 // to run, kernel view, lock waits, statements, checkpoint; those the run has.
-std::vector<SectionTable> explaining_sections(const model::Run& run);
+std::vector<SectionTable> explaining_sections(const model::Run& run, const model::Summary& summary);
 
-// The kernel's figures beside the profile's CPU row (server on this host): the server
-// processes' time on a CPU and runnable on the run queue over the table's window, from
-// /proc/<pid>/schedstat, measured and not sampled. A true sampler's CPU row lies between the
-// two (a sampled CPU backend is on a CPU or queued for one; run-queue time also hides in other
-// waits): the activity source's falls short of the first on a busy host. None for any other
-// row, or when kernel times were not read.
-struct CpuSplit {
-  double on_cpu_aas = 0;
-  double runqueue_aas = 0;
-  double on_cpu_share = 0;  // in the table's share units: AAS x the row's share per AAS
-  double runqueue_share = 0;
-
-  // The two sub-rows the renderers show under the CPU row, on a CPU first.
-  struct SubRow {
-    const char* label;
-    const char* meaning;
-    double share;
-    double aas;
-  };
-  std::array<SubRow, 2> sub_rows() const {
-    return {{{"kernel: on a CPU",
-              "the server processes' time on a CPU over the same window, measured by the kernel "
-              "(/proc/<pid>/schedstat), beside the sampled CPU row",
-              on_cpu_share, on_cpu_aas},
-             {"kernel: waiting for a CPU",
-              "their time runnable but queued for a core, in any wait (a woken backend keeps its "
-              "wait event until it gets a core)",
-              runqueue_share, runqueue_aas}}};
-  }
+// The two sub-rows the renderers show under the CPU row (model::CpuSplit), on a CPU first.
+struct CpuSubRow {
+  const char* label;
+  const char* meaning;
+  double share;
+  double aas;
 };
-std::optional<CpuSplit> cpu_split(const model::Run& run, const ProfileTable& table,
-                                  const ProfileRow& row);
-
-// Average sessions of a kernel time over the run (seconds / run duration).
-double kernel_aas(const model::Run& run, const std::string& group, bool runqueue);
+std::array<CpuSubRow, 2> cpu_sub_rows(const model::CpuSplit& split);
 
 }  // namespace pgwaitprof::exporters::report_detail

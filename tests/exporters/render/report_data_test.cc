@@ -238,7 +238,7 @@ TEST(RenderJsonSummary, StatesTheFiguresWithTheirErrors) {
   EXPECT_DOUBLE_EQ(summary.at("tps").at("mean").get<double>(), tps->mean);
   EXPECT_EQ(summary.at("tps").at("reliable").get<bool>(), tps->reliable);
   EXPECT_NE(summary.at("error_method").get<std::string>().find("batch means"), std::string::npos);
-  const auto table = report_detail::profile_table(run, {}, false);
+  const auto table = model::summarize(run).profile;
   ASSERT_EQ(summary.at("waits").size(), table.rows.size());
   EXPECT_EQ(summary.at("waits").back().at("wait"), table.rows.back().label);
   EXPECT_EQ(summary.at("waits").back().at("count"), table.rows.back().stat.count);

@@ -42,7 +42,7 @@ model::Run two_wait_run(int intervals) {
 }
 
 TEST(TopWaitsErrorBars, EstimableErrorsAreDrawn) {
-  const std::string svg = svg_top_waits(two_wait_run(120), {});
+  const std::string svg = svg_top_waits(model::summarize(two_wait_run(120)).waits, {});
   EXPECT_EQ(occurrences(svg, "class=\"err\""), 2u) << svg;
   EXPECT_EQ(svg.find("±?"), std::string::npos) << svg;
 }
@@ -50,7 +50,7 @@ TEST(TopWaitsErrorBars, EstimableErrorsAreDrawn) {
 TEST(TopWaitsErrorBars, UnestimableErrorsAreNotDrawnAndSaySoInTheirTooltip) {
   // Five intervals are far too few for batch means: no bar, no "±?" beside the value, and the
   // tooltip says why.
-  const std::string svg = svg_top_waits(two_wait_run(5), {});
+  const std::string svg = svg_top_waits(model::summarize(two_wait_run(5)).waits, {});
   EXPECT_EQ(svg.find("class=\"err\""), std::string::npos) << svg;
   EXPECT_EQ(svg.find("±"), std::string::npos) << svg;
   EXPECT_EQ(occurrences(svg, "no error bar: the run is too short"), 2u) << svg;

@@ -68,7 +68,7 @@ TEST(RenderErrors, LongRunsGetErrorsShortRunsADash) {
     }
     return run;
   };
-  const auto long_table = report_detail::profile_table(make_run(120), {}, false);
+  const auto long_table = model::summarize(make_run(120)).profile;
   for (const auto& row : long_table.rows) {
     EXPECT_TRUE(row.stat.errors_reliable) << row.label;
     // CPU is 100 samples in every interval: its AAS does not vary, WALWrite's does.
@@ -79,7 +79,7 @@ TEST(RenderErrors, LongRunsGetErrorsShortRunsADash) {
       EXPECT_GT(row.stat.aas_stderr, 0) << row.label;
     }
   }
-  const auto short_table = report_detail::profile_table(make_run(8), {}, false);
+  const auto short_table = model::summarize(make_run(8)).profile;
   for (const auto& row : short_table.rows) {
     EXPECT_EQ(error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2), "-") << row.label;
   }
@@ -358,11 +358,11 @@ model::Run kernel_run(double client_on_cpu_s, double client_runqueue_s = 2.0) {
 // queued a second are 1.7 and 2.0 AAS, whatever the sampler counted (3.0 AAS here).
 TEST(RenderKernelSplit, TheCpuRowShowsTheKernelsFiguresBesideItInEveryFormat) {
   const model::Run run = kernel_run(1.5);
-  const auto table = report_detail::profile_table(run, {}, false);
+  const auto table = model::summarize(run).profile;
   const auto cpu = std::find_if(table.rows.begin(), table.rows.end(),
                                 [](const auto& row) { return row.label == "CPU"; });
   ASSERT_NE(cpu, table.rows.end());
-  const auto split = report_detail::cpu_split(run, table, *cpu);
+  const auto& split = cpu->cpu_split;
   ASSERT_TRUE(split);
   EXPECT_NEAR(split->on_cpu_aas, 1.7, 1e-9);
   EXPECT_NEAR(split->runqueue_aas, 2.0, 1e-9);
@@ -372,7 +372,7 @@ TEST(RenderKernelSplit, TheCpuRowShowsTheKernelsFiguresBesideItInEveryFormat) {
   // Only the CPU row has them.
   for (const auto& row : table.rows) {
     if (row.label != "CPU") {
-      EXPECT_FALSE(report_detail::cpu_split(run, table, row)) << row.label;
+      EXPECT_FALSE(row.cpu_split) << row.label;
     }
   }
 
@@ -402,11 +402,11 @@ TEST(RenderKernelSplit, TheCpuRowShowsTheKernelsFiguresBesideItInEveryFormat) {
 
 TEST(RenderKernelSplit, NoRunQueueShowsNoneAndNoKernelTimesNoFigures) {
   const model::Run idle_cores = kernel_run(1.5, 0.0);
-  const auto table = report_detail::profile_table(idle_cores, {}, false);
+  const auto table = model::summarize(idle_cores).profile;
   const auto cpu = std::find_if(table.rows.begin(), table.rows.end(),
                                 [](const auto& row) { return row.label == "CPU"; });
   ASSERT_NE(cpu, table.rows.end());
-  const auto split = report_detail::cpu_split(idle_cores, table, *cpu);
+  const auto& split = cpu->cpu_split;
   ASSERT_TRUE(split);
   EXPECT_NEAR(split->on_cpu_aas, 1.7, 1e-9);
   EXPECT_DOUBLE_EQ(split->runqueue_aas, 0);

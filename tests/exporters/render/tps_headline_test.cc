@@ -41,7 +41,7 @@ TEST(TpsHeadline, LeadsWithPgbenchsFigureAndPutsTheSteadyStateBesideIt) {
   const auto window = model::steady_window(run);
   ASSERT_GE(window.excluded, base::Seconds(5));  // MSER-5 cuts in batches of 5 intervals
   const double cut = window.excluded.count();
-  const std::string text = tps_headline_text(run, window);
+  const std::string text = tps_headline_text(model::tps_figures(run, window), window);
   EXPECT_EQ(
       text.rfind(fmt::format("{:.1f} (pgbench, whole run); steady state ", run.loadgen->tps), 0),
       0u)
@@ -59,7 +59,7 @@ TEST(TpsHeadline, ARunShorterThanThreeTimesItsWarmUpKeepsIt) {
   EXPECT_EQ(window.excluded, base::Seconds(0));
   EXPECT_EQ(window.first_interval, 0u);
   EXPECT_EQ(window.kept, base::Seconds(5));
-  const std::string text = tps_headline_text(run, window);
+  const std::string text = tps_headline_text(model::tps_figures(run, window), window);
   EXPECT_EQ(text.rfind(fmt::format("{:.1f} (pgbench, whole run)", run.loadgen->tps), 0), 0u)
       << text;
   EXPECT_EQ(text.find("steady state"), std::string::npos) << text;
@@ -70,7 +70,8 @@ TEST(TpsHeadline, ARunShorterThanThreeTimesItsWarmUpKeepsIt) {
 TEST(TpsHeadline, WithoutASummaryTheIntervalsMeanLeads) {
   auto run = ramped_run(8, 0);
   run.loadgen.reset();
-  const std::string text = tps_headline_text(run, model::steady_window(run));
+  const auto window = model::steady_window(run);
+  const std::string text = tps_headline_text(model::tps_figures(run, window), window);
   EXPECT_EQ(text.rfind("interval mean ", 0), 0u) << text;
   EXPECT_EQ(text.find("whole run"), std::string::npos) << text;
 }

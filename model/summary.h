@@ -1,0 +1,134 @@
+// A run's summary: every figure a run report states, computed once from a model::Run. The
+// renderers (text, Markdown, HTML, CSV, report.json's summary) and the run history's index
+// (store/run_summary) read it and only format it; nothing they print is computed twice per
+// render. Its timeline rows point into the run it was made of: a summary does not outlive its
+// run.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/kernel_check.h"
+#include "model/profile.h"
+#include "model/run.h"
+#include "model/run_estimates.h"
+
+namespace pgwaitprof::model {
+
+// How the profile table groups its samples (report --by).
+enum class GroupBy { kWaitEvent, kBackendType, kState, kWaitEventType, kQueryId };
+
+struct SummaryOptions {
+  GroupBy by = GroupBy::kWaitEvent;
+  int top = 20;               // rows of the profile table (and query ids); the rest is "other"
+  bool include_idle = false;  // idle sessions counted in shares
+  bool trim = true;           // leave the warm-up MSER-5 finds out of the summary (--no-trim)
+  // With the default grouping, one row per (backend_type, state, wait_event_type, wait_event),
+  // as profile.csv has; otherwise rows merge on "type | event" as the hackers do.
+  bool full_keys = false;
+};
+
+// The kernel's figures beside the profile's CPU row (server on this host): the server
+// processes' time on a CPU and runnable on the run queue over the table's window, from
+// /proc/<pid>/schedstat, measured and not sampled. A true sampler's CPU row lies between the
+// two (a sampled CPU backend is on a CPU or queued for one; run-queue time also hides in other
+// waits): the activity source's falls short of the first on a busy host.
+struct CpuSplit {
+  double on_cpu_aas = 0;
+  double runqueue_aas = 0;
+  double on_cpu_share = 0;  // in the table's share units: AAS x the row's share per AAS
+  double runqueue_share = 0;
+};
+
+struct ProfileRow {
+  std::vector<std::string> fields;  // the grouping columns, as in profile.csv
+  std::string label;                // as in the text table: "Lock | transactionid", "CPU", ...
+  std::string wait_class;           // wait_event_type when the grouping has one (for colours)
+  bool other = false;               // the sum of the rows beyond top-N
+  size_t other_rows = 0;            // how many rows "other" stands for
+  WaitStat stat;                    // count, share, AAS and their standard errors
+  // The CPU row's kernel figures; none for any other row, or when kernel times were not read.
+  std::optional<CpuSplit> cpu_split;
+};
+
+struct ProfileTable {
+  std::string dimension;             // column title: "wait event", "backend type", ...
+  std::string dimension_plural;      // for the "other (3 wait events)" row
+  std::vector<std::string> columns;  // grouping column names of profile.csv
+  std::vector<ProfileRow> rows;      // ascending by count, the "other" row first
+  uint64_t total = 0;                // samples the shares are of
+  uint64_t snapshots = 0;
+  std::vector<ProfileRow> idle;  // idle sessions, when they are not counted in shares
+  uint64_t idle_total = 0;
+  std::string note;     // what the shares are of, when that is not obvious
+  SteadyWindow window;  // the part of the run it covers (query ids: the whole run)
+  double total_aas() const;
+  double idle_aas() const;
+};
+
+// The wait classes of the timeline columns, in the order of the stacked chart (bottom first).
+inline constexpr std::array<std::string_view, 7> kTimelineClasses = {"CPU", "LWLock", "Lock", "IO",
+                                                                     "IPC", "Client", "other"};
+
+struct TimelineRow {
+  double start_s = 0;
+  double duration_s = 0;
+  uint64_t snapshots = 0;
+  const LoadgenProgress* loadgen = nullptr;  // null when the load generator said nothing
+  const HostCpu* cpu = nullptr;
+  const LatencySummary* latency = nullptr;  // null without pgbench's transaction log
+  // Client backends' average sessions on a CPU and waiting for one (schedstat); unset when the
+  // server is not on this host.
+  std::optional<double> oncpu_aas, runq_aas;
+  std::array<double, kTimelineClasses.size()> aas{};        // per kTimelineClasses, non-idle
+  std::vector<std::pair<std::string, double>> aas_by_type;  // every wait_event_type seen
+  double aas_total = 0;
+  std::string dominant_wait;    // display name of the most sampled non-idle wait, "" if none
+  std::string background;       // "av ch"
+  bool stalled = false;         // inside one of run.stalls
+  bool sampler_outage = false;  // the sampler was disconnected during part of it
+  // The server's transactions per second (pg_stat_database) beside the load generator's own;
+  // unset when not read, or when the timeline's tps is the server's.
+  std::optional<double> server_tps;
+  // server_tps is a reading's mean spread over more than this interval (model::TimelineSlice).
+  bool server_tps_spread = false;
+};
+
+// Average sessions of one group of processes (kClientBackends, ...) over the run, from the
+// kernel's times.
+struct KernelAas {
+  double on_cpu = 0;
+  double runqueue = 0;
+};
+
+struct Summary {
+  SummaryOptions options;
+  SteadyWindow window;  // the part of the run the profile and tps figures cover
+  TpsFigures tps;
+  // Mean of the intervals' tps over the whole run, for a run without a load generator summary.
+  std::optional<double> timeline_mean_tps;
+  ProfileTable profile;  // grouped and cut to top-N as the options say
+  // Every wait event (grouped by "type | event", no "other" row), for charts and the history;
+  // empty with full_keys.
+  ProfileTable waits;
+  std::optional<KernelCheck> kernel_check;
+  std::vector<TimelineRow> timeline;
+  std::map<std::string, KernelAas> kernel;  // per group of run.kernel
+  double lock_wait_aas = 0;  // client backends' Lock waits over the run (lock waits section)
+  // Over the whole run: non-idle sessions, per wait class, and the most sampled wait key.
+  double active_sessions = 0;
+  std::map<std::string, double> class_aas;
+  std::string top_wait;
+};
+
+Summary summarize(const Run& run, const SummaryOptions& options = {});
+
+// The timeline's rows alone (the summary's `timeline`), for timeline.csv.
+std::vector<TimelineRow> timeline_rows(const Run& run);
+
+}  // namespace pgwaitprof::model
