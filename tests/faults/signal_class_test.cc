@@ -126,6 +126,21 @@ bool load_running(const std::string& needle) {
 }
 
 // Every report.json under `dir`: completed, or not completed with a reason.
+// No postmaster, backend or child of the scratch cluster is left, nor its directory: the
+// watchdog's work when pgwaitprof was killed, so within a bound.
+void expect_scratch_gone(const std::string& scratch, const std::string& output) {
+  EXPECT_TRUE(eventually(
+      30s, [&] { return processes_with(scratch).empty() && !std::filesystem::exists(scratch); }))
+      << scratch << " left: " << processes_with(scratch).size() << " processes\n"
+      << output;
+}
+
+// No pgbench of the run in `dir` is still running.
+void expect_load_gone(const std::filesystem::path& dir) {
+  EXPECT_TRUE(eventually(15s, [&] { return !load_running(dir.string()); }))
+      << "a pgbench of the run is still running";
+}
+
 void expect_runs_complete_or_failed_with_reason(const std::filesystem::path& dir) {
   for (const auto& file : files_under(dir)) {
     if (file.filename() != "report.json") continue;
@@ -233,14 +248,8 @@ TEST_P(SignalClass, LeavesNothingRunningNoScratchDirectoryTheServerAsFoundAndEve
 
   // No postmaster, backend or pgbench of the scratch cluster, and no directory (for SIGKILL
   // the watchdog's work, so within a bound).
-  if (!scratch.empty()) {
-    EXPECT_TRUE(eventually(
-        30s, [&] { return processes_with(scratch).empty() && !std::filesystem::exists(scratch); }))
-        << scratch << " left: " << processes_with(scratch).size() << " processes\n"
-        << program.output();
-  }
-  EXPECT_TRUE(eventually(15s, [&] { return !load_running(dir.string()); }))
-      << "a pgbench of the run is still running";
+  if (!scratch.empty()) expect_scratch_gone(scratch, program.output());
+  expect_load_gone(dir);
 
   if (std::string_view(ending.target) == "external") {
     if (ending.signal_number == SIGKILL) {
@@ -352,12 +361,8 @@ TEST_P(WatchdogVictim, ReplacedAtOnceOrItsLeftoversSweptByTheNextInvocation) {
     const auto next = engine::run_command({pgwaitprof_binary(), "explain", "ClientRead"});
     EXPECT_EQ(next.exit_code, 0) << next.output;
   }
-  EXPECT_TRUE(eventually(
-      30s, [&] { return processes_with(scratch).empty() && !std::filesystem::exists(scratch); }))
-      << scratch << " left: " << processes_with(scratch).size() << " processes\n"
-      << program.output();
-  EXPECT_TRUE(eventually(15s, [&] { return !load_running(dir.string()); }))
-      << "a pgbench of the run is still running";
+  expect_scratch_gone(scratch, program.output());
+  expect_load_gone(dir);
   expect_runs_complete_or_failed_with_reason(dir);
 }
 
