@@ -397,6 +397,12 @@ void whole_run_figures(const Run& run, Summary& summary) {
     }
   }
   summary.lock_wait_aas = ratio(static_cast<double>(lock), snapshots);
+  for (const auto& [key, count] : run.profile.counts()) {
+    if (count == 0 || (!summary.options.include_idle && is_idle(key))) continue;
+    std::vector<std::string> stack = {key.backend_type, key.wait_event_type};
+    if (key.wait_event_type != kCpu) stack.push_back(key.wait_event);
+    summary.wait_stacks[stack] += count;
+  }
   for (const auto& [group, time] : run.kernel) {
     summary.kernel[group] = {time.on_cpu_aas(), time.runqueue_aas()};
   }

@@ -124,6 +124,9 @@ struct Summary {
   double active_sessions = 0;
   std::map<std::string, double> class_aas;
   std::string top_wait;
+  // The whole run's samples as stacks for flame graphs: backend type, wait class and, but for
+  // CPU, the wait event (states merged); idle sessions as the options say.
+  std::map<std::vector<std::string>, uint64_t> wait_stacks;
 };
 
 Summary summarize(const Run& run, const SummaryOptions& options = {});

@@ -26,6 +26,10 @@ std::string head_assets();
 // For the end of <body>: uPlot with its licence, and the chart functions (window.pgwaitprof).
 std::string body_scripts();
 
+// For the end of <body> of a page with flame graphs, before body_scripts(): the d3 modules and
+// d3-flame-graph (exporters/render/vendor/d3-flamegraph) with their licences.
+std::string flame_scripts();
+
 // JSON text that is safe inside <script type="application/json">: '<', '>' and '&' as \u
 // escapes (they can only occur inside JSON strings), so no "</script>" or "<!--" ends it early.
 std::string script_safe_json(std::string_view json);

@@ -214,18 +214,15 @@ std::string render_timeline_csv(const model::Run& run) {
 }
 
 std::string render_folded(const model::Run& run, const RenderOptions& options) {
-  // States merge: a flame graph of waits is read per process type, and CPU is one frame.
+  // Keyed by the frames as written: escaping may merge two stacks.
   std::map<std::string, uint64_t> stacks;
-  for (const auto& [key, count] : run.profile.counts()) {
-    if (!options.include_idle && model::is_idle(key)) continue;
-    std::string stack = folded_frame(key.backend_type) + ";" + folded_frame(key.wait_event_type);
-    if (key.wait_event_type != model::kCpu) stack += ";" + folded_frame(key.wait_event);
+  for (const auto& [frames, count] : model::summarize(run, options).wait_stacks) {
+    std::string stack;
+    for (const auto& frame : frames) stack += (stack.empty() ? "" : ";") + folded_frame(frame);
     stacks[stack] += count;
   }
   std::string out;
-  for (const auto& [stack, count] : stacks) {
-    if (count > 0) out += fmt::format("{} {}\n", stack, count);
-  }
+  for (const auto& [stack, count] : stacks) out += fmt::format("{} {}\n", stack, count);
   return out;
 }
 

@@ -445,6 +445,12 @@ std::string render_html(const model::Run& run, const RenderOptions& options) {
           svg_top_waits(summary.waits, options) + "</div>\n";
   html += "<h2>Wait event profile</h2>\n<div class=\"panel\">\n" +
           html_profile_table(run, summary.profile, options) + "</div>\n";
+  html +=
+      "<h2>Wait stacks</h2>\n" +
+      html_flame_panel("flame-waits", flame_tree("all", summary.wait_stacks, wait_flame_style("")),
+                       "A frame's width is its share of the run's samples: backend type, "
+                       "wait class, wait event. Click a frame to zoom in, the root to zoom out.",
+                       "The flame graph needs JavaScript; the same stacks are in waits.folded.");
   std::vector<std::string> stalls;
   for (const auto& stall : run.stalls) stalls.push_back(stall.summary());
   for (const auto& section :
@@ -466,12 +472,13 @@ std::string render_html(const model::Run& run, const RenderOptions& options) {
   }
   html += html_run_facts(run, summary) + html_environment(run.environment);
   html += "</main>\n<div id=\"tip\"></div>\n<script>" + std::string(kScript) + "</script>\n";
-  html += html_assets::body_scripts();
+  html += html_assets::flame_scripts() + html_assets::body_scripts();
   if (!rows.empty()) {
     html +=
         "<script>pgwaitprof.draw('timeline', 'timeline-chart', 'timeline-data', "
         "'timeline-info');</script>\n";
   }
+  html += "<script>pgwaitprof.draw('flame', 'flame-waits', 'flame-waits-data');</script>\n";
   return html + "</body>\n</html>\n";
 }
 

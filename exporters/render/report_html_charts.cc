@@ -266,4 +266,65 @@ std::string html_timeline_panel(const model::Run& run, const std::vector<Timelin
   return html + "</div>\n";
 }
 
+namespace {
+
+struct FlameNode {
+  uint64_t value = 0;
+  std::map<std::string, FlameNode> children;
+};
+
+nlohmann::json flame_json(const std::string& name, const FlameNode& node,
+                          std::vector<std::string>& path, const FlameStyler& style) {
+  const FlameStyle look = style(path);
+  nlohmann::json json = {{"name", name}, {"value", node.value}, {"colour", look.colour}};
+  if (!look.link.empty()) json["link"] = look.link;
+  if (node.children.empty()) return json;
+  json["children"] = nlohmann::json::array();
+  for (const auto& [child_name, child] : node.children) {
+    path.push_back(child_name);
+    json["children"].push_back(flame_json(child_name, child, path, style));
+    path.pop_back();
+  }
+  return json;
+}
+
+}  // namespace
+
+nlohmann::json flame_tree(std::string_view root,
+                          const std::map<std::vector<std::string>, uint64_t>& stacks,
+                          const FlameStyler& style) {
+  FlameNode top;
+  for (const auto& [frames, count] : stacks) {
+    FlameNode* node = &top;
+    node->value += count;
+    for (const auto& frame : frames) {
+      node = &node->children[frame];
+      node->value += count;
+    }
+  }
+  std::vector<std::string> path;
+  return flame_json(std::string(root), top, path, style);
+}
+
+FlameStyler wait_flame_style(std::string cpu_link) {
+  return [cpu_link = std::move(cpu_link)](const std::vector<std::string>& path) {
+    // path: backend type, wait class, wait event.
+    if (path.size() < 2) return FlameStyle{"#c9ced6", ""};
+    FlameStyle look{std::string(text_format::wait_class_colour(path[1])), ""};
+    if (path[1] == model::kCpu) look.link = cpu_link;
+    return look;
+  };
+}
+
+std::string html_flame_panel(const std::string& id, const nlohmann::json& tree,
+                             const std::string& help, const std::string& fallback) {
+  std::string html = "<div class=\"panel\">\n";
+  html += "<div class=\"flame\" id=\"" + id + "\"></div>\n";
+  html += "<p class=\"chart-help js-only\">" + html_escape(help) + "</p>\n";
+  html += "<p class=\"fallback\">" + html_escape(fallback) + "</p>\n";
+  html += "<script type=\"application/json\" id=\"" + id + "-data\">" +
+          html_assets::script_safe_json(base::json_text(tree)) + "</script>\n";
+  return html + "</div>\n";
+}
+
 }  // namespace pgwaitprof::exporters::report_detail

@@ -3,6 +3,9 @@
 // and the top-waits bar chart (report_html_svg.cc).
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -59,6 +62,29 @@ std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& 
 
 // The largest waits as horizontal bars of their share with 95% intervals, with tooltips.
 std::string svg_top_waits(const ProfileTable& waits, const RenderOptions& options);
+
+// A flame graph (web/charts.js draws it with d3-flame-graph): its frames' colour and, for a
+// frame a click should lead on from, the id of the element it leads to.
+struct FlameStyle {
+  std::string colour;  // "#rrggbb"
+  std::string link;    // "" for none
+};
+using FlameStyler = std::function<FlameStyle(const std::vector<std::string>& path)>;
+
+// The tree of `stacks` (frames root first) under one root frame, each frame as `style` says
+// for its path: {name, value (its samples and its children's), colour, link, children}.
+nlohmann::json flame_tree(std::string_view root,
+                          const std::map<std::vector<std::string>, uint64_t>& stacks,
+                          const FlameStyler& style);
+
+// The wait stacks' style: a wait class's frames in its colour (text_format::wait_class_colour),
+// backend types in grey; the CPU frame leads to `cpu_link` when the run has a CPU profile.
+FlameStyler wait_flame_style(std::string cpu_link);
+
+// A flame graph's panel: its element `id`, a line of help, its data (`id`-data) and what shows
+// without JavaScript. The page calls pgwaitprof.draw('flame', id, id + '-data').
+std::string html_flame_panel(const std::string& id, const nlohmann::json& tree,
+                             const std::string& help, const std::string& fallback);
 
 // A small square in the wait class's colour, for tables and legends; "" for no class.
 std::string swatch(std::string_view wait_class);

@@ -358,12 +358,35 @@ var pgwaitprof = (function () {
     }, 0);
   }
 
+  // A flame graph (d3-flame-graph) of the tree in the JSON element dataId: frames {name, value,
+  // colour, link: id of the element a click on the frame leads to, children}. The C++ side
+  // colours the frames (one scheme for the wait and the CPU graphs); the number of frames drawn
+  // goes into data-frames for the browser test.
+  function flame(elementId, dataId) {
+    var element = document.getElementById(elementId);
+    var tree = JSON.parse(document.getElementById(dataId).textContent);
+    var chart = flamegraph.default()
+        .width(Math.max(element.clientWidth, 600))
+        .cellHeight(18)
+        .transitionDuration(0)
+        .minFrameSize(1)
+        .sort(true)
+        .setColorMapper(function (node) { return node.data.colour || '#9aa1ad'; })
+        .onClick(function (node) {
+          var target = node && node.data.link && document.getElementById(node.data.link);
+          if (target) target.scrollIntoView();
+        });
+    d3.select(element).datum(tree).call(chart);
+    element.setAttribute('data-frames', String(element.querySelectorAll('g.frame').length));
+    return chart;
+  }
+
   // Draws one chart; a chart that fails is reported (console.error, which record_errors.js
   // records) and leaves the others and the static fallbacks in place.
   function draw(kind) {
     var args = Array.prototype.slice.call(arguments, 1);
     try {
-      return {timeline: timeline, compositions: compositions}[kind].apply(null, args);
+      return {timeline: timeline, compositions: compositions, flame: flame}[kind].apply(null, args);
     } catch (error) {
       console.error('pgwaitprof: could not draw the ' + kind + ' chart: ' +
           (error && error.stack ? error.stack : error));

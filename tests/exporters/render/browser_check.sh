@@ -44,14 +44,15 @@ chrome() {
 }
 
 failed=0
-# name:charts:screenshot height[:series the timeline must have, comma-separated]
-for page in report:1:1000 "kernel:1:1000:latency p99,run queue" matrix:2:1750; do
-  IFS=: read -r name charts height required <<<"$page"
+# name:charts:flame graphs:screenshot height[:series the timeline must have, comma-separated]
+for page in report:1:1:1000 "kernel:1:1:1000:latency p99,run queue" matrix:2:0:1750; do
+  IFS=: read -r name charts flames height required <<<"$page"
   size=$(wc -c <"$work/$name.html")
   echo "browser_check: $name.html: $size bytes"
   # #selftest puts the cursor mid-chart once drawn, so that the legends show values.
   chrome --dump-dom "file://$work/$name.html#selftest" >"$work/$name.dom"
-  if ! python3 "$here/check_page_dom.py" "$name" "$work/$name.dom" "$charts" "${required:-}"; then
+  if ! python3 "$here/check_page_dom.py" "$name" "$work/$name.dom" "$charts" "$flames" \
+    "${required:-}"; then
     failed=1
   fi
   if [ -n "$screenshots" ] && [ "$name" != kernel ]; then

@@ -4,9 +4,11 @@ browser_check.sh: no error was recorded (exporters/render/web/record_errors.js w
 error, exception, failed load and console.error into <html data-errors>), each chart drew its
 data (exporters/render/web/charts.js writes the share of the plot area painted in colour into data-ink),
 and each chart's legend names the series of the page's embedded data and, with the cursor put
-mid-chart by #selftest, shows a value for every one of them.
+mid-chart by #selftest, shows a value for every one of them; each flame graph (d3-flame-graph,
+drawn by charts.js's flame(), which writes the number of frames drawn into data-frames) drew
+its root and more, and no more frames than its embedded tree has.
 
-Usage: check_page_dom.py NAME DOM_FILE CHARTS [REQUIRED]
+Usage: check_page_dom.py NAME DOM_FILE CHARTS FLAMES [REQUIRED]
 REQUIRED: series names, comma-separated, that the timeline chart's legend must have (the page's
 fixture has their data, so a renderer that dropped one would otherwise pass).
 """
@@ -24,6 +26,7 @@ class PageParser(HTMLParser):
         super().__init__()
         self.errors = None  # <html data-errors>, None when the recorder never ran
         self.charts = []  # {"id", "ink", "labels", "values"}
+        self.flames = []  # {"id", "frames"}
         self.json = {}  # id -> text of <script type="application/json">
         self._capture = None  # ("label"|"value"|"json", key)
         self._text = ""
@@ -36,6 +39,8 @@ class PageParser(HTMLParser):
         elif tag == "div" and "uchart" in classes:
             self.charts.append(
                 {"id": attrs.get("id"), "ink": attrs.get("data-ink"), "labels": [], "values": []})
+        elif tag == "div" and "flame" in classes:
+            self.flames.append({"id": attrs.get("id"), "frames": attrs.get("data-frames")})
         elif tag == "div" and "u-label" in classes and self.charts:
             self._start(("label", None))
         elif tag == "td" and "u-value" in classes and self.charts:
@@ -78,7 +83,24 @@ def expected_labels(page, chart):
     return None
 
 
-def check(name, dom_path, charts_expected, required=()):
+def tree_size(node):
+    return 1 + sum(tree_size(child) for child in node.get("children", []))
+
+
+def check_flames(name, page, flames_expected, problems):
+    if len(page.flames) != flames_expected:
+        problems.append(f"{len(page.flames)} flame graphs, expected {flames_expected}")
+    for flame in page.flames:
+        nodes = tree_size(json.loads(page.json[flame["id"] + "-data"]))
+        frames = flame["frames"]
+        if frames is None:
+            problems.append(f"{flame['id']}: never drew (no data-frames)")
+        elif not 1 < int(frames) <= nodes:
+            problems.append(f"{flame['id']}: {frames} frames drawn of a tree of {nodes}")
+        print(f"browser_check: {name}: {flame['id']} {frames} frames of {nodes}")
+
+
+def check(name, dom_path, charts_expected, flames_expected, required=()):
     with open(dom_path, encoding="utf-8") as dom:
         text = dom.read()
     page = PageParser()
@@ -111,13 +133,15 @@ def check(name, dom_path, charts_expected, required=()):
         print(f"browser_check: {name}: {chart['id']} ink {float(ink or 0):.1%}, legend "
               + ", ".join(f"{label}={value}" for label, value in
                           zip(chart["labels"], chart["values"])))
+    check_flames(name, page, flames_expected, problems)
     for problem in problems:
         print(f"browser_check: {name}: {problem}", file=sys.stderr)
     return not problems
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) not in (5, 6):
         sys.exit(__doc__)
-    wanted = [series for series in (sys.argv[4] if len(sys.argv) == 5 else "").split(",") if series]
-    sys.exit(0 if check(sys.argv[1], sys.argv[2], int(sys.argv[3]), wanted) else 1)
+    wanted = [series for series in (sys.argv[5] if len(sys.argv) == 6 else "").split(",") if series]
+    sys.exit(0 if check(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), wanted)
+             else 1)

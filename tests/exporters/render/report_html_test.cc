@@ -34,8 +34,11 @@ TEST_F(RenderHtml, IsSelfContained) {
                              "fetch(", "XMLHttpRequest", "import("}) {
     EXPECT_EQ(html.find(remote), std::string::npos) << remote;
   }
-  // The only URL is in uPlot's banner comment, which nothing loads.
-  EXPECT_EQ(test_fixtures::unexpected_urls(html, {"https://github.com/leeoniya/uPlot"}),
+  // The only URLs are in the banner comments of uPlot and the d3 modules and the Apache
+  // licence, and d3's XML namespace names (identifiers, not addresses): nothing loads them.
+  EXPECT_EQ(test_fixtures::unexpected_urls(
+                html, {"https://github.com/leeoniya/uPlot", "https://d3js.org/d3-",
+                       "http://www.apache.org/licenses/", "http://www.w3.org/"}),
             std::vector<std::string>{});
 }
 
@@ -47,7 +50,10 @@ TEST_F(RenderHtml, EmbedsUplotAndTheChartScriptsVerbatim) {
        {"exporters/render/vendor/uplot/uPlot.iife.min.js",
         "exporters/render/vendor/uplot/uPlot.min.css", "exporters/render/vendor/uplot/LICENSE",
         "exporters/render/web/charts.js", "exporters/render/web/charts.css",
-        "exporters/render/web/record_errors.js"}) {
+        "exporters/render/web/record_errors.js",
+        "exporters/render/vendor/d3-flamegraph/d3-flamegraph.umd.min.js",
+        "exporters/render/vendor/d3-flamegraph/d3-selection.min.js",
+        "exporters/render/vendor/d3-flamegraph/LICENSE.d3-flame-graph"}) {
     const std::string content = test_fixtures::source_file(path);
     ASSERT_GT(content.size(), 100u) << path;
     EXPECT_NE(html.find(content), std::string::npos) << path;
