@@ -88,31 +88,52 @@ std::string proc_stat(pid_t pid) {
   return text;
 }
 
-// The fields of a /proc/<pid>/stat line after the command name: [19] is the start time in clock
-// ticks after boot.
-std::vector<std::string> stat_fields(const std::string& text) {
-  const size_t paren = text.rfind(')');
-  std::vector<std::string> fields;
-  if (paren == std::string::npos) return fields;
-  std::istringstream rest(text.substr(paren + 1));
-  for (std::string field; rest >> field;) fields.push_back(field);
-  return fields;
+std::string proc_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// When `pid` started, in seconds since the epoch; 0 when unknown.
-int64_t start_epoch(const std::vector<std::string>& fields) {
-  std::ifstream in("/proc/stat");
+}  // namespace
+
+int64_t process_start_epoch(std::string_view stat, std::string_view system_stat,
+                            int64_t clock_ticks) {
+  // The fields after the command name, which may hold spaces and parentheses: [19] is the
+  // start time in clock ticks after boot.
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string_view::npos || clock_ticks <= 0) return 0;
+  std::istringstream rest{std::string(stat.substr(paren + 1))};
+  std::vector<std::string> fields;
+  for (std::string field; rest >> field;) fields.push_back(field);
+  std::istringstream system{std::string(system_stat)};
   int64_t boot = 0;
-  for (std::string key; in >> key;) {
+  for (std::string key; system >> key;) {
     if (key == "btime") {
-      in >> boot;
+      system >> boot;
       break;
     }
   }
   int64_t ticks = 0;
-  if (fields.size() < 20 || boot == 0 || !parse_integer(fields[19], ticks)) return 0;
-  return boot + ticks / sysconf(_SC_CLK_TCK);
+  if (fields.size() < 20 || boot <= 0 || !parse_integer(fields[19], ticks)) return 0;
+  return boot + ticks / clock_ticks;
 }
+
+LockFile check_lock_file(std::string_view text, pid_t postmaster, int64_t server_start) {
+  std::istringstream lines{std::string(text)};
+  std::string pid_line, directory_line, start_line;
+  if (!std::getline(lines, pid_line) || !std::getline(lines, directory_line) ||
+      !std::getline(lines, start_line)) {
+    return LockFile::kUnreadable;
+  }
+  pid_t recorded = 0;
+  int64_t started = 0;
+  if (!parse_integer(pid_line, recorded) || recorded != postmaster ||
+      !parse_integer(start_line, started) || std::llabs(started - server_start) > 2) {
+    return LockFile::kAnother;
+  }
+  return LockFile::kAgrees;
+}
+
+namespace {
 
 // The postmaster that serves our session: our backend's parent on this host, whose working
 // directory is the server's data directory and whose start is the server's start. Nothing is
@@ -143,22 +164,22 @@ base::Expected<pid_t> find_postmaster(const ServerFacts& facts) {
                                 postmaster, facts.session_pid, directory.string(),
                                 facts.data_directory));
   }
-  // The server's own record of its postmaster (pid on line 1, start time on line 3, both
-  // written at start); where the file cannot be read, the process's start time from /proc,
-  // which a step of the wall clock since boot can move (seen here: 38 s on a virtual machine).
-  std::ifstream lock_file(std::filesystem::path(facts.data_directory) / "postmaster.pid");
-  std::string pid_line, directory_line, start_line;
-  if (std::getline(lock_file, pid_line) && std::getline(lock_file, directory_line) &&
-      std::getline(lock_file, start_line)) {
-    pid_t recorded = 0;
-    int64_t started = 0;
-    if (!parse_integer(pid_line, recorded) || recorded != postmaster ||
-        !parse_integer(start_line, started) || std::llabs(started - facts.start_epoch) > 2) {
+  // The server's own record of its postmaster; where the file cannot be read, the process's
+  // start time from /proc, which a step of the wall clock since boot can move (seen here: 38 s
+  // on a virtual machine).
+  const auto lock_file = std::filesystem::path(facts.data_directory) / "postmaster.pid";
+  switch (check_lock_file(proc_file(lock_file.string()), postmaster, facts.start_epoch)) {
+    case LockFile::kAgrees:
+      break;
+    case LockFile::kAnother:
       return not_here(fmt::format("\"{}/postmaster.pid\" names another postmaster than {}",
                                   facts.data_directory, postmaster));
-    }
-  } else if (std::llabs(start_epoch(stat_fields(proc_stat(postmaster))) - facts.start_epoch) > 2) {
-    return not_here(fmt::format("process {} did not start when the server did", postmaster));
+    case LockFile::kUnreadable:
+      if (std::llabs(process_start_epoch(proc_stat(postmaster), proc_file("/proc/stat"),
+                                         sysconf(_SC_CLK_TCK)) -
+                     facts.start_epoch) > 2) {
+        return not_here(fmt::format("process {} did not start when the server did", postmaster));
+      }
   }
   return postmaster;
 }

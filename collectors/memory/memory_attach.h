@@ -61,6 +61,17 @@ struct StrideCheck {
 StrideCheck measure_stride(const std::vector<char>& procs, const PgLayout& layout,
                            const std::set<int32_t>& pids);
 
+// Steps of finding the postmaster, pure. When a process started, in seconds since the epoch,
+// from its /proc/<pid>/stat line, /proc/stat (btime) and the clock ticks per second; 0 when
+// unknown.
+int64_t process_start_epoch(std::string_view stat, std::string_view system_stat,
+                            int64_t clock_ticks);
+// The server's own record of its postmaster (postmaster.pid: the pid on line 1, the start time
+// on line 3, both written at start) against the postmaster found and the server's start
+// (pg_postmaster_start_time(), give or take 2 s).
+enum class LockFile { kAgrees, kAnother, kUnreadable };
+LockFile check_lock_file(std::string_view text, pid_t postmaster, int64_t server_start);
+
 // What a refusal says was wrong, without its "memory source refused: " and its hint: the reason
 // auto gives for sampling pg_stat_activity instead.
 std::string refusal_reason(std::string_view message);

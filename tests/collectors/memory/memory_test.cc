@@ -248,6 +248,32 @@ TEST(RemoteProcessTest, OnlySharedMemoryIsViewed) {
 
 // The live stride check on arrays laid out here: the pids of the live processes sit at the pid's
 // offset of PGPROCs side by side, and the measured spacing is the layout's size.
+// The postmaster's start from its /proc/<pid>/stat line (a command name may hold spaces and
+// parentheses) and /proc/stat's btime; 0 where a part is missing.
+TEST(FindPostmasterTest, AProcessStartsAtBootPlusItsStartTicks) {
+  const std::string stat =
+      "4242 (postgres: a (b) c) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 "
+      "123400 1000 10 18446744073709551615";
+  const std::string system = "cpu  1 2 3 4\nintr 5\nctxt 6\nbtime 1764900000\nprocesses 7\n";
+  EXPECT_EQ(process_start_epoch(stat, system, 100), 1764900000 + 1234);
+  EXPECT_EQ(process_start_epoch(stat, "cpu 1 2 3\n", 100), 0);                // no btime
+  EXPECT_EQ(process_start_epoch("4242 postgres S 1", system, 100), 0);        // no command name
+  EXPECT_EQ(process_start_epoch("4242 (postgres) S 1 2 3", system, 100), 0);  // cut short
+  EXPECT_EQ(process_start_epoch(stat, system, 0), 0);
+}
+
+// postmaster.pid as PostgreSQL writes it: pid, data directory, start time, port, ...
+TEST(FindPostmasterTest, TheLockFileMustNameThePostmasterAndTheServersStart) {
+  const std::string lock = "4242\n/var/lib/postgresql/15/main\n1764900100\n5432\n/tmp\n*\n";
+  EXPECT_EQ(check_lock_file(lock, 4242, 1764900100), LockFile::kAgrees);
+  EXPECT_EQ(check_lock_file(lock, 4242, 1764900102), LockFile::kAgrees);  // within 2 s
+  EXPECT_EQ(check_lock_file(lock, 4242, 1764900103), LockFile::kAnother);
+  EXPECT_EQ(check_lock_file(lock, 4243, 1764900100), LockFile::kAnother);
+  EXPECT_EQ(check_lock_file("4242\n/data\n", 4242, 1764900100), LockFile::kUnreadable);
+  EXPECT_EQ(check_lock_file("", 4242, 1764900100), LockFile::kUnreadable);
+  EXPECT_EQ(check_lock_file("x\n/data\n1764900100\n", 4242, 1764900100), LockFile::kAnother);
+}
+
 TEST(StrideCheckTest, TheLiveProcessesPidsGiveThePgprocSize) {
   const auto* layout = find_pg_layout(15);
   ASSERT_NE(layout, nullptr);
