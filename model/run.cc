@@ -333,6 +333,7 @@ json to_json(const Run& run) {
   if (run.work) document["work"] = work_to_json(run.work);
   if (run.checkpoint_after) document["checkpoint_after"] = checkpoint_to_json(run.checkpoint_after);
   if (run.run_to_run) document["run_to_run"] = *run.run_to_run;
+  if (run.cpu_profile) document["cpu_profile"] = *run.cpu_profile;
   if (!run.throughput_source.empty()) document["throughput_source"] = run.throughput_source;
   if (run.loadgen && run.loadgen->qps) document["loadgen"]["qps"] = *run.loadgen->qps;
   if (run.loadgen && run.loadgen->latency_percentile_ms) {
@@ -428,6 +429,7 @@ Run run_from_json(const json& j) {
     run.checkpoint_after = checkpoint_from_json(j.at("checkpoint_after"));
   }
   if (j.contains("run_to_run")) run.run_to_run = j.at("run_to_run").get<RunToRun>();
+  if (j.contains("cpu_profile")) run.cpu_profile = j.at("cpu_profile").get<CpuProfile>();
   return run;
 }
 

@@ -13,6 +13,7 @@
 
 #include "base/expected.h"
 #include "base/time.h"
+#include "model/cpu_profile.h"
 #include "model/latency_histogram.h"
 #include "model/profile.h"
 #include "model/sampler_source.h"
@@ -21,9 +22,9 @@ namespace pgwaitprof::model {
 
 // 2 added outages and latency percentiles; 3 kernel times, lock blockers and statements; 4 the
 // throughput's source, the server's tps per interval and the run's tags; 5 the source asked for
-// and why the one used was chosen, and the sampler's kernel check.
+// and why the one used was chosen, and the sampler's kernel check; 7 the on-CPU profile.
 // Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 6;
+inline constexpr int kReportSchemaVersion = 7;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.
@@ -278,6 +279,7 @@ struct Run {
   std::vector<std::string> warnings;
   std::optional<WorkDone> work;                     // fixed-work runs only
   std::optional<CheckpointAfter> checkpoint_after;  // --checkpoint-after only
+  std::optional<CpuProfile> cpu_profile;            // --cpu-profile only
   // From the data directory's history when the run was written; none for a run written
   // outside a data directory.
   std::optional<RunToRun> run_to_run;

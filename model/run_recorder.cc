@@ -269,6 +269,11 @@ void RunRecorder::finish_lock_blockers(Run& run) {
   }
 }
 
+void RunRecorder::on_cpu_samples(const CpuSampleBatch& batch) {
+  if (!cpu_) cpu_.emplace();
+  cpu_->add(batch, [this](SteadyClock::time_point at) { return slice_index(at); });
+}
+
 void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
   const base::Seconds duration = since_start(end);
   if (!timeline_.empty()) {
@@ -303,6 +308,7 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
     run.latency = latency_->run;
     run.latency_sampling_rate = latency_->sampling_rate;
   }
+  if (cpu_) run.cpu_profile = cpu_->profile(duration);
   run.duration = duration;
   run.interval = interval_;
   run.profile = profile_;

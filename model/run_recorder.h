@@ -33,6 +33,7 @@ class RunRecorder : public SampleSink {
   void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
   // Spread over the intervals the reading overlaps, in proportion to the time.
   void on_server_throughput(const ServerThroughput& reading) override;
+  void on_cpu_samples(const CpuSampleBatch& batch) override;
   // The load generator reports no throughput of its own (a command, a recording window): the
   // server's transactions per second become the timeline's tps, so stalls are found in them.
   void set_throughput_from_server(bool from_server) { throughput_from_server_ = from_server; }
@@ -95,6 +96,7 @@ class RunRecorder : public SampleSink {
   std::map<size_t, ServerTotals> server_by_slice_;
   ServerTotals server_totals_;
   bool throughput_from_server_ = false;
+  std::optional<CpuProfileBuilder> cpu_;  // from the first batch of on-CPU samples
   void finish_server_throughput();
   void finish_statements(Run& run) const;
   void finish_lock_blockers(Run& run);

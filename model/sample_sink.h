@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/time.h"
+#include "model/cpu_profile.h"
 #include "model/profile.h"
 #include "model/sample.h"
 #include "model/sampler_source.h"
@@ -56,6 +57,8 @@ class SampleSink {
   virtual void on_lock_waits(const LockLookup& lookup) { (void)lookup; }
   // The text of statements by query id, fetched once per new query id (literals replaced).
   virtual void on_statement_texts(const std::map<int64_t, std::string>& texts) { (void)texts; }
+  // On-CPU samples of the server's processes since the previous batch (--cpu-profile).
+  virtual void on_cpu_samples(const CpuSampleBatch& batch) { (void)batch; }
 };
 
 }  // namespace pgwaitprof::model
