@@ -408,6 +408,101 @@ void whole_run_figures(const Run& run, Summary& summary) {
   }
 }
 
+std::vector<CpuFunctionShare> function_shares(const std::vector<CpuFunction>& functions,
+                                              uint64_t total, size_t limit,
+                                              const CpuProfile& profile) {
+  std::vector<CpuFunctionShare> shares;
+  for (const auto& function : functions) {
+    if (shares.size() >= limit) break;
+    shares.push_back({function.name, function.kernel, function.samples,
+                      ratio(static_cast<double>(function.samples), static_cast<double>(total)),
+                      cpu_aas(function.samples, profile)});
+  }
+  return shares;
+}
+
+CpuGroupFigures group_figures(const std::string& name, const CpuGroup& group,
+                              const CpuProfile& profile) {
+  CpuGroupFigures figures;
+  figures.group = name;
+  figures.samples = group.samples;
+  figures.aas = cpu_aas(group.samples, profile);
+  uint64_t kernel = 0;
+  for (const auto& function : group.self) kernel += function.kernel ? function.samples : 0;
+  figures.kernel_share = ratio(static_cast<double>(kernel), static_cast<double>(group.samples));
+  figures.top = function_shares(group.self, group.samples, kCpuTopFunctions, profile);
+  return figures;
+}
+
+// The stalls whose sampled CPU share rose above the run's, with the functions of their
+// intervals.
+std::vector<StallCpu> stall_functions(const Run& run, const CpuProfile& profile) {
+  const auto cpu_share = [](const Profile& counts) {
+    uint64_t cpu = 0;
+    for (const auto& [key, count] : counts.counts()) {
+      if (!is_idle(key) && key.wait_event_type == kCpu) cpu += count;
+    }
+    return ratio(static_cast<double>(cpu), static_cast<double>(counts.total(false)));
+  };
+  const double run_share = cpu_share(run.profile);
+  std::vector<StallCpu> stalls;
+  for (size_t index = 0; index < run.stalls.size(); ++index) {
+    const auto& stall = run.stalls[index];
+    Profile waits;
+    std::map<std::string, uint64_t> self;
+    StallCpu figures{index, 0, run_share, 0, {}};
+    for (size_t slice = 0; slice < run.timeline.size(); ++slice) {
+      const auto& interval = run.timeline[slice];
+      const auto middle = interval.start + interval.duration / 2;
+      if (middle <= stall.start || middle >= stall.start + stall.duration) continue;
+      waits.merge(interval.profile);
+      const auto found = profile.intervals.find(slice);
+      if (found == profile.intervals.end()) continue;
+      figures.samples += found->second.client_samples;
+      for (const auto& function : found->second.top) {
+        self[function.name + (function.kernel ? std::string(kKernelFrameSuffix) : "")] +=
+            function.samples;
+      }
+    }
+    figures.cpu_share = cpu_share(waits);
+    if (figures.cpu_share <= run_share || figures.samples == 0) continue;
+    figures.top = function_shares(top_functions(self, kStallTopFunctions), figures.samples,
+                                  kStallTopFunctions, profile);
+    stalls.push_back(std::move(figures));
+  }
+  return stalls;
+}
+
+std::optional<CpuFigures> cpu_figures(const Run& run) {
+  if (!run.cpu_profile) return std::nullopt;
+  const CpuProfile& profile = *run.cpu_profile;
+  CpuFigures figures;
+  figures.hz = profile.hz;
+  figures.cpus = profile.cpus;
+  figures.samples = profile.samples;
+  figures.lost = profile.lost;
+  for (const auto& [name, group] : profile.groups) {
+    if (name == kCpuClientBackends) {
+      figures.clients = group_figures(name, group, profile);
+      for (const auto& [stack, count] : group.folded) {
+        std::vector<std::string> frames;
+        for (size_t from = 0; from <= stack.size();) {
+          const size_t end = std::min(stack.find(';', from), stack.size());
+          frames.push_back(stack.substr(from, end - from));
+          from = end + 1;
+        }
+        figures.stacks[frames] += count;
+      }
+    } else if (cpu_aas(group.samples, profile) >= kBusyBackgroundAas &&
+               (!figures.background || group.samples > figures.background->samples)) {
+      figures.background = group_figures(name, group, profile);
+    }
+  }
+  figures.clients.group = kCpuClientBackends;
+  figures.stalls = stall_functions(run, profile);
+  return figures;
+}
+
 }  // namespace
 
 double ProfileTable::total_aas() const {
@@ -435,6 +530,7 @@ Summary summarize(const Run& run, const SummaryOptions& options) {
   summary.kernel_check = kernel_check(run);
   summary.timeline = timeline_rows(run);
   whole_run_figures(run, summary);
+  summary.cpu = cpu_figures(run);
   return summary;
 }
 

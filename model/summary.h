@@ -106,6 +106,51 @@ struct KernelAas {
   double runqueue = 0;
 };
 
+// "Where the CPU went" (--cpu-profile): a group's on-CPU samples by the function running when
+// each was taken (self time).
+struct CpuFunctionShare {
+  std::string name;
+  bool kernel = false;
+  uint64_t samples = 0;
+  double share = 0;  // of the group's on-CPU samples
+  double aas = 0;    // the sessions on a CPU it stands for
+};
+
+struct CpuGroupFigures {
+  std::string group;  // "client backend", "walwriter", ...
+  uint64_t samples = 0;
+  double aas = 0;           // on a CPU, on average
+  double kernel_share = 0;  // of its samples, in a kernel function
+  std::vector<CpuFunctionShare> top;
+};
+
+// A stall in which the client backends' sampled CPU share rose above the run's: the functions
+// they ran during it.
+struct StallCpu {
+  size_t stall = 0;      // index into run.stalls
+  double cpu_share = 0;  // sampled CPU of the stall's non-idle samples
+  double run_share = 0;  // the same over the run
+  uint64_t samples = 0;  // the client backends' on-CPU samples in it
+  std::vector<CpuFunctionShare> top;
+};
+
+inline constexpr size_t kCpuTopFunctions = 15;
+inline constexpr size_t kStallTopFunctions = 5;
+// A background process type is shown when it was on a CPU at least this much.
+inline constexpr double kBusyBackgroundAas = 0.05;
+
+struct CpuFigures {
+  int hz = 0;
+  int cpus = 0;
+  uint64_t samples = 0;  // of every server process
+  uint64_t lost = 0;     // the kernel dropped them (buffers full)
+  CpuGroupFigures clients;
+  std::optional<CpuGroupFigures> background;  // the busiest background type, when busy
+  // The client backends' stacks as frames, root first, for the flame graph.
+  std::map<std::vector<std::string>, uint64_t> stacks;
+  std::vector<StallCpu> stalls;
+};
+
 struct Summary {
   SummaryOptions options;
   SteadyWindow window;  // the part of the run the profile and tps figures cover
@@ -127,6 +172,7 @@ struct Summary {
   // The whole run's samples as stacks for flame graphs: backend type, wait class and, but for
   // CPU, the wait event (states merged); idle sessions as the options say.
   std::map<std::vector<std::string>, uint64_t> wait_stacks;
+  std::optional<CpuFigures> cpu;  // --cpu-profile only
 };
 
 Summary summarize(const Run& run, const SummaryOptions& options = {});

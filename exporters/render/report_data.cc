@@ -33,6 +33,45 @@ nlohmann::json estimate_json(const model::MeanEstimate& estimate) {
       {"method", estimate.method}};
 }
 
+nlohmann::json functions_json(const std::vector<model::CpuFunctionShare>& functions) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& function : functions) {
+    list.push_back({{"function", function.name},
+                    {"kernel", function.kernel},
+                    {"samples", function.samples},
+                    {"share", function.share},
+                    {"aas", function.aas}});
+  }
+  return list;
+}
+
+nlohmann::json group_json(const model::CpuGroupFigures& group) {
+  return {{"group", group.group},
+          {"samples", group.samples},
+          {"aas", group.aas},
+          {"kernel_share", group.kernel_share},
+          {"top", functions_json(group.top)}};
+}
+
+// Where the CPU went, as the reports state it.
+nlohmann::json cpu_json(const model::CpuFigures& cpu) {
+  nlohmann::json stalls = nlohmann::json::array();
+  for (const auto& stall : cpu.stalls) {
+    stalls.push_back({{"stall", stall.stall},
+                      {"cpu_share", stall.cpu_share},
+                      {"run_cpu_share", stall.run_share},
+                      {"samples", stall.samples},
+                      {"top", functions_json(stall.top)}});
+  }
+  return {{"hz", cpu.hz},
+          {"cpus", cpu.cpus},
+          {"samples", cpu.samples},
+          {"lost", cpu.lost},
+          {"clients", group_json(cpu.clients)},
+          {"background", cpu.background ? group_json(*cpu.background) : nlohmann::json()},
+          {"stalls", std::move(stalls)}};
+}
+
 // What the text and HTML reports state with their errors, for readers of report.json: the
 // run's summary with the default options (model/summary.h; run_from_json ignores it).
 nlohmann::json summary_json(const model::Summary& summary) {
@@ -71,6 +110,7 @@ nlohmann::json summary_json(const model::Summary& summary) {
                             {"highest", check->highest()},
                             {"within", check->within()}};
   }
+  if (const auto& cpu = summary.cpu) json["cpu"] = cpu_json(*cpu);
   const auto& figures = summary.tps;
   if (const auto& tps = figures.steady) {
     json["tps"] = estimate_json(*tps);

@@ -22,8 +22,9 @@ using namespace text_format;
 
 namespace {
 
+// With `cpu_link`, the CPU row leads to "where the CPU went".
 std::string html_profile_table(const model::Run& run, const ProfileTable& table,
-                               const RenderOptions& options) {
+                               const RenderOptions& options, bool cpu_link) {
   std::string html = "<table class=\"profile\">\n<thead><tr><th class=\"n\">count</th><th>" +
                      html_escape(table.dimension) +
                      "</th><th class=\"n\">share</th><th class=\"n\">AAS</th><th class=\"n\">± "
@@ -35,7 +36,10 @@ std::string html_profile_table(const model::Run& run, const ProfileTable& table,
         "class=\"n\">{:.2f}</td><td class=\"n\">{}</td><td class=\"meaning\">{}</td></tr>\n",
         row.other ? " class=\"other\"" : "", row.stat.count,
         meaning.empty() ? "" : " title=\"" + html_escape(meaning) + "\"", swatch(row.wait_class),
-        html_escape(row.label), 100 * row.stat.share, row.stat.aas,
+        cpu_link && !row.other && row.label == model::kCpu
+            ? fmt::format("<a href=\"#{}\">{}</a>", kCpuAnchor, html_escape(row.label))
+            : html_escape(row.label),
+        100 * row.stat.share, row.stat.aas,
         error_text(row.stat.aas_stderr, row.stat.errors_reliable, 2), html_escape(meaning));
     if (row.cpu_split) {
       for (const auto& sub : cpu_sub_rows(*row.cpu_split)) {
@@ -395,7 +399,9 @@ std::string html_section(const report_detail::SectionTable& table) {
   std::string title = table.title;
   if (!title.empty())
     title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-  std::string html = "<h2>" + html_escape(title) + "</h2>\n<div class=\"panel\">\n";
+  std::string html =
+      (table.anchor.empty() ? "<h2>" : "<h2 id=\"" + html_escape(table.anchor) + "\">") +
+      html_escape(title) + "</h2>\n<div class=\"panel\">\n";
   for (const auto& note : table.notes) html += "<p class=\"note\">" + html_escape(note) + "</p>\n";
   if (table.header.empty()) return html + "</div>\n";
   const bool bars = !table.bars.empty();
@@ -432,6 +438,31 @@ std::string html_section(const report_detail::SectionTable& table) {
   return html + "</tbody></table>\n</div>\n";
 }
 
+// The wait stacks' flame graph, then where the CPU went: the client backends' top functions,
+// their flame graph (its frames in the CPU row's colour), the busiest background process.
+std::string html_flame_sections(const model::Run& run, const model::Summary& summary) {
+  std::string html =
+      "<h2>Wait stacks</h2>\n" +
+      html_flame_panel(
+          "flame-waits",
+          flame_tree("all", summary.wait_stacks, wait_flame_style(summary.cpu ? "flame-cpu" : "")),
+          std::string("A frame's width is its share of the run's samples: backend type, wait "
+                      "class, wait event. Click a frame to zoom in, the root to zoom out.") +
+              (summary.cpu ? " The CPU frames lead to the CPU's flame graph." : ""),
+          "The flame graph needs JavaScript; the same stacks are in waits.folded.");
+  const auto sections = cpu_sections(run, summary);
+  for (size_t index = 0; index < sections.size(); ++index) {
+    html += html_section(sections[index]);
+    if (index != 0) continue;
+    html += html_flame_panel(
+        "flame-cpu", flame_tree("client backends", summary.cpu->stacks, cpu_flame_style()),
+        "The client backends' on-CPU stacks: a frame's width is its share of their samples, "
+        "callers below callees; kernel functions darker. Click a frame to zoom in.",
+        "The flame graph needs JavaScript; the same stacks are in cpu.folded.");
+  }
+  return html;
+}
+
 std::string render_html(const model::Run& run, const RenderOptions& options) {
   const model::Summary summary = model::summarize(run, options);
   const auto& rows = summary.timeline;
@@ -444,13 +475,8 @@ std::string render_html(const model::Run& run, const RenderOptions& options) {
   html += "<h2>Top wait events</h2>\n<div class=\"panel\">\n" +
           svg_top_waits(summary.waits, options) + "</div>\n";
   html += "<h2>Wait event profile</h2>\n<div class=\"panel\">\n" +
-          html_profile_table(run, summary.profile, options) + "</div>\n";
-  html +=
-      "<h2>Wait stacks</h2>\n" +
-      html_flame_panel("flame-waits", flame_tree("all", summary.wait_stacks, wait_flame_style("")),
-                       "A frame's width is its share of the run's samples: backend type, "
-                       "wait class, wait event. Click a frame to zoom in, the root to zoom out.",
-                       "The flame graph needs JavaScript; the same stacks are in waits.folded.");
+          html_profile_table(run, summary.profile, options, summary.cpu.has_value()) + "</div>\n";
+  html += html_flame_sections(run, summary);
   std::vector<std::string> stalls;
   for (const auto& stall : run.stalls) stalls.push_back(stall.summary());
   for (const auto& section :
@@ -479,6 +505,9 @@ std::string render_html(const model::Run& run, const RenderOptions& options) {
         "'timeline-info');</script>\n";
   }
   html += "<script>pgwaitprof.draw('flame', 'flame-waits', 'flame-waits-data');</script>\n";
+  if (summary.cpu) {
+    html += "<script>pgwaitprof.draw('flame', 'flame-cpu', 'flame-cpu-data');</script>\n";
+  }
   return html + "</body>\n</html>\n";
 }
 

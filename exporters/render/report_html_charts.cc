@@ -316,6 +316,25 @@ FlameStyler wait_flame_style(std::string cpu_link) {
   };
 }
 
+FlameStyler cpu_flame_style() {
+  return [](const std::vector<std::string>& path) {
+    if (path.empty()) return FlameStyle{"#c9ced6", ""};
+    const std::string& frame = path.back();
+    // A stable shade per name (FNV-1a), which moves the CPU green's lightness.
+    uint32_t hash = 2166136261u;
+    for (const char character : frame) {
+      hash = (hash ^ static_cast<unsigned char>(character)) * 16777619u;
+    }
+    const auto shade = static_cast<int>(hash % 40);
+    const bool kernel = model::is_kernel_frame(frame);
+    // CPU is #2ca02c: user frames around it and lighter, kernel frames darker.
+    const int red = kernel ? 20 + shade / 2 : 44 + shade;
+    const int green = kernel ? 110 + shade : 160 + shade;
+    const int blue = kernel ? 30 + shade / 2 : 44 + shade;
+    return FlameStyle{fmt::format("#{:02x}{:02x}{:02x}", red, green, blue), ""};
+  };
+}
+
 std::string html_flame_panel(const std::string& id, const nlohmann::json& tree,
                              const std::string& help, const std::string& fallback) {
   std::string html = "<div class=\"panel\">\n";

@@ -81,6 +81,10 @@ nlohmann::json flame_tree(std::string_view root,
 // backend types in grey; the CPU frame leads to `cpu_link` when the run has a CPU profile.
 FlameStyler wait_flame_style(std::string cpu_link);
 
+// The CPU stacks' style: every frame in a shade of the CPU row's colour (the frame's name picks
+// the shade, as flame graphs vary theirs), kernel functions darker.
+FlameStyler cpu_flame_style();
+
 // A flame graph's panel: its element `id`, a line of help, its data (`id`-data) and what shows
 // without JavaScript. The page calls pgwaitprof.draw('flame', id, id + '-data').
 std::string html_flame_panel(const std::string& id, const nlohmann::json& tree,

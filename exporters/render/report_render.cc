@@ -195,21 +195,23 @@ void text_timeline(TextWriter& out, const model::Run& run, const std::vector<Tim
   }
 }
 
-// The explaining sections (run to run, kernel view, lock waits, statements, checkpoint), each
-// as a padded table.
-void text_sections(TextWriter& out, const model::Run& run, const model::Summary& summary) {
-  for (const auto& section : explaining_sections(run, summary)) {
-    out.section(text_escape(section.title));
-    for (const auto& note : section.notes) out.line("  (" + text_escape(note) + ")");
-    if (section.header.empty()) continue;
-    std::vector<std::vector<std::string>> rows{section.header};
-    rows.insert(rows.end(), section.rows.begin(), section.rows.end());
-    const std::string table = text_table(rows, section.right_aligned);
-    size_t start = 0;
-    for (size_t end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
-      out.line("  " + table.substr(start, end - start));
-    }
+// One section as a padded table under its title and notes.
+void text_section(TextWriter& out, const SectionTable& section) {
+  out.section(text_escape(section.title));
+  for (const auto& note : section.notes) out.line("  (" + text_escape(note) + ")");
+  if (section.header.empty()) return;
+  std::vector<std::vector<std::string>> rows{section.header};
+  rows.insert(rows.end(), section.rows.begin(), section.rows.end());
+  const std::string table = text_table(rows, section.right_aligned);
+  size_t start = 0;
+  for (size_t end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
+    out.line("  " + table.substr(start, end - start));
   }
+}
+
+// The explaining sections (run to run, kernel view, lock waits, statements, checkpoint).
+void text_sections(TextWriter& out, const model::Run& run, const model::Summary& summary) {
+  for (const auto& section : explaining_sections(run, summary)) text_section(out, section);
   if (run.statements.empty() && !run.statements_note.empty()) {
     out.section("statements: none (" + text_escape(run.statements_note) + ")");
   }
@@ -260,6 +262,8 @@ std::string render_text(const model::Run& run, const RenderOptions& options) {
   // A run that did not complete is read for why: the load generator's stderr comes first.
   if (run.status != model::RunStatus::kCompleted) text_stderr(out, run);
   text_profile(out, run, summary.profile, options);
+  if (const auto note = cpu_row_note(summary); !note.empty()) out.line("  (" + note + ")");
+  for (const auto& section : cpu_sections(run, summary)) text_section(out, section);
   text_loadgen(out, run);
   text_timeline(out, run, summary.timeline);
   text_sections(out, run, summary);
@@ -397,6 +401,17 @@ std::string md_timeline(const model::Run& run, const std::vector<TimelineRow>& r
   return out;
 }
 
+std::string md_section(const SectionTable& section) {
+  std::string title = section.title;
+  title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+  std::string out = "\n## " + markdown_escape(title) + "\n\n";
+  for (const auto& note : section.notes) out += markdown_escape(note) + "\n\n";
+  if (section.header.empty()) return out;
+  std::vector<std::vector<std::string>> rows{section.header};
+  rows.insert(rows.end(), section.rows.begin(), section.rows.end());
+  return out + markdown_table(rows, section.right_aligned);
+}
+
 std::string md_environment(const model::Environment& environment) {
   std::string out;
   out += "\n## Environment\n\n" + markdown_row({"", ""}) + "|---|---|\n";
@@ -434,18 +449,13 @@ std::string render_markdown(const model::Run& run, const RenderOptions& options)
   if (run.status != model::RunStatus::kCompleted) out += md_stderr(run);
 
   out += md_profile(run, summary.profile, options);
+  if (const auto note = cpu_row_note(summary); !note.empty()) {
+    out += "\n" + markdown_escape(note) + "\n";
+  }
+  for (const auto& section : cpu_sections(run, summary)) out += md_section(section);
   out += md_loadgen(run);
   out += md_timeline(run, summary.timeline);
-  for (const auto& section : explaining_sections(run, summary)) {
-    std::string title = section.title;
-    title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-    out += "\n## " + markdown_escape(title) + "\n\n";
-    for (const auto& note : section.notes) out += markdown_escape(note) + "\n\n";
-    if (section.header.empty()) continue;
-    std::vector<std::vector<std::string>> rows{section.header};
-    rows.insert(rows.end(), section.rows.begin(), section.rows.end());
-    out += markdown_table(rows, section.right_aligned);
-  }
+  for (const auto& section : explaining_sections(run, summary)) out += md_section(section);
   if (run.statements.empty() && !run.statements_note.empty()) {
     out += "\n## Statements\n\nNone: " + markdown_escape(run.statements_note) + ".\n";
   }

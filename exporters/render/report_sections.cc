@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "exporters/render/report_common.h"
 #include "exporters/render/text_format.h"
 
 namespace pgwaitprof::exporters::report_detail {
@@ -54,6 +55,78 @@ std::array<CpuSubRow, 2> cpu_sub_rows(const model::CpuSplit& split) {
             "their time runnable but queued for a core, in any wait (a woken backend keeps its "
             "wait event until it gets a core)",
             split.runqueue_share, split.runqueue_aas}}};
+}
+
+namespace {
+
+std::vector<std::string> function_row(const model::CpuFunctionShare& function) {
+  return {fmt::format("{:.1f}%", 100 * function.share), fmt::format("{:.2f}", function.aas),
+          function.name, function.kernel ? "kernel" : "user"};
+}
+
+// "base_yyparse 21%, hash_search_with_hash_value 9%"
+std::string function_list(const std::vector<model::CpuFunctionShare>& functions) {
+  std::string text;
+  for (const auto& function : functions) {
+    if (!text.empty()) text += ", ";
+    text += fmt::format("{}{} {:.0f}%", function.name, function.kernel ? " [kernel]" : "",
+                        100 * function.share);
+  }
+  return text;
+}
+
+SectionTable cpu_table(const model::CpuGroupFigures& group, const std::string& title) {
+  SectionTable table;
+  table.title = title;
+  table.header = {"share", "AAS", "function (self)", "where"};
+  table.right_aligned = {true, true, false, false};
+  for (const auto& function : group.top) table.rows.push_back(function_row(function));
+  return table;
+}
+
+}  // namespace
+
+std::vector<SectionTable> cpu_sections(const model::Run& run, const model::Summary& summary) {
+  std::vector<SectionTable> sections;
+  if (!summary.cpu) return sections;
+  const auto& cpu = *summary.cpu;
+  SectionTable clients = cpu_table(cpu.clients, "where the CPU went: client backends");
+  clients.anchor = kCpuAnchor;
+  clients.notes.push_back(fmt::format(
+      "{} on-CPU samples of client backends ({} Hz on each of {} CPUs, perf_event_open's "
+      "software clock): {:.2f} sessions on a CPU on average, {:.0f}% of it in the kernel. A "
+      "function's share is of those samples, counted where the CPU was running (self time); "
+      "AAS is the sessions on a CPU it stands for.",
+      cpu.clients.samples, cpu.hz, cpu.cpus, cpu.clients.aas, 100 * cpu.clients.kernel_share));
+  if (cpu.lost > 0) {
+    clients.notes.push_back(fmt::format(
+        "The kernel dropped {} samples (its buffers were full): the figures are of the rest.",
+        cpu.lost));
+  }
+  for (const auto& stall : cpu.stalls) {
+    clients.notes.push_back(fmt::format(
+        "In the stall at {}: CPU was {:.0f}% of the samples against {:.0f}% over the run; the "
+        "client backends ran {}.",
+        format_seconds(run.stalls[stall.stall].start.count()) + " s", 100 * stall.cpu_share,
+        100 * stall.run_share, function_list(stall.top)));
+  }
+  if (cpu.clients.top.empty()) clients.header.clear();
+  sections.push_back(std::move(clients));
+  if (const auto& background = cpu.background) {
+    SectionTable busiest = cpu_table(*background, "where the CPU went: " + background->group +
+                                                      " (busiest background "
+                                                      "process)");
+    busiest.notes.push_back(fmt::format("{} samples: {:.2f} sessions on a CPU on average.",
+                                        background->samples, background->aas));
+    sections.push_back(std::move(busiest));
+  }
+  return sections;
+}
+
+std::string cpu_row_note(const model::Summary& summary) {
+  if (!summary.cpu) return "";
+  return "What the CPU row's backends were running is under \"where the CPU went\" below (and "
+         "in cpu.folded).";
 }
 
 std::optional<SectionTable> kernel_section(const model::Summary& summary) {

@@ -17,6 +17,7 @@ namespace pgwaitprof::exporters::report_detail {
 
 struct SectionTable {
   std::string title;
+  std::string anchor;              // the HTML heading's id, for links to it; "" for none
   std::vector<std::string> notes;  // sentences under the title
   std::vector<std::string> header;
   std::vector<bool> right_aligned;
@@ -44,6 +45,15 @@ std::optional<SectionTable> run_to_run_section(const model::Run& run);
 // The sections the text and Markdown reports lay out after the timeline, in their order: run
 // to run, kernel view, lock waits, statements, checkpoint; those the run has.
 std::vector<SectionTable> explaining_sections(const model::Run& run, const model::Summary& summary);
+
+// "Where the CPU went" (--cpu-profile), under the wait table: the client backends' top
+// functions by self time with their share of the on-CPU samples and the AAS they stand for,
+// kernel and user told apart, the stalls in which the CPU share rose with their own; then the
+// busiest background process type's, when it was busy. Empty without a CPU profile.
+std::vector<SectionTable> cpu_sections(const model::Run& run, const model::Summary& summary);
+inline constexpr const char* kCpuAnchor = "cpu";
+// The line under the wait table that leads from its CPU row to those sections; "" without them.
+std::string cpu_row_note(const model::Summary& summary);
 
 // The two sub-rows the renderers show under the CPU row (model::CpuSplit), on a CPU first.
 struct CpuSubRow {
