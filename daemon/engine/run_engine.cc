@@ -412,9 +412,11 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
   auto own_statements = [&sampler, &state] {
     return sampler.own_statements() + state.session.statements();
   };
+  // Its own statement: GCC 12 miscompiles a co_await inside a braced initializer.
+  auto cpu_profile = co_await open_cpu_profile(state, sampler);
   auto collectors = collectors::make_run_collectors(
-      {child ? child->pid : getpid(), state.run().interval, own_statements, state.statements.usable,
-       co_await open_cpu_profile(state, sampler)});
+      {child ? child->pid : getpid(), state.run().interval, own_statements,
+       state.statements.usable, std::move(cpu_profile)});
   auto load = [&]() -> asio::awaitable<void> {
     const auto began = SteadyClock::now();
     if (child) {
