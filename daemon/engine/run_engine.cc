@@ -415,8 +415,8 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
   // Its own statement: GCC 12 miscompiles a co_await inside a braced initializer.
   auto cpu_profile = co_await open_cpu_profile(state, sampler);
   auto collectors = collectors::make_run_collectors(
-      {child ? child->pid : getpid(), state.run().interval, own_statements,
-       state.statements.usable, std::move(cpu_profile)});
+      {child ? child->pid : getpid(), state.run().interval, own_statements, state.statements.usable,
+       std::move(cpu_profile)});
   auto load = [&]() -> asio::awaitable<void> {
     const auto began = SteadyClock::now();
     if (child) {
