@@ -86,7 +86,8 @@ void CpuProfileCollector::read_types(const model::Snapshot* latest) {
   types_of_ = latest->taken_at_steady;
   types_.clear();
   for (const auto& backend : latest->backends) {
-    const bool own = backend.application_name == kCpuOwnBackends;
+    const bool own = backend.application_name == kCpuOwnBackends ||
+                     std::find(own_pids_.begin(), own_pids_.end(), backend.pid) != own_pids_.end();
     types_[backend.pid] = own ? std::string(kCpuOwnBackends) : backend.backend_type;
   }
 }
@@ -98,7 +99,9 @@ const std::string& CpuProfileCollector::group_of(pid_t pid) {
   if (auto known = groups_.find(pid); known != groups_.end()) return known->second;
   if (groups_.size() >= kMaxKnownPids) groups_.clear();
   std::string group;
-  if (pid == postmaster_) {
+  if (std::find(own_pids_.begin(), own_pids_.end(), pid) != own_pids_.end()) {
+    group = kCpuOwnBackends;
+  } else if (pid == postmaster_) {
     group = "postmaster";
   } else if (pid > 0 && read_parent_pid(pid) == postmaster_) {
     group = backend_type_from_cmdline(read_cmdline(pid));
@@ -136,7 +139,7 @@ asio::awaitable<CollectResult> CpuProfileCollector::collect(CollectContext& cont
 }
 
 asio::awaitable<base::Expected<std::unique_ptr<Collector>>> open_cpu_profile(
-    PgSession& session, config::LocalMode local, int hz) {
+    PgSession& session, config::LocalMode local, int hz, std::vector<pid_t> own_pids) {
   using Result = base::Expected<std::unique_ptr<Collector>>;
   if (local == config::LocalMode::kNo) {
     co_return Result(base::Error{"the target is configured as not on this host (local: no)"});
@@ -149,8 +152,9 @@ asio::awaitable<base::Expected<std::unique_ptr<Collector>>> open_cpu_profile(
   if (auto unreadable = check_process_readable(*postmaster)) co_return Result(*unreadable);
   auto events = cpu::PerfEvents::open(hz);
   if (!events) co_return Result(events.error());
-  co_return Result(
-      std::unique_ptr<Collector>(new CpuProfileCollector(std::move(*events), hz, *postmaster)));
+  own_pids.push_back(session.backend_pid());
+  co_return Result(std::unique_ptr<Collector>(
+      new CpuProfileCollector(std::move(*events), hz, *postmaster, std::move(own_pids))));
 }
 
 }  // namespace pgwaitprof::collectors

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/expected.h"
 #include "collectors/collector.h"
@@ -27,7 +28,8 @@
 
 namespace pgwaitprof::collectors {
 
-// The group of pgwaitprof's own backends (application_name "pgwaitprof").
+// The group of pgwaitprof's own backends: the sampler's and the run's connections, and any
+// with application_name "pgwaitprof".
 inline constexpr std::string_view kCpuOwnBackends = "pgwaitprof";
 
 // A server process's backend type from its command line ("postgres: walwriter ",
@@ -40,8 +42,12 @@ base::Status check_process_readable(pid_t pid);
 class CpuProfileCollector : public Collector {
  public:
   static constexpr auto kPeriod = std::chrono::milliseconds(200);
-  CpuProfileCollector(std::unique_ptr<cpu::PerfEvents> events, int hz, pid_t postmaster)
-      : events_(std::move(events)), hz_(hz), postmaster_(postmaster) {}
+  CpuProfileCollector(std::unique_ptr<cpu::PerfEvents> events, int hz, pid_t postmaster,
+                      std::vector<pid_t> own_pids)
+      : events_(std::move(events)),
+        hz_(hz),
+        postmaster_(postmaster),
+        own_pids_(std::move(own_pids)) {}
   std::string_view name() const override { return "cpu_profile"; }
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 
@@ -54,6 +60,7 @@ class CpuProfileCollector : public Collector {
   std::unique_ptr<cpu::PerfEvents> events_;
   int hz_;
   pid_t postmaster_;
+  std::vector<pid_t> own_pids_;
   cpu::Symbolizer symbolizer_;
   model::SteadyClock::time_point types_of_{};      // the snapshot read_types() read
   std::unordered_map<pid_t, std::string> types_;   // from that snapshot
@@ -61,9 +68,10 @@ class CpuProfileCollector : public Collector {
   uint64_t collections_ = 0;
 };
 
-// The CPU profile of the server `session` is connected to, at `hz` per CPU; the error says why
-// there is none ("the server is not on this host", the perf_event_paranoid level, ...).
+// The CPU profile of the server `session` is connected to, at `hz` per CPU, with the backends
+// of `own_pids` (pgwaitprof's other connections) as its own; the error says why there is none
+// ("the server is not on this host", the perf_event_paranoid level, ...).
 asio::awaitable<base::Expected<std::unique_ptr<Collector>>> open_cpu_profile(
-    PgSession& session, config::LocalMode local, int hz);
+    PgSession& session, config::LocalMode local, int hz, std::vector<pid_t> own_pids = {});
 
 }  // namespace pgwaitprof::collectors

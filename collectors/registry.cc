@@ -68,9 +68,10 @@ std::vector<ScheduledCollector> make_run_collectors(RunCollectorOptions options)
                         as_duration(options.interval), true,
                         as_duration(ServerThroughputCollector::kHandOverLag)});
   }
-  // Drained several times a second, so its buffers never fill at 999 Hz.
+  // Drained several times a second, so its buffers never fill at 999 Hz, and once more when
+  // the run ends, so its last 200 ms are in the profile too.
   if (options.cpu_profile) {
-    schedule.push_back({std::move(options.cpu_profile), CpuProfileCollector::kPeriod});
+    schedule.push_back({std::move(options.cpu_profile), CpuProfileCollector::kPeriod, true});
   }
   return schedule;
 }

@@ -377,8 +377,10 @@ asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point 
 asio::awaitable<std::unique_ptr<collectors::Collector>> open_cpu_profile(
     RunState& state, collectors::TargetSampler& sampler) {
   if (state.request.cpu_profile_hz <= 0) co_return nullptr;
+  // The sampler's backend is pgwaitprof's, like the run's session (which open_cpu_profile adds).
+  std::vector<pid_t> own_pids{sampler.backend_pid()};
   auto opened = co_await collectors::open_cpu_profile(state.session, sampler.options().local,
-                                                      state.request.cpu_profile_hz);
+                                                      state.request.cpu_profile_hz, own_pids);
   if (opened) {
     log()->info("cpu profile on run_id={} hz={}", state.run().id, state.request.cpu_profile_hz);
     co_return std::move(*opened);
