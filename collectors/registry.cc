@@ -11,6 +11,7 @@
 #include "base/logging.h"
 #include "collectors/activity.h"
 #include "collectors/background_stats.h"
+#include "collectors/cpu_profile.h"
 #include "collectors/host_cpu.h"
 #include "collectors/kernel.h"
 #include "collectors/lock_blockers.h"
@@ -53,7 +54,7 @@ std::vector<ScheduledCollector> make_target_collectors(const SamplerOptions& opt
   return schedule;
 }
 
-std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& options) {
+std::vector<ScheduledCollector> make_run_collectors(RunCollectorOptions options) {
   std::vector<ScheduledCollector> schedule;
   schedule.push_back({std::make_unique<BackgroundStatsCollector>(),
                       as_duration(options.interval / kBackgroundPollsPerInterval)});
@@ -66,6 +67,11 @@ std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& o
                             options.own_statements, options.interval, options.statement_calls),
                         as_duration(options.interval), true,
                         as_duration(ServerThroughputCollector::kHandOverLag)});
+  }
+  // Drained several times a second, so its buffers never fill at 999 Hz, and once more when
+  // the run ends, so its last 200 ms are in the profile too.
+  if (options.cpu_profile) {
+    schedule.push_back({std::move(options.cpu_profile), CpuProfileCollector::kPeriod, true});
   }
   return schedule;
 }

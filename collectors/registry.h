@@ -44,9 +44,12 @@ struct RunCollectorOptions {
   std::function<uint64_t()> own_statements;
   // pg_stat_statements is usable (statements_availability()): its calls are read too.
   bool statement_calls = false;
+  // The CPU profile (open_cpu_profile() in collectors/cpu_profile.h), when the run has one.
+  std::unique_ptr<Collector> cpu_profile;
 };
-// Collectors of one run, on the run's own session: background activity, host CPU.
-std::vector<ScheduledCollector> make_run_collectors(const RunCollectorOptions& options);
+// Collectors of one run, on the run's own session: background activity, host CPU, the CPU
+// profile.
+std::vector<ScheduledCollector> make_run_collectors(RunCollectorOptions options);
 
 // Runs every collector of `schedule` at start + k * period (and at start and after `stop` when
 // it asks to), one after the other on `context`'s

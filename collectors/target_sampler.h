@@ -68,6 +68,11 @@ class TargetSampler {
   // Queries the sampler has sent to the target (snapshots, lock and statement look-ups): its
   // own transactions, which server-side throughput takes out.
   uint64_t own_statements() const { return session_.statements(); }
+  // The snapshot delivered last (one object, refilled in place by each tick), or null before
+  // the first one.
+  const model::Snapshot* latest_snapshot() const { return delivered_ ? &snapshot_ : nullptr; }
+  // The server pid of the sampler's connection (0 when not connected).
+  int backend_pid() const { return session_.backend_pid(); }
 
  private:
   asio::awaitable<CollectResult> connect();

@@ -147,9 +147,9 @@ ControlConfig read_control(const Document& doc, const Value& value) {
 
 TargetConfig read_target(const Document& doc, const Value& item, std::size_t target_count,
                          std::set<std::string, std::less<>>& names) {
-  const MapReader reader(
-      doc, item.node,
-      {"name", "dsn", "hz", "source", "pg_wait_sampling_poll_ms", "labels", "local"});
+  const MapReader reader(doc, item.node,
+                         {"name", "dsn", "hz", "source", "pg_wait_sampling_poll_ms", "labels",
+                          "local", "cpu_profile"});
   // A default constructed TargetConfig holds every default: one place for them.
   TargetConfig target;
   if (const Value* name = reader.find("name")) {
@@ -188,6 +188,8 @@ TargetConfig read_target(const Document& doc, const Value& item, std::size_t tar
                    : text == "false" ? LocalMode::kNo
                                      : LocalMode::kAuto;
   }
+  if (const Value* cpu = reader.find("cpu_profile"))
+    target.cpu_profile_hz = read_cpu_profile(doc, *cpu);
   return target;
 }
 

@@ -33,6 +33,8 @@ struct TargetConfig {
   std::chrono::milliseconds pg_wait_sampling_poll{1000};
   std::map<std::string, std::string> labels;  // extra constant labels on every series
   LocalMode local = LocalMode::kAuto;
+  // cpu_profile: HZ or true: every run on this target has a CPU profile; 0: none.
+  int cpu_profile_hz = 0;
 };
 
 // A benchmark run the daemon executes at start-up ("runs:" in the config).

@@ -186,7 +186,7 @@ std::vector<Variant> read_variants(const Document& doc, const Value& value, bool
   return variants;
 }
 
-// metric, transactions, checkpoint_after, split_by.
+// metric, transactions, checkpoint_after, cpu_profile, split_by.
 void read_fixed_work_keys(const Document& doc, const MapReader& reader, MatrixPlan& plan) {
   if (const Value* transactions = reader.find("transactions")) {
     plan.transactions = static_cast<int>(read_integer(doc, *transactions, 1, 1000000000));
@@ -206,6 +206,8 @@ void read_fixed_work_keys(const Document& doc, const MapReader& reader, MatrixPl
   if (const Value* checkpoint_after = reader.find("checkpoint_after")) {
     plan.checkpoint_after = read_bool(doc, *checkpoint_after);
   }
+  if (const Value* cpu = reader.find("cpu_profile"))
+    plan.cpu_profile_hz = read_cpu_profile(doc, *cpu);
   if (const Value* split_by = reader.find("split_by")) {
     plan.split_by = read_choice(doc, *split_by, kSplitAttributes);
   }
@@ -292,8 +294,8 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
       doc, doc.load(yaml_text),
       {"name",     "target",       "scale",    "workload",     "clients",          "jobs",
        "duration", "repeats",      "variants", "checkpoint",   "warmup",           "hz",
-       "source",   "pgbench_args", "metric",   "transactions", "checkpoint_after", "split_by",
-       "loadgen",  "args",         "setup",    "teardown",     "max_clients"});
+       "source",   "pgbench_args", "metric",   "transactions", "checkpoint_after", "cpu_profile",
+       "split_by", "loadgen",      "args",     "setup",        "teardown",         "max_clients"});
   MatrixPlan plan;
   // The plan's name titles its table and results; a file named fsync.yaml is the "fsync" plan.
   plan.name = std::filesystem::path(file_name).stem().string();

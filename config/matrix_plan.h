@@ -61,6 +61,7 @@ struct MatrixPlan {
   // pgbench -t N per client instead of -T duration: a fixed-work run; 0 = by duration.
   int transactions = 0;
   bool checkpoint_after = false;  // CHECKPOINT after each run's load, timed and sampled
+  int cpu_profile_hz = 0;         // cpu_profile: every run's CPU profile at this rate; 0: none
   // An environment attribute recorded with each run that splits the table (kernel, cpu_model,
   // server_version, label): runs of two hosts or boots side by side. "" = none.
   std::string split_by;

@@ -16,6 +16,10 @@ namespace pgwaitprof::config {
 // Timeline intervals (pgbench -P) are whole seconds, at most an hour: the one limit shared by the
 // configuration, the command line, the control socket and the pgbench arguments checked here.
 inline constexpr long long kMaxIntervalS = 3600;
+// --cpu-profile, a target's and a plan's cpu_profile: on-CPU samples per second per CPU.
+inline constexpr int kMinCpuProfileHz = 1;
+inline constexpr int kMaxCpuProfileHz = 999;
+inline constexpr int kDefaultCpuProfileHz = 99;
 
 // A plain decimal integer with an optional sign. Values too large for long long saturate, so
 // that the range check reports them as out of range rather than as not a number.

@@ -247,6 +247,14 @@ bool read_bool(const Document& doc, const Value& value) {
   fail_invalid(doc, value, "must be true or false");
 }
 
+int read_cpu_profile(const Document& doc, const Value& value) {
+  const YAML::Node& node = require_scalar(doc, value, "true, false or a rate in Hz");
+  if (!is_quoted(node) && !parse_integer(node.Scalar())) {
+    return read_bool(doc, value) ? kDefaultCpuProfileHz : 0;
+  }
+  return static_cast<int>(read_integer(doc, value, kMinCpuProfileHz, kMaxCpuProfileHz));
+}
+
 std::string read_choice(const Document& doc, const Value& value,
                         std::span<const std::string_view> choices) {
   const std::string& text = require_scalar(doc, value, "a string").Scalar();

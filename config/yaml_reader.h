@@ -83,6 +83,8 @@ long long read_integer(const Document& doc, const Value& value, long long min, l
 double read_number(const Document& doc, const Value& value);
 double read_number(const Document& doc, const Value& value, double min, double max);
 bool read_bool(const Document& doc, const Value& value);
+// cpu_profile: true (kDefaultCpuProfileHz), false (0) or a rate in Hz (1-999).
+int read_cpu_profile(const Document& doc, const Value& value);
 std::string read_choice(const Document& doc, const Value& value,
                         std::span<const std::string_view> choices);
 std::string read_choice(const Document& doc, const Value& value,

@@ -13,6 +13,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev googletest libgtest-dev libgmock-dev
   # the scalability model of a sweep: Eigen's Levenberg-Marquardt solver (header-only)
   libeigen3-dev
+  # the CPU profile's symbols: elfutils' libdwfl
+  libdw-dev
   # the formatting check of deploy/test.sh
   clang-format
   # run: the scratch cluster, pgbench, and pg_wait_sampling to cross-check the sampler

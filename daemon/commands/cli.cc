@@ -137,6 +137,11 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source, std::strin
                 "keep pgbench's per-transaction log (pgbench_log.*) in the run directory");
   run->add_flag("--checkpoint-after", command.checkpoint_after,
                 "CHECKPOINT when the load ends, timed and sampled as its own part of the run");
+  run->add_flag("--cpu-profile{99}", command.cpu_profile_hz,
+                "sample the server's processes on a CPU (perf events, this host only), at HZ "
+                "per CPU (1-999, default 99)")
+      ->transform(integer_in_range(config::kMinCpuProfileHz, config::kMaxCpuProfileHz))
+      ->option_text("[=HZ]");
   run->add_option("--results-dsn", command.results_dsn,
                   "upload the run to this results database (or $PGWAITPROF_RESULTS_DSN)");
   run->add_flag("--no-daemon", command.no_daemon,
@@ -158,6 +163,12 @@ void add_record(CLI::App& app, RunCommand& command, std::string& source) {
   record->add_option("--label", command.label, "what the load was");
   add_tag_option(*record, command);
   record->add_option("--data-dir", command.data_dir, "where the run directory is written");
+  record
+      ->add_flag("--cpu-profile{99}", command.cpu_profile_hz,
+                 "sample the server's processes on a CPU (perf events, this host only), at HZ "
+                 "per CPU (1-999, default 99)")
+      ->transform(integer_in_range(config::kMinCpuProfileHz, config::kMaxCpuProfileHz))
+      ->option_text("[=HZ]");
   record->add_option("--source", source, kSourceHelp)
       ->check(CLI::IsMember(model::sampler_source_names()));
   record->add_option("--results-dsn", command.results_dsn,

@@ -69,6 +69,7 @@ engine::RunRequest make_request(const RunCommand& command) {
   request.data_dir = command.data_dir.empty() ? default_data_dir() : command.data_dir;
   request.keep_transaction_log = command.keep_transaction_log;
   request.checkpoint_after = command.checkpoint_after;
+  request.cpu_profile_hz = command.cpu_profile_hz;
   request.kind = command.loadgen;
   request.setup_step = command.setup_step;
   request.teardown_step = command.teardown_step;
@@ -142,8 +143,10 @@ int run_command(const RunCommand& command) {
         "record needs a target: a connection string, or the PG* variables (a scratch cluster "
         "has no load to record)");
   }
-  // The control protocol does not carry --checkpoint-after: such a run samples here.
-  if (!scratch_target && !command.no_daemon && !command.checkpoint_after) {
+  // The control protocol does not carry --checkpoint-after or --cpu-profile: such a run
+  // samples here.
+  if (!scratch_target && !command.no_daemon && !command.checkpoint_after &&
+      command.cpu_profile_hz == 0) {
     if (auto exit_code = try_daemons(command, request)) return *exit_code;
   }
   config::TargetConfig target;

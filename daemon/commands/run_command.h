@@ -31,6 +31,7 @@ struct RunCommand {
   // of the load generator's output: for scripts that run several (deploy/quickstart.sh).
   bool brief = false;
   bool checkpoint_after = false;
+  int cpu_profile_hz = 0;  // --cpu-profile[=HZ]; 0: none
   model::SamplerSource source = model::SamplerSource::kAuto;
   // Whether the server runs on this host (a scratch cluster always does).
   config::LocalMode local = config::LocalMode::kAuto;

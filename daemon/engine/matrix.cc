@@ -152,6 +152,7 @@ RunRequest cell_request(const MatrixContext& context, const MatrixServer& server
                                 {"-T", std::to_string(plan.duration.count())});
   }
   request.checkpoint_after = plan.checkpoint_after;
+  request.cpu_profile_hz = plan.cpu_profile_hz;
   request.pgbench_args.insert(request.pgbench_args.end(), plan.pgbench_args.begin(),
                               plan.pgbench_args.end());
   request.variant = cell.variant;

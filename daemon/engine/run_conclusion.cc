@@ -9,6 +9,7 @@
 #include "daemon/engine/run_state.h"
 #include "exporters/render/report_render.h"
 #include "loadgen/pgbench_log.h"
+#include "model/cpu_profile.h"
 #include "model/run_analysis.h"
 #include "store/atomic_file.h"
 #include "store/run_directory.h"
@@ -142,6 +143,13 @@ void write(RunState& state) {
   const auto& dir = state.outcome.dir;
   auto failed =
       store::write_file_atomically(dir / loadgen_log_name(state.request.kind), state.pgbench_log);
+  // The client backends' on-CPU stacks beside the wait stacks (waits.folded), for flamegraph.pl.
+  if (!failed && run.cpu_profile) {
+    const auto client = run.cpu_profile->groups.find(std::string(model::kCpuClientBackends));
+    failed = store::write_file_atomically(
+        dir / "cpu.folded",
+        client == run.cpu_profile->groups.end() ? "" : model::folded_text(client->second));
+  }
   if (!failed) failed = store::write_run_directory(dir, run, exporters::run_directory_files());
   if (failed) {
     fail_report(run, failed->message);

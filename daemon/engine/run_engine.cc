@@ -13,6 +13,7 @@
 
 #include "base/logging.h"
 #include "base/programs.h"
+#include "collectors/cpu_profile.h"
 #include "collectors/host.h"
 #include "collectors/kernel.h"
 #include "collectors/registry.h"
@@ -372,6 +373,24 @@ asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point 
   state.run().checkpoint_after = std::move(checkpoint);
 }
 
+// --cpu-profile: the collector, or none with a warning in the run and the log that says why.
+asio::awaitable<std::unique_ptr<collectors::Collector>> open_cpu_profile(
+    RunState& state, collectors::TargetSampler& sampler) {
+  if (state.request.cpu_profile_hz <= 0) co_return nullptr;
+  // The sampler's backend is pgwaitprof's, like the run's session (which open_cpu_profile adds).
+  std::vector<pid_t> own_pids{sampler.backend_pid()};
+  auto opened = co_await collectors::open_cpu_profile(state.session, sampler.options().local,
+                                                      state.request.cpu_profile_hz, own_pids);
+  if (opened) {
+    log()->info("cpu profile on run_id={} hz={}", state.run().id, state.request.cpu_profile_hz);
+    co_return std::move(*opened);
+  }
+  const auto warning = "no CPU profile: " + opened.error().message;
+  log()->warn("{} run_id={}", warning, state.run().id);
+  state.run().warnings.push_back(warning);
+  co_return nullptr;
+}
+
 // Step 6: the load (pgbench, or pgwaitprof's own COPY), with the recorder attached to the
 // sampler and the run collectors (background activity, host CPU) on the run's connection
 // meanwhile, then the checkpoint after it when asked for.
@@ -395,9 +414,11 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
   auto own_statements = [&sampler, &state] {
     return sampler.own_statements() + state.session.statements();
   };
-  auto collectors =
-      collectors::make_run_collectors({child ? child->pid : getpid(), state.run().interval,
-                                       own_statements, state.statements.usable});
+  // Its own statement: GCC 12 miscompiles a co_await inside a braced initializer.
+  auto cpu_profile = co_await open_cpu_profile(state, sampler);
+  auto collectors = collectors::make_run_collectors(
+      {child ? child->pid : getpid(), state.run().interval, own_statements, state.statements.usable,
+       std::move(cpu_profile)});
   auto load = [&]() -> asio::awaitable<void> {
     const auto began = SteadyClock::now();
     if (child) {
@@ -414,7 +435,9 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
     finished.set();
   };
   using namespace asio::experimental::awaitable_operators;
-  const collectors::CollectContext context{&state.session, &recorder, nullptr, nullptr, start};
+  // The latest snapshot, for the CPU profile's backend types (the sampler reuses its object).
+  const collectors::CollectContext context{&state.session, &recorder, nullptr,
+                                           sampler.latest_snapshot(), start};
   co_await (load() && collectors::run_schedule(collectors, context, start, finished));
   co_return std::nullopt;
 }

@@ -46,6 +46,9 @@ struct RunRequest {
   std::string teardown_step;
   // `record`: how long the window lasts; zero: until interrupted (Ctrl-C ends it, completed).
   base::Seconds record_duration{0};
+  // --cpu-profile: on-CPU samples of the server's processes at this rate per CPU (1-999 Hz,
+  // collectors/cpu_profile.h); 0: none.
+  int cpu_profile_hz = 0;
 };
 
 // What a run tells whoever started it, as it goes.

@@ -266,6 +266,7 @@ asio::awaitable<engine::RunOutcome> DaemonApp::execute(engine::RunRequest reques
   request.target_name = target->config.name;
   request.conninfo = target->config.dsn;
   request.data_dir = config_.data_dir;
+  if (request.cpu_profile_hz == 0) request.cpu_profile_hz = target->config.cpu_profile_hz;
   const auto workload = engine::run_steps::workload_name(request);
   log()->info("run requested target={} workload={}", request.target_name, workload);
   ActiveRunObserver publishing(*profile, workload, observer);

@@ -230,6 +230,7 @@ TEST(ConfigExample, ExamplesDocumentEveryKey) {
                                 "source",
                                 "pg_wait_sampling_poll_ms",
                                 "labels",
+                                "cpu_profile",
                                 "runs",
                                 "target",
                                 "workload",
@@ -249,7 +250,7 @@ TEST(ConfigExample, ExamplesDocumentEveryKey) {
   for (const std::string key :
        {"name", "target", "scale", "workload", "clients", "jobs", "duration", "repeats", "variants",
         "server_bin", "settings", "checkpoint", "warmup", "hz", "source", "pgbench_args",
-        "max_clients"}) {
+        "max_clients", "cpu_profile"}) {
     EXPECT_NE(matrix.find(key + ":"), std::string::npos) << key;
   }
   // Every commented-out key must be a real one: the example runs block, uncommented, parses.

@@ -38,6 +38,13 @@ TEST(CliNumbers, NanAndOutOfRangeValuesExitTwoWithOneLine) {
        "pgwaitprof: --hz: invalid value \"inf\" (must be a number between 1 and 10000)\n"},
       {{"run", "--hz", "0.5"},
        "pgwaitprof: --hz: invalid value \"0.5\" (must be between 1 and 10000)\n"},
+      {{"run", "--cpu-profile=1000"},
+       "pgwaitprof: --cpu-profile: invalid value \"1000\" (must be between 1 and 999)\n"},
+      {{"record", "--cpu-profile=0"},
+       "pgwaitprof: --cpu-profile: invalid value \"0\" (must be between 1 and 999)\n"},
+      {{"run", "--cpu-profile=fast"},
+       "pgwaitprof: --cpu-profile: invalid value \"fast\" (must be an integer between 1 and "
+       "999)\n"},
       {{"run", "--interval", "1.5"},
        "pgwaitprof: --interval: invalid value \"1.5\" (must be an integer between 1 and 3600)\n"},
       {{"run", "--scale", "0x10"},

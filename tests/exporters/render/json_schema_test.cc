@@ -147,6 +147,13 @@ model::Run run_with_everything() {
   slice.loadgen->latency_percentile_ms = 3.5;
   slice.loadgen->latency_percentile = 95;
   slice.loadgen->lag_ms = 0.5;
+  model::CpuProfile cpu;
+  cpu.hz = 99;
+  cpu.cpus = 2;
+  cpu.samples = cpu.lost = 1;
+  cpu.groups["client backend"] = {1, {{"main;base_yyparse", 1}}, {{"base_yyparse", false, 1}}};
+  cpu.intervals[0] = {1, {{"base_yyparse", false, 1}}};
+  run.cpu_profile = cpu;
   return run;
 }
 
