@@ -432,6 +432,94 @@ std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,
   return moves;
 }
 
+// "finish_task_switch [kernel]": one name per function whichever side sees it.
+std::string function_label(const CpuFunction& function) {
+  return function.kernel ? function.name + " [kernel]" : function.name;
+}
+
+// One side's runs with a CPU profile: each run's client backends' share per function.
+struct SideFunctions {
+  std::vector<const Run*> runs;
+  std::map<std::string, std::vector<double>> shares;  // label -> one value per run
+};
+
+SideFunctions side_functions(const std::vector<const Run*>& runs) {
+  SideFunctions side;
+  for (const Run* run : runs) {
+    if (!run->cpu_profile) continue;
+    const auto group = run->cpu_profile->groups.find(std::string(kCpuClientBackends));
+    if (group == run->cpu_profile->groups.end() || group->second.samples == 0) continue;
+    side.runs.push_back(run);
+    for (const auto& function : group->second.self) {
+      auto& values = side.shares[function_label(function)];
+      values.resize(side.runs.size(), 0.0);
+      values.back() =
+          static_cast<double>(function.samples) / static_cast<double>(group->second.samples);
+    }
+  }
+  for (auto& [label, values] : side.shares) values.resize(side.runs.size(), 0.0);
+  return side;
+}
+
+// A lone run's share of one function with its batch-means error over the intervals the profile
+// kept top functions of (a function outside an interval's top counts 0 there).
+SideEstimate lone_run_share(const Run& run, const std::string& label, double mean) {
+  std::vector<IntervalCounts> intervals;
+  for (const auto& [index, interval] : run.cpu_profile->intervals) {
+    if (interval.client_samples == 0) continue;
+    IntervalCounts counts;
+    counts.samples = interval.client_samples;
+    counts.snapshots = interval.client_samples;
+    for (const auto& function : interval.top) {
+      if (function_label(function) == label) counts.count += function.samples;
+    }
+    intervals.push_back(counts);
+  }
+  const auto estimate = estimate_wait_key(intervals, batch_options(run));
+  if (!estimate.share.reliable) return {mean};
+  return {mean, estimate.share.standard_error, estimate.share.degrees_of_freedom};
+}
+
+SideEstimate function_estimate(const SideFunctions& side, const std::string& label) {
+  const auto found = side.shares.find(label);
+  const size_t runs = side.runs.size();
+  std::vector<double> values =
+      found == side.shares.end() ? std::vector<double>(runs, 0.0) : found->second;
+  double mean = 0;
+  for (double value : values) mean += value;
+  mean /= static_cast<double>(runs);
+  if (runs == 1) return lone_run_share(*side.runs.front(), label, mean);
+  double squares = 0;
+  for (double value : values) squares += (value - mean) * (value - mean);
+  return {mean, std::sqrt(squares / static_cast<double>(runs - 1) / static_cast<double>(runs)),
+          static_cast<double>(runs - 1)};
+}
+
+std::vector<FunctionMove> cell_function_moves(const std::string& variant, int clients,
+                                              const CellRuns& runs) {
+  const SideFunctions side_a = side_functions(runs.a);
+  const SideFunctions side_b = side_functions(runs.b);
+  if (side_a.runs.empty() || side_b.runs.empty()) return {};
+  std::set<std::string> labels;
+  for (const auto& [label, values] : side_a.shares) labels.insert(label);
+  for (const auto& [label, values] : side_b.shares) labels.insert(label);
+  std::vector<FunctionMove> moves;
+  for (const auto& label : labels) {
+    const auto a = function_estimate(side_a, label);
+    const auto b = function_estimate(side_b, label);
+    moves.push_back({.variant = variant,
+                     .clients = clients,
+                     .function = label,
+                     .share_a = a.mean,
+                     .share_b = b.mean,
+                     .stderr_a = a.standard_error,
+                     .stderr_b = b.standard_error,
+                     .delta = b.mean - a.mean,
+                     .significant = significant_move(a, b)});
+  }
+  return moves;
+}
+
 // Each side as a matrix (its scalability fitted per variant), the variants paired by name, or
 // the only variant of each side with the other's when `cross_variant` names the pair.
 std::vector<ScalabilityShift> scalability_shifts(const std::vector<Run>& a,
@@ -501,8 +589,15 @@ Comparison compare_runs(const std::vector<Run>& a, const std::vector<Run>& b, st
       comparison.cells.push_back(make_cell(variant, key.second, runs, assumed, comparison));
       auto moves = cell_wait_moves(variant, key.second, runs);
       comparison.waits.insert(comparison.waits.end(), moves.begin(), moves.end());
+      auto functions = cell_function_moves(variant, key.second, runs);
+      comparison.functions.insert(comparison.functions.end(), functions.begin(), functions.end());
     }
   }
+  std::stable_sort(comparison.functions.begin(), comparison.functions.end(),
+                   [](const FunctionMove& x, const FunctionMove& y) {
+                     return std::abs(x.delta) > std::abs(y.delta);
+                   });
+  if (comparison.functions.size() > kTopWaits) comparison.functions.resize(kTopWaits);
   std::stable_sort(
       comparison.waits.begin(), comparison.waits.end(),
       [](const WaitMove& x, const WaitMove& y) { return std::abs(x.delta) > std::abs(y.delta); });

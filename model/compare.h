@@ -79,6 +79,20 @@ struct WaitMove {
   std::optional<bool> significant;
 };
 
+// A function's share of the client backends' on-CPU samples (self time, --cpu-profile) in one
+// cell on both sides, with the run-to-run spread as for waits: between repeats when a side has
+// two or more runs, else batch means over the run's intervals (their top functions).
+struct FunctionMove {
+  std::string variant;
+  int clients = 0;
+  std::string function;  // "LWLockAcquire", "finish_task_switch [kernel]"
+  double share_a = 0, share_b = 0;
+  double stderr_a = 0, stderr_b = 0;  // NaN when neither can be estimated
+  double delta = 0;                   // share_b - share_a
+  // |delta| beyond the 95 % band of the combined error; nullopt when an error is unknown.
+  std::optional<bool> significant;
+};
+
 // The scalability models of one variant on both sides (matrices with at least 4 client counts
 // and throughput): sigma, kappa and N* side by side, and whether each differs beyond the two
 // intervals (model::compare_figures; not comparable where a side does not constrain it).
@@ -95,6 +109,8 @@ struct Comparison {
   Metric metric = Metric::kTps;
   std::vector<CompareCell> cells;
   std::vector<WaitMove> waits;  // the largest |delta| of every cell, largest first
+  // Where both sides of a cell have CPU profiles: the functions whose share moved most.
+  std::vector<FunctionMove> functions;
   // Per variant fitted on both sides; empty for fixed-work runs.
   std::vector<ScalabilityShift> scalability;
 };

@@ -188,6 +188,13 @@ const WaitShare* MatrixCell::find_event(const std::string& name) const {
   return nullptr;
 }
 
+const WaitShare* MatrixCell::find_function(const std::string& name) const {
+  for (const auto& share : functions) {
+    if (share.name == name) return &share;
+  }
+  return nullptr;
+}
+
 const MatrixCell* MatrixTable::find(const std::string& variant, int clients) const {
   for (const auto& cell : cells) {
     if (cell.variant == variant && cell.clients == clients) return &cell;
@@ -291,6 +298,42 @@ WaitKeyEstimate single_run_error(const Run& run,
   return estimate;
 }
 
+namespace {
+
+// The client backends' functions of the runs with a CPU profile: each run's share per function,
+// their mean and its standard error between the runs, largest first.
+std::vector<WaitShare> function_composition(const std::vector<const Run*>& runs) {
+  std::map<std::string, std::vector<double>> shares;  // one value per profiled run
+  std::map<std::string, std::vector<double>> aas;
+  size_t profiled = 0;
+  for (const auto* run : runs) {
+    if (!run->cpu_profile) continue;
+    const auto group = run->cpu_profile->groups.find(std::string(kCpuClientBackends));
+    if (group == run->cpu_profile->groups.end() || group->second.samples == 0) continue;
+    ++profiled;
+    for (const auto& function : group->second.self) {
+      const std::string name = function.kernel ? function.name + " [kernel]" : function.name;
+      shares[name].resize(profiled, 0.0);
+      aas[name].resize(profiled, 0.0);
+      shares[name].back() = ratio(function.samples, group->second.samples);
+      aas[name].back() = cpu_aas(function.samples, *run->cpu_profile);
+    }
+  }
+  std::vector<WaitShare> functions;
+  for (auto& [name, values] : shares) {
+    values.resize(profiled, 0.0);
+    aas[name].resize(profiled, 0.0);
+    const double error =
+        profiled >= 2 ? standard_error_of_mean(values) : std::numeric_limits<double>::quiet_NaN();
+    functions.push_back({name, "CPU", mean(values), error, mean(aas[name]), 0});
+  }
+  std::stable_sort(functions.begin(), functions.end(),
+                   [](const WaitShare& a, const WaitShare& b) { return a.share > b.share; });
+  return functions;
+}
+
+}  // namespace
+
 void set_composition(MatrixCell& cell, const std::vector<const Run*>& runs) {
   std::vector<SampledRun> sampled;
   std::vector<RunTotals> totals;
@@ -315,6 +358,7 @@ void set_composition(MatrixCell& cell, const std::vector<const Run*>& runs) {
   cell.events = composition(sampled, totals, [](const WaitKey& key) { return display_name(key); });
   std::stable_sort(cell.events.begin(), cell.events.end(),
                    [](const WaitShare& a, const WaitShare& b) { return a.share > b.share; });
+  cell.functions = function_composition(runs);
 }
 
 }  // namespace pgwaitprof::model

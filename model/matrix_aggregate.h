@@ -51,8 +51,13 @@ struct MatrixCell {
   double aas_total = 0;            // non-idle average active sessions, mean over the runs
   std::vector<WaitShare> classes;  // every wait class seen, in kWaitClassOrder
   std::vector<WaitShare> events;   // every non-idle wait event seen, largest share first
+  // --cpu-profile: the client backends' functions (self time; "name [kernel]" for the kernel's)
+  // by their share of the on-CPU samples, mean over the runs with a profile, largest first;
+  // share_error between repeats (NaN with one run), aas the sessions on a CPU it stands for.
+  std::vector<WaitShare> functions;
   const WaitShare* find_class(const std::string& name) const;
   const WaitShare* find_event(const std::string& name) const;
+  const WaitShare* find_function(const std::string& name) const;
 };
 
 // The build a variant ran on, in a plan of builds (server_bin): its version() as the runs

@@ -75,8 +75,9 @@ bool one_variant(const Comparison& comparison) {
 
 struct Tables {
   std::string heading;
-  Table throughput, p99, latency, classes, waits;
-  std::vector<bool> throughput_right, p99_right, latency_right, classes_right, waits_right;
+  Table throughput, p99, latency, classes, waits, functions;
+  std::vector<bool> throughput_right, p99_right, latency_right, classes_right, waits_right,
+      functions_right;
 };
 
 void metric_table(const Comparison& comparison, bool variant_column, bool tps, Table& table,
@@ -145,6 +146,32 @@ std::string error_text(double value) {
   return std::isfinite(value) ? fmt::format("{:.3f}", value) : "-";
 }
 
+// The functions whose share of the client backends' on-CPU samples moved (--cpu-profile):
+// "LWLockAcquire 3.1% -> 11.4%, beyond the spread".
+void function_table(const Comparison& comparison, bool variant_column, Tables& tables) {
+  if (comparison.functions.empty()) return;
+  tables.functions.push_back(
+      {"clients", "function (self)", "share A", "share B", "delta", "beyond the spread"});
+  tables.functions_right = {true, false, true, true, true, false};
+  if (variant_column) {
+    tables.functions.front().insert(tables.functions.front().begin(), "variant");
+    tables.functions_right.insert(tables.functions_right.begin(), false);
+  }
+  auto share = [](double value, double error) {
+    return std::isfinite(error) ? fmt::format("{:.1f}% ± {:.1f}", 100 * value, 100 * error)
+                                : fmt::format("{:.1f}% ± -", 100 * value);
+  };
+  for (const auto& move : comparison.functions) {
+    tables.functions.push_back(
+        {std::to_string(move.clients), move.function, share(move.share_a, move.stderr_a),
+         share(move.share_b, move.stderr_b), fmt::format("{:+.1f} points", 100 * move.delta),
+         !move.significant ? "not tested" : (*move.significant ? "yes" : "no")});
+    if (variant_column) {
+      tables.functions.back().insert(tables.functions.back().begin(), move.variant);
+    }
+  }
+}
+
 Tables build_tables(const Comparison& comparison) {
   Tables tables;
   const bool variant_column = !comparison.cells.empty() && !one_variant(comparison);
@@ -187,6 +214,7 @@ Tables build_tables(const Comparison& comparison) {
                             !move.significant ? "not tested" : (*move.significant ? "yes" : "no")});
     if (variant_column) tables.waits.back().insert(tables.waits.back().begin(), move.variant);
   }
+  function_table(comparison, variant_column, tables);
   return tables;
 }
 
@@ -242,6 +270,10 @@ constexpr const char* kWaitTitle =
     "wait events that moved: AAS ± standard error (between repeats, or batch means over a "
     "single run's timeline; - = not estimable), significant = beyond the 95% band of the "
     "combined error (Welch's t)";
+constexpr const char* kFunctionTitle =
+    "where the CPU went, what moved (--cpu-profile): each function's share of the client "
+    "backends' on-CPU samples (self time) ± standard error (between repeats, or batch means over "
+    "a single run's intervals), beyond the spread = beyond the 95% band of the combined error";
 
 // sigma, kappa and N* of each variant fitted on both sides, with their intervals (or why the
 // data do not constrain them) and whether they differ.
@@ -292,6 +324,10 @@ std::string render_comparison_text(const Comparison& comparison) {
   out += std::string("\n") + kWaitTitle + "\n";
   out += comparison.waits.empty() ? "(no wait samples)\n"
                                   : text_table(tables.waits, tables.waits_right);
+  if (!tables.functions.empty()) {
+    out += std::string("\n") + kFunctionTitle + "\n" +
+           text_table(tables.functions, tables.functions_right);
+  }
   if (!comparison.scalability.empty()) {
     out += std::string("\n") + kScalabilityTitle + "\n" +
            text_table(scalability_table(comparison), {false, false, false, false, false});
@@ -322,6 +358,7 @@ std::string render_comparison_markdown(const Comparison& comparison) {
   } else {
     section(kWaitTitle, tables.waits, tables.waits_right);
   }
+  if (!tables.functions.empty()) section(kFunctionTitle, tables.functions, tables.functions_right);
   if (!comparison.scalability.empty()) {
     section(kScalabilityTitle, scalability_table(comparison), {false, false, false, false, false});
   }
@@ -415,11 +452,25 @@ std::string render_comparison_json(const Comparison& comparison) {
                      {"relative_pct", optional_number(move.relative_pct)},
                      {"significant", move.significant ? json(*move.significant) : json()}});
   }
+  json functions = json::array();
+  for (const auto& move : comparison.functions) {
+    functions.push_back({{"variant", move.variant},
+                         {"clients", move.clients},
+                         {"function", move.function},
+                         {"share_a", move.share_a},
+                         {"share_b", move.share_b},
+                         {"stderr_a", optional_number(move.stderr_a)},
+                         {"stderr_b", optional_number(move.stderr_b)},
+                         {"delta", move.delta},
+                         {"significant", move.significant ? json(*move.significant) : json()}});
+  }
   json document = {{"metric", to_string(comparison.metric)},
                    {"label_a", comparison.label_a},
                    {"label_b", comparison.label_b},
                    {"cells", std::move(cells)},
                    {"waits", std::move(waits)}};
+  // Only comparisons of runs with CPU profiles carry the key.
+  if (!functions.empty()) document["functions"] = std::move(functions);
   // Only comparisons of matrices that both have a fit carry the key.
   if (!comparison.scalability.empty()) {
     json scalability = json::array();

@@ -50,6 +50,29 @@ std::vector<std::pair<std::string, std::string>> shown_events(const MatrixTable&
   return events;
 }
 
+// The functions shown for a variant (--cpu-profile): each cell's largest few, ranked by their
+// largest share.
+std::vector<std::string> shown_functions(const MatrixTable& table, const std::string& variant) {
+  std::map<std::string, double> largest;
+  for (const int clients : table.clients) {
+    const MatrixCell* cell = table.find(variant, clients);
+    if (cell == nullptr) continue;
+    for (size_t index = 0; index < std::min(kTopEventsPerCell, cell->functions.size()); ++index) {
+      auto& share = largest[cell->functions[index].name];
+      share = std::max(share, cell->functions[index].share);
+    }
+  }
+  std::vector<std::pair<std::string, double>> ranked(largest.begin(), largest.end());
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> names;
+  for (const auto& [name, share] : ranked) {
+    if (names.size() == kShownEvents) break;
+    names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace
 
 std::vector<std::string> table_wait_classes(const MatrixTable& table) {
@@ -98,12 +121,28 @@ std::vector<CompositionRow> composition_rows(const MatrixTable& table, const std
     rows.push_back({Kind::kClass, wait_class, wait_class, std::move(row_values)});
   }
   const auto events = shown_events(table, variant);
-  if (events.empty()) return rows;
-  rows.push_back(
-      {Kind::kHeading, "top wait events", "", std::vector<std::string>(table.clients.size())});
+  if (!events.empty()) {
+    rows.push_back(
+        {Kind::kHeading, "top wait events", "", std::vector<std::string>(table.clients.size())});
+  }
   for (const auto& [name, wait_class] : events) {
     rows.push_back({Kind::kEvent, name, wait_class,
                     cells([&](const MatrixCell& cell) { return cell.find_event(name); })});
+  }
+  const auto functions = shown_functions(table, variant);
+  if (!functions.empty()) {
+    rows.push_back({Kind::kHeading,
+                    "top CPU functions (self, % of the client backends' on-CPU "
+                    "samples; --cpu-profile)",
+                    "", std::vector<std::string>(table.clients.size())});
+  }
+  for (const auto& name : functions) {
+    rows.push_back({Kind::kEvent, name, model::kCpu,
+                    row_cells(table, variant, [&](const MatrixCell* cell) -> std::string {
+                      if (cell == nullptr || cell->functions.empty()) return "";
+                      const WaitShare* share = cell->find_function(name);
+                      return share != nullptr ? percent_with_error(*share, separator) : "0";
+                    })});
   }
   return rows;
 }

@@ -193,6 +193,8 @@ std::string render_matrix_json(const MatrixTable& table) {
          {"aas_total", cell.aas_total},
          {"classes", shares_json(cell.classes)},
          {"events", shares_json(cell.events)}});
+    // Only cells of runs with CPU profiles carry the key.
+    if (!cell.functions.empty()) cells.back()["functions"] = shares_json(cell.functions);
   }
   json builds = json::array();
   for (const auto& build : table.builds) {

@@ -153,7 +153,16 @@ model::Run run_with_everything() {
   cpu.samples = cpu.lost = 1;
   cpu.groups["client backend"] = {1, {{"main;base_yyparse", 1}}, {{"base_yyparse", false, 1}}};
   cpu.intervals[0] = {1, {{"base_yyparse", false, 1}}};
+  // A busy background process, and a stall whose CPU share rose.
+  cpu.duration = base::Seconds(1);
+  cpu.groups["walwriter"] = {
+      50, {{"main;XLogBackgroundFlush", 50}}, {{"XLogBackgroundFlush", false, 50}}};
   run.cpu_profile = cpu;
+  slice.profile.add({"client backend", "active", "CPU", "CPU"}, 100000);
+  model::Stall stall;
+  stall.start = slice.start;
+  stall.duration = slice.duration;
+  run.stalls.push_back(stall);
   return run;
 }
 
@@ -181,6 +190,7 @@ TEST(JsonSchemaTest, MatrixSchemaDeclaresNothingTheCodecDoesNotWrite) {
   table.builds.push_back({"master", "PostgreSQL 16.14", 16, "'--enable-debug'"});
   table.builds.push_back({"patched", "PostgreSQL 17.10", 17, ""});
   table.mixed_majors = {16, 17};
+  table.cells.front().functions.push_back({"base_yyparse", "CPU", 0.2, 0.01, 0.1, 0.005});
   const std::string text = render_matrix_json(table);
   write_for_the_schema_check("table.json", text);
   const auto missing = unfilled_by(schema("matrix.schema.json"), json::parse(text));
