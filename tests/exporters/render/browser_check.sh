@@ -2,8 +2,9 @@
 # The HTML pages in a real browser: renders the fixture report's page with the binary, the same
 # report with latency percentiles and kernel times (tests/fixtures/report_v3_latency_kernel.json:
 # report_v1.json re-rendered as schema 3, with per-interval p50-max latencies derived from its
-# pgbench averages and client backends' schedstat times derived from its CPU samples), and a
-# matrix page of tests/fixtures/compare with the render_matrix_page helper, opens each in
+# pgbench averages and client backends' schedstat times derived from its CPU samples), a run
+# with --cpu-profile (tests/fixtures/report_v7_cpu.json: pgbench -S -c 2 on the scratch cluster,
+# its folded stacks cut to the largest 60 per group; both flame graphs), and a matrix page of tests/fixtures/compare with the render_matrix_page helper, opens each in
 # headless Chromium (no network, a fresh profile), and fails unless the page loaded without an
 # error and every chart drew its data with a hover value for every series
 # (check_page_dom.py says what is read from the DOM).
@@ -30,6 +31,7 @@ trap 'rm -rf "$work"' EXIT
 "$pgwaitprof" report "$root/tests/fixtures/report_v1.json" --format html >"$work/report.html"
 "$pgwaitprof" report "$root/tests/fixtures/report_v3_latency_kernel.json" --format html \
   >"$work/kernel.html"
+"$pgwaitprof" report "$root/tests/fixtures/report_v7_cpu.json" --format html >"$work/cpu.html"
 "$render_matrix_page" "clog-buffers: pgbench -S, scale 100" \
   "$root/tests/fixtures/compare/master" "$root/tests/fixtures/compare/patched" >"$work/matrix.html"
 
@@ -45,7 +47,7 @@ chrome() {
 
 failed=0
 # name:charts:flame graphs:screenshot height[:series the timeline must have, comma-separated]
-for page in report:1:1:1000 "kernel:1:1:1000:latency p99,run queue" matrix:2:0:1750; do
+for page in report:1:1:1000 "kernel:1:1:1000:latency p99,run queue" cpu:1:2:1000 matrix:2:0:1750; do
   IFS=: read -r name charts flames height required <<<"$page"
   size=$(wc -c <"$work/$name.html")
   echo "browser_check: $name.html: $size bytes"
@@ -55,7 +57,7 @@ for page in report:1:1:1000 "kernel:1:1:1000:latency p99,run queue" matrix:2:0:1
     "${required:-}"; then
     failed=1
   fi
-  if [ -n "$screenshots" ] && [ "$name" != kernel ]; then
+  if [ -n "$screenshots" ] && [ "$name" != kernel ] && [ "$name" != cpu ]; then
     chrome --hide-scrollbars --window-size="1400,$height" --screenshot="$screenshots/$name.png" \
       "file://$work/$name.html#selftest"
   fi
