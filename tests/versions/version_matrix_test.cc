@@ -48,10 +48,10 @@ class VersionMatrixTest : public ::testing::TestWithParam<int> {
   // once pgbench reported its first second.
   template <typename During>
   RunResult profiled_run(const std::filesystem::path& data, int seconds, During during) const {
-    ChildProcess run(
-        {pgwaitprof_binary(), "run", conninfo_, "--hz", "100", "--label", name("run"), "--data-dir",
-         data.string(), "--", "-c", "2", "-j", "2", "-T", std::to_string(seconds)},
-        data.parent_path() / (data.filename().string() + ".log"));
+    ChildProcess run({pgwaitprof_binary(), "run", conninfo_, "--hz", "100", "--cpu-profile",
+                      "--label", name("run"), "--data-dir", data.string(), "--", "-c", "2", "-j",
+                      "2", "-T", std::to_string(seconds)},
+                     data.parent_path() / (data.filename().string() + ".log"));
     const bool started = eventually(20s, [&] {
       return run.log().find("progress: 1.0 s") != std::string::npos || !run.running();
     });
@@ -103,6 +103,23 @@ TEST_P(VersionMatrixTest, ProfiledRunMarksTheCheckpointAndShowsTopSql) {
   const auto& check = run.report["summary"]["kernel_check"];
   ASSERT_TRUE(check.is_object()) << run.report["summary"].dump();
   EXPECT_TRUE(check["within"].get<bool>()) << check.dump();
+
+  // --cpu-profile: the client backends' on-CPU samples with the server's own functions named
+  // (from .dynsym or .symtab of this major's postgres), and the section in the reports.
+  const auto& cpu = run.report["cpu_profile"];
+  ASSERT_TRUE(cpu.is_object()) << run.output;
+  const auto& clients = cpu["groups"]["client backend"];
+  EXPECT_GT(clients.value("samples", 0), 0) << cpu.dump();
+  bool named = false;
+  for (const auto& function : clients.value("self", nlohmann::json::array())) {
+    const auto name = function["function"].get<std::string>();
+    if (!function["kernel"].get<bool>() && !name.starts_with("[")) named = true;
+  }
+  EXPECT_TRUE(named) << clients.dump();
+  EXPECT_TRUE(run.report["summary"]["cpu"].is_object());
+  EXPECT_TRUE(std::filesystem::exists(run.dir / "cpu.folded"));
+  EXPECT_NE(read_text(run.dir / "report.txt").find("where the CPU went: client backends"),
+            std::string::npos);
 
   // The CHECKPOINT is in the timeline, in report.json and as the text report's "ch" mark.
   bool checkpoint = false;
