@@ -364,21 +364,26 @@ struct SideEstimate {
   double degrees_of_freedom = 0;
 };
 
+// The mean of one value per run and, with two runs or more, its standard error between them.
+SideEstimate between_repeats(const std::vector<double>& values) {
+  const auto runs = static_cast<double>(values.size());
+  double mean = 0;
+  for (double value : values) mean += value;
+  mean /= runs;
+  if (values.size() < 2) return {mean};
+  double squares = 0;
+  for (double value : values) squares += (value - mean) * (value - mean);
+  return {mean, std::sqrt(squares / (runs - 1) / runs), runs - 1};
+}
+
 SideEstimate side_estimate(const SideWaits& side, const std::string& match) {
   const auto found = side.aas.find(match);
   const size_t runs = side.runs.size();
   if (runs == 0) return {};
-  std::vector<double> values =
-      found == side.aas.end() ? std::vector<double>(runs, 0.0) : found->second;
-  double mean = 0;
-  for (double value : values) mean += value;
-  mean /= static_cast<double>(runs);
-  if (runs >= 2) {
-    double squares = 0;
-    for (double value : values) squares += (value - mean) * (value - mean);
-    return {mean, std::sqrt(squares / static_cast<double>(runs - 1) / static_cast<double>(runs)),
-            static_cast<double>(runs - 1)};
-  }
+  const auto estimate =
+      between_repeats(found == side.aas.end() ? std::vector<double>(runs, 0.0) : found->second);
+  if (runs >= 2) return estimate;
+  const double mean = estimate.mean;
   const auto& run = *side.runs.front();
   const auto estimate = estimate_keys(run, steady_window(run), false, [&](const WaitKey& key) {
     return !is_idle(key) && match_key(key) == match;
@@ -483,16 +488,9 @@ SideEstimate lone_run_share(const Run& run, const std::string& label, double mea
 SideEstimate function_estimate(const SideFunctions& side, const std::string& label) {
   const auto found = side.shares.find(label);
   const size_t runs = side.runs.size();
-  std::vector<double> values =
-      found == side.shares.end() ? std::vector<double>(runs, 0.0) : found->second;
-  double mean = 0;
-  for (double value : values) mean += value;
-  mean /= static_cast<double>(runs);
-  if (runs == 1) return lone_run_share(*side.runs.front(), label, mean);
-  double squares = 0;
-  for (double value : values) squares += (value - mean) * (value - mean);
-  return {mean, std::sqrt(squares / static_cast<double>(runs - 1) / static_cast<double>(runs)),
-          static_cast<double>(runs - 1)};
+  const auto estimate =
+      between_repeats(found == side.shares.end() ? std::vector<double>(runs, 0.0) : found->second);
+  return runs == 1 ? lone_run_share(*side.runs.front(), label, estimate.mean) : estimate;
 }
 
 std::vector<FunctionMove> cell_function_moves(const std::string& variant, int clients,

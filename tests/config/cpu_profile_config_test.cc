@@ -6,20 +6,12 @@
 #include "config/daemon_config.h"
 #include "config/matrix_plan.h"
 #include "config/numbers.h"
+#include "tests/config/config_fixture.h"
 
 namespace pgwaitprof::config {
 namespace {
 
-template <typename Parse>
-std::string error_of(Parse parse) {
-  try {
-    parse();
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "no ConfigError was thrown";
-  return "";
-}
+using test_support::error_of;
 
 int target_hz(const std::string& value) {
   return parse_config("targets:\n  - cpu_profile: " + value + "\n", "p.yaml")
