@@ -380,10 +380,10 @@ SideEstimate side_estimate(const SideWaits& side, const std::string& match) {
   const auto found = side.aas.find(match);
   const size_t runs = side.runs.size();
   if (runs == 0) return {};
-  const auto estimate =
+  const auto repeats =
       between_repeats(found == side.aas.end() ? std::vector<double>(runs, 0.0) : found->second);
-  if (runs >= 2) return estimate;
-  const double mean = estimate.mean;
+  if (runs >= 2) return repeats;
+  const double mean = repeats.mean;
   const auto& run = *side.runs.front();
   const auto estimate = estimate_keys(run, steady_window(run), false, [&](const WaitKey& key) {
     return !is_idle(key) && match_key(key) == match;
