@@ -62,8 +62,9 @@ if [ $# -gt 0 ]; then
   exit
 fi
 
-# The sanitizer suite: every fault test (label faults) and the daemon and run tests.
-sanitized='^(DaemonRunTest|DaemonTest|RunTest)\.'
+# The sanitizer suite: every fault test (label faults), the daemon and run tests, and the CPU
+# profile's (its ring buffers are read with bounds the sanitizers check).
+sanitized='^(DaemonRunTest|DaemonTest|RunTest|CpuProfileTest)\.'
 # The two longest release tests (45 s and 36 s of pgbench) run in the third lane, which ends
 # well before the other two without them.
 longest='^(MemorySourceTest\.AgreesWithActivityAndPgWaitSampling|MatrixTest\.ClientsAuto)'
