@@ -423,6 +423,27 @@ nlohmann::json difference_json(const model::FigureDifference& difference) {
 
 }  // namespace
 
+namespace {
+
+nlohmann::json functions_json(const Comparison& comparison) {
+  using nlohmann::json;
+  json functions = json::array();
+  for (const auto& move : comparison.functions) {
+    functions.push_back({{"variant", move.variant},
+                         {"clients", move.clients},
+                         {"function", move.function},
+                         {"share_a", move.share_a},
+                         {"share_b", move.share_b},
+                         {"stderr_a", optional_number(move.stderr_a)},
+                         {"stderr_b", optional_number(move.stderr_b)},
+                         {"delta", move.delta},
+                         {"significant", move.significant ? json(*move.significant) : json()}});
+  }
+  return functions;
+}
+
+}  // namespace
+
 std::string render_comparison_json(const Comparison& comparison) {
   using nlohmann::json;
   json cells = json::array();
@@ -452,18 +473,7 @@ std::string render_comparison_json(const Comparison& comparison) {
                      {"relative_pct", optional_number(move.relative_pct)},
                      {"significant", move.significant ? json(*move.significant) : json()}});
   }
-  json functions = json::array();
-  for (const auto& move : comparison.functions) {
-    functions.push_back({{"variant", move.variant},
-                         {"clients", move.clients},
-                         {"function", move.function},
-                         {"share_a", move.share_a},
-                         {"share_b", move.share_b},
-                         {"stderr_a", optional_number(move.stderr_a)},
-                         {"stderr_b", optional_number(move.stderr_b)},
-                         {"delta", move.delta},
-                         {"significant", move.significant ? json(*move.significant) : json()}});
-  }
+  json functions = functions_json(comparison);
   json document = {{"metric", to_string(comparison.metric)},
                    {"label_a", comparison.label_a},
                    {"label_b", comparison.label_b},
