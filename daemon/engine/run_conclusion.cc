@@ -154,6 +154,8 @@ void write(RunState& state) {
   if (failed) {
     fail_report(run, failed->message);
     store::remove_rendered_files(dir, exporters::run_directory_files());
+    std::error_code ignored;
+    std::filesystem::remove(dir / "cpu.folded", ignored);
     // The failed status with its reason, where the disk allows; else the unfinished report
     // written at the start stays, which says failed too.
     (void)store::write_file_atomically(dir / "report.json", exporters::render_json(run));
