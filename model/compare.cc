@@ -265,8 +265,8 @@ CompareCell make_cell(const std::string& variant, int clients, const CellRuns& r
                      std::vector<double>& p99_values, std::vector<double>& latency) {
     for (const auto* run : side) {
       tps_values.push_back(figure(*run, comparison.metric));
-      if (std::isfinite(run->loadgen->latency_avg_ms))
-        latency.push_back(run->loadgen->latency_avg_ms);
+      if (std::isfinite(run->loadgen->latency_avg.count()))
+        latency.push_back(run->loadgen->latency_avg.count());
       if (run->latency && std::isfinite(run->latency->p99_ms) && run->latency->p99_ms > 0) {
         p99_values.push_back(run->latency->p99_ms);
       }

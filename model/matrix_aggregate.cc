@@ -140,8 +140,8 @@ std::map<std::pair<std::string, int>, CellRuns> group_runs(const std::vector<Run
     const auto figure = run_figure(run, table.metric);
     if (!figure) continue;
     cell.tps.push_back(*figure);
-    if (std::isfinite(run.loadgen->latency_avg_ms)) {
-      cell.latency_ms.push_back(run.loadgen->latency_avg_ms);
+    if (std::isfinite(run.loadgen->latency_avg.count())) {
+      cell.latency_ms.push_back(run.loadgen->latency_avg.count());
     }
     if (run.latency && std::isfinite(run.latency->p99_ms))
       cell.p99_ms.push_back(run.latency->p99_ms);

@@ -46,10 +46,49 @@ static base::Seconds seconds_in(const json& j, const char* key) {
   return base::Seconds(j.value(key, 0.0));
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadgenSummary, transaction_type, scale, query_mode,
-                                                clients, threads, duration_s, transactions, failed,
-                                                latency_avg_ms, latency_stddev_ms,
-                                                initial_connection_time_ms, tps, aborted)
+// An optional duration as its count in the unit its key names; null when absent.
+template <typename Duration>
+static json count_or_null(const std::optional<Duration>& value) {
+  return value ? json(value->count()) : json(nullptr);
+}
+template <typename Duration>
+static std::optional<Duration> optional_in(const json& j, const char* key) {
+  const auto value = j.value(key, std::optional<double>{});
+  return value ? std::optional<Duration>(*value) : std::nullopt;
+}
+
+static void to_json(json& j, const LoadgenSummary& summary) {
+  j = {{"transaction_type", summary.transaction_type},
+       {"scale", summary.scale},
+       {"query_mode", summary.query_mode},
+       {"clients", summary.clients},
+       {"threads", summary.threads},
+       {"duration_s", count_or_null(summary.duration)},
+       {"transactions", summary.transactions},
+       {"failed", summary.failed},
+       {"latency_avg_ms", summary.latency_avg.count()},
+       {"latency_stddev_ms", count_or_null(summary.latency_stddev)},
+       {"initial_connection_time_ms", count_or_null(summary.initial_connection_time)},
+       {"tps", summary.tps},
+       {"aborted", summary.aborted}};
+}
+
+static void from_json(const json& j, LoadgenSummary& summary) {
+  summary.transaction_type = j.value("transaction_type", "");
+  summary.scale = j.value("scale", 0.0);
+  summary.query_mode = j.value("query_mode", "");
+  summary.clients = j.value("clients", 0);
+  summary.threads = j.value("threads", 0);
+  summary.duration = optional_in<base::Seconds>(j, "duration_s");
+  summary.transactions = j.value("transactions", uint64_t{0});
+  summary.failed = j.value("failed", uint64_t{0});
+  summary.latency_avg = base::Milliseconds(j.value("latency_avg_ms", 0.0));
+  summary.latency_stddev = optional_in<base::Milliseconds>(j, "latency_stddev_ms");
+  summary.initial_connection_time =
+      optional_in<base::Milliseconds>(j, "initial_connection_time_ms");
+  summary.tps = j.value("tps", 0.0);
+  summary.aborted = j.value("aborted", std::vector<std::string>{});
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HostCpu, user_pct, system_pct, iowait_pct, idle_pct,
                                                 loadgen_cores)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Background, autovacuum, checkpoint, manual_vacuum)
@@ -175,16 +214,16 @@ static SamplerInfo sampler_from_json(const json& j) {
 }
 
 static json progress_to_json(const LoadgenProgress& progress) {
-  json j = {{"elapsed_s", progress.elapsed_s},
+  json j = {{"elapsed_s", progress.elapsed.count()},
             {"tps", number_or_null(progress.tps)},
-            {"latency_avg_ms", number_or_null(progress.latency_avg_ms)},
-            {"latency_stddev_ms", number_or_null(progress.latency_stddev_ms)},
+            {"latency_avg_ms", number_or_null(progress.latency_avg.count())},
+            {"latency_stddev_ms", number_or_null(progress.latency_stddev.count())},
             {"failed", progress.failed},
-            {"lag_ms", progress.lag_ms},
+            {"lag_ms", count_or_null(progress.lag)},
             {"skipped", progress.skipped}};
   if (progress.qps) j["qps"] = *progress.qps;
-  if (progress.latency_percentile_ms) {
-    j["latency_percentile_ms"] = *progress.latency_percentile_ms;
+  if (progress.latency_at_percentile) {
+    j["latency_percentile_ms"] = progress.latency_at_percentile->count();
     j["latency_percentile"] = progress.latency_percentile;
   }
   return j;
@@ -192,15 +231,15 @@ static json progress_to_json(const LoadgenProgress& progress) {
 
 static LoadgenProgress progress_from_json(const json& j) {
   LoadgenProgress progress;
-  progress.elapsed_s = j.at("elapsed_s").get<double>();
+  progress.elapsed = base::Seconds(j.at("elapsed_s").get<double>());
   progress.tps = number_or_nan(j.at("tps"));
-  progress.latency_avg_ms = number_or_nan(j.at("latency_avg_ms"));
-  progress.latency_stddev_ms = number_or_nan(j.at("latency_stddev_ms"));
+  progress.latency_avg = base::Milliseconds(number_or_nan(j.at("latency_avg_ms")));
+  progress.latency_stddev = base::Milliseconds(number_or_nan(j.at("latency_stddev_ms")));
   progress.failed = j.value("failed", uint64_t{0});
-  progress.lag_ms = j.value("lag_ms", std::optional<double>{});
+  progress.lag = optional_in<base::Milliseconds>(j, "lag_ms");
   progress.skipped = j.value("skipped", uint64_t{0});
   progress.qps = j.value("qps", std::optional<double>{});
-  progress.latency_percentile_ms = j.value("latency_percentile_ms", std::optional<double>{});
+  progress.latency_at_percentile = optional_in<base::Milliseconds>(j, "latency_percentile_ms");
   progress.latency_percentile = j.value("latency_percentile", 0.0);
   return progress;
 }
@@ -335,8 +374,8 @@ json to_json(const Run& run) {
   if (run.run_to_run) document["run_to_run"] = *run.run_to_run;
   if (!run.throughput_source.empty()) document["throughput_source"] = run.throughput_source;
   if (run.loadgen && run.loadgen->qps) document["loadgen"]["qps"] = *run.loadgen->qps;
-  if (run.loadgen && run.loadgen->latency_percentile_ms) {
-    document["loadgen"]["latency_percentile_ms"] = *run.loadgen->latency_percentile_ms;
+  if (run.loadgen && run.loadgen->latency_at_percentile) {
+    document["loadgen"]["latency_percentile_ms"] = run.loadgen->latency_at_percentile->count();
     document["loadgen"]["latency_percentile"] = run.loadgen->latency_percentile;
   }
   return document;
@@ -412,10 +451,12 @@ Run run_from_json(const json& j) {
         summary.contains("latency_avg_ms") && summary["latency_avg_ms"].is_null();
     if (no_latency) summary["latency_avg_ms"] = 0.0;
     run.loadgen = summary.get<LoadgenSummary>();
-    if (no_latency) run.loadgen->latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+    if (no_latency) {
+      run.loadgen->latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+    }
     run.loadgen->qps = summary.value("qps", std::optional<double>{});
-    run.loadgen->latency_percentile_ms =
-        summary.value("latency_percentile_ms", std::optional<double>{});
+    run.loadgen->latency_at_percentile =
+        optional_in<base::Milliseconds>(summary, "latency_percentile_ms");
     run.loadgen->latency_percentile = summary.value("latency_percentile", 0.0);
   }
   if (j.contains("latency")) run.latency = latency_from_json(j.at("latency"));

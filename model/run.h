@@ -37,17 +37,17 @@ std::optional<RunStatus> parse_run_status(std::string_view text);
 
 // One line of pgbench -P progress, or the load generator's equivalent.
 struct LoadgenProgress {
-  double elapsed_s = 0;  // seconds since the load generator started (or epoch, see parser)
+  base::Seconds elapsed{0};  // since the load generator started (or epoch, see parser)
   double tps = 0;
-  double latency_avg_ms = 0;  // NaN when pgbench printed -nan (no transaction completed)
-  double latency_stddev_ms = 0;
+  base::Milliseconds latency_avg{0};  // NaN when pgbench printed -nan (no transaction completed)
+  base::Milliseconds latency_stddev{0};
   uint64_t failed = 0;
-  std::optional<double> lag_ms;  // with -R
+  std::optional<base::Milliseconds> lag;  // with -R
   uint64_t skipped = 0;
-  // sysbench's: queries per second, and a latency percentile (--percentile, 95 by default)
-  // instead of the average (latency_avg_ms is NaN then).
+  // sysbench's: queries per second, and the latency at a percentile (--percentile, 95 by
+  // default) instead of the average (latency_avg is NaN then).
   std::optional<double> qps;
-  std::optional<double> latency_percentile_ms;
+  std::optional<base::Milliseconds> latency_at_percentile;
   double latency_percentile = 0;
 };
 
@@ -58,17 +58,17 @@ struct LoadgenSummary {
   std::string query_mode;
   int clients = 0;
   int threads = 0;
-  std::optional<double> duration_s;
+  std::optional<base::Seconds> duration;
   uint64_t transactions = 0;
   uint64_t failed = 0;
-  double latency_avg_ms = 0;
-  std::optional<double> latency_stddev_ms;
-  std::optional<double> initial_connection_time_ms;
+  base::Milliseconds latency_avg{0};
+  std::optional<base::Milliseconds> latency_stddev;
+  std::optional<base::Milliseconds> initial_connection_time;
   double tps = 0;
   std::vector<std::string> aborted;  // "client 3 aborted in command 4 ..." lines
-  // sysbench's: queries per second, and its latency percentile over the run.
+  // sysbench's: queries per second, and its latency at a percentile over the run.
   std::optional<double> qps;
-  std::optional<double> latency_percentile_ms;
+  std::optional<base::Milliseconds> latency_at_percentile;
   double latency_percentile = 0;
 };
 

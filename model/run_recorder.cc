@@ -70,7 +70,7 @@ void RunRecorder::on_profile_delta(const Profile& delta, SystemClock::time_point
 }
 
 void RunRecorder::add_progress(const LoadgenProgress& progress) {
-  double end_s = progress.elapsed_s;
+  double end_s = progress.elapsed.count();
   // --progress-timestamp prints Unix time instead of seconds since the start.
   if (end_s > 1e9) {
     end_s -= std::chrono::duration<double>(start_wall_.time_since_epoch()).count();
@@ -174,10 +174,10 @@ void RunRecorder::finish_server_throughput() {
     if (totals.calls) slice.server_calls_per_s = std::max(0.0, *totals.calls / totals.covered_s);
     if (throughput_from_server_ && !slice.loadgen) {
       LoadgenProgress progress;
-      progress.elapsed_s = (slice.start + slice.duration).count();
+      progress.elapsed = slice.start + slice.duration;
       progress.tps = tps;
-      progress.latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
-      progress.latency_stddev_ms = std::numeric_limits<double>::quiet_NaN();
+      progress.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+      progress.latency_stddev = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
       slice.loadgen = progress;
     }
   }

@@ -80,7 +80,7 @@ std::optional<model::LoadgenSummary> copy_summary(int clients, long long scale, 
   summary.clients = clients;
   summary.threads = 1;
   summary.transactions = static_cast<uint64_t>(clients);
-  summary.latency_avg_ms = load_elapsed.count() * 1000;
+  summary.latency_avg = load_elapsed;
   summary.tps = static_cast<double>(summary.transactions) / load_elapsed.count();
   return summary;
 }
@@ -134,9 +134,9 @@ std::optional<model::LoadgenSummary> server_summary(
   summary.transaction_type = "server-side: pg_stat_database (xact_commit + xact_rollback)";
   const double transactions = std::max(0.0, totals.transactions);
   summary.transactions = static_cast<uint64_t>(std::llround(transactions));
-  summary.duration_s = totals.covered_s;
+  summary.duration = base::Seconds(totals.covered_s);
   summary.tps = transactions / totals.covered_s;
-  summary.latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+  summary.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
   if (totals.calls) summary.qps = std::max(0.0, *totals.calls) / totals.covered_s;
   return summary;
 }

@@ -167,8 +167,8 @@ void add_target(Families& families, const model::TargetMetrics& target) {
     families.run_active.metric.push_back(
         gauge(labels({{"run_id", target.run->run_id}, {"workload", target.run->workload}}), 1));
     if (target.run->tps) families.tps.metric.push_back(gauge(labels(), *target.run->tps));
-    if (target.run->latency_s) {
-      families.latency.metric.push_back(gauge(labels(), *target.run->latency_s));
+    if (target.run->latency) {
+      families.latency.metric.push_back(gauge(labels(), target.run->latency->count()));
     }
   }
   for (const auto& [backend_type, time] : target.kernel_by_backend_type) {

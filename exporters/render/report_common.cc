@@ -203,7 +203,7 @@ ThroughputColumns throughput_columns(const model::Run& run) {
   for (const auto& slice : run.timeline) {
     if (slice.server_tps && run.throughput_source != "server") columns.server_tps = true;
     if (slice.loadgen && slice.loadgen->qps) columns.qps = true;
-    if (slice.loadgen && slice.loadgen->latency_percentile_ms) {
+    if (slice.loadgen && slice.loadgen->latency_at_percentile) {
       columns.percentile = fmt::format("p{:g} ms", slice.loadgen->latency_percentile);
     }
   }
@@ -222,7 +222,7 @@ std::vector<std::string> loadgen_summary_lines(const model::LoadgenSummary& summ
     lines.push_back(fmt::format("number of clients: {}", summary.clients));
     lines.push_back(fmt::format("number of threads: {}", summary.threads));
   }
-  if (summary.duration_s) lines.push_back(fmt::format("duration: {:g} s", *summary.duration_s));
+  if (summary.duration) lines.push_back(fmt::format("duration: {:g} s", summary.duration->count()));
   lines.push_back(
       fmt::format("number of transactions actually processed: {}", summary.transactions));
   const uint64_t attempted = summary.transactions + summary.failed;
@@ -230,20 +230,20 @@ std::vector<std::string> loadgen_summary_lines(const model::LoadgenSummary& summ
       "number of failed transactions: {} ({:.3f}%)", summary.failed,
       attempted > 0 ? 100.0 * static_cast<double>(summary.failed) / static_cast<double>(attempted)
                     : 0.0));
-  if (std::isfinite(summary.latency_avg_ms)) {
-    lines.push_back(fmt::format("latency average = {:.3f} ms", summary.latency_avg_ms));
+  if (std::isfinite(summary.latency_avg.count())) {
+    lines.push_back(fmt::format("latency average = {:.3f} ms", summary.latency_avg.count()));
   }
-  if (summary.latency_percentile_ms) {
+  if (summary.latency_at_percentile) {
     lines.push_back(fmt::format("latency {:g}th percentile = {:.3f} ms", summary.latency_percentile,
-                                *summary.latency_percentile_ms));
+                                summary.latency_at_percentile->count()));
   }
   if (summary.qps) lines.push_back(fmt::format("queries per second = {:.2f}", *summary.qps));
-  if (summary.latency_stddev_ms) {
-    lines.push_back(fmt::format("latency stddev = {:.3f} ms", *summary.latency_stddev_ms));
+  if (summary.latency_stddev) {
+    lines.push_back(fmt::format("latency stddev = {:.3f} ms", summary.latency_stddev->count()));
   }
-  if (summary.initial_connection_time_ms) {
-    lines.push_back(
-        fmt::format("initial connection time = {:.3f} ms", *summary.initial_connection_time_ms));
+  if (summary.initial_connection_time) {
+    lines.push_back(fmt::format("initial connection time = {:.3f} ms",
+                                summary.initial_connection_time->count()));
   }
   lines.push_back(fmt::format("tps = {:.6f} (without initial connection time)", summary.tps));
   for (const auto& aborted : summary.aborted) lines.push_back(aborted);

@@ -176,8 +176,8 @@ std::string render_timeline_csv(const model::Run& run) {
     std::vector<std::string> fields = {format_seconds(row.start_s), format_seconds(row.duration_s)};
     if (row.loadgen) {
       fields.push_back(format_optional(row.loadgen->tps, 1));
-      fields.push_back(format_optional(row.loadgen->latency_avg_ms, 3));
-      fields.push_back(format_optional(row.loadgen->latency_stddev_ms, 3));
+      fields.push_back(format_optional(row.loadgen->latency_avg.count(), 3));
+      fields.push_back(format_optional(row.loadgen->latency_stddev.count(), 3));
       fields.push_back(fmt::format("{}", row.loadgen->failed));
     } else {
       fields.insert(fields.end(), 4, "");
@@ -204,8 +204,8 @@ std::string render_timeline_csv(const model::Run& run) {
       fields.push_back(row.server_tps ? format_optional(*row.server_tps, 1) : "");
       fields.push_back(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1)
                                                        : "");
-      fields.push_back(row.loadgen && row.loadgen->latency_percentile_ms
-                           ? format_optional(*row.loadgen->latency_percentile_ms, 3)
+      fields.push_back(row.loadgen && row.loadgen->latency_at_percentile
+                           ? format_optional(row.loadgen->latency_at_percentile->count(), 3)
                            : "");
     }
     out += csv_row(fields);

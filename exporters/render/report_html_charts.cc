@@ -55,7 +55,7 @@ const std::array<LineSpec, 6> kLines = {{
      }},
     {"latency avg", "ms", "ms", "#0f766e", true, false,
      [](const TimelineRow& row) {
-       return row.loadgen ? finite(row.loadgen->latency_avg_ms) : std::optional<double>();
+       return row.loadgen ? finite(row.loadgen->latency_avg.count()) : std::optional<double>();
      }},
     {"latency p99", "ms", "ms", "#b45309", true, false,
      [](const TimelineRow& row) {

@@ -152,9 +152,10 @@ void text_timeline(TextWriter& out, const model::Run& run, const std::vector<Tim
     const auto& row = rows[index];
     std::string text = fmt::format("  {:>6}", format_seconds(row.start_s));
     if (row.loadgen) {
-      text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
-                          number_or_dash(row.loadgen->latency_avg_ms, 3),
-                          number_or_dash(row.loadgen->latency_stddev_ms, 3), row.loadgen->failed);
+      text +=
+          fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
+                      number_or_dash(row.loadgen->latency_avg.count(), 3),
+                      number_or_dash(row.loadgen->latency_stddev.count(), 3), row.loadgen->failed);
     } else {
       text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", "-", "-", "-", "-");
     }
@@ -166,9 +167,10 @@ void text_timeline(TextWriter& out, const model::Run& run, const std::vector<Tim
           "{:>9} ", row.loadgen && row.loadgen->qps ? number_or_dash(*row.loadgen->qps, 1) : "-");
     }
     if (!extra.percentile.empty()) {
-      text += fmt::format("{:>8} ", row.loadgen && row.loadgen->latency_percentile_ms
-                                        ? number_or_dash(*row.loadgen->latency_percentile_ms, 3)
-                                        : "-");
+      text +=
+          fmt::format("{:>8} ", row.loadgen && row.loadgen->latency_at_percentile
+                                    ? number_or_dash(row.loadgen->latency_at_percentile->count(), 3)
+                                    : "-");
     }
     if (tails) {
       text += row.latency ? fmt::format("{:>8} {:>8} ", number_or_dash(row.latency->p99_ms, 3),
@@ -356,8 +358,8 @@ std::string md_timeline(const model::Run& run, const std::vector<TimelineRow>& r
     std::vector<std::string> cells = {format_seconds(row.start_s)};
     if (row.loadgen) {
       cells.push_back(number_or_dash(row.loadgen->tps, 1));
-      cells.push_back(number_or_dash(row.loadgen->latency_avg_ms, 3));
-      cells.push_back(number_or_dash(row.loadgen->latency_stddev_ms, 3));
+      cells.push_back(number_or_dash(row.loadgen->latency_avg.count(), 3));
+      cells.push_back(number_or_dash(row.loadgen->latency_stddev.count(), 3));
       cells.push_back(fmt::format("{}", row.loadgen->failed));
     } else {
       cells.insert(cells.end(), 4, "-");
@@ -367,8 +369,8 @@ std::string md_timeline(const model::Run& run, const std::vector<TimelineRow>& r
       cells.push_back(row.loadgen && row.loadgen->qps ? number_or_dash(*row.loadgen->qps, 1) : "-");
     }
     if (!extra.percentile.empty()) {
-      cells.push_back(row.loadgen && row.loadgen->latency_percentile_ms
-                          ? number_or_dash(*row.loadgen->latency_percentile_ms, 3)
+      cells.push_back(row.loadgen && row.loadgen->latency_at_percentile
+                          ? number_or_dash(row.loadgen->latency_at_percentile->count(), 3)
                           : "-");
     }
     if (tails) {

@@ -93,7 +93,7 @@ TEST(RunSteps, CopySummaryIsOneTransactionPerClient) {
   EXPECT_EQ(summary->transactions, 4u);
   EXPECT_DOUBLE_EQ(summary->scale, 2);
   EXPECT_DOUBLE_EQ(summary->tps, 2);
-  EXPECT_DOUBLE_EQ(summary->latency_avg_ms, 2000);
+  EXPECT_DOUBLE_EQ(summary->latency_avg.count(), 2000);
   EXPECT_FALSE(copy_summary(4, 2, 1, base::Seconds(2)));  // the COPY failed
   EXPECT_FALSE(copy_summary(4, 2, 0, base::Seconds(0)));  // no time measured
 }
@@ -208,7 +208,7 @@ TEST(RunSteps, TheServersSummaryOfALoadThatReportsNone) {
   EXPECT_EQ(summary->transactions, 1234u);
   EXPECT_DOUBLE_EQ(summary->tps, 123.44);
   EXPECT_DOUBLE_EQ(*summary->qps, 500);
-  EXPECT_TRUE(std::isnan(summary->latency_avg_ms));
+  EXPECT_TRUE(std::isnan(summary->latency_avg.count()));
   EXPECT_EQ(summary->clients, 0);
 }
 

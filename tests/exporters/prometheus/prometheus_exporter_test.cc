@@ -24,7 +24,7 @@ std::shared_ptr<const model::TargetMetrics> sample_target() {
   target->wait_durations[{"LWLock", "WALWrite"}] = waits;
   target->snapshot_durations.observe(0.0002);
   target->collectors["activity"] = {base::Seconds(0.0002), true};
-  target->run = model::ActiveRun{"r1", "tpcb", 1234.5, 0.002};
+  target->run = model::ActiveRun{"r1", "tpcb", 1234.5, base::Seconds(0.002)};
   return target;
 }
 

@@ -160,7 +160,7 @@ model::Run tps_run(int intervals, double tps, double noise, unsigned seed) {
     slice.start = base::Seconds(index);
     slice.duration = base::Seconds(1);
     model::LoadgenProgress progress;
-    progress.elapsed_s = index + 1;
+    progress.elapsed = base::Seconds(index + 1);
     progress.tps = tps + level;
     slice.loadgen = progress;
     run.timeline.push_back(std::move(slice));

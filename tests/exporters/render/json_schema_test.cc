@@ -125,7 +125,7 @@ model::Run run_with_everything() {
   run.latency = latency;
   run.loadgen->qps = 20000;
   run.loadgen->aborted.push_back("client 3 aborted in command 4 (SQL) of script 0");
-  run.loadgen->latency_percentile_ms = 3.5;
+  run.loadgen->latency_at_percentile = base::Milliseconds(3.5);
   run.loadgen->latency_percentile = 95;
   // Long enough for a reliable tps estimate (batch means), which adds its 95 % interval.
   const auto slices = run.timeline;
@@ -144,9 +144,9 @@ model::Run run_with_everything() {
   slice.latency = latency;
   slice.lock_blocker = "Lock | relation, blocked by pid 1";
   slice.loadgen->qps = 20000;
-  slice.loadgen->latency_percentile_ms = 3.5;
+  slice.loadgen->latency_at_percentile = base::Milliseconds(3.5);
   slice.loadgen->latency_percentile = 95;
-  slice.loadgen->lag_ms = 0.5;
+  slice.loadgen->lag = base::Milliseconds(0.5);
   return run;
 }
 
