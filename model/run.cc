@@ -102,7 +102,7 @@ static void to_json(json& j, const Stall& stall) {
        {"waits", stall.waits},
        {"background", stall.background},
        {"blocker", stall.blocker},
-       {"max_latency_ms", number_or_null(stall.max_latency_ms)}};
+       {"max_latency_ms", number_or_null(stall.max_latency.count())}};
 }
 
 static void from_json(const json& j, Stall& stall) {
@@ -114,8 +114,9 @@ static void from_json(const json& j, Stall& stall) {
   stall.waits = j.value("waits", std::vector<StallWait>{});
   stall.background = j.value("background", "");
   stall.blocker = j.value("blocker", "");
-  stall.max_latency_ms = j.contains("max_latency_ms") ? number_or_nan(j.at("max_latency_ms"))
-                                                      : std::numeric_limits<double>::quiet_NaN();
+  stall.max_latency =
+      base::Milliseconds(j.contains("max_latency_ms") ? number_or_nan(j.at("max_latency_ms"))
+                                                      : std::numeric_limits<double>::quiet_NaN());
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Setting, name, value, unit, source)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, server_version, server_version_num,
@@ -151,12 +152,12 @@ static json latency_to_json(const LatencySummary& latency) {
           {"failed", latency.failed},
           {"skipped", latency.skipped},
           {"retries", latency.retries},
-          {"min_ms", number_or_null(latency.min_ms)},
-          {"mean_ms", number_or_null(latency.mean_ms)},
-          {"p50_ms", number_or_null(latency.p50_ms)},
-          {"p95_ms", number_or_null(latency.p95_ms)},
-          {"p99_ms", number_or_null(latency.p99_ms)},
-          {"max_ms", number_or_null(latency.max_ms)}};
+          {"min_ms", number_or_null(latency.min.count())},
+          {"mean_ms", number_or_null(latency.mean.count())},
+          {"p50_ms", number_or_null(latency.p50.count())},
+          {"p95_ms", number_or_null(latency.p95.count())},
+          {"p99_ms", number_or_null(latency.p99.count())},
+          {"max_ms", number_or_null(latency.max.count())}};
 }
 
 static std::optional<LatencySummary> latency_from_json(const json& j) {
@@ -166,12 +167,12 @@ static std::optional<LatencySummary> latency_from_json(const json& j) {
   latency.failed = j.value("failed", uint64_t{0});
   latency.skipped = j.value("skipped", uint64_t{0});
   latency.retries = j.value("retries", uint64_t{0});
-  latency.min_ms = number_or_nan(j.at("min_ms"));
-  latency.mean_ms = number_or_nan(j.at("mean_ms"));
-  latency.p50_ms = number_or_nan(j.at("p50_ms"));
-  latency.p95_ms = number_or_nan(j.at("p95_ms"));
-  latency.p99_ms = number_or_nan(j.at("p99_ms"));
-  latency.max_ms = number_or_nan(j.at("max_ms"));
+  latency.min = base::Milliseconds(number_or_nan(j.at("min_ms")));
+  latency.mean = base::Milliseconds(number_or_nan(j.at("mean_ms")));
+  latency.p50 = base::Milliseconds(number_or_nan(j.at("p50_ms")));
+  latency.p95 = base::Milliseconds(number_or_nan(j.at("p95_ms")));
+  latency.p99 = base::Milliseconds(number_or_nan(j.at("p99_ms")));
+  latency.max = base::Milliseconds(number_or_nan(j.at("max_ms")));
   return latency;
 }
 
@@ -599,7 +600,9 @@ std::string Stall::summary() const {
                         blocked ? "Lock | " + blocker : waits.front().wait);
   }
   text += fmt::format(" (median {:.0f} tps)", median_tps);
-  if (std::isfinite(max_latency_ms)) text += fmt::format(", max latency {:.1f} ms", max_latency_ms);
+  if (std::isfinite(max_latency.count())) {
+    text += fmt::format(", max latency {:.1f} ms", max_latency.count());
+  }
   if (!background.empty()) text += " [" + background + "]";
   return text;
 }

@@ -172,7 +172,7 @@ struct Stall {
   std::string background;        // flags seen during the stall
   std::string blocker;           // who blocked it, when Lock waits dominated it
   // Its worst transaction (pgbench's per-transaction log); NaN when the log was not kept.
-  double max_latency_ms = std::numeric_limits<double>::quiet_NaN();
+  base::Milliseconds max_latency{std::numeric_limits<double>::quiet_NaN()};
   std::string summary() const;  // "250 s: 0 tps, 16/16 backends on Lock | relation (av ch)"
 };
 

@@ -133,11 +133,11 @@ std::vector<std::pair<std::string, std::string>> row_meanings(const model::Run& 
 }
 
 std::string latency_percentiles_text(const model::Run& run) {
-  if (!run.latency || !std::isfinite(run.latency->p50_ms)) return "";
+  if (!run.latency || !std::isfinite(run.latency->p50.count())) return "";
   const auto& latency = *run.latency;
-  std::string text =
-      fmt::format("p50 {:.3f}, p95 {:.3f}, p99 {:.3f}, max {:.3f} ms ({} transactions",
-                  latency.p50_ms, latency.p95_ms, latency.p99_ms, latency.max_ms, latency.count);
+  std::string text = fmt::format(
+      "p50 {:.3f}, p95 {:.3f}, p99 {:.3f}, max {:.3f} ms ({} transactions", latency.p50.count(),
+      latency.p95.count(), latency.p99.count(), latency.max.count(), latency.count);
   if (run.latency_sampling_rate < 1) {
     text += fmt::format(", pgbench --sampling-rate {:g}", run.latency_sampling_rate);
   }

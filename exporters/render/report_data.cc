@@ -196,8 +196,8 @@ std::string render_timeline_csv(const model::Run& run) {
     }
     fields.push_back(row.background);
     fields.push_back(row.sampler_outage ? "1" : "0");
-    fields.push_back(row.latency ? format_optional(row.latency->p99_ms, 3) : "");
-    fields.push_back(row.latency ? format_optional(row.latency->max_ms, 3) : "");
+    fields.push_back(row.latency ? format_optional(row.latency->p99.count(), 3) : "");
+    fields.push_back(row.latency ? format_optional(row.latency->max.count(), 3) : "");
     fields.push_back(row.oncpu_aas ? fmt::format("{:.3f}", *row.oncpu_aas) : "");
     fields.push_back(row.runq_aas ? fmt::format("{:.3f}", *row.runq_aas) : "");
     if (extra.server_tps || extra.qps || !extra.percentile.empty()) {

@@ -59,7 +59,7 @@ const std::array<LineSpec, 6> kLines = {{
      }},
     {"latency p99", "ms", "ms", "#b45309", true, false,
      [](const TimelineRow& row) {
-       return row.latency ? finite(row.latency->p99_ms) : std::optional<double>();
+       return row.latency ? finite(row.latency->p99.count()) : std::optional<double>();
      }},
     // Measured, not sampled: client backends waiting for a CPU (server on this host), as a
     // band on the AAS axis so that it reads against the stacked waits it hides in.

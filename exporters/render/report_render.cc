@@ -173,8 +173,8 @@ void text_timeline(TextWriter& out, const model::Run& run, const std::vector<Tim
                                     : "-");
     }
     if (tails) {
-      text += row.latency ? fmt::format("{:>8} {:>8} ", number_or_dash(row.latency->p99_ms, 3),
-                                        number_or_dash(row.latency->max_ms, 3))
+      text += row.latency ? fmt::format("{:>8} {:>8} ", number_or_dash(row.latency->p99.count(), 3),
+                                        number_or_dash(row.latency->max.count(), 3))
                           : fmt::format("{:>8} {:>8} ", "-", "-");
     }
     if (kernel) {
@@ -374,8 +374,8 @@ std::string md_timeline(const model::Run& run, const std::vector<TimelineRow>& r
                           : "-");
     }
     if (tails) {
-      cells.push_back(row.latency ? number_or_dash(row.latency->p99_ms, 3) : "-");
-      cells.push_back(row.latency ? number_or_dash(row.latency->max_ms, 3) : "-");
+      cells.push_back(row.latency ? number_or_dash(row.latency->p99.count(), 3) : "-");
+      cells.push_back(row.latency ? number_or_dash(row.latency->max.count(), 3) : "-");
     }
     if (kernel) {
       cells.push_back(row.oncpu_aas ? fmt::format("{:.2f}", *row.oncpu_aas) : "-");

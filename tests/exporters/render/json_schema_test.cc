@@ -120,8 +120,8 @@ model::Run run_with_everything() {
   run.outages.push_back({base::Seconds(3), base::Seconds(1), 100, "server closed the connection"});
   model::LatencySummary latency;
   latency.count = 10;
-  latency.min_ms = latency.mean_ms = latency.p50_ms = latency.p95_ms = latency.p99_ms =
-      latency.max_ms = 1.5;
+  latency.min = latency.mean = latency.p50 = latency.p95 = latency.p99 = latency.max =
+      base::Milliseconds(1.5);
   run.latency = latency;
   run.loadgen->qps = 20000;
   run.loadgen->aborted.push_back("client 3 aborted in command 4 (SQL) of script 0");
