@@ -138,14 +138,63 @@ static void from_json(const json& j, Outage& outage) {
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRunFigure, name, value, sd, half_width)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRun, runs, needed, figures)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelTime, on_cpu_s, runqueue_s, covered_s)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LockBlocker, lock_type, object, blocker_statement,
-                                                blocker_state, blocker_application,
-                                                blocker_backend_type, example_blocker_pid,
-                                                example_object, blockers, max_xact_age_s,
-                                                chain_depth, observations)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StatementProfile, query_id, text, samples, waits,
-                                                calls, mean_exec_ms)
+static void to_json(json& j, const KernelTime& time) {
+  j = {{"on_cpu_s", time.on_cpu.count()},
+       {"runqueue_s", time.runqueue.count()},
+       {"covered_s", time.covered.count()}};
+}
+
+static void from_json(const json& j, KernelTime& time) {
+  time.on_cpu = seconds_in(j, "on_cpu_s");
+  time.runqueue = seconds_in(j, "runqueue_s");
+  time.covered = seconds_in(j, "covered_s");
+}
+
+static void to_json(json& j, const LockBlocker& blocker) {
+  j = {{"lock_type", blocker.lock_type},
+       {"object", blocker.object},
+       {"blocker_statement", blocker.blocker_statement},
+       {"blocker_state", blocker.blocker_state},
+       {"blocker_application", blocker.blocker_application},
+       {"blocker_backend_type", blocker.blocker_backend_type},
+       {"example_blocker_pid", blocker.example_blocker_pid},
+       {"example_object", blocker.example_object},
+       {"blockers", blocker.blockers},
+       {"max_xact_age_s", blocker.max_xact_age.count()},
+       {"chain_depth", blocker.chain_depth},
+       {"observations", blocker.observations}};
+}
+
+static void from_json(const json& j, LockBlocker& blocker) {
+  const LockBlocker defaults;
+  blocker.lock_type = j.value("lock_type", "");
+  blocker.object = j.value("object", "");
+  blocker.blocker_statement = j.value("blocker_statement", "");
+  blocker.blocker_state = j.value("blocker_state", "");
+  blocker.blocker_application = j.value("blocker_application", "");
+  blocker.blocker_backend_type = j.value("blocker_backend_type", "");
+  blocker.example_blocker_pid = j.value("example_blocker_pid", defaults.example_blocker_pid);
+  blocker.example_object = j.value("example_object", "");
+  blocker.blockers = j.value("blockers", defaults.blockers);
+  blocker.max_xact_age = base::Seconds(j.value("max_xact_age_s", defaults.max_xact_age.count()));
+  blocker.chain_depth = j.value("chain_depth", defaults.chain_depth);
+  blocker.observations = j.value("observations", defaults.observations);
+}
+
+static void to_json(json& j, const StatementProfile& statement) {
+  j = {{"query_id", statement.query_id}, {"text", statement.text},
+       {"samples", statement.samples},   {"waits", statement.waits},
+       {"calls", statement.calls},       {"mean_exec_ms", count_or_null(statement.mean_exec)}};
+}
+
+static void from_json(const json& j, StatementProfile& statement) {
+  statement.query_id = j.value("query_id", int64_t{0});
+  statement.text = j.value("text", "");
+  statement.samples = j.value("samples", uint64_t{0});
+  statement.waits = j.value("waits", std::map<std::string, uint64_t>{});
+  statement.calls = j.value("calls", std::optional<uint64_t>{});
+  statement.mean_exec = optional_in<base::Milliseconds>(j, "mean_exec_ms");
+}
 
 static json latency_to_json(const LatencySummary& latency) {
   return {{"count", latency.count},
@@ -189,7 +238,7 @@ static json sampler_to_json(const SamplerInfo& sampler) {
           {"achieved_hz", sampler.achieved_hz},
           {"snapshots", sampler.snapshots},
           {"missed_ticks", sampler.missed_ticks},
-          {"snapshot_p99_ms", sampler.snapshot_p99_ms},
+          {"snapshot_p99_ms", sampler.snapshot_p99.count()},
           {"hidden_backends", sampler.hidden_backends}};
 }
 
@@ -209,7 +258,7 @@ static SamplerInfo sampler_from_json(const json& j) {
   sampler.achieved_hz = j.value("achieved_hz", 0.0);
   sampler.snapshots = j.value("snapshots", uint64_t{0});
   sampler.missed_ticks = j.value("missed_ticks", uint64_t{0});
-  sampler.snapshot_p99_ms = j.value("snapshot_p99_ms", 0.0);
+  sampler.snapshot_p99 = base::Milliseconds(j.value("snapshot_p99_ms", 0.0));
   sampler.hidden_backends = j.value("hidden_backends", 0);
   return sampler;
 }
@@ -580,7 +629,7 @@ std::string LockBlocker::description() const {
                                       example_blocker_pid);
   text += blocker_application.empty() ? blocker_backend_type : blocker_application;
   if (!blocker_state.empty()) text += ", " + blocker_state;
-  if (max_xact_age_s >= 0) text += fmt::format(" {:.1f} s", max_xact_age_s);
+  if (max_xact_age >= base::Seconds(0)) text += fmt::format(" {:.1f} s", max_xact_age.count());
   text += ")";
   if (chain_depth > 1) text += fmt::format(" at the end of a chain of {}", chain_depth);
   if (!blocker_statement.empty()) text += ": " + blocker_statement;

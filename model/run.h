@@ -131,7 +131,7 @@ struct LockBlocker {
   int32_t example_blocker_pid = 0;
   std::string example_object;  // "transaction 7123" where `object` is generic
   int blockers = 1;            // distinct blocker pids seen
-  double max_xact_age_s = -1;
+  base::Seconds max_xact_age{-1};
   int chain_depth = 1;              // 2 and more: the blocker was itself blocked
   uint64_t observations = 0;        // blocked backends seen in lookups
   std::string description() const;  // the stall's wording, without the wait
@@ -145,7 +145,7 @@ struct StatementProfile {
   uint64_t samples = 0;  // non-idle samples with this query id
   std::map<std::string, uint64_t> waits;  // display name -> samples
   std::optional<uint64_t> calls;          // pg_stat_statements deltas
-  std::optional<double> mean_exec_ms;
+  std::optional<base::Milliseconds> mean_exec;
 };
 
 // A time the sampler could not sample the target during the run (e.g. the server restarted).
@@ -209,7 +209,7 @@ struct SamplerInfo {
   double achieved_hz = 0;
   uint64_t snapshots = 0;
   uint64_t missed_ticks = 0;
-  double snapshot_p99_ms = 0;
+  base::Milliseconds snapshot_p99{0};
   int hidden_backends = 0;
 };
 

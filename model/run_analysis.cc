@@ -135,7 +135,7 @@ std::vector<std::string> bottleneck_warnings(const Run& run, int loadgen_threads
   if (intervals > 0 && no_idle * 5 >= intervals) {
     // Measured where the server runs on this host (schedstat), guessed elsewhere.
     const auto clients = run.kernel.find(kClientBackends);
-    if (clients != run.kernel.end() && clients->second.covered_s > 0) {
+    if (clients != run.kernel.end() && clients->second.covered > base::Seconds(0)) {
       warnings.push_back(fmt::format(
           "the host had no idle CPU in {} of {} intervals: client backends waited for a CPU "
           "{:.2f} AAS on average (measured from /proc), time their waits and the CPU row include",

@@ -173,9 +173,9 @@ void add_target(Families& families, const model::TargetMetrics& target) {
   }
   for (const auto& [backend_type, time] : target.kernel_by_backend_type) {
     families.backend_cpu.metric.push_back(
-        counter(labels({{"backend_type", backend_type}}), time.on_cpu_s));
+        counter(labels({{"backend_type", backend_type}}), time.on_cpu.count()));
     families.backend_runqueue.metric.push_back(
-        counter(labels({{"backend_type", backend_type}}), time.runqueue_s));
+        counter(labels({{"backend_type", backend_type}}), time.runqueue.count()));
   }
   for (const auto& [collector, status] : target.collectors) {
     families.collector_duration.metric.push_back(

@@ -170,8 +170,8 @@ std::string sampler_line(const model::SamplerInfo& sampler) {
     if (sampler.hz > 0) line += fmt::format(" ({:.1f}%)", 100 * sampler.achieved_hz / sampler.hz);
   }
   line += fmt::format(", {} snapshots, {} missed ticks", sampler.snapshots, sampler.missed_ticks);
-  if (sampler.snapshot_p99_ms > 0) {
-    line += fmt::format(", snapshot p99 {:.2f} ms", sampler.snapshot_p99_ms);
+  if (sampler.snapshot_p99 > base::Milliseconds(0)) {
+    line += fmt::format(", snapshot p99 {:.2f} ms", sampler.snapshot_p99.count());
   }
   if (sampler.hidden_backends > 0) {
     line += fmt::format(", {} hidden backends", sampler.hidden_backends);

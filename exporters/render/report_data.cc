@@ -173,7 +173,8 @@ std::string render_timeline_csv(const model::Run& run) {
     out += ",server_tps,qps,latency_percentile_ms\n";
   }
   for (const auto& row : model::timeline_rows(run)) {
-    std::vector<std::string> fields = {format_seconds(row.start_s), format_seconds(row.duration_s)};
+    std::vector<std::string> fields = {format_seconds(row.start.count()),
+                                       format_seconds(row.duration.count())};
     if (row.loadgen) {
       fields.push_back(format_optional(row.loadgen->tps, 1));
       fields.push_back(format_optional(row.loadgen->latency_avg.count(), 3));

@@ -102,7 +102,7 @@ std::string html_timeline_table(const model::Run& run, const std::vector<Timelin
   };
   for (const auto& row : rows) {
     html += row.stalled ? "<tr class=\"stall\">" : "<tr>";
-    html += cell(format_seconds(row.start_s));
+    html += cell(format_seconds(row.start.count()));
     if (row.loadgen) {
       html += cell(format_optional(row.loadgen->tps, 1));
       html += cell(format_optional(row.loadgen->latency_avg.count(), 3));

@@ -150,7 +150,7 @@ void text_timeline(TextWriter& out, const model::Run& run, const std::vector<Tim
   out.line(header);
   for (size_t index = 0; index < rows.size(); ++index) {
     const auto& row = rows[index];
-    std::string text = fmt::format("  {:>6}", format_seconds(row.start_s));
+    std::string text = fmt::format("  {:>6}", format_seconds(row.start.count()));
     if (row.loadgen) {
       text +=
           fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
@@ -355,7 +355,7 @@ std::string md_timeline(const model::Run& run, const std::vector<TimelineRow>& r
   }
   out += alignment + "\n";
   for (const auto& row : rows) {
-    std::vector<std::string> cells = {format_seconds(row.start_s)};
+    std::vector<std::string> cells = {format_seconds(row.start.count())};
     if (row.loadgen) {
       cells.push_back(number_or_dash(row.loadgen->tps, 1));
       cells.push_back(number_or_dash(row.loadgen->latency_avg.count(), 3));

@@ -126,7 +126,7 @@ TEST(RunRecorder, SamplesAndProgressLandInTheirIntervals) {
   EXPECT_EQ(run.sampler.snapshots, 30u);
   EXPECT_EQ(run.sampler.missed_ticks, 1u);
   EXPECT_NEAR(run.sampler.achieved_hz, 10, 1e-9);
-  EXPECT_NEAR(run.sampler.snapshot_p99_ms, 0.3, 0.3 * 0.05);  // 5 % buckets
+  EXPECT_NEAR(run.sampler.snapshot_p99.count(), 0.3, 0.3 * 0.05);  // 5 % buckets
   EXPECT_EQ(run.query_ids.at(42), 30u);
   // The profile is the sum of the timeline.
   Profile summed;
@@ -162,7 +162,7 @@ TEST(RunRecorder, ServerThroughputIsSpreadOverTheIntervalsItCovers) {
   EXPECT_DOUBLE_EQ(run.timeline[2].loadgen->tps, 55);  // its own report stays
   const auto& totals = recorder.server_totals();
   EXPECT_DOUBLE_EQ(totals.transactions, 390);
-  EXPECT_DOUBLE_EQ(totals.covered_s, 3);
+  EXPECT_DOUBLE_EQ(totals.covered.count(), 3);
   EXPECT_DOUBLE_EQ(*totals.calls, 1000);
 }
 
