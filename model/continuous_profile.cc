@@ -31,8 +31,7 @@ void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
     }
   }
   ++since_check_.snapshots;
-  current_.snapshot_durations.observe(
-      std::chrono::duration<double>(snapshot.query_duration).count());
+  current_.snapshot_durations.observe(snapshot.query_duration);
   for (const auto& wait : tracker_.observe(snapshot)) {
     auto durations = duration_histograms_.find(wait.key);
     if (durations == duration_histograms_.end()) {
@@ -40,7 +39,7 @@ void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
           std::pair{wait.key->wait_event_type, wait.key->wait_event}, wait_duration_buckets());
       durations = duration_histograms_.emplace(wait.key, &entry->second).first;
     }
-    durations->second->observe(wait.estimated_length.count());
+    durations->second->observe(wait.estimated_length);
   }
   if (snapshot.taken_at_steady - last_publish_ >= kPublishEvery) publish();
 }

@@ -40,12 +40,12 @@ ClientMetric gauge(std::vector<ClientMetric::Label> labels, double value) {
 ClientMetric histogram(std::vector<ClientMetric::Label> labels, const model::Histogram& source) {
   auto metric = labelled(std::move(labels));
   metric.histogram.sample_count = source.count;
-  metric.histogram.sample_sum = source.sum;
+  metric.histogram.sample_sum = source.sum.count();
   uint64_t cumulative = 0;
   for (size_t bucket = 0; bucket < source.bucket_counts.size(); ++bucket) {
     cumulative += source.bucket_counts[bucket];
     const double bound = bucket < source.upper_bounds.size()
-                             ? source.upper_bounds[bucket]
+                             ? source.upper_bounds[bucket].count()
                              : std::numeric_limits<double>::infinity();
     metric.histogram.bucket.push_back({cumulative, bound});
   }
