@@ -41,10 +41,10 @@ std::string_view after_command(std::string_view stat) {
   return stat;
 }
 
-// Seconds between two counter readings; 0 when the counter went back (a thread of the process
-// exited, taking its time with it).
-double seconds_between(uint64_t before, uint64_t after) {
-  return after > before ? static_cast<double>(after - before) / 1e9 : 0;
+// The time between two nanosecond counter readings; 0 when the counter went back (a thread of
+// the process exited, taking its time with it).
+base::Seconds seconds_between(uint64_t before, uint64_t after) {
+  return base::Seconds(after > before ? static_cast<double>(after - before) / 1e9 : 0);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ std::vector<model::LockWait> parse_lock_blockers(const PGresult* result) {
     wait.blocker_backend_type = cell(result, row, 5);
     wait.blocker_application = cell(result, row, 6);
     wait.blocker_state = cell(result, row, 7);
-    wait.blocker_xact_age_s = number<double>(result, row, 8, -1);
+    wait.blocker_xact_age = base::Seconds(number<double>(result, row, 8, -1));
     wait.blocker_statement = normalize_statement(cell(result, row, 9));
     wait.blocker_blocked = cell(result, row, 10) == "t";
     waits.push_back(std::move(wait));

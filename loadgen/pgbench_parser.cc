@@ -81,8 +81,8 @@ void for_each_line(std::string_view text, Visit&& visit) {
 bool apply_progress_item(std::string_view item, model::LoadgenProgress& progress) {
   if (consume_prefix(item, "lag ")) {
     if (!consume_suffix(item, " ms")) return false;
-    progress.lag_ms = to_double(item);
-    return progress.lag_ms.has_value();
+    progress.lag = std::optional<base::Milliseconds>(to_double(item));
+    return progress.lag.has_value();
   }
   const std::string_view number = take_word(item);
   const std::optional<uint64_t> count = to_count(number);
@@ -150,7 +150,7 @@ std::optional<model::LoadgenProgress> parse_progress_line(std::string_view line)
   model::LoadgenProgress progress;
   std::optional<double> elapsed_s = to_double(take_word(line));
   if (!elapsed_s || !std::isfinite(*elapsed_s) || *elapsed_s < 0) return std::nullopt;
-  progress.elapsed_s = *elapsed_s;
+  progress.elapsed = base::Seconds(*elapsed_s);
   if (!consume_prefix(line, " s, ")) return std::nullopt;
 
   std::optional<double> tps = to_double(take_word(line));
@@ -162,13 +162,13 @@ std::optional<model::LoadgenProgress> parse_progress_line(std::string_view line)
   // from_chars reads that as NaN, which is what the model wants.
   std::optional<double> latency_ms = to_double(take_word(line));
   if (!latency_ms) return std::nullopt;
-  progress.latency_avg_ms = *latency_ms;
+  progress.latency_avg = base::Milliseconds(*latency_ms);
   if (!consume_prefix(line, " ms stddev ")) return std::nullopt;
 
   const size_t comma = line.find(',');
   std::optional<double> stddev_ms = to_double(line.substr(0, comma));
   if (!stddev_ms) return std::nullopt;
-  progress.latency_stddev_ms = *stddev_ms;
+  progress.latency_stddev = base::Milliseconds(*stddev_ms);
   line.remove_prefix(comma == std::string_view::npos ? line.size() : comma);
 
   while (!line.empty()) {
@@ -203,17 +203,18 @@ model::LoadgenSummary parse_summary(std::string_view output) {
       summary.threads = summary_int("number of threads", value);
     } else if (consume_prefix(value, "duration: ")) {
       if (!consume_suffix(value, " s")) fail("invalid duration \"" + std::string(value) + "\"");
-      summary.duration_s = summary_number("duration", value);
+      summary.duration = base::Seconds(summary_number("duration", value));
     } else if (consume_prefix(value, "number of transactions actually processed: ")) {
       summary.transactions = summary_count("number of transactions", value);
     } else if (consume_prefix(value, "number of failed transactions: ")) {
       summary.failed = summary_count("number of failed transactions", value);
     } else if (consume_prefix(value, "latency average = ")) {
-      summary.latency_avg_ms = summary_number("latency average", value);
+      summary.latency_avg = base::Milliseconds(summary_number("latency average", value));
     } else if (consume_prefix(value, "latency stddev = ")) {
-      summary.latency_stddev_ms = summary_number("latency stddev", value);
+      summary.latency_stddev = base::Milliseconds(summary_number("latency stddev", value));
     } else if (consume_prefix(value, "initial connection time = ")) {
-      summary.initial_connection_time_ms = summary_number("initial connection time", value);
+      summary.initial_connection_time =
+          base::Milliseconds(summary_number("initial connection time", value));
     } else if (consume_prefix(value, "tps = ")) {
       const double tps = summary_number("tps", value);
       if (value.ends_with("(without initial connection time)") ||

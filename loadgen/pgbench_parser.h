@@ -18,7 +18,7 @@ class PgbenchParseError : public std::runtime_error {
 };
 
 // A progress line ("progress: 5.0 s, 1234.5 tps, lat 0.810 ms stddev 0.301, 0 failed" and its
-// variants) or nullopt for any other line. With --progress-timestamp, elapsed_s is the Unix
+// variants) or nullopt for any other line. With --progress-timestamp, elapsed is the Unix
 // time pgbench printed. "-nan" latencies become NaN. Never throws.
 std::optional<model::LoadgenProgress> parse_progress_line(std::string_view line);
 

@@ -40,17 +40,18 @@ std::optional<model::LoadgenProgress> parse_sysbench_progress(std::string_view l
   const auto tps = number_after(line, " tps:");
   if (!elapsed || !tps) return std::nullopt;
   model::LoadgenProgress progress;
-  progress.elapsed_s = *elapsed;
+  progress.elapsed = base::Seconds(*elapsed);
   progress.tps = *tps;
-  progress.latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
-  progress.latency_stddev_ms = std::numeric_limits<double>::quiet_NaN();
+  progress.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+  progress.latency_stddev = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
   progress.qps = number_after(line, " qps:");
   // "lat (ms,95%): 11.45"
   if (const auto lat = line.find("lat (ms,"); lat != std::string_view::npos) {
     const auto percent = line.find("%):", lat);
     if (percent != std::string_view::npos) {
       progress.latency_percentile = number_after(line.substr(lat), "lat (ms,").value_or(0);
-      progress.latency_percentile_ms = number_after(line.substr(percent), "%):");
+      progress.latency_at_percentile =
+          std::optional<base::Milliseconds>(number_after(line.substr(percent), "%):"));
     }
   }
   if (const auto errors = number_after(line, " err/s:")) {
@@ -94,12 +95,13 @@ std::optional<model::LoadgenSummary> parse_sysbench_summary(std::string_view out
     } else if (line.starts_with("ignored errors:")) {
       summary.failed = static_cast<uint64_t>(number_after(line, "ignored errors:").value_or(0));
     } else if (line.starts_with("total time:")) {
-      summary.duration_s = number_after(line, "total time:");
+      summary.duration = std::optional<base::Seconds>(number_after(line, "total time:"));
     } else if (in_latency && line.starts_with("avg:")) {
-      summary.latency_avg_ms = number_after(line, "avg:").value_or(0);
+      summary.latency_avg = base::Milliseconds(number_after(line, "avg:").value_or(0));
     } else if (in_latency && line.find("th percentile:") != std::string_view::npos) {
       summary.latency_percentile = number_after(line, "").value_or(0);
-      summary.latency_percentile_ms = number_after(line, "percentile:");
+      summary.latency_at_percentile =
+          std::optional<base::Milliseconds>(number_after(line, "percentile:"));
     }
   }
   if (!transactions_seen) return std::nullopt;

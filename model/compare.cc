@@ -265,10 +265,11 @@ CompareCell make_cell(const std::string& variant, int clients, const CellRuns& r
                      std::vector<double>& p99_values, std::vector<double>& latency) {
     for (const auto* run : side) {
       tps_values.push_back(figure(*run, comparison.metric));
-      if (std::isfinite(run->loadgen->latency_avg_ms))
-        latency.push_back(run->loadgen->latency_avg_ms);
-      if (run->latency && std::isfinite(run->latency->p99_ms) && run->latency->p99_ms > 0) {
-        p99_values.push_back(run->latency->p99_ms);
+      if (std::isfinite(run->loadgen->latency_avg.count()))
+        latency.push_back(run->loadgen->latency_avg.count());
+      if (run->latency && std::isfinite(run->latency->p99.count()) &&
+          run->latency->p99 > base::Milliseconds(0)) {
+        p99_values.push_back(run->latency->p99.count());
       }
     }
   };
@@ -305,8 +306,8 @@ CompareCell make_cell(const std::string& variant, int clients, const CellRuns& r
     cell.p99_ms = metric_test(std::move(p99), {"worse", "better"}, std::nullopt, comparison.label_a,
                               comparison.label_b);
   }
-  cell.latency_a_ms = median(latency_a);
-  cell.latency_b_ms = median(latency_b);
+  cell.latency_a = base::Milliseconds(median(latency_a));
+  cell.latency_b = base::Milliseconds(median(latency_b));
   cell.classes = class_shifts(runs);
   return cell;
 }

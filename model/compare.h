@@ -57,9 +57,9 @@ struct CompareCell {
   std::string variant;  // "" when the sides are not matrices with variants
   int clients = 0;
   MetricTest tps;
-  MetricTest p99_ms;                          // empty when the runs have no latency percentiles
-  double latency_a_ms = 0, latency_b_ms = 0;  // median of the runs' average latency
-  std::vector<ClassShift> classes;            // AAS per wait class on each side
+  MetricTest p99_ms;                              // empty when the runs have no latency percentiles
+  base::Milliseconds latency_a{0}, latency_b{0};  // median of the runs' average latency
+  std::vector<ClassShift> classes;                // AAS per wait class on each side
 };
 
 // A wait event's AAS in one cell on both sides. Cells are compared separately: a profile at 8

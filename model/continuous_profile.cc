@@ -6,7 +6,7 @@ namespace {
 // Scrapes see data at most this old; publishing on every 1 kHz snapshot would be wasted copies.
 constexpr auto kPublishEvery = std::chrono::milliseconds(100);
 // The kernel check on /metrics covers the last minute of kernel readings (one a second).
-constexpr double kCheckWindowS = 60;
+constexpr base::Seconds kCheckWindow{60};
 }  // namespace
 
 ContinuousProfile::ContinuousProfile(std::string target, SamplerSource source, double hz,
@@ -31,8 +31,7 @@ void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
     }
   }
   ++since_check_.snapshots;
-  current_.snapshot_durations.observe(
-      std::chrono::duration<double>(snapshot.query_duration).count());
+  current_.snapshot_durations.observe(snapshot.query_duration);
   for (const auto& wait : tracker_.observe(snapshot)) {
     auto durations = duration_histograms_.find(wait.key);
     if (durations == duration_histograms_.end()) {
@@ -40,7 +39,7 @@ void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
           std::pair{wait.key->wait_event_type, wait.key->wait_event}, wait_duration_buckets());
       durations = duration_histograms_.emplace(wait.key, &entry->second).first;
     }
-    durations->second->observe(wait.estimated_length.count());
+    durations->second->observe(wait.estimated_length);
   }
   if (snapshot.taken_at_steady - last_publish_ >= kPublishEvery) publish();
 }
@@ -76,13 +75,13 @@ void ContinuousProfile::on_kernel_times(const KernelTimes& times) {
   const auto clients = times.by_group.find(kClientBackends);
   since_check_.clients = clients != times.by_group.end() ? clients->second : KernelTime{};
   // A reading covers its own interval (the run's recorder splits it over its timeline instead).
-  since_check_.clients.covered_s = std::chrono::duration<double>(times.to - times.from).count();
+  since_check_.clients.covered = times.to - times.from;
   check_window_.push_back(since_check_);
   since_check_ = {};
-  double covered_s = 0;
-  for (const auto& reading : check_window_) covered_s += reading.clients.covered_s;
-  while (covered_s - check_window_.front().clients.covered_s >= kCheckWindowS) {
-    covered_s -= check_window_.front().clients.covered_s;
+  base::Seconds covered{0};
+  for (const auto& reading : check_window_) covered += reading.clients.covered;
+  while (covered - check_window_.front().clients.covered >= kCheckWindow) {
+    covered -= check_window_.front().clients.covered;
     check_window_.pop_front();
   }
   std::vector<double> cpu_samples;
@@ -94,7 +93,7 @@ void ContinuousProfile::on_kernel_times(const KernelTimes& times) {
     snapshots.push_back(static_cast<double>(reading.snapshots));
     clients_time.add(reading.clients);
   }
-  if (!snapshots.empty() && clients_time.covered_s > 0) {
+  if (!snapshots.empty() && clients_time.covered > base::Seconds(0)) {
     current_.kernel_check = make_kernel_check(cpu_samples, snapshots, clients_time);
   }
 }

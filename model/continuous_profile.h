@@ -29,7 +29,7 @@ struct ActiveRun {
   std::string run_id;
   std::string workload;
   std::optional<double> tps;
-  std::optional<double> latency_s;
+  std::optional<base::Seconds> latency;  // the load generator's average
 };
 
 // What one scrape sees of one target. Immutable once published.

@@ -39,13 +39,13 @@ std::optional<KernelCheck> kernel_check(const Run& run) {
     KernelTime clients;
     for (const char* group : {kSamplerBackend, kBackgroundProcesses, kClientBackends}) {
       if (const auto found = slice.kernel.find(group); found != slice.kernel.end()) {
-        clients.covered_s = std::max(clients.covered_s, found->second.covered_s);
+        clients.covered = std::max(clients.covered, found->second.covered);
       }
     }
     if (const auto found = slice.kernel.find(kClientBackends); found != slice.kernel.end()) {
       clients = found->second;
     }
-    if (clients.covered_s <= 0 || slice.profile.snapshots() == 0) continue;
+    if (clients.covered <= base::Seconds(0) || slice.profile.snapshots() == 0) continue;
     kernel.add(clients);
     uint64_t cpu = 0;
     for (const auto& [key, count] : slice.profile.counts()) {
@@ -54,7 +54,7 @@ std::optional<KernelCheck> kernel_check(const Run& run) {
     cpu_samples.push_back(static_cast<double>(cpu));
     snapshots.push_back(static_cast<double>(slice.profile.snapshots()));
   }
-  if (snapshots.empty() || kernel.covered_s <= 0) return std::nullopt;
+  if (snapshots.empty() || kernel.covered <= base::Seconds(0)) return std::nullopt;
   return make_kernel_check(cpu_samples, snapshots, kernel);
 }
 

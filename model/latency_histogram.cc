@@ -75,16 +75,15 @@ LatencySummary summarize(const LatencyHistogram& histogram) {
   LatencySummary summary;
   summary.count = histogram.count();
   if (histogram.empty()) return summary;
-  using Milliseconds = std::chrono::duration<double, std::milli>;
   const auto ms = [](auto duration) {
-    return std::chrono::duration_cast<Milliseconds>(duration).count();
+    return std::chrono::duration_cast<base::Milliseconds>(duration);
   };
-  summary.min_ms = ms(histogram.min());
-  summary.mean_ms = ms(histogram.mean());
-  summary.p50_ms = ms(histogram.percentile(50));
-  summary.p95_ms = ms(histogram.percentile(95));
-  summary.p99_ms = ms(histogram.percentile(99));
-  summary.max_ms = ms(histogram.max());
+  summary.min = ms(histogram.min());
+  summary.mean = ms(histogram.mean());
+  summary.p50 = ms(histogram.percentile(50));
+  summary.p95 = ms(histogram.percentile(95));
+  summary.p99 = ms(histogram.percentile(99));
+  summary.max = ms(histogram.max());
   return summary;
 }
 

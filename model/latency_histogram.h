@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "base/time.h"
+
 namespace pgwaitprof::model {
 
 // Fractional microseconds: percentiles and means are not whole microseconds.
@@ -112,12 +114,12 @@ struct LatencySummary {
   std::uint64_t failed = 0;   // serialization, deadlock or other failures (PG 15+)
   std::uint64_t skipped = 0;  // too late under --rate with --latency-limit
   std::uint64_t retries = 0;  // retries summed over transactions (--max-tries other than 1)
-  double min_ms = std::numeric_limits<double>::quiet_NaN();
-  double mean_ms = std::numeric_limits<double>::quiet_NaN();
-  double p50_ms = std::numeric_limits<double>::quiet_NaN();
-  double p95_ms = std::numeric_limits<double>::quiet_NaN();
-  double p99_ms = std::numeric_limits<double>::quiet_NaN();
-  double max_ms = std::numeric_limits<double>::quiet_NaN();
+  base::Milliseconds min{std::numeric_limits<double>::quiet_NaN()};
+  base::Milliseconds mean{std::numeric_limits<double>::quiet_NaN()};
+  base::Milliseconds p50{std::numeric_limits<double>::quiet_NaN()};
+  base::Milliseconds p95{std::numeric_limits<double>::quiet_NaN()};
+  base::Milliseconds p99{std::numeric_limits<double>::quiet_NaN()};
+  base::Milliseconds max{std::numeric_limits<double>::quiet_NaN()};
 };
 
 // Fills the latency fields of a summary from a histogram (counts of failures are the caller's).

@@ -140,11 +140,11 @@ std::map<std::pair<std::string, int>, CellRuns> group_runs(const std::vector<Run
     const auto figure = run_figure(run, table.metric);
     if (!figure) continue;
     cell.tps.push_back(*figure);
-    if (std::isfinite(run.loadgen->latency_avg_ms)) {
-      cell.latency_ms.push_back(run.loadgen->latency_avg_ms);
+    if (std::isfinite(run.loadgen->latency_avg.count())) {
+      cell.latency_ms.push_back(run.loadgen->latency_avg.count());
     }
-    if (run.latency && std::isfinite(run.latency->p99_ms))
-      cell.p99_ms.push_back(run.latency->p99_ms);
+    if (run.latency && std::isfinite(run.latency->p99.count()))
+      cell.p99_ms.push_back(run.latency->p99.count());
   }
   table.clients.assign(clients.begin(), clients.end());
   return grouped;
@@ -157,15 +157,15 @@ MatrixCell make_cell(const std::string& variant, int clients, Metric metric, con
   cell.clients = clients;
   cell.metric = metric;
   cell.tps = runs.tps;
-  if (!runs.checkpoint_s.empty()) cell.checkpoint_median_s = median(runs.checkpoint_s);
+  if (!runs.checkpoint_s.empty()) cell.checkpoint_median = base::Seconds(median(runs.checkpoint_s));
   if (!cell.tps.empty()) {
     const auto [min_it, max_it] = std::minmax_element(cell.tps.begin(), cell.tps.end());
     cell.tps_min = *min_it;
     cell.tps_max = *max_it;
     cell.tps_median = median(cell.tps);
   }
-  cell.latency_median_ms = median(runs.latency_ms);
-  if (!runs.p99_ms.empty()) cell.p99_median_ms = median(runs.p99_ms);
+  cell.latency_median = base::Milliseconds(median(runs.latency_ms));
+  if (!runs.p99_ms.empty()) cell.p99_median = base::Milliseconds(median(runs.p99_ms));
   set_dominant(cell, runs.profile);
   set_composition(cell, runs.runs);
   cell.failed_runs = runs.failed;

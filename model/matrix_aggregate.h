@@ -34,15 +34,15 @@ struct MatrixCell {
   Metric metric = Metric::kTps;
   std::vector<double> tps;  // one per finished repeat
   double tps_median = 0, tps_min = 0, tps_max = 0;
-  double latency_median_ms = 0;
+  base::Milliseconds latency_median{0};
   // Median over the runs of their p99 latency (pgbench's transaction log); NaN without one.
-  double p99_median_ms = std::numeric_limits<double>::quiet_NaN();
+  base::Milliseconds p99_median{std::numeric_limits<double>::quiet_NaN()};
   std::string dominant_wait;   // display name of the top non-idle wait key ("CPU" included)
   std::string dominant_class;  // its wait_event_type
   double dominant_share = 0;   // 0..1
   int failed_runs = 0;         // runs not "completed"
   // Median duration of the CHECKPOINT after the runs' load (checkpoint_after); NaN without.
-  double checkpoint_median_s = std::numeric_limits<double>::quiet_NaN();
+  base::Seconds checkpoint_median{std::numeric_limits<double>::quiet_NaN()};
   // The wait profile of the completed runs. Shares and AAS are means over the runs (each run
   // weighs the same, as each tps does), so they may differ in the last digit from the pooled
   // dominant_share.

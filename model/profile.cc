@@ -56,22 +56,24 @@ std::map<std::string, uint64_t> Profile::by_wait_class() const {
   return result;
 }
 
-Histogram::Histogram(std::vector<double> bounds)
+Histogram::Histogram(std::vector<base::Seconds> bounds)
     : upper_bounds(std::move(bounds)), bucket_counts(upper_bounds.size() + 1, 0) {}
 
-void Histogram::observe(double value) {
+void Histogram::observe(base::Seconds value) {
   const auto bucket = std::lower_bound(upper_bounds.begin(), upper_bounds.end(), value);
   ++bucket_counts[static_cast<size_t>(bucket - upper_bounds.begin())];
   sum += value;
   ++count;
 }
 
-std::vector<double> wait_duration_buckets() {
-  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+std::vector<base::Seconds> wait_duration_buckets() {
+  using namespace std::chrono_literals;
+  return {500us, 1ms, 2500us, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 500ms, 1s, 2500ms, 5s, 10s};
 }
 
-std::vector<double> snapshot_duration_buckets() {
-  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1};
+std::vector<base::Seconds> snapshot_duration_buckets() {
+  using namespace std::chrono_literals;
+  return {100us, 250us, 500us, 1ms, 2500us, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 1s};
 }
 
 }  // namespace pgwaitprof::model

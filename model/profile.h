@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/time.h"
 #include "model/sample.h"
 #include "model/wait_key.h"
 
@@ -79,19 +80,20 @@ class Profile {
 // Share and AAS of `count` among `total` samples in `snapshots` (errors not estimated).
 WaitStat make_stat(const WaitKey& key, uint64_t count, uint64_t total, uint64_t snapshots);
 
-// Cumulative-bucket histogram with fixed upper bounds, in seconds (Prometheus semantics).
+// Cumulative-bucket histogram of durations with fixed upper bounds (Prometheus semantics; the
+// exporter writes them in seconds).
 struct Histogram {
-  std::vector<double> upper_bounds;
+  std::vector<base::Seconds> upper_bounds;
   std::vector<uint64_t> bucket_counts;  // non-cumulative, one per bound plus +Inf
-  double sum = 0;
+  base::Seconds sum{0};
   uint64_t count = 0;
 
-  explicit Histogram(std::vector<double> bounds = {});
-  void observe(double value);
+  explicit Histogram(std::vector<base::Seconds> bounds = {});
+  void observe(base::Seconds value);
 };
 
 // Bucket bounds used for the exported histograms.
-std::vector<double> wait_duration_buckets();
-std::vector<double> snapshot_duration_buckets();
+std::vector<base::Seconds> wait_duration_buckets();
+std::vector<base::Seconds> snapshot_duration_buckets();
 
 }  // namespace pgwaitprof::model

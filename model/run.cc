@@ -46,10 +46,49 @@ static base::Seconds seconds_in(const json& j, const char* key) {
   return base::Seconds(j.value(key, 0.0));
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadgenSummary, transaction_type, scale, query_mode,
-                                                clients, threads, duration_s, transactions, failed,
-                                                latency_avg_ms, latency_stddev_ms,
-                                                initial_connection_time_ms, tps, aborted)
+// An optional duration as its count in the unit its key names; null when absent.
+template <typename Duration>
+static json count_or_null(const std::optional<Duration>& value) {
+  return value ? json(value->count()) : json(nullptr);
+}
+template <typename Duration>
+static std::optional<Duration> optional_in(const json& j, const char* key) {
+  const auto value = j.value(key, std::optional<double>{});
+  return value ? std::optional<Duration>(*value) : std::nullopt;
+}
+
+static void to_json(json& j, const LoadgenSummary& summary) {
+  j = {{"transaction_type", summary.transaction_type},
+       {"scale", summary.scale},
+       {"query_mode", summary.query_mode},
+       {"clients", summary.clients},
+       {"threads", summary.threads},
+       {"duration_s", count_or_null(summary.duration)},
+       {"transactions", summary.transactions},
+       {"failed", summary.failed},
+       {"latency_avg_ms", summary.latency_avg.count()},
+       {"latency_stddev_ms", count_or_null(summary.latency_stddev)},
+       {"initial_connection_time_ms", count_or_null(summary.initial_connection_time)},
+       {"tps", summary.tps},
+       {"aborted", summary.aborted}};
+}
+
+static void from_json(const json& j, LoadgenSummary& summary) {
+  summary.transaction_type = j.value("transaction_type", "");
+  summary.scale = j.value("scale", 0.0);
+  summary.query_mode = j.value("query_mode", "");
+  summary.clients = j.value("clients", 0);
+  summary.threads = j.value("threads", 0);
+  summary.duration = optional_in<base::Seconds>(j, "duration_s");
+  summary.transactions = j.value("transactions", uint64_t{0});
+  summary.failed = j.value("failed", uint64_t{0});
+  summary.latency_avg = base::Milliseconds(j.value("latency_avg_ms", 0.0));
+  summary.latency_stddev = optional_in<base::Milliseconds>(j, "latency_stddev_ms");
+  summary.initial_connection_time =
+      optional_in<base::Milliseconds>(j, "initial_connection_time_ms");
+  summary.tps = j.value("tps", 0.0);
+  summary.aborted = j.value("aborted", std::vector<std::string>{});
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HostCpu, user_pct, system_pct, iowait_pct, idle_pct,
                                                 loadgen_cores)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Background, autovacuum, checkpoint, manual_vacuum)
@@ -63,7 +102,7 @@ static void to_json(json& j, const Stall& stall) {
        {"waits", stall.waits},
        {"background", stall.background},
        {"blocker", stall.blocker},
-       {"max_latency_ms", number_or_null(stall.max_latency_ms)}};
+       {"max_latency_ms", number_or_null(stall.max_latency.count())}};
 }
 
 static void from_json(const json& j, Stall& stall) {
@@ -75,8 +114,9 @@ static void from_json(const json& j, Stall& stall) {
   stall.waits = j.value("waits", std::vector<StallWait>{});
   stall.background = j.value("background", "");
   stall.blocker = j.value("blocker", "");
-  stall.max_latency_ms = j.contains("max_latency_ms") ? number_or_nan(j.at("max_latency_ms"))
-                                                      : std::numeric_limits<double>::quiet_NaN();
+  stall.max_latency =
+      base::Milliseconds(j.contains("max_latency_ms") ? number_or_nan(j.at("max_latency_ms"))
+                                                      : std::numeric_limits<double>::quiet_NaN());
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Setting, name, value, unit, source)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, server_version, server_version_num,
@@ -98,26 +138,75 @@ static void from_json(const json& j, Outage& outage) {
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRunFigure, name, value, sd, half_width)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRun, runs, needed, figures)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelTime, on_cpu_s, runqueue_s, covered_s)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LockBlocker, lock_type, object, blocker_statement,
-                                                blocker_state, blocker_application,
-                                                blocker_backend_type, example_blocker_pid,
-                                                example_object, blockers, max_xact_age_s,
-                                                chain_depth, observations)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StatementProfile, query_id, text, samples, waits,
-                                                calls, mean_exec_ms)
+static void to_json(json& j, const KernelTime& time) {
+  j = {{"on_cpu_s", time.on_cpu.count()},
+       {"runqueue_s", time.runqueue.count()},
+       {"covered_s", time.covered.count()}};
+}
+
+static void from_json(const json& j, KernelTime& time) {
+  time.on_cpu = seconds_in(j, "on_cpu_s");
+  time.runqueue = seconds_in(j, "runqueue_s");
+  time.covered = seconds_in(j, "covered_s");
+}
+
+static void to_json(json& j, const LockBlocker& blocker) {
+  j = {{"lock_type", blocker.lock_type},
+       {"object", blocker.object},
+       {"blocker_statement", blocker.blocker_statement},
+       {"blocker_state", blocker.blocker_state},
+       {"blocker_application", blocker.blocker_application},
+       {"blocker_backend_type", blocker.blocker_backend_type},
+       {"example_blocker_pid", blocker.example_blocker_pid},
+       {"example_object", blocker.example_object},
+       {"blockers", blocker.blockers},
+       {"max_xact_age_s", blocker.max_xact_age.count()},
+       {"chain_depth", blocker.chain_depth},
+       {"observations", blocker.observations}};
+}
+
+static void from_json(const json& j, LockBlocker& blocker) {
+  const LockBlocker defaults;
+  blocker.lock_type = j.value("lock_type", "");
+  blocker.object = j.value("object", "");
+  blocker.blocker_statement = j.value("blocker_statement", "");
+  blocker.blocker_state = j.value("blocker_state", "");
+  blocker.blocker_application = j.value("blocker_application", "");
+  blocker.blocker_backend_type = j.value("blocker_backend_type", "");
+  blocker.example_blocker_pid = j.value("example_blocker_pid", defaults.example_blocker_pid);
+  blocker.example_object = j.value("example_object", "");
+  blocker.blockers = j.value("blockers", defaults.blockers);
+  blocker.max_xact_age = base::Seconds(j.value("max_xact_age_s", defaults.max_xact_age.count()));
+  blocker.chain_depth = j.value("chain_depth", defaults.chain_depth);
+  blocker.observations = j.value("observations", defaults.observations);
+}
+
+static void to_json(json& j, const StatementProfile& statement) {
+  j = {{"query_id", statement.query_id}, {"text", statement.text},
+       {"samples", statement.samples},   {"waits", statement.waits},
+       {"calls", statement.calls},       {"mean_exec_ms", count_or_null(statement.mean_exec)}};
+}
+
+static void from_json(const json& j, StatementProfile& statement) {
+  statement.query_id = j.value("query_id", int64_t{0});
+  statement.text = j.value("text", "");
+  statement.samples = j.value("samples", uint64_t{0});
+  statement.waits = j.value("waits", std::map<std::string, uint64_t>{});
+  statement.calls = j.value("calls", std::optional<uint64_t>{});
+  statement.mean_exec = optional_in<base::Milliseconds>(j, "mean_exec_ms");
+}
 
 static json latency_to_json(const LatencySummary& latency) {
   return {{"count", latency.count},
           {"failed", latency.failed},
           {"skipped", latency.skipped},
           {"retries", latency.retries},
-          {"min_ms", number_or_null(latency.min_ms)},
-          {"mean_ms", number_or_null(latency.mean_ms)},
-          {"p50_ms", number_or_null(latency.p50_ms)},
-          {"p95_ms", number_or_null(latency.p95_ms)},
-          {"p99_ms", number_or_null(latency.p99_ms)},
-          {"max_ms", number_or_null(latency.max_ms)}};
+          {"min_ms", number_or_null(latency.min.count())},
+          {"mean_ms", number_or_null(latency.mean.count())},
+          {"p50_ms", number_or_null(latency.p50.count())},
+          {"p95_ms", number_or_null(latency.p95.count())},
+          {"p99_ms", number_or_null(latency.p99.count())},
+          {"max_ms", number_or_null(latency.max.count())}};
 }
 
 static std::optional<LatencySummary> latency_from_json(const json& j) {
@@ -127,12 +216,12 @@ static std::optional<LatencySummary> latency_from_json(const json& j) {
   latency.failed = j.value("failed", uint64_t{0});
   latency.skipped = j.value("skipped", uint64_t{0});
   latency.retries = j.value("retries", uint64_t{0});
-  latency.min_ms = number_or_nan(j.at("min_ms"));
-  latency.mean_ms = number_or_nan(j.at("mean_ms"));
-  latency.p50_ms = number_or_nan(j.at("p50_ms"));
-  latency.p95_ms = number_or_nan(j.at("p95_ms"));
-  latency.p99_ms = number_or_nan(j.at("p99_ms"));
-  latency.max_ms = number_or_nan(j.at("max_ms"));
+  latency.min = base::Milliseconds(number_or_nan(j.at("min_ms")));
+  latency.mean = base::Milliseconds(number_or_nan(j.at("mean_ms")));
+  latency.p50 = base::Milliseconds(number_or_nan(j.at("p50_ms")));
+  latency.p95 = base::Milliseconds(number_or_nan(j.at("p95_ms")));
+  latency.p99 = base::Milliseconds(number_or_nan(j.at("p99_ms")));
+  latency.max = base::Milliseconds(number_or_nan(j.at("max_ms")));
   return latency;
 }
 
@@ -149,7 +238,7 @@ static json sampler_to_json(const SamplerInfo& sampler) {
           {"achieved_hz", sampler.achieved_hz},
           {"snapshots", sampler.snapshots},
           {"missed_ticks", sampler.missed_ticks},
-          {"snapshot_p99_ms", sampler.snapshot_p99_ms},
+          {"snapshot_p99_ms", sampler.snapshot_p99.count()},
           {"hidden_backends", sampler.hidden_backends}};
 }
 
@@ -169,22 +258,22 @@ static SamplerInfo sampler_from_json(const json& j) {
   sampler.achieved_hz = j.value("achieved_hz", 0.0);
   sampler.snapshots = j.value("snapshots", uint64_t{0});
   sampler.missed_ticks = j.value("missed_ticks", uint64_t{0});
-  sampler.snapshot_p99_ms = j.value("snapshot_p99_ms", 0.0);
+  sampler.snapshot_p99 = base::Milliseconds(j.value("snapshot_p99_ms", 0.0));
   sampler.hidden_backends = j.value("hidden_backends", 0);
   return sampler;
 }
 
 static json progress_to_json(const LoadgenProgress& progress) {
-  json j = {{"elapsed_s", progress.elapsed_s},
+  json j = {{"elapsed_s", progress.elapsed.count()},
             {"tps", number_or_null(progress.tps)},
-            {"latency_avg_ms", number_or_null(progress.latency_avg_ms)},
-            {"latency_stddev_ms", number_or_null(progress.latency_stddev_ms)},
+            {"latency_avg_ms", number_or_null(progress.latency_avg.count())},
+            {"latency_stddev_ms", number_or_null(progress.latency_stddev.count())},
             {"failed", progress.failed},
-            {"lag_ms", progress.lag_ms},
+            {"lag_ms", count_or_null(progress.lag)},
             {"skipped", progress.skipped}};
   if (progress.qps) j["qps"] = *progress.qps;
-  if (progress.latency_percentile_ms) {
-    j["latency_percentile_ms"] = *progress.latency_percentile_ms;
+  if (progress.latency_at_percentile) {
+    j["latency_percentile_ms"] = progress.latency_at_percentile->count();
     j["latency_percentile"] = progress.latency_percentile;
   }
   return j;
@@ -192,15 +281,15 @@ static json progress_to_json(const LoadgenProgress& progress) {
 
 static LoadgenProgress progress_from_json(const json& j) {
   LoadgenProgress progress;
-  progress.elapsed_s = j.at("elapsed_s").get<double>();
+  progress.elapsed = base::Seconds(j.at("elapsed_s").get<double>());
   progress.tps = number_or_nan(j.at("tps"));
-  progress.latency_avg_ms = number_or_nan(j.at("latency_avg_ms"));
-  progress.latency_stddev_ms = number_or_nan(j.at("latency_stddev_ms"));
+  progress.latency_avg = base::Milliseconds(number_or_nan(j.at("latency_avg_ms")));
+  progress.latency_stddev = base::Milliseconds(number_or_nan(j.at("latency_stddev_ms")));
   progress.failed = j.value("failed", uint64_t{0});
-  progress.lag_ms = j.value("lag_ms", std::optional<double>{});
+  progress.lag = optional_in<base::Milliseconds>(j, "lag_ms");
   progress.skipped = j.value("skipped", uint64_t{0});
   progress.qps = j.value("qps", std::optional<double>{});
-  progress.latency_percentile_ms = j.value("latency_percentile_ms", std::optional<double>{});
+  progress.latency_at_percentile = optional_in<base::Milliseconds>(j, "latency_percentile_ms");
   progress.latency_percentile = j.value("latency_percentile", 0.0);
   return progress;
 }
@@ -336,8 +425,8 @@ json to_json(const Run& run) {
   if (run.cpu_profile) document["cpu_profile"] = *run.cpu_profile;
   if (!run.throughput_source.empty()) document["throughput_source"] = run.throughput_source;
   if (run.loadgen && run.loadgen->qps) document["loadgen"]["qps"] = *run.loadgen->qps;
-  if (run.loadgen && run.loadgen->latency_percentile_ms) {
-    document["loadgen"]["latency_percentile_ms"] = *run.loadgen->latency_percentile_ms;
+  if (run.loadgen && run.loadgen->latency_at_percentile) {
+    document["loadgen"]["latency_percentile_ms"] = run.loadgen->latency_at_percentile->count();
     document["loadgen"]["latency_percentile"] = run.loadgen->latency_percentile;
   }
   return document;
@@ -413,10 +502,12 @@ Run run_from_json(const json& j) {
         summary.contains("latency_avg_ms") && summary["latency_avg_ms"].is_null();
     if (no_latency) summary["latency_avg_ms"] = 0.0;
     run.loadgen = summary.get<LoadgenSummary>();
-    if (no_latency) run.loadgen->latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+    if (no_latency) {
+      run.loadgen->latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+    }
     run.loadgen->qps = summary.value("qps", std::optional<double>{});
-    run.loadgen->latency_percentile_ms =
-        summary.value("latency_percentile_ms", std::optional<double>{});
+    run.loadgen->latency_at_percentile =
+        optional_in<base::Milliseconds>(summary, "latency_percentile_ms");
     run.loadgen->latency_percentile = summary.value("latency_percentile", 0.0);
   }
   if (j.contains("latency")) run.latency = latency_from_json(j.at("latency"));
@@ -540,7 +631,7 @@ std::string LockBlocker::description() const {
                                       example_blocker_pid);
   text += blocker_application.empty() ? blocker_backend_type : blocker_application;
   if (!blocker_state.empty()) text += ", " + blocker_state;
-  if (max_xact_age_s >= 0) text += fmt::format(" {:.1f} s", max_xact_age_s);
+  if (max_xact_age >= base::Seconds(0)) text += fmt::format(" {:.1f} s", max_xact_age.count());
   text += ")";
   if (chain_depth > 1) text += fmt::format(" at the end of a chain of {}", chain_depth);
   if (!blocker_statement.empty()) text += ": " + blocker_statement;
@@ -560,7 +651,9 @@ std::string Stall::summary() const {
                         blocked ? "Lock | " + blocker : waits.front().wait);
   }
   text += fmt::format(" (median {:.0f} tps)", median_tps);
-  if (std::isfinite(max_latency_ms)) text += fmt::format(", max latency {:.1f} ms", max_latency_ms);
+  if (std::isfinite(max_latency.count())) {
+    text += fmt::format(", max latency {:.1f} ms", max_latency.count());
+  }
   if (!background.empty()) text += " [" + background + "]";
   return text;
 }

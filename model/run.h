@@ -38,17 +38,17 @@ std::optional<RunStatus> parse_run_status(std::string_view text);
 
 // One line of pgbench -P progress, or the load generator's equivalent.
 struct LoadgenProgress {
-  double elapsed_s = 0;  // seconds since the load generator started (or epoch, see parser)
+  base::Seconds elapsed{0};  // since the load generator started (or epoch, see parser)
   double tps = 0;
-  double latency_avg_ms = 0;  // NaN when pgbench printed -nan (no transaction completed)
-  double latency_stddev_ms = 0;
+  base::Milliseconds latency_avg{0};  // NaN when pgbench printed -nan (no transaction completed)
+  base::Milliseconds latency_stddev{0};
   uint64_t failed = 0;
-  std::optional<double> lag_ms;  // with -R
+  std::optional<base::Milliseconds> lag;  // with -R
   uint64_t skipped = 0;
-  // sysbench's: queries per second, and a latency percentile (--percentile, 95 by default)
-  // instead of the average (latency_avg_ms is NaN then).
+  // sysbench's: queries per second, and the latency at a percentile (--percentile, 95 by
+  // default) instead of the average (latency_avg is NaN then).
   std::optional<double> qps;
-  std::optional<double> latency_percentile_ms;
+  std::optional<base::Milliseconds> latency_at_percentile;
   double latency_percentile = 0;
 };
 
@@ -59,17 +59,17 @@ struct LoadgenSummary {
   std::string query_mode;
   int clients = 0;
   int threads = 0;
-  std::optional<double> duration_s;
+  std::optional<base::Seconds> duration;
   uint64_t transactions = 0;
   uint64_t failed = 0;
-  double latency_avg_ms = 0;
-  std::optional<double> latency_stddev_ms;
-  std::optional<double> initial_connection_time_ms;
+  base::Milliseconds latency_avg{0};
+  std::optional<base::Milliseconds> latency_stddev;
+  std::optional<base::Milliseconds> initial_connection_time;
   double tps = 0;
   std::vector<std::string> aborted;  // "client 3 aborted in command 4 ..." lines
-  // sysbench's: queries per second, and its latency percentile over the run.
+  // sysbench's: queries per second, and its latency at a percentile over the run.
   std::optional<double> qps;
-  std::optional<double> latency_percentile_ms;
+  std::optional<base::Milliseconds> latency_at_percentile;
   double latency_percentile = 0;
 };
 
@@ -132,7 +132,7 @@ struct LockBlocker {
   int32_t example_blocker_pid = 0;
   std::string example_object;  // "transaction 7123" where `object` is generic
   int blockers = 1;            // distinct blocker pids seen
-  double max_xact_age_s = -1;
+  base::Seconds max_xact_age{-1};
   int chain_depth = 1;              // 2 and more: the blocker was itself blocked
   uint64_t observations = 0;        // blocked backends seen in lookups
   std::string description() const;  // the stall's wording, without the wait
@@ -146,7 +146,7 @@ struct StatementProfile {
   uint64_t samples = 0;  // non-idle samples with this query id
   std::map<std::string, uint64_t> waits;  // display name -> samples
   std::optional<uint64_t> calls;          // pg_stat_statements deltas
-  std::optional<double> mean_exec_ms;
+  std::optional<base::Milliseconds> mean_exec;
 };
 
 // A time the sampler could not sample the target during the run (e.g. the server restarted).
@@ -173,7 +173,7 @@ struct Stall {
   std::string background;        // flags seen during the stall
   std::string blocker;           // who blocked it, when Lock waits dominated it
   // Its worst transaction (pgbench's per-transaction log); NaN when the log was not kept.
-  double max_latency_ms = std::numeric_limits<double>::quiet_NaN();
+  base::Milliseconds max_latency{std::numeric_limits<double>::quiet_NaN()};
   std::string summary() const;  // "250 s: 0 tps, 16/16 backends on Lock | relation (av ch)"
 };
 
@@ -210,7 +210,7 @@ struct SamplerInfo {
   double achieved_hz = 0;
   uint64_t snapshots = 0;
   uint64_t missed_ticks = 0;
-  double snapshot_p99_ms = 0;
+  base::Milliseconds snapshot_p99{0};
   int hidden_backends = 0;
 };
 

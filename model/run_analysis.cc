@@ -22,9 +22,9 @@ bool is_client_load(const WaitKey& key) {
 namespace {
 
 // The worst latency of `slice`'s transactions into `worst` (NaN: none yet).
-void keep_worst_latency(const TimelineSlice& slice, double& worst) {
-  if (!slice.latency || !std::isfinite(slice.latency->max_ms)) return;
-  worst = std::isfinite(worst) ? std::max(worst, slice.latency->max_ms) : slice.latency->max_ms;
+void keep_worst_latency(const TimelineSlice& slice, base::Milliseconds& worst) {
+  if (!slice.latency || !std::isfinite(slice.latency->max.count())) return;
+  worst = std::isfinite(worst.count()) ? std::max(worst, slice.latency->max) : slice.latency->max;
 }
 
 // One stall as its intervals are added; finish() fills in its waits, background and blocker.
@@ -41,10 +41,10 @@ class StallBuilder {
     if (!slice.lock_blocker.empty()) ++blockers_[slice.lock_blocker];
     tps_sum_ += slice.loadgen->tps;
     ++intervals_;
-    keep_worst_latency(slice, stall_.max_latency_ms);  // the worst transaction that ended in it
+    keep_worst_latency(slice, stall_.max_latency);  // the worst transaction that ended in it
   }
   // Transactions stuck in a stall end just after it: the next interval holds its tail.
-  void add_tail(const TimelineSlice& next) { keep_worst_latency(next, stall_.max_latency_ms); }
+  void add_tail(const TimelineSlice& next) { keep_worst_latency(next, stall_.max_latency); }
   Stall finish() &&;
 
  private:
@@ -135,7 +135,7 @@ std::vector<std::string> bottleneck_warnings(const Run& run, int loadgen_threads
   if (intervals > 0 && no_idle * 5 >= intervals) {
     // Measured where the server runs on this host (schedstat), guessed elsewhere.
     const auto clients = run.kernel.find(kClientBackends);
-    if (clients != run.kernel.end() && clients->second.covered_s > 0) {
+    if (clients != run.kernel.end() && clients->second.covered > base::Seconds(0)) {
       warnings.push_back(fmt::format(
           "the host had no idle CPU in {} of {} intervals: client backends waited for a CPU "
           "{:.2f} AAS on average (measured from /proc), time their waits and the CPU row include",

@@ -70,7 +70,7 @@ void RunRecorder::on_profile_delta(const Profile& delta, SystemClock::time_point
 }
 
 void RunRecorder::add_progress(const LoadgenProgress& progress) {
-  double end_s = progress.elapsed_s;
+  double end_s = progress.elapsed.count();
   // --progress-timestamp prints Unix time instead of seconds since the start.
   if (end_s > 1e9) {
     end_s -= std::chrono::duration<double>(start_wall_.time_since_epoch()).count();
@@ -123,7 +123,7 @@ void RunRecorder::on_kernel_times(const KernelTimes& times) {
     auto& slice_kernel = slice(index).kernel;
     for (const auto& [group, time] : times.by_group) {
       KernelTime reading = time;
-      reading.covered_s = length_s;
+      reading.covered = length;
       slice_kernel[group].add(reading.part(overlap_s / length_s));
       kernel_[group].add(reading.part(overlap_s / length_s));
     }
@@ -138,7 +138,7 @@ void RunRecorder::on_server_throughput(const ServerThroughput& reading) {
   const auto add = [&](ServerTotals& totals, double share, double covered_s) {
     totals.transactions += reading.transactions * share;
     if (reading.calls) totals.calls = totals.calls.value_or(0) + *reading.calls * share;
-    totals.covered_s += covered_s;
+    totals.covered += base::Seconds(covered_s);
   };
   add(server_totals_, 1, (to - from).count());
   const auto overlap = [&](size_t index) {
@@ -164,20 +164,22 @@ void RunRecorder::on_server_throughput(const ServerThroughput& reading) {
 
 void RunRecorder::finish_server_throughput() {
   for (const auto& [index, totals] : server_by_slice_) {
-    if (index >= timeline_.size() || totals.covered_s <= 0) continue;
+    if (index >= timeline_.size() || totals.covered <= base::Seconds(0)) continue;
     auto& slice = timeline_[index];
     // Own statements are taken out per reading while the server's counters lag by up to a
     // second (backends flush them at most once a second): a rate below zero is noise.
-    const double tps = std::max(0.0, totals.transactions / totals.covered_s);
+    const double tps = std::max(0.0, totals.transactions / totals.covered.count());
     slice.server_tps = tps;
     slice.server_tps_spread = totals.spread;
-    if (totals.calls) slice.server_calls_per_s = std::max(0.0, *totals.calls / totals.covered_s);
+    if (totals.calls) {
+      slice.server_calls_per_s = std::max(0.0, *totals.calls / totals.covered.count());
+    }
     if (throughput_from_server_ && !slice.loadgen) {
       LoadgenProgress progress;
-      progress.elapsed_s = (slice.start + slice.duration).count();
+      progress.elapsed = slice.start + slice.duration;
       progress.tps = tps;
-      progress.latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
-      progress.latency_stddev_ms = std::numeric_limits<double>::quiet_NaN();
+      progress.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+      progress.latency_stddev = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
       slice.loadgen = progress;
     }
   }
@@ -224,7 +226,7 @@ void RunRecorder::on_lock_waits(const LockLookup& lookup) {
     pids.insert(wait.blocker_pid);
     blocker.blockers = static_cast<int>(pids.size());
     ++blocker.observations;
-    blocker.max_xact_age_s = std::max(blocker.max_xact_age_s, wait.blocker_xact_age_s);
+    blocker.max_xact_age = std::max(blocker.max_xact_age, wait.blocker_xact_age);
     blocker.chain_depth = std::max(blocker.chain_depth, depth);
     ++slice_lock_observations_[slice_index(lookup.at)][key];
   }
@@ -247,7 +249,7 @@ void RunRecorder::finish_statements(Run& run) const {
     }
     if (const auto stats = statement_stats_.find(query_id); stats != statement_stats_.end()) {
       statement.calls = stats->second.first;
-      statement.mean_exec_ms = stats->second.second;
+      statement.mean_exec = stats->second.second;
     }
     run.statements.push_back(std::move(statement));
   }
@@ -327,7 +329,7 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
   for (size_t bucket = 0; bucket < snapshot_duration_buckets_.size(); ++bucket) {
     seen += snapshot_duration_buckets_[bucket];
     if (total > 0 && static_cast<double>(seen) >= 0.99 * static_cast<double>(total)) {
-      run.sampler.snapshot_p99_ms = bucket_upper_s(bucket) * 1000;
+      run.sampler.snapshot_p99 = base::Seconds(bucket_upper_s(bucket));
       break;
     }
   }

@@ -37,18 +37,18 @@ class RunRecorder : public SampleSink {
   // The load generator reports no throughput of its own (a command, a recording window): the
   // server's transactions per second become the timeline's tps, so stalls are found in them.
   void set_throughput_from_server(bool from_server) { throughput_from_server_ = from_server; }
-  // The server's transactions over the whole run and the seconds its readings covered.
+  // The server's transactions over the whole run and the time its readings covered.
   struct ServerTotals {
     double transactions = 0;
     std::optional<double> calls;
-    double covered_s = 0;
+    base::Seconds covered{0};
     // Part of a reading that covered more than this interval (the last stub folded into the
     // interval before, a reading missed): the interval's figure is that reading's mean.
     bool spread = false;
   };
   const ServerTotals& server_totals() const { return server_totals_; }
   // pg_stat_statements' calls and mean execution time per query id over the run (deltas).
-  void set_statement_stats(std::map<int64_t, std::pair<uint64_t, double>> stats) {
+  void set_statement_stats(std::map<int64_t, std::pair<uint64_t, base::Milliseconds>> stats) {
     statement_stats_ = std::move(stats);
   }
 
@@ -85,14 +85,14 @@ class RunRecorder : public SampleSink {
   // Per query id: non-idle samples per (interned) wait key.
   std::map<int64_t, std::map<const WaitKey*, uint64_t>> statement_waits_;
   std::map<int64_t, std::string> statement_texts_;
-  std::map<int64_t, std::pair<uint64_t, double>> statement_stats_;
+  std::map<int64_t, std::pair<uint64_t, base::Milliseconds>> statement_stats_;
   // Blocked backends seen per (lock, blocker) key, over the run and per interval.
   std::map<std::string, LockBlocker> lock_blockers_;
   std::map<std::string, std::set<int32_t>> lock_blocker_pids_;
   std::map<size_t, std::map<std::string, uint64_t>> slice_lock_observations_;
   uint64_t lock_lookups_ = 0;
   std::map<std::string, KernelTime> kernel_;
-  // The server's transactions (and calls) per interval, with the seconds readings covered.
+  // The server's transactions (and calls) per interval, with the time readings covered.
   std::map<size_t, ServerTotals> server_by_slice_;
   ServerTotals server_totals_;
   bool throughput_from_server_ = false;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/time.h"
+
 namespace pgwaitprof::model {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -58,21 +60,21 @@ struct HostCpu {
 // Time on a CPU and waiting for one (the run queue), from /proc/<pid>/schedstat: exact sums
 // over the processes of a group, not samples.
 struct KernelTime {
-  double on_cpu_s = 0;
-  double runqueue_s = 0;
-  // The wall-clock seconds the readings summed here cover: the AAS is on_cpu_s / covered_s.
-  double covered_s = 0;
+  base::Seconds on_cpu{0};
+  base::Seconds runqueue{0};
+  // The wall-clock time the readings summed here cover: the AAS is on_cpu / covered.
+  base::Seconds covered{0};
   void add(const KernelTime& other) {
-    on_cpu_s += other.on_cpu_s;
-    runqueue_s += other.runqueue_s;
-    covered_s += other.covered_s;
+    on_cpu += other.on_cpu;
+    runqueue += other.runqueue;
+    covered += other.covered;
   }
   // This reading's share of `fraction` of its interval.
   KernelTime part(double fraction) const {
-    return {on_cpu_s * fraction, runqueue_s * fraction, covered_s * fraction};
+    return {on_cpu * fraction, runqueue * fraction, covered * fraction};
   }
-  double on_cpu_aas() const { return covered_s > 0 ? on_cpu_s / covered_s : 0; }
-  double runqueue_aas() const { return covered_s > 0 ? runqueue_s / covered_s : 0; }
+  double on_cpu_aas() const { return covered > base::Seconds(0) ? on_cpu / covered : 0; }
+  double runqueue_aas() const { return covered > base::Seconds(0) ? runqueue / covered : 0; }
 };
 
 // The groups kernel times are reported for.
@@ -110,10 +112,10 @@ struct LockWait {
   int32_t blocker_pid = 0;
   std::string blocker_backend_type;
   std::string blocker_application;
-  std::string blocker_state;       // idle in transaction, active, ...
-  double blocker_xact_age_s = -1;  // -1 outside a transaction
-  std::string blocker_statement;   // its statement, literals replaced, at most 200 characters
-  bool blocker_blocked = false;    // the blocker itself waits on a lock: a chain
+  std::string blocker_state;           // idle in transaction, active, ...
+  base::Seconds blocker_xact_age{-1};  // -1 outside a transaction
+  std::string blocker_statement;       // its statement, literals replaced, at most 200 characters
+  bool blocker_blocked = false;        // the blocker itself waits on a lock: a chain
 };
 
 struct LockLookup {

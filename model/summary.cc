@@ -314,14 +314,14 @@ void profile_tables(const Run& run, Summary& summary) {
 
 TimelineRow timeline_row(const Run& run, const TimelineSlice& slice) {
   TimelineRow row;
-  row.start_s = slice.start.count();
-  row.duration_s = slice.duration.count();
+  row.start = slice.start;
+  row.duration = slice.duration;
   row.snapshots = slice.profile.snapshots();
   row.loadgen = slice.loadgen ? &*slice.loadgen : nullptr;
   row.cpu = slice.cpu ? &*slice.cpu : nullptr;
   row.latency = slice.latency ? &*slice.latency : nullptr;
   if (const auto kernel = slice.kernel.find(kClientBackends);
-      kernel != slice.kernel.end() && kernel->second.covered_s > 0) {
+      kernel != slice.kernel.end() && kernel->second.covered > base::Seconds(0)) {
     row.oncpu_aas = kernel->second.on_cpu_aas();
     row.runq_aas = kernel->second.runqueue_aas();
   }

@@ -76,8 +76,8 @@ inline constexpr std::array<std::string_view, 7> kTimelineClasses = {"CPU", "LWL
                                                                      "IPC", "Client", "other"};
 
 struct TimelineRow {
-  double start_s = 0;
-  double duration_s = 0;
+  base::Seconds start{0};
+  base::Seconds duration{0};
   uint64_t snapshots = 0;
   const LoadgenProgress* loadgen = nullptr;  // null when the load generator said nothing
   const HostCpu* cpu = nullptr;

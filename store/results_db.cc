@@ -37,13 +37,13 @@ nlohmann::json timeline_of(const model::Run& run) {
     for (const auto& [wait_class, count] : slice.profile.by_wait_class()) {
       classes[wait_class] = snapshots > 0 ? static_cast<double>(count) / snapshots : 0.0;
     }
-    const bool has_latency = slice.loadgen && std::isfinite(slice.loadgen->latency_avg_ms);
+    const bool has_latency = slice.loadgen && std::isfinite(slice.loadgen->latency_avg.count());
     rows.push_back(
         {{"start_s", slice.start.count()},
          {"duration_s", slice.duration.count()},
          {"tps", slice.loadgen ? nlohmann::json(slice.loadgen->tps) : nlohmann::json(nullptr)},
-         {"latency_ms",
-          has_latency ? nlohmann::json(slice.loadgen->latency_avg_ms) : nlohmann::json(nullptr)},
+         {"latency_ms", has_latency ? nlohmann::json(slice.loadgen->latency_avg.count())
+                                    : nlohmann::json(nullptr)},
          {"aas", snapshots > 0 ? static_cast<double>(slice.profile.total(false)) / snapshots : 0.0},
          {"class_aas", classes}});
   }

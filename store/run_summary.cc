@@ -82,7 +82,7 @@ RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
     summary.tps = run.loadgen->tps;
   }
   if (run.loadgen && run.loadgen->tps > 0) summary.whole_run_tps = run.loadgen->tps;
-  summary.latency_ms = run.loadgen ? run.loadgen->latency_avg_ms : kNaN;
+  summary.latency_ms = run.loadgen ? run.loadgen->latency_avg.count() : kNaN;
   summary.aas = figures.active_sessions;
   summary.class_aas = figures.class_aas;
   summary.top_wait = figures.top_wait;

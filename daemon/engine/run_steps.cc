@@ -80,7 +80,7 @@ std::optional<model::LoadgenSummary> copy_summary(int clients, long long scale, 
   summary.clients = clients;
   summary.threads = 1;
   summary.transactions = static_cast<uint64_t>(clients);
-  summary.latency_avg_ms = load_elapsed.count() * 1000;
+  summary.latency_avg = load_elapsed;
   summary.tps = static_cast<double>(summary.transactions) / load_elapsed.count();
   return summary;
 }
@@ -129,15 +129,15 @@ void read_sysbench_summary(model::Run& run, const std::vector<std::string>& args
 
 std::optional<model::LoadgenSummary> server_summary(
     const model::RunRecorder::ServerTotals& totals) {
-  if (totals.covered_s <= 0) return std::nullopt;
+  if (totals.covered <= base::Seconds(0)) return std::nullopt;
   model::LoadgenSummary summary;
   summary.transaction_type = "server-side: pg_stat_database (xact_commit + xact_rollback)";
   const double transactions = std::max(0.0, totals.transactions);
   summary.transactions = static_cast<uint64_t>(std::llround(transactions));
-  summary.duration_s = totals.covered_s;
-  summary.tps = transactions / totals.covered_s;
-  summary.latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
-  if (totals.calls) summary.qps = std::max(0.0, *totals.calls) / totals.covered_s;
+  summary.duration = totals.covered;
+  summary.tps = transactions / totals.covered.count();
+  summary.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+  if (totals.calls) summary.qps = std::max(0.0, *totals.calls) / totals.covered.count();
   return summary;
 }
 
@@ -199,8 +199,8 @@ StatementDeltas statement_deltas(const std::map<int64_t, collectors::StatementSt
     const double time_before = earlier == before.end() ? 0 : earlier->second.total_exec_ms;
     if (stats.calls <= calls_before) continue;
     const auto calls = stats.calls - calls_before;
-    result.deltas[query_id] = {calls,
-                               (stats.total_exec_ms - time_before) / static_cast<double>(calls)};
+    result.deltas[query_id] = {calls, base::Milliseconds((stats.total_exec_ms - time_before) /
+                                                         static_cast<double>(calls))};
     result.texts[query_id] = stats.text;
   }
   return result;

@@ -107,7 +107,7 @@ void fail_report(model::Run& run, std::string_view message);
 // pg_stat_statements' calls and mean execution time (ms) per query id over the run, from its
 // figures before and after; statements not called during the run are left out.
 struct StatementDeltas {
-  std::map<int64_t, std::pair<uint64_t, double>> deltas;  // calls, mean ms
+  std::map<int64_t, std::pair<uint64_t, base::Milliseconds>> deltas;  // calls, mean
   std::map<int64_t, std::string> texts;
 };
 StatementDeltas statement_deltas(const std::map<int64_t, collectors::StatementStats>& before,

@@ -55,9 +55,9 @@ class ActiveRunObserver : public engine::RunObserver {
   void on_loadgen_line(std::string_view line) override { next_.on_loadgen_line(line); }
   void on_progress(const model::LoadgenProgress& progress) override {
     run_.tps = progress.tps;
-    run_.latency_s = std::isfinite(progress.latency_avg_ms)
-                         ? std::optional(progress.latency_avg_ms / 1000)
-                         : std::nullopt;
+    run_.latency = std::isfinite(progress.latency_avg.count())
+                       ? std::optional<base::Seconds>(progress.latency_avg)
+                       : std::nullopt;
     profile_.set_run(run_);
     next_.on_progress(progress);
   }

@@ -40,12 +40,12 @@ ClientMetric gauge(std::vector<ClientMetric::Label> labels, double value) {
 ClientMetric histogram(std::vector<ClientMetric::Label> labels, const model::Histogram& source) {
   auto metric = labelled(std::move(labels));
   metric.histogram.sample_count = source.count;
-  metric.histogram.sample_sum = source.sum;
+  metric.histogram.sample_sum = source.sum.count();
   uint64_t cumulative = 0;
   for (size_t bucket = 0; bucket < source.bucket_counts.size(); ++bucket) {
     cumulative += source.bucket_counts[bucket];
     const double bound = bucket < source.upper_bounds.size()
-                             ? source.upper_bounds[bucket]
+                             ? source.upper_bounds[bucket].count()
                              : std::numeric_limits<double>::infinity();
     metric.histogram.bucket.push_back({cumulative, bound});
   }
@@ -167,15 +167,15 @@ void add_target(Families& families, const model::TargetMetrics& target) {
     families.run_active.metric.push_back(
         gauge(labels({{"run_id", target.run->run_id}, {"workload", target.run->workload}}), 1));
     if (target.run->tps) families.tps.metric.push_back(gauge(labels(), *target.run->tps));
-    if (target.run->latency_s) {
-      families.latency.metric.push_back(gauge(labels(), *target.run->latency_s));
+    if (target.run->latency) {
+      families.latency.metric.push_back(gauge(labels(), target.run->latency->count()));
     }
   }
   for (const auto& [backend_type, time] : target.kernel_by_backend_type) {
     families.backend_cpu.metric.push_back(
-        counter(labels({{"backend_type", backend_type}}), time.on_cpu_s));
+        counter(labels({{"backend_type", backend_type}}), time.on_cpu.count()));
     families.backend_runqueue.metric.push_back(
-        counter(labels({{"backend_type", backend_type}}), time.runqueue_s));
+        counter(labels({{"backend_type", backend_type}}), time.runqueue.count()));
   }
   for (const auto& [collector, status] : target.collectors) {
     families.collector_duration.metric.push_back(

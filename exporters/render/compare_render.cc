@@ -190,10 +190,11 @@ Tables build_tables(const Comparison& comparison) {
   for (const auto& cell : comparison.cells) {
     const bool both = !cell.tps.a.empty() && !cell.tps.b.empty();
     std::vector<std::string> row{
-        std::to_string(cell.clients), cell.tps.a.empty() ? "-" : format_ms(cell.latency_a_ms),
-        cell.tps.b.empty() ? "-" : format_ms(cell.latency_b_ms),
-        both && cell.latency_a_ms > 0
-            ? format_pct((cell.latency_b_ms - cell.latency_a_ms) / cell.latency_a_ms * 100)
+        std::to_string(cell.clients), cell.tps.a.empty() ? "-" : format_ms(cell.latency_a.count()),
+        cell.tps.b.empty() ? "-" : format_ms(cell.latency_b.count()),
+        both && cell.latency_a.count() > 0
+            ? format_pct((cell.latency_b.count() - cell.latency_a.count()) /
+                         cell.latency_a.count() * 100)
             : "-"};
     if (variant_column) row.insert(row.begin(), cell.variant);
     tables.latency.push_back(std::move(row));
@@ -453,9 +454,12 @@ std::string render_comparison_json(const Comparison& comparison) {
       classes.push_back(
           {{"wait_class", shift.wait_class}, {"aas_a", shift.aas_a}, {"aas_b", shift.aas_b}});
     }
-    json entry = {{"variant", cell.variant},           {"clients", cell.clients},
-                  {"tps", metric_json(cell.tps)},      {"latency_a_ms", cell.latency_a_ms},
-                  {"latency_b_ms", cell.latency_b_ms}, {"classes", std::move(classes)}};
+    json entry = {{"variant", cell.variant},
+                  {"clients", cell.clients},
+                  {"tps", metric_json(cell.tps)},
+                  {"latency_a_ms", cell.latency_a.count()},
+                  {"latency_b_ms", cell.latency_b.count()},
+                  {"classes", std::move(classes)}};
     if (!cell.p99_ms.a.empty() || !cell.p99_ms.b.empty())
       entry["p99_ms"] = metric_json(cell.p99_ms);
     cells.push_back(std::move(entry));

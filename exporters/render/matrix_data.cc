@@ -144,8 +144,9 @@ std::string render_matrix_csv(const MatrixTable& table) {
         cell.tps.size(), tps ? fmt::format("{:.2f}", cell.tps_median) : "",
         tps ? fmt::format("{:.2f}", cell.tps_min) : "",
         tps ? fmt::format("{:.2f}", cell.tps_max) : "",
-        tps ? fmt::format("{:.3f}", cell.latency_median_ms) : "",
-        std::isfinite(cell.p99_median_ms) ? fmt::format("{:.3f}", cell.p99_median_ms) : "",
+        tps ? fmt::format("{:.3f}", cell.latency_median.count()) : "",
+        std::isfinite(cell.p99_median.count()) ? fmt::format("{:.3f}", cell.p99_median.count())
+                                               : "",
         csv_field(cell.dominant_wait), csv_field(cell.dominant_class),
         cell.dominant_wait.empty() ? "" : fmt::format("{:.4f}", cell.dominant_share),
         cell.failed_runs, cell.profile_runs, error_source_name(cell.error_source),
@@ -180,10 +181,12 @@ std::string render_matrix_json(const MatrixTable& table) {
          {"tps_median", tps ? json(cell.tps_median) : json()},
          {"tps_min", tps ? json(cell.tps_min) : json()},
          {"tps_max", tps ? json(cell.tps_max) : json()},
-         {"latency_median_ms", tps ? json(cell.latency_median_ms) : json()},
-         {"p99_median_ms", std::isfinite(cell.p99_median_ms) ? json(cell.p99_median_ms) : json()},
-         {"checkpoint_median_s",
-          std::isfinite(cell.checkpoint_median_s) ? json(cell.checkpoint_median_s) : json()},
+         {"latency_median_ms", tps ? json(cell.latency_median.count()) : json()},
+         {"p99_median_ms",
+          std::isfinite(cell.p99_median.count()) ? json(cell.p99_median.count()) : json()},
+         {"checkpoint_median_s", std::isfinite(cell.checkpoint_median.count())
+                                     ? json(cell.checkpoint_median.count())
+                                     : json()},
          {"dominant_wait", cell.dominant_wait},
          {"dominant_class", cell.dominant_class},
          {"dominant_share", cell.dominant_share},

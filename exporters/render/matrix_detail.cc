@@ -30,13 +30,13 @@ std::string figure_title(const MatrixTable& table) {
 
 bool has_checkpoint(const MatrixTable& table) {
   return std::any_of(table.cells.begin(), table.cells.end(), [](const MatrixCell& cell) {
-    return std::isfinite(cell.checkpoint_median_s);
+    return std::isfinite(cell.checkpoint_median.count());
   });
 }
 
 std::string checkpoint_text(const MatrixCell* cell) {
-  if (cell == nullptr || !std::isfinite(cell->checkpoint_median_s)) return "-";
-  return fmt::format("{:.2f}", cell->checkpoint_median_s);
+  if (cell == nullptr || !std::isfinite(cell->checkpoint_median.count())) return "-";
+  return fmt::format("{:.2f}", cell->checkpoint_median.count());
 }
 
 std::string median_text(const MatrixCell* cell) {
@@ -53,18 +53,18 @@ std::string range_text(const MatrixCell* cell) {
 }
 
 std::string p99_text(const MatrixCell* cell) {
-  if (cell == nullptr || !std::isfinite(cell->p99_median_ms)) return "-";
-  return fmt::format("{:.3f}", cell->p99_median_ms);
+  if (cell == nullptr || !std::isfinite(cell->p99_median.count())) return "-";
+  return fmt::format("{:.3f}", cell->p99_median.count());
 }
 
 bool has_p99(const MatrixTable& table) {
   return std::any_of(table.cells.begin(), table.cells.end(),
-                     [](const MatrixCell& cell) { return std::isfinite(cell.p99_median_ms); });
+                     [](const MatrixCell& cell) { return std::isfinite(cell.p99_median.count()); });
 }
 
 std::string latency_text(const MatrixCell* cell) {
   if (!has_tps(cell)) return "";
-  return fmt::format("{:.3f}", cell->latency_median_ms);
+  return fmt::format("{:.3f}", cell->latency_median.count());
 }
 
 std::string dominant_text(const MatrixCell* cell) {

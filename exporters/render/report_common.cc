@@ -133,11 +133,11 @@ std::vector<std::pair<std::string, std::string>> row_meanings(const model::Run& 
 }
 
 std::string latency_percentiles_text(const model::Run& run) {
-  if (!run.latency || !std::isfinite(run.latency->p50_ms)) return "";
+  if (!run.latency || !std::isfinite(run.latency->p50.count())) return "";
   const auto& latency = *run.latency;
-  std::string text =
-      fmt::format("p50 {:.3f}, p95 {:.3f}, p99 {:.3f}, max {:.3f} ms ({} transactions",
-                  latency.p50_ms, latency.p95_ms, latency.p99_ms, latency.max_ms, latency.count);
+  std::string text = fmt::format(
+      "p50 {:.3f}, p95 {:.3f}, p99 {:.3f}, max {:.3f} ms ({} transactions", latency.p50.count(),
+      latency.p95.count(), latency.p99.count(), latency.max.count(), latency.count);
   if (run.latency_sampling_rate < 1) {
     text += fmt::format(", pgbench --sampling-rate {:g}", run.latency_sampling_rate);
   }
@@ -170,8 +170,8 @@ std::string sampler_line(const model::SamplerInfo& sampler) {
     if (sampler.hz > 0) line += fmt::format(" ({:.1f}%)", 100 * sampler.achieved_hz / sampler.hz);
   }
   line += fmt::format(", {} snapshots, {} missed ticks", sampler.snapshots, sampler.missed_ticks);
-  if (sampler.snapshot_p99_ms > 0) {
-    line += fmt::format(", snapshot p99 {:.2f} ms", sampler.snapshot_p99_ms);
+  if (sampler.snapshot_p99 > base::Milliseconds(0)) {
+    line += fmt::format(", snapshot p99 {:.2f} ms", sampler.snapshot_p99.count());
   }
   if (sampler.hidden_backends > 0) {
     line += fmt::format(", {} hidden backends", sampler.hidden_backends);
@@ -203,7 +203,7 @@ ThroughputColumns throughput_columns(const model::Run& run) {
   for (const auto& slice : run.timeline) {
     if (slice.server_tps && run.throughput_source != "server") columns.server_tps = true;
     if (slice.loadgen && slice.loadgen->qps) columns.qps = true;
-    if (slice.loadgen && slice.loadgen->latency_percentile_ms) {
+    if (slice.loadgen && slice.loadgen->latency_at_percentile) {
       columns.percentile = fmt::format("p{:g} ms", slice.loadgen->latency_percentile);
     }
   }
@@ -222,7 +222,7 @@ std::vector<std::string> loadgen_summary_lines(const model::LoadgenSummary& summ
     lines.push_back(fmt::format("number of clients: {}", summary.clients));
     lines.push_back(fmt::format("number of threads: {}", summary.threads));
   }
-  if (summary.duration_s) lines.push_back(fmt::format("duration: {:g} s", *summary.duration_s));
+  if (summary.duration) lines.push_back(fmt::format("duration: {:g} s", summary.duration->count()));
   lines.push_back(
       fmt::format("number of transactions actually processed: {}", summary.transactions));
   const uint64_t attempted = summary.transactions + summary.failed;
@@ -230,20 +230,20 @@ std::vector<std::string> loadgen_summary_lines(const model::LoadgenSummary& summ
       "number of failed transactions: {} ({:.3f}%)", summary.failed,
       attempted > 0 ? 100.0 * static_cast<double>(summary.failed) / static_cast<double>(attempted)
                     : 0.0));
-  if (std::isfinite(summary.latency_avg_ms)) {
-    lines.push_back(fmt::format("latency average = {:.3f} ms", summary.latency_avg_ms));
+  if (std::isfinite(summary.latency_avg.count())) {
+    lines.push_back(fmt::format("latency average = {:.3f} ms", summary.latency_avg.count()));
   }
-  if (summary.latency_percentile_ms) {
+  if (summary.latency_at_percentile) {
     lines.push_back(fmt::format("latency {:g}th percentile = {:.3f} ms", summary.latency_percentile,
-                                *summary.latency_percentile_ms));
+                                summary.latency_at_percentile->count()));
   }
   if (summary.qps) lines.push_back(fmt::format("queries per second = {:.2f}", *summary.qps));
-  if (summary.latency_stddev_ms) {
-    lines.push_back(fmt::format("latency stddev = {:.3f} ms", *summary.latency_stddev_ms));
+  if (summary.latency_stddev) {
+    lines.push_back(fmt::format("latency stddev = {:.3f} ms", summary.latency_stddev->count()));
   }
-  if (summary.initial_connection_time_ms) {
-    lines.push_back(
-        fmt::format("initial connection time = {:.3f} ms", *summary.initial_connection_time_ms));
+  if (summary.initial_connection_time) {
+    lines.push_back(fmt::format("initial connection time = {:.3f} ms",
+                                summary.initial_connection_time->count()));
   }
   lines.push_back(fmt::format("tps = {:.6f} (without initial connection time)", summary.tps));
   for (const auto& aborted : summary.aborted) lines.push_back(aborted);

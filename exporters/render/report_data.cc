@@ -213,11 +213,12 @@ std::string render_timeline_csv(const model::Run& run) {
     out += ",server_tps,qps,latency_percentile_ms\n";
   }
   for (const auto& row : model::timeline_rows(run)) {
-    std::vector<std::string> fields = {format_seconds(row.start_s), format_seconds(row.duration_s)};
+    std::vector<std::string> fields = {format_seconds(row.start.count()),
+                                       format_seconds(row.duration.count())};
     if (row.loadgen) {
       fields.push_back(format_optional(row.loadgen->tps, 1));
-      fields.push_back(format_optional(row.loadgen->latency_avg_ms, 3));
-      fields.push_back(format_optional(row.loadgen->latency_stddev_ms, 3));
+      fields.push_back(format_optional(row.loadgen->latency_avg.count(), 3));
+      fields.push_back(format_optional(row.loadgen->latency_stddev.count(), 3));
       fields.push_back(fmt::format("{}", row.loadgen->failed));
     } else {
       fields.insert(fields.end(), 4, "");
@@ -236,16 +237,16 @@ std::string render_timeline_csv(const model::Run& run) {
     }
     fields.push_back(row.background);
     fields.push_back(row.sampler_outage ? "1" : "0");
-    fields.push_back(row.latency ? format_optional(row.latency->p99_ms, 3) : "");
-    fields.push_back(row.latency ? format_optional(row.latency->max_ms, 3) : "");
+    fields.push_back(row.latency ? format_optional(row.latency->p99.count(), 3) : "");
+    fields.push_back(row.latency ? format_optional(row.latency->max.count(), 3) : "");
     fields.push_back(row.oncpu_aas ? fmt::format("{:.3f}", *row.oncpu_aas) : "");
     fields.push_back(row.runq_aas ? fmt::format("{:.3f}", *row.runq_aas) : "");
     if (extra.server_tps || extra.qps || !extra.percentile.empty()) {
       fields.push_back(row.server_tps ? format_optional(*row.server_tps, 1) : "");
       fields.push_back(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1)
                                                        : "");
-      fields.push_back(row.loadgen && row.loadgen->latency_percentile_ms
-                           ? format_optional(*row.loadgen->latency_percentile_ms, 3)
+      fields.push_back(row.loadgen && row.loadgen->latency_at_percentile
+                           ? format_optional(row.loadgen->latency_at_percentile->count(), 3)
                            : "");
     }
     out += csv_row(fields);

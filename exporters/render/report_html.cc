@@ -106,11 +106,11 @@ std::string html_timeline_table(const model::Run& run, const std::vector<Timelin
   };
   for (const auto& row : rows) {
     html += row.stalled ? "<tr class=\"stall\">" : "<tr>";
-    html += cell(format_seconds(row.start_s));
+    html += cell(format_seconds(row.start.count()));
     if (row.loadgen) {
       html += cell(format_optional(row.loadgen->tps, 1));
-      html += cell(format_optional(row.loadgen->latency_avg_ms, 3));
-      html += cell(format_optional(row.loadgen->latency_stddev_ms, 3));
+      html += cell(format_optional(row.loadgen->latency_avg.count(), 3));
+      html += cell(format_optional(row.loadgen->latency_stddev.count(), 3));
       html += cell(fmt::format("{}", row.loadgen->failed));
     } else {
       html += cell("") + cell("") + cell("") + cell("");
@@ -120,8 +120,8 @@ std::string html_timeline_table(const model::Run& run, const std::vector<Timelin
       html += cell(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1) : "");
     }
     if (!extra.percentile.empty()) {
-      html += cell(row.loadgen && row.loadgen->latency_percentile_ms
-                       ? format_optional(*row.loadgen->latency_percentile_ms, 3)
+      html += cell(row.loadgen && row.loadgen->latency_at_percentile
+                       ? format_optional(row.loadgen->latency_at_percentile->count(), 3)
                        : "");
     }
     for (double aas : row.aas) html += cell(fmt::format("{:.2f}", aas));
@@ -283,11 +283,11 @@ std::string html_cards(const model::Run& run, const model::Summary& summary) {
     html += card(
         "throughput", fmt::format("{:.1f} tps", run.loadgen->tps),
         fmt::format("{} transactions, {} failed", run.loadgen->transactions, run.loadgen->failed));
-    if (std::isfinite(run.loadgen->latency_avg_ms)) {
-      html += card("latency", fmt::format("{:.3f} ms", run.loadgen->latency_avg_ms),
-                   run.loadgen->latency_stddev_ms
-                       ? fmt::format("average; stddev {:.3f} ms", *run.loadgen->latency_stddev_ms)
-                       : std::string("average"));
+    if (std::isfinite(run.loadgen->latency_avg.count())) {
+      html += card("latency", fmt::format("{:.3f} ms", run.loadgen->latency_avg.count()),
+                   run.loadgen->latency_stddev ? fmt::format("average; stddev {:.3f} ms",
+                                                             run.loadgen->latency_stddev->count())
+                                               : std::string("average"));
     }
   } else if (const auto& mean = summary.timeline_mean_tps) {
     html += card("throughput", fmt::format("{:.1f} tps", *mean), "mean of intervals; no summary");

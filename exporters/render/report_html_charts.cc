@@ -55,11 +55,11 @@ const std::array<LineSpec, 6> kLines = {{
      }},
     {"latency avg", "ms", "ms", "#0f766e", true, false,
      [](const TimelineRow& row) {
-       return row.loadgen ? finite(row.loadgen->latency_avg_ms) : std::optional<double>();
+       return row.loadgen ? finite(row.loadgen->latency_avg.count()) : std::optional<double>();
      }},
     {"latency p99", "ms", "ms", "#b45309", true, false,
      [](const TimelineRow& row) {
-       return row.latency ? finite(row.latency->p99_ms) : std::optional<double>();
+       return row.latency ? finite(row.latency->p99.count()) : std::optional<double>();
      }},
     // Measured, not sampled: client backends waiting for a CPU (server on this host), as a
     // band on the AAS axis so that it reads against the stacked waits it hides in.
@@ -205,13 +205,13 @@ std::vector<BackgroundLane> background_lanes(const model::Run& run) {
 nlohmann::json timeline_chart_data(const model::Run& run, const std::vector<TimelineRow>& rows) {
   using nlohmann::json;
   json x = json::array(), starts = json::array(), ends = json::array(), notes = json::array();
-  double end_s = rows.empty() ? 0 : rows.front().start_s;
+  double end_s = rows.empty() ? 0 : rows.front().start.count();
   for (const auto& row : rows) {
-    x.push_back(row.start_s + row.duration_s / 2);
-    starts.push_back(row.start_s);
-    ends.push_back(row.start_s + row.duration_s);
+    x.push_back(row.start.count() + row.duration.count() / 2);
+    starts.push_back(row.start.count());
+    ends.push_back(row.start.count() + row.duration.count());
     notes.push_back(interval_note(row));
-    end_s = std::max(end_s, row.start_s + row.duration_s);
+    end_s = std::max(end_s, row.start.count() + row.duration.count());
   }
   const auto series = timeline_series(rows);
   json series_list = json::array();
@@ -231,7 +231,7 @@ nlohmann::json timeline_chart_data(const model::Run& run, const std::vector<Time
                      {"colour", lane.colour},
                      {"spans", lane.spans}});
   }
-  return {{"start_s", rows.empty() ? 0 : rows.front().start_s},
+  return {{"start_s", rows.empty() ? 0 : rows.front().start.count()},
           {"end_s", end_s},
           {"x", std::move(x)},
           {"starts", std::move(starts)},

@@ -96,11 +96,11 @@ TimelineFrame timeline_frame(const std::vector<TimelineRow>& rows, size_t lanes)
   frame.plot_top = 14 + static_cast<double>(lanes) * 15 + 6;
   frame.plot_bottom = frame.plot_top + TimelineFrame::kPlotHeight;
   frame.height = frame.plot_bottom + 48;
-  frame.t0 = rows.front().start_s;
+  frame.t0 = rows.front().start.count();
   frame.t1 = frame.t0;
   double max_aas = 0;
   for (const auto& row : rows) {
-    frame.t1 = std::max(frame.t1, row.start_s + row.duration_s);
+    frame.t1 = std::max(frame.t1, row.start.count() + row.duration.count());
     max_aas = std::max(max_aas, row.aas_total);
   }
   if (frame.t1 <= frame.t0) frame.t1 = frame.t0 + 1;
@@ -153,13 +153,13 @@ std::string svg_stalls(const model::Run& run, const TimelineFrame& frame) {
 // that the areas span the whole axis.
 std::string svg_stacked_areas(const std::vector<TimelineRow>& rows,
                               const std::vector<ChartSeries>& series, const TimelineFrame& frame) {
-  std::vector<double> xs{frame.x_of(rows.front().start_s)};
+  std::vector<double> xs{frame.x_of(rows.front().start.count())};
   std::vector<size_t> source{0};
   for (size_t index = 0; index < rows.size(); ++index) {
-    xs.push_back(frame.x_of(rows[index].start_s + rows[index].duration_s / 2));
+    xs.push_back(frame.x_of(rows[index].start.count() + rows[index].duration.count() / 2));
     source.push_back(index);
   }
-  xs.push_back(frame.x_of(rows.back().start_s + rows.back().duration_s));
+  xs.push_back(frame.x_of(rows.back().start.count() + rows.back().duration.count()));
   source.push_back(rows.size() - 1);
 
   std::string svg;
@@ -197,7 +197,7 @@ std::string svg_tps_line(const std::vector<TimelineRow>& rows, const ChartSeries
       drawing = false;
       continue;
     }
-    const double x = frame.x_of(rows[index].start_s + rows[index].duration_s / 2);
+    const double x = frame.x_of(rows[index].start.count() + rows[index].duration.count() / 2);
     const double y = frame.y_of(*tps.values[index], axis);
     path += fmt::format("{}{:.1f} {:.1f} ", drawing ? "L" : "M", x, y);
     drawing = true;

@@ -150,11 +150,12 @@ void text_timeline(TextWriter& out, const model::Run& run, const std::vector<Tim
   out.line(header);
   for (size_t index = 0; index < rows.size(); ++index) {
     const auto& row = rows[index];
-    std::string text = fmt::format("  {:>6}", format_seconds(row.start_s));
+    std::string text = fmt::format("  {:>6}", format_seconds(row.start.count()));
     if (row.loadgen) {
-      text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
-                          number_or_dash(row.loadgen->latency_avg_ms, 3),
-                          number_or_dash(row.loadgen->latency_stddev_ms, 3), row.loadgen->failed);
+      text +=
+          fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
+                      number_or_dash(row.loadgen->latency_avg.count(), 3),
+                      number_or_dash(row.loadgen->latency_stddev.count(), 3), row.loadgen->failed);
     } else {
       text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", "-", "-", "-", "-");
     }
@@ -166,13 +167,14 @@ void text_timeline(TextWriter& out, const model::Run& run, const std::vector<Tim
           "{:>9} ", row.loadgen && row.loadgen->qps ? number_or_dash(*row.loadgen->qps, 1) : "-");
     }
     if (!extra.percentile.empty()) {
-      text += fmt::format("{:>8} ", row.loadgen && row.loadgen->latency_percentile_ms
-                                        ? number_or_dash(*row.loadgen->latency_percentile_ms, 3)
-                                        : "-");
+      text +=
+          fmt::format("{:>8} ", row.loadgen && row.loadgen->latency_at_percentile
+                                    ? number_or_dash(row.loadgen->latency_at_percentile->count(), 3)
+                                    : "-");
     }
     if (tails) {
-      text += row.latency ? fmt::format("{:>8} {:>8} ", number_or_dash(row.latency->p99_ms, 3),
-                                        number_or_dash(row.latency->max_ms, 3))
+      text += row.latency ? fmt::format("{:>8} {:>8} ", number_or_dash(row.latency->p99.count(), 3),
+                                        number_or_dash(row.latency->max.count(), 3))
                           : fmt::format("{:>8} {:>8} ", "-", "-");
     }
     if (kernel) {
@@ -357,11 +359,11 @@ std::string md_timeline(const model::Run& run, const std::vector<TimelineRow>& r
   }
   out += alignment + "\n";
   for (const auto& row : rows) {
-    std::vector<std::string> cells = {format_seconds(row.start_s)};
+    std::vector<std::string> cells = {format_seconds(row.start.count())};
     if (row.loadgen) {
       cells.push_back(number_or_dash(row.loadgen->tps, 1));
-      cells.push_back(number_or_dash(row.loadgen->latency_avg_ms, 3));
-      cells.push_back(number_or_dash(row.loadgen->latency_stddev_ms, 3));
+      cells.push_back(number_or_dash(row.loadgen->latency_avg.count(), 3));
+      cells.push_back(number_or_dash(row.loadgen->latency_stddev.count(), 3));
       cells.push_back(fmt::format("{}", row.loadgen->failed));
     } else {
       cells.insert(cells.end(), 4, "-");
@@ -371,13 +373,13 @@ std::string md_timeline(const model::Run& run, const std::vector<TimelineRow>& r
       cells.push_back(row.loadgen && row.loadgen->qps ? number_or_dash(*row.loadgen->qps, 1) : "-");
     }
     if (!extra.percentile.empty()) {
-      cells.push_back(row.loadgen && row.loadgen->latency_percentile_ms
-                          ? number_or_dash(*row.loadgen->latency_percentile_ms, 3)
+      cells.push_back(row.loadgen && row.loadgen->latency_at_percentile
+                          ? number_or_dash(row.loadgen->latency_at_percentile->count(), 3)
                           : "-");
     }
     if (tails) {
-      cells.push_back(row.latency ? number_or_dash(row.latency->p99_ms, 3) : "-");
-      cells.push_back(row.latency ? number_or_dash(row.latency->max_ms, 3) : "-");
+      cells.push_back(row.latency ? number_or_dash(row.latency->p99.count(), 3) : "-");
+      cells.push_back(row.latency ? number_or_dash(row.latency->max.count(), 3) : "-");
     }
     if (kernel) {
       cells.push_back(row.oncpu_aas ? fmt::format("{:.2f}", *row.oncpu_aas) : "-");

@@ -188,7 +188,9 @@ std::optional<SectionTable> lock_section(const model::Run& run, const model::Sum
                           : fmt::format("{} backends ({})", blocker.blockers, program);
     if (blocker.chain_depth > 1) who += fmt::format(", chain of {}", blocker.chain_depth);
     std::string state = blocker.blocker_state;
-    if (blocker.max_xact_age_s >= 0) state += fmt::format(" {:.1f} s", blocker.max_xact_age_s);
+    if (blocker.max_xact_age >= base::Seconds(0)) {
+      state += fmt::format(" {:.1f} s", blocker.max_xact_age.count());
+    }
     const std::string& object =
         blocker.object.empty() && blocker.blockers == 1 ? blocker.example_object : blocker.object;
     table.rows.push_back(
@@ -251,7 +253,7 @@ std::optional<SectionTable> statements_section(const model::Run& run, size_t top
     std::vector<std::string> row{aas(statement.samples), share(statement.samples)};
     if (with_calls) {
       row.push_back(statement.calls ? fmt::format("{}", *statement.calls) : "");
-      row.push_back(statement.mean_exec_ms ? fmt::format("{:.3f}", *statement.mean_exec_ms) : "");
+      row.push_back(statement.mean_exec ? fmt::format("{:.3f}", statement.mean_exec->count()) : "");
     }
     row.push_back(top_waits(statement, 3));
     row.push_back(statement.text);

@@ -520,7 +520,7 @@ TEST_F(RunTest, RecordWindowOfPgbenchElsewhereAgreesWithPgbenchsOwnTps) {
   const auto summary = loadgen::parse_summary(pgbench.output);
   const double own_tps = summary.tps;
   const double server_transactions = report["loadgen"]["transactions"].get<double>();
-  const double server_tps = server_transactions / *summary.duration_s;
+  const double server_tps = server_transactions / summary.duration->count();
   EXPECT_NEAR(server_tps, own_tps, 0.05 * own_tps)
       << "server transactions " << server_transactions << ", pgbench's " << summary.transactions
       << "; timeline " << report["timeline"].dump();

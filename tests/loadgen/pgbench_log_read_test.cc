@@ -98,23 +98,24 @@ void expect_summary(const model::LatencySummary& summary, const std::vector<std:
   EXPECT_EQ(summary.retries, counts.retries) << what;
   EXPECT_EQ(summary.count, values.size()) << what;
   if (values.empty()) {
-    EXPECT_TRUE(std::isnan(summary.p50_ms)) << what;
-    EXPECT_TRUE(std::isnan(summary.max_ms)) << what;
-    EXPECT_TRUE(std::isnan(summary.mean_ms)) << what;
+    EXPECT_TRUE(std::isnan(summary.p50.count())) << what;
+    EXPECT_TRUE(std::isnan(summary.max.count())) << what;
+    EXPECT_TRUE(std::isnan(summary.mean.count())) << what;
     return;
   }
   const double bound = model::LatencyHistogram::relative_error_bound();
   for (const auto& [q, reported] :
-       {std::pair{50.0, summary.p50_ms}, std::pair{95.0, summary.p95_ms},
-        std::pair{99.0, summary.p99_ms}}) {
+       {std::pair{50.0, summary.p50.count()}, std::pair{95.0, summary.p95.count()},
+        std::pair{99.0, summary.p99.count()}}) {
     const double exact = exact_ms(values, q);
     EXPECT_LE(std::abs(reported - exact), exact * bound) << what << " p" << q;
   }
-  EXPECT_DOUBLE_EQ(summary.max_ms, exact_ms(values, 100)) << what;
-  EXPECT_DOUBLE_EQ(summary.min_ms, exact_ms(values, 0)) << what;
+  EXPECT_DOUBLE_EQ(summary.max.count(), exact_ms(values, 100)) << what;
+  EXPECT_DOUBLE_EQ(summary.min.count(), exact_ms(values, 0)) << what;
   double sum = 0;
   for (const auto value : values) sum += static_cast<double>(value);
-  EXPECT_NEAR(summary.mean_ms, sum / static_cast<double>(values.size()) / 1000.0, 1e-9) << what;
+  EXPECT_NEAR(summary.mean.count(), sum / static_cast<double>(values.size()) / 1000.0, 1e-9)
+      << what;
 }
 
 void expect_timeline(const model::LatencyTimeline& timeline, const Expected& expected,
@@ -213,7 +214,7 @@ TEST_F(SyntheticLogs, PerSecondIntervalsMatchSorting) {
   ASSERT_GT(expected.outside, 0u);
   expect_timeline(timeline, expected, 7);
   EXPECT_EQ(timeline.intervals[3].count, 0u);  // the stall is there, empty
-  EXPECT_GT(timeline.intervals[6].p50_ms, timeline.intervals[0].p50_ms * 4);
+  EXPECT_GT(timeline.intervals[6].p50.count(), timeline.intervals[0].p50.count() * 4);
 }
 
 TEST_F(SyntheticLogs, OtherIntervalLength) {
@@ -263,13 +264,13 @@ TEST(ReadLatencyTimeline, OutOfOrderWithinTheWindowStillCounts) {
   const auto timeline = loadgen::read_latency_timeline({dir.path() / "pgbench_log.1"}, options);
   ASSERT_EQ(timeline.intervals.size(), 6u);
   EXPECT_EQ(timeline.intervals[0].count, 1u);
-  EXPECT_DOUBLE_EQ(timeline.intervals[0].max_ms, 1.0);
+  EXPECT_DOUBLE_EQ(timeline.intervals[0].max.count(), 1.0);
   EXPECT_EQ(timeline.intervals[3].count, 1u);
-  EXPECT_DOUBLE_EQ(timeline.intervals[3].max_ms, 3.0);
+  EXPECT_DOUBLE_EQ(timeline.intervals[3].max.count(), 3.0);
   EXPECT_EQ(timeline.intervals[5].count, 1u);
   EXPECT_EQ(timeline.outside_intervals, 1u);
   EXPECT_EQ(timeline.run.count, 4u);
-  EXPECT_DOUBLE_EQ(timeline.run.max_ms, 4.0);
+  EXPECT_DOUBLE_EQ(timeline.run.max.count(), 4.0);
 }
 
 TEST(ReadLatencyTimeline, FarFutureTimestampDoesNotAllocateIntervals) {
@@ -305,7 +306,7 @@ TEST(ReadLatencyTimeline, NoFilesAndBadInterval) {
   const auto timeline = loadgen::read_latency_timeline({}, options);
   EXPECT_TRUE(timeline.intervals.empty());
   EXPECT_EQ(timeline.run.count, 0u);
-  EXPECT_TRUE(std::isnan(timeline.run.p99_ms));
+  EXPECT_TRUE(std::isnan(timeline.run.p99.count()));
   options.interval = microseconds(0);
   EXPECT_THROW(loadgen::read_latency_timeline({}, options), std::invalid_argument);
 }
@@ -378,16 +379,16 @@ TEST_P(RealLogs, EveryLineParsesAndTheMeanIsPgbenchs) {
   for (const auto& interval : timeline.intervals) {
     in_intervals += interval.count + interval.failed + interval.skipped;
     if (interval.count == 0) continue;
-    EXPECT_LE(interval.min_ms, interval.p50_ms);
-    EXPECT_LE(interval.p50_ms, interval.p95_ms);
-    EXPECT_LE(interval.p95_ms, interval.p99_ms);
-    EXPECT_LE(interval.p99_ms, interval.max_ms);
+    EXPECT_LE(interval.min.count(), interval.p50.count());
+    EXPECT_LE(interval.p50.count(), interval.p95.count());
+    EXPECT_LE(interval.p95.count(), interval.p99.count());
+    EXPECT_LE(interval.p99.count(), interval.max.count());
   }
   EXPECT_EQ(in_intervals, lines);
   const auto& run = timeline.run;
-  EXPECT_LE(run.p50_ms, run.p95_ms);
-  EXPECT_LE(run.p95_ms, run.p99_ms);
-  EXPECT_LE(run.p99_ms, run.max_ms);
+  EXPECT_LE(run.p50.count(), run.p95.count());
+  EXPECT_LE(run.p95.count(), run.p99.count());
+  EXPECT_LE(run.p99.count(), run.max.count());
 
   // Against what pgbench printed for the same run (stdout kept with the logs).
   const std::string output = read_text(dir / "stdout");
@@ -399,8 +400,9 @@ TEST_P(RealLogs, EveryLineParsesAndTheMeanIsPgbenchs) {
   EXPECT_EQ(serialization, stdout_number(output, "number of serialization failures"));
   EXPECT_EQ(deadlock, stdout_number(output, "number of deadlock failures"));
   // pgbench prints the mean to 3 decimals from the same (unrounded) latencies: 0.1 % or better.
-  ASSERT_GT(summary.latency_avg_ms, 0);
-  EXPECT_NEAR(run.mean_ms, summary.latency_avg_ms, summary.latency_avg_ms * 0.001) << capture.name;
+  ASSERT_GT(summary.latency_avg.count(), 0);
+  EXPECT_NEAR(run.mean.count(), summary.latency_avg.count(), summary.latency_avg.count() * 0.001)
+      << capture.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Pg15, RealLogs,

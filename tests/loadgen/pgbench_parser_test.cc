@@ -24,37 +24,37 @@ TEST(PgbenchProgress, Pg15PlainLine) {
   auto point = loadgen::parse_progress_line(
       "progress: 1.0 s, 2173.0 tps, lat 0.907 ms stddev 0.247, 0 failed");
   ASSERT_TRUE(point);
-  EXPECT_DOUBLE_EQ(point->elapsed_s, 1.0);
+  EXPECT_DOUBLE_EQ(point->elapsed.count(), 1.0);
   EXPECT_DOUBLE_EQ(point->tps, 2173.0);
-  EXPECT_DOUBLE_EQ(point->latency_avg_ms, 0.907);
-  EXPECT_DOUBLE_EQ(point->latency_stddev_ms, 0.247);
+  EXPECT_DOUBLE_EQ(point->latency_avg.count(), 0.907);
+  EXPECT_DOUBLE_EQ(point->latency_stddev.count(), 0.247);
   EXPECT_EQ(point->failed, 0u);
-  EXPECT_FALSE(point->lag_ms);
+  EXPECT_FALSE(point->lag);
   EXPECT_EQ(point->skipped, 0u);
 }
 
 TEST(PgbenchProgress, Pg15FixtureSkipsNonProgressLines) {
   auto points = progress_of(read_fixture("pg15_tpcb_progress.stderr"));
   ASSERT_EQ(points.size(), 5u);  // "starting vacuum...end." is not a progress line
-  EXPECT_DOUBLE_EQ(points[0].elapsed_s, 1.0);
-  EXPECT_DOUBLE_EQ(points[4].elapsed_s, 5.0);
+  EXPECT_DOUBLE_EQ(points[0].elapsed.count(), 1.0);
+  EXPECT_DOUBLE_EQ(points[4].elapsed.count(), 5.0);
   EXPECT_DOUBLE_EQ(points[3].tps, 2090.8);
-  EXPECT_DOUBLE_EQ(points[3].latency_avg_ms, 0.954);
+  EXPECT_DOUBLE_EQ(points[3].latency_avg.count(), 0.954);
 }
 
 TEST(PgbenchProgress, Pg15ProgressTimestampIsUnixTime) {
   auto points = progress_of(read_fixture("pg15_progress_timestamp.stderr"));
   ASSERT_EQ(points.size(), 3u);
-  EXPECT_DOUBLE_EQ(points[0].elapsed_s, 1795983408.869);
-  EXPECT_NEAR(points[1].elapsed_s - points[0].elapsed_s, 1.0, 1e-6);
+  EXPECT_DOUBLE_EQ(points[0].elapsed.count(), 1795983408.869);
+  EXPECT_NEAR(points[1].elapsed.count() - points[0].elapsed.count(), 1.0, 1e-6);
   EXPECT_DOUBLE_EQ(points[2].tps, 1895.9);
 }
 
 TEST(PgbenchProgress, Pg15RateLimitedHasLag) {
   auto points = progress_of(read_fixture("pg15_rate.stderr"));
   ASSERT_EQ(points.size(), 2u);
-  ASSERT_TRUE(points[0].lag_ms);
-  EXPECT_DOUBLE_EQ(*points[0].lag_ms, 0.119);
+  ASSERT_TRUE(points[0].lag);
+  EXPECT_DOUBLE_EQ(points[0].lag->count(), 0.119);
   EXPECT_DOUBLE_EQ(points[1].tps, 495.0);
   EXPECT_EQ(points[1].skipped, 0u);
 }
@@ -62,8 +62,8 @@ TEST(PgbenchProgress, Pg15RateLimitedHasLag) {
 TEST(PgbenchProgress, Pg15LatencyLimitHasLagAndSkipped) {
   auto points = progress_of(read_fixture("pg15_rate_latency_limit.stderr"));
   ASSERT_EQ(points.size(), 3u);
-  ASSERT_TRUE(points[1].lag_ms);
-  EXPECT_DOUBLE_EQ(*points[1].lag_ms, 0.787);
+  ASSERT_TRUE(points[1].lag);
+  EXPECT_DOUBLE_EQ(points[1].lag->count(), 0.787);
   EXPECT_EQ(points[0].skipped, 3059u);
   EXPECT_EQ(points[1].skipped, 3236u);
   EXPECT_EQ(points[2].skipped, 3154u);
@@ -75,7 +75,7 @@ TEST(PgbenchProgress, Pg15FailuresAndRetries) {
   EXPECT_EQ(points[0].failed, 63u);
   EXPECT_EQ(points[1].failed, 68u);
   EXPECT_DOUBLE_EQ(points[2].tps, 5993.5);
-  EXPECT_FALSE(points[2].lag_ms);
+  EXPECT_FALSE(points[2].lag);
 }
 
 TEST(PgbenchProgress, Pg15FailuresWithoutRetries) {
@@ -91,12 +91,12 @@ TEST(PgbenchProgress, Pg15EmptyIntervalPrintsZeroLatency) {
   auto points = progress_of(read_fixture("pg15_empty_intervals.stderr"));
   ASSERT_EQ(points.size(), 6u);
   EXPECT_DOUBLE_EQ(points[0].tps, 0.0);
-  EXPECT_DOUBLE_EQ(points[0].latency_avg_ms, 0.0);
-  EXPECT_FALSE(std::isnan(points[0].latency_avg_ms));
+  EXPECT_DOUBLE_EQ(points[0].latency_avg.count(), 0.0);
+  EXPECT_FALSE(std::isnan(points[0].latency_avg.count()));
   EXPECT_DOUBLE_EQ(points[1].tps, 1.0);
-  EXPECT_DOUBLE_EQ(points[1].latency_avg_ms, 1501.127);
+  EXPECT_DOUBLE_EQ(points[1].latency_avg.count(), 1501.127);
   // A report after the -T 5 deadline: pgbench waits for the last transaction to end.
-  EXPECT_DOUBLE_EQ(points[5].elapsed_s, 6.0);
+  EXPECT_DOUBLE_EQ(points[5].elapsed.count(), 6.0);
 }
 
 TEST(PgbenchProgress, Pg15AbortInterleavedWithProgress) {
@@ -113,12 +113,12 @@ TEST(PgbenchProgress, Pg13And14PlainLine) {
   auto point =
       loadgen::parse_progress_line("progress: 12.0 s, 7237.6 tps, lat 1.997 ms stddev 4.365");
   ASSERT_TRUE(point);
-  EXPECT_DOUBLE_EQ(point->elapsed_s, 12.0);
+  EXPECT_DOUBLE_EQ(point->elapsed.count(), 12.0);
   EXPECT_DOUBLE_EQ(point->tps, 7237.6);
-  EXPECT_DOUBLE_EQ(point->latency_avg_ms, 1.997);
-  EXPECT_DOUBLE_EQ(point->latency_stddev_ms, 4.365);
+  EXPECT_DOUBLE_EQ(point->latency_avg.count(), 1.997);
+  EXPECT_DOUBLE_EQ(point->latency_stddev.count(), 4.365);
   EXPECT_EQ(point->failed, 0u);
-  EXPECT_FALSE(point->lag_ms);
+  EXPECT_FALSE(point->lag);
 }
 
 TEST(PgbenchProgress, Pg13And14LagAndSkipped) {
@@ -126,13 +126,13 @@ TEST(PgbenchProgress, Pg13And14LagAndSkipped) {
   auto lag = loadgen::parse_progress_line(
       "progress: 3.0 s, 499.0 tps, lat 0.810 ms stddev 0.301, lag 0.102 ms");
   ASSERT_TRUE(lag);
-  ASSERT_TRUE(lag->lag_ms);
-  EXPECT_DOUBLE_EQ(*lag->lag_ms, 0.102);
+  ASSERT_TRUE(lag->lag);
+  EXPECT_DOUBLE_EQ(lag->lag->count(), 0.102);
   auto skipped = loadgen::parse_progress_line(
       "progress: 4.0 s, 1842.8 tps, lat 1.849 ms stddev 0.376, lag 0.777 ms, 5 skipped");
   ASSERT_TRUE(skipped);
-  ASSERT_TRUE(skipped->lag_ms);
-  EXPECT_DOUBLE_EQ(*skipped->lag_ms, 0.777);
+  ASSERT_TRUE(skipped->lag);
+  EXPECT_DOUBLE_EQ(skipped->lag->count(), 0.777);
   EXPECT_EQ(skipped->skipped, 5u);
 }
 
@@ -141,7 +141,7 @@ TEST(PgbenchProgress, Pg13ProgressTimestamp) {
   auto point = loadgen::parse_progress_line(
       "progress: 1609459200.123 s, 100.0 tps, lat 9.990 ms stddev 1.000");
   ASSERT_TRUE(point);
-  EXPECT_DOUBLE_EQ(point->elapsed_s, 1609459200.123);
+  EXPECT_DOUBLE_EQ(point->elapsed.count(), 1609459200.123);
 }
 
 TEST(PgbenchProgress, OldNanLatencyBecomesNan) {
@@ -150,13 +150,13 @@ TEST(PgbenchProgress, OldNanLatencyBecomesNan) {
   auto point = loadgen::parse_progress_line("progress: 250.0 s, 0.0 tps, lat -nan ms stddev -nan");
   ASSERT_TRUE(point);
   EXPECT_DOUBLE_EQ(point->tps, 0.0);
-  EXPECT_TRUE(std::isnan(point->latency_avg_ms));
-  EXPECT_TRUE(std::isnan(point->latency_stddev_ms));
+  EXPECT_TRUE(std::isnan(point->latency_avg.count()));
+  EXPECT_TRUE(std::isnan(point->latency_stddev.count()));
   auto with_lag =
       loadgen::parse_progress_line("progress: 7.0 s, 0.0 tps, lat nan ms stddev nan, lag nan ms");
   ASSERT_TRUE(with_lag);
-  ASSERT_TRUE(with_lag->lag_ms);
-  EXPECT_TRUE(std::isnan(*with_lag->lag_ms));
+  ASSERT_TRUE(with_lag->lag);
+  EXPECT_TRUE(std::isnan(with_lag->lag->count()));
 }
 
 TEST(PgbenchProgress, Pg16And17FullLine) {
@@ -169,8 +169,8 @@ TEST(PgbenchProgress, Pg16And17FullLine) {
   ASSERT_TRUE(point);
   EXPECT_DOUBLE_EQ(point->tps, 812.3);
   EXPECT_EQ(point->failed, 7u);
-  ASSERT_TRUE(point->lag_ms);
-  EXPECT_DOUBLE_EQ(*point->lag_ms, 0.050);
+  ASSERT_TRUE(point->lag);
+  EXPECT_DOUBLE_EQ(point->lag->count(), 0.050);
   EXPECT_EQ(point->skipped, 2u);
 }
 

@@ -24,15 +24,15 @@ TEST(PgbenchSummary, Pg15Tpcb) {
   EXPECT_EQ(summary.query_mode, "simple");
   EXPECT_EQ(summary.clients, 2);
   EXPECT_EQ(summary.threads, 1);
-  ASSERT_TRUE(summary.duration_s);
-  EXPECT_DOUBLE_EQ(*summary.duration_s, 5);
+  ASSERT_TRUE(summary.duration);
+  EXPECT_DOUBLE_EQ(summary.duration->count(), 5);
   EXPECT_EQ(summary.transactions, 10879u);
   EXPECT_EQ(summary.failed, 0u);
-  EXPECT_DOUBLE_EQ(summary.latency_avg_ms, 0.915);
-  ASSERT_TRUE(summary.latency_stddev_ms);
-  EXPECT_DOUBLE_EQ(*summary.latency_stddev_ms, 0.270);
-  ASSERT_TRUE(summary.initial_connection_time_ms);
-  EXPECT_DOUBLE_EQ(*summary.initial_connection_time_ms, 12.272);
+  EXPECT_DOUBLE_EQ(summary.latency_avg.count(), 0.915);
+  ASSERT_TRUE(summary.latency_stddev);
+  EXPECT_DOUBLE_EQ(summary.latency_stddev->count(), 0.270);
+  ASSERT_TRUE(summary.initial_connection_time);
+  EXPECT_DOUBLE_EQ(summary.initial_connection_time->count(), 12.272);
   EXPECT_DOUBLE_EQ(summary.tps, 2180.759046);
   EXPECT_TRUE(summary.aborted.empty());
 }
@@ -47,7 +47,7 @@ TEST(PgbenchSummary, Pg15SelectOnly) {
 TEST(PgbenchSummary, Pg15TransactionsPerClient) {
   auto summary = loadgen::parse_summary(read_fixture("pg15_custom_transactions.stdout"));
   EXPECT_EQ(summary.transaction_type, "custom.sql");
-  EXPECT_FALSE(summary.duration_s);        // -t run: "number of transactions per client: 1000"
+  EXPECT_FALSE(summary.duration);          // -t run: "number of transactions per client: 1000"
   EXPECT_EQ(summary.transactions, 2000u);  // of "2000/2000"
   EXPECT_DOUBLE_EQ(summary.tps, 23752.404931);
 }
@@ -55,7 +55,7 @@ TEST(PgbenchSummary, Pg15TransactionsPerClient) {
 TEST(PgbenchSummary, Pg15RateLimitedRun) {
   auto summary = loadgen::parse_summary(read_fixture("pg15_rate_latency_limit.stdout"));
   EXPECT_EQ(summary.transactions, 5682u);
-  EXPECT_DOUBLE_EQ(summary.latency_avg_ms, 1.830);
+  EXPECT_DOUBLE_EQ(summary.latency_avg.count(), 1.830);
   EXPECT_DOUBLE_EQ(summary.tps, 1896.132517);
 }
 
@@ -65,7 +65,7 @@ TEST(PgbenchSummary, Pg15FailuresDetailedAndRetries) {
   EXPECT_EQ(summary.threads, 2);
   EXPECT_EQ(summary.transactions, 20208u);
   EXPECT_EQ(summary.failed, 187u);
-  EXPECT_DOUBLE_EQ(summary.latency_avg_ms, 0.576);
+  EXPECT_DOUBLE_EQ(summary.latency_avg.count(), 0.576);
   EXPECT_DOUBLE_EQ(summary.tps, 6744.372014);
 }
 
@@ -74,18 +74,18 @@ TEST(PgbenchSummary, Pg15MultipleScriptsReadsTotalsNotPerScript) {
   EXPECT_EQ(summary.transaction_type, "multiple scripts");
   EXPECT_EQ(summary.failed, 512u);
   // Per-script " - latency average = 1.737 ms" and "tps = 1553.070583" must not win.
-  EXPECT_DOUBLE_EQ(summary.latency_avg_ms, 1.245);
-  ASSERT_TRUE(summary.latency_stddev_ms);
-  EXPECT_DOUBLE_EQ(*summary.latency_stddev_ms, 2.691);
+  EXPECT_DOUBLE_EQ(summary.latency_avg.count(), 1.245);
+  ASSERT_TRUE(summary.latency_stddev);
+  EXPECT_DOUBLE_EQ(summary.latency_stddev->count(), 2.691);
   EXPECT_DOUBLE_EQ(summary.tps, 2898.998376);
 }
 
 TEST(PgbenchSummary, Pg15ConnectPerTransaction) {
   // -C: "average connection time" (not an initial one) and the only tps includes reconnects.
   auto summary = loadgen::parse_summary(read_fixture("pg15_connect_per_transaction.stdout"));
-  EXPECT_FALSE(summary.initial_connection_time_ms);
-  EXPECT_FALSE(summary.latency_stddev_ms);  // no -P/-R/-L: pgbench measured none
-  EXPECT_DOUBLE_EQ(summary.latency_avg_ms, 4.083);
+  EXPECT_FALSE(summary.initial_connection_time);
+  EXPECT_FALSE(summary.latency_stddev);  // no -P/-R/-L: pgbench measured none
+  EXPECT_DOUBLE_EQ(summary.latency_avg.count(), 4.083);
   EXPECT_DOUBLE_EQ(summary.tps, 489.895469);
 }
 
@@ -133,8 +133,8 @@ TEST(PgbenchSummary, Pg13PrefersTpsExcludingConnections) {
   auto summary = loadgen::parse_summary(text);
   EXPECT_DOUBLE_EQ(summary.scale, 10);
   EXPECT_EQ(summary.transactions, 10000u);
-  EXPECT_FALSE(summary.duration_s);
-  EXPECT_FALSE(summary.initial_connection_time_ms);
+  EXPECT_FALSE(summary.duration);
+  EXPECT_FALSE(summary.initial_connection_time);
   EXPECT_DOUBLE_EQ(summary.tps, 897.896346);
   // Order must not matter either.
   const std::string reversed =
@@ -169,12 +169,12 @@ TEST(PgbenchSummary, Pg14WithoutInitialConnectionTime) {
   EXPECT_EQ(summary.transaction_type, "<builtin: select only>");  // no "\r" kept
   EXPECT_EQ(summary.clients, 64);
   EXPECT_EQ(summary.threads, 8);
-  ASSERT_TRUE(summary.duration_s);
-  EXPECT_DOUBLE_EQ(*summary.duration_s, 60);
+  ASSERT_TRUE(summary.duration);
+  EXPECT_DOUBLE_EQ(summary.duration->count(), 60);
   EXPECT_EQ(summary.transactions, 30123456u);
   EXPECT_EQ(summary.failed, 0u);
-  ASSERT_TRUE(summary.initial_connection_time_ms);
-  EXPECT_DOUBLE_EQ(*summary.initial_connection_time_ms, 45.758);
+  ASSERT_TRUE(summary.initial_connection_time);
+  EXPECT_DOUBLE_EQ(summary.initial_connection_time->count(), 45.758);
   EXPECT_DOUBLE_EQ(summary.tps, 502059.325617);
 }
 
@@ -189,7 +189,7 @@ TEST(PgbenchSummary, Pg17LatencyIncludingFailures) {
       "tps = 300.000000 (without initial connection time)\n";
   auto summary = loadgen::parse_summary(text);
   EXPECT_EQ(summary.failed, 100u);
-  EXPECT_DOUBLE_EQ(summary.latency_avg_ms, 2.5);
+  EXPECT_DOUBLE_EQ(summary.latency_avg.count(), 2.5);
   EXPECT_DOUBLE_EQ(summary.tps, 300);
 }
 

@@ -30,13 +30,13 @@ TEST(SysbenchProgress, AnIntervalReport) {
       "23.10 err/s: 1.00 reconn/s: 0.00",
       1);
   ASSERT_TRUE(progress);
-  EXPECT_DOUBLE_EQ(progress->elapsed_s, 2);
+  EXPECT_DOUBLE_EQ(progress->elapsed.count(), 2);
   EXPECT_DOUBLE_EQ(progress->tps, 208.62);
   EXPECT_DOUBLE_EQ(*progress->qps, 4177.37);
   EXPECT_DOUBLE_EQ(progress->latency_percentile, 95);
-  EXPECT_DOUBLE_EQ(*progress->latency_percentile_ms, 23.10);
+  EXPECT_DOUBLE_EQ(progress->latency_at_percentile->count(), 23.10);
   EXPECT_EQ(progress->failed, 1u);
-  EXPECT_TRUE(std::isnan(progress->latency_avg_ms));
+  EXPECT_TRUE(std::isnan(progress->latency_avg.count()));
 }
 
 TEST(SysbenchProgress, OtherLinesAreNotReports) {
@@ -67,10 +67,10 @@ TEST(SysbenchSummary, TheSummaryOfARealRun) {
   EXPECT_DOUBLE_EQ(summary->tps, 230.99);
   EXPECT_DOUBLE_EQ(*summary->qps, 4637.80);
   EXPECT_EQ(summary->failed, 3u);
-  EXPECT_DOUBLE_EQ(*summary->duration_s, 3.0040);
-  EXPECT_DOUBLE_EQ(summary->latency_avg_ms, 8.64);
+  EXPECT_DOUBLE_EQ(summary->duration->count(), 3.0040);
+  EXPECT_DOUBLE_EQ(summary->latency_avg.count(), 8.64);
   EXPECT_DOUBLE_EQ(summary->latency_percentile, 95);
-  EXPECT_DOUBLE_EQ(*summary->latency_percentile_ms, 23.10);
+  EXPECT_DOUBLE_EQ(summary->latency_at_percentile->count(), 23.10);
 }
 
 TEST(SysbenchSummary, NoneWithoutTheStatistics) {

@@ -44,8 +44,8 @@ TEST(Compare, WelchAcrossRepeatsCallsAClearChange) {
   ASSERT_TRUE(tps.test->p_value.has_value());
   EXPECT_LT(*tps.test->p_value, 0.001);
   EXPECT_EQ(tps.verdict, "faster");
-  EXPECT_DOUBLE_EQ(comparison.cells[0].latency_a_ms, 8);  // 8000 / 1000
-  EXPECT_TRUE(comparison.cells[0].p99_ms.a.empty());      // no latency percentiles
+  EXPECT_DOUBLE_EQ(comparison.cells[0].latency_a.count(), 8);  // 8000 / 1000
+  EXPECT_TRUE(comparison.cells[0].p99_ms.a.empty());           // no latency percentiles
 }
 
 TEST(Compare, NoiseLargerThanTheChangeIsNoSignificantChange) {

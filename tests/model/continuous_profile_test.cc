@@ -35,8 +35,8 @@ void second_of(ContinuousProfile& profile, SteadyClock::time_point& at, int runn
   KernelTimes times;
   times.from = at;
   times.to = at += std::chrono::seconds(1);
-  times.by_group[kClientBackends] = {on_cpu_s, runqueue_s};
-  times.by_backend_type["client backend"] = {on_cpu_s, runqueue_s};
+  times.by_group[kClientBackends] = {base::Seconds(on_cpu_s), base::Seconds(runqueue_s)};
+  times.by_backend_type["client backend"] = {base::Seconds(on_cpu_s), base::Seconds(runqueue_s)};
   profile.on_kernel_times(times);
 }
 

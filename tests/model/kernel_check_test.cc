@@ -24,8 +24,10 @@ Run run_with(SamplerSource source, double cpu, double on_cpu_s, double runqueue_
     slice.profile.add({"client backend", "idle", "Client", "ClientRead"}, 100);
     slice.profile.add({"checkpointer", "", kCpu, ""}, 100);
     slice.profile.add_snapshots(100);
-    slice.kernel[kClientBackends] = {on_cpu_s, runqueue_s, 1.0};
-    slice.kernel[kBackgroundProcesses] = {1.0, 0.0, 1.0};
+    slice.kernel[kClientBackends] = {base::Seconds(on_cpu_s), base::Seconds(runqueue_s),
+                                     base::Seconds(1.0)};
+    slice.kernel[kBackgroundProcesses] = {base::Seconds(1.0), base::Seconds(0.0),
+                                          base::Seconds(1.0)};
     run.timeline.push_back(slice);
   }
   return run;
@@ -89,7 +91,7 @@ TEST(KernelCheckTest, OnlyIntervalsWithKernelTimesCount) {
   // load generator's times alone (a remote server's run has them too) do not.
   for (auto& slice : run.timeline) {
     slice.kernel.erase(kClientBackends);
-    slice.kernel[kLoadGenerator] = {0.5, 0.0, 1.0};
+    slice.kernel[kLoadGenerator] = {base::Seconds(0.5), base::Seconds(0.0), base::Seconds(1.0)};
   }
   EXPECT_NEAR(kernel_check(run)->on_cpu_aas, 0.0, 1e-9);
   for (auto& slice : run.timeline) {

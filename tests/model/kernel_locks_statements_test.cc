@@ -47,27 +47,28 @@ TEST(RunRecorderKernel, AReadingIsSharedByTheIntervalsItOverlaps) {
   KernelTimes times;
   times.from = clock.start - 500ms;
   times.to = clock.start + 1500ms;
-  times.by_group[kClientBackends] = {4.0, 2.0, 0};
+  times.by_group[kClientBackends] = {base::Seconds(4.0), base::Seconds(2.0), base::Seconds(0)};
   recorder.on_kernel_times(times);
   times.from = times.to;
   times.to = clock.start + 3s;
-  times.by_group[kClientBackends] = {1.5, 0.0, 0};  // 1 core for 1.5 s
+  times.by_group[kClientBackends] = {base::Seconds(1.5), base::Seconds(0.0),
+                                     base::Seconds(0)};  // 1 core for 1.5 s
   recorder.on_kernel_times(times);
   model::Run run;
   recorder.finish(clock.start + 3s, run);
   ASSERT_EQ(run.timeline.size(), 3u);
   const auto& first = run.timeline[0].kernel.at(kClientBackends);
-  EXPECT_DOUBLE_EQ(first.covered_s, 1.0);
+  EXPECT_DOUBLE_EQ(first.covered.count(), 1.0);
   EXPECT_DOUBLE_EQ(first.on_cpu_aas(), 2.0);
   EXPECT_DOUBLE_EQ(first.runqueue_aas(), 1.0);
   // [1 s, 2 s): half from each reading.
   const auto& second = run.timeline[1].kernel.at(kClientBackends);
-  EXPECT_DOUBLE_EQ(second.covered_s, 1.0);
+  EXPECT_DOUBLE_EQ(second.covered.count(), 1.0);
   EXPECT_DOUBLE_EQ(second.on_cpu_aas(), 1.5);
   EXPECT_DOUBLE_EQ(second.runqueue_aas(), 0.5);
   EXPECT_DOUBLE_EQ(run.timeline[2].kernel.at(kClientBackends).on_cpu_aas(), 1.0);
   const auto& whole = run.kernel.at(kClientBackends);
-  EXPECT_DOUBLE_EQ(whole.covered_s, 3.0);
+  EXPECT_DOUBLE_EQ(whole.covered.count(), 3.0);
   EXPECT_DOUBLE_EQ(whole.on_cpu_aas(), (3.0 + 1.5) / 3.0);
 }
 
@@ -81,7 +82,7 @@ LockWait wait(int pid, std::string type, std::string object, int blocker, std::s
   result.blocker_application = "psql";
   result.blocker_backend_type = "client backend";
   result.blocker_state = std::move(state);
-  result.blocker_xact_age_s = 3.1;
+  result.blocker_xact_age = base::Seconds(3.1);
   result.blocker_statement = std::move(statement);
   return result;
 }
@@ -150,7 +151,7 @@ TEST(RunRecorderStatements, WaitsPerQueryIdWithTheirTexts) {
     recorder.on_snapshot(snapshot);
   }
   recorder.on_statement_texts({{100, "UPDATE pgbench_branches SET ..."}, {200, "END;"}});
-  recorder.set_statement_stats({{100, {50, 2.5}}});
+  recorder.set_statement_stats({{100, {50, base::Milliseconds(2.5)}}});
   model::Run run;
   recorder.finish(clock.start + 1s, run);
   ASSERT_EQ(run.statements.size(), 2u);
@@ -170,7 +171,7 @@ TEST(RunRecorderStatements, WaitsPerQueryIdWithTheirTexts) {
 TEST(ReportJsonV3, KernelLocksAndStatementsRoundTrip) {
   model::Run run;
   run.id = "r";
-  run.kernel[kClientBackends] = {1.5, 0.5, 2.0};
+  run.kernel[kClientBackends] = {base::Seconds(1.5), base::Seconds(0.5), base::Seconds(2.0)};
   LockBlocker blocker;
   blocker.lock_type = "tuple";
   blocker.object = "pgbench_branches";

@@ -236,19 +236,19 @@ TEST(Summarize, MillisecondsAndNanWhenEmpty) {
   LatencyHistogram histogram;
   const LatencySummary empty = summarize(histogram);
   EXPECT_EQ(empty.count, 0u);
-  EXPECT_TRUE(std::isnan(empty.p50_ms));
-  EXPECT_TRUE(std::isnan(empty.max_ms));
-  EXPECT_TRUE(std::isnan(empty.mean_ms));
+  EXPECT_TRUE(std::isnan(empty.p50.count()));
+  EXPECT_TRUE(std::isnan(empty.max.count()));
+  EXPECT_TRUE(std::isnan(empty.mean.count()));
 
   for (int value = 1; value <= 100; ++value) histogram.record(microseconds(value * 100));
   const LatencySummary summary = summarize(histogram);
   EXPECT_EQ(summary.count, 100u);
-  EXPECT_DOUBLE_EQ(summary.min_ms, 0.1);
-  EXPECT_DOUBLE_EQ(summary.max_ms, 10.0);
-  EXPECT_DOUBLE_EQ(summary.mean_ms, 5.05);
-  EXPECT_NEAR(summary.p50_ms, 5.0, 5.0 / 128);
-  EXPECT_NEAR(summary.p95_ms, 9.5, 9.5 / 128);
-  EXPECT_NEAR(summary.p99_ms, 9.9, 9.9 / 128);
+  EXPECT_DOUBLE_EQ(summary.min.count(), 0.1);
+  EXPECT_DOUBLE_EQ(summary.max.count(), 10.0);
+  EXPECT_DOUBLE_EQ(summary.mean.count(), 5.05);
+  EXPECT_NEAR(summary.p50.count(), 5.0, 5.0 / 128);
+  EXPECT_NEAR(summary.p95.count(), 9.5, 9.5 / 128);
+  EXPECT_NEAR(summary.p99.count(), 9.9, 9.9 / 128);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ TEST(MatrixAggregate, MediansRangesAndFailedRunsPerCell) {
       run_of("a", 8, 100, 1), run_of("a", 8, 300, 2), run_of("a", 8, 200, 3),
       run_of("a", 8, 999, 4, RunStatus::kFailed), run_of("a", 16, 50, 1)};
   runs[0].latency = LatencySummary{};
-  runs[0].latency->p99_ms = 7;
+  runs[0].latency->p99 = base::Milliseconds(7);
   const MatrixTable table = build_matrix_table(runs, "m");
   EXPECT_EQ(table.name, "m");
   EXPECT_EQ(table.clients, (std::vector<int>{8, 16}));
@@ -42,10 +42,10 @@ TEST(MatrixAggregate, MediansRangesAndFailedRunsPerCell) {
   EXPECT_EQ(cell->tps_min, 100);
   EXPECT_EQ(cell->tps_max, 300);
   EXPECT_EQ(cell->failed_runs, 1);
-  EXPECT_DOUBLE_EQ(cell->latency_median_ms, 40);  // 8000/200
-  EXPECT_EQ(cell->p99_median_ms, 7);              // the one run with a p99
-  EXPECT_TRUE(std::isnan(cell->checkpoint_median_s));
-  EXPECT_TRUE(std::isnan(table.find("a", 16)->p99_median_ms));
+  EXPECT_DOUBLE_EQ(cell->latency_median.count(), 40);  // 8000/200
+  EXPECT_EQ(cell->p99_median.count(), 7);              // the one run with a p99
+  EXPECT_TRUE(std::isnan(cell->checkpoint_median.count()));
+  EXPECT_TRUE(std::isnan(table.find("a", 16)->p99_median.count()));
   EXPECT_EQ(table.find("b", 8), nullptr);
 }
 

@@ -148,13 +148,13 @@ TEST(Profile, ACopyCountsApartFromItsOriginal) {
 }
 
 TEST(Histogram, BucketsAreUpperInclusive) {
-  Histogram histogram({0.1, 1});
-  histogram.observe(0.1);
-  histogram.observe(0.5);
-  histogram.observe(7);
+  Histogram histogram({base::Seconds(0.1), base::Seconds(1)});
+  histogram.observe(base::Seconds(0.1));
+  histogram.observe(base::Seconds(0.5));
+  histogram.observe(base::Seconds(7));
   EXPECT_EQ(histogram.bucket_counts, (std::vector<uint64_t>{1, 1, 1}));
   EXPECT_EQ(histogram.count, 3u);
-  EXPECT_DOUBLE_EQ(histogram.sum, 7.6);
+  EXPECT_DOUBLE_EQ(histogram.sum.count(), 7.6);
 }
 
 // Feeds one tracker snapshots taken at offsets from a fixed start.

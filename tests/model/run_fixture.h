@@ -17,7 +17,7 @@ inline Run run_of(const std::string& variant, int clients, double tps, int repea
   run.status = status;
   LoadgenSummary summary;
   summary.tps = tps;
-  summary.latency_avg_ms = 1000.0 * clients / tps;
+  summary.latency_avg = base::Milliseconds(1000.0 * clients / tps);
   run.loadgen = summary;
   return run;
 }

@@ -28,10 +28,10 @@ BackendSample client(int pid, std::string type, std::string event) {
 LoadgenProgress progress(double elapsed_s, double tps, double latency_avg_ms = 1.0,
                          double latency_stddev_ms = 0.5) {
   LoadgenProgress result;
-  result.elapsed_s = elapsed_s;
+  result.elapsed = base::Seconds(elapsed_s);
   result.tps = tps;
-  result.latency_avg_ms = latency_avg_ms;
-  result.latency_stddev_ms = latency_stddev_ms;
+  result.latency_avg = base::Milliseconds(latency_avg_ms);
+  result.latency_stddev = base::Milliseconds(latency_stddev_ms);
   return result;
 }
 
@@ -89,7 +89,7 @@ TEST(DetectStalls, NanLatencyIntervalsStillCount) {
   std::vector<TimelineSlice> timeline;
   for (int second = 0; second < 6; ++second)
     timeline.push_back(slice(second, second == 2 ? 0 : 500, {}));
-  timeline[2].loadgen->latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+  timeline[2].loadgen->latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
   EXPECT_EQ(detect_stalls(timeline).size(), 1u);
 }
 
@@ -126,7 +126,7 @@ TEST(RunRecorder, SamplesAndProgressLandInTheirIntervals) {
   EXPECT_EQ(run.sampler.snapshots, 30u);
   EXPECT_EQ(run.sampler.missed_ticks, 1u);
   EXPECT_NEAR(run.sampler.achieved_hz, 10, 1e-9);
-  EXPECT_NEAR(run.sampler.snapshot_p99_ms, 0.3, 0.3 * 0.05);  // 5 % buckets
+  EXPECT_NEAR(run.sampler.snapshot_p99.count(), 0.3, 0.3 * 0.05);  // 5 % buckets
   EXPECT_EQ(run.query_ids.at(42), 30u);
   // The profile is the sum of the timeline.
   Profile summed;
@@ -158,11 +158,11 @@ TEST(RunRecorder, ServerThroughputIsSpreadOverTheIntervalsItCovers) {
   EXPECT_TRUE(run.timeline[2].server_tps_spread);
   // The server's figures are the timeline's tps where the load generator gave none.
   EXPECT_DOUBLE_EQ(run.timeline[0].loadgen->tps, 100);
-  EXPECT_TRUE(std::isnan(run.timeline[0].loadgen->latency_avg_ms));
+  EXPECT_TRUE(std::isnan(run.timeline[0].loadgen->latency_avg.count()));
   EXPECT_DOUBLE_EQ(run.timeline[2].loadgen->tps, 55);  // its own report stays
   const auto& totals = recorder.server_totals();
   EXPECT_DOUBLE_EQ(totals.transactions, 390);
-  EXPECT_DOUBLE_EQ(totals.covered_s, 3);
+  EXPECT_DOUBLE_EQ(totals.covered.count(), 3);
   EXPECT_DOUBLE_EQ(*totals.calls, 1000);
 }
 
@@ -182,12 +182,13 @@ TEST(ReportJson, RoundTripsAndRejectsOtherSchemaVersions) {
   model::Run run;
   run.id = "r";
   run.timeline.push_back(slice(0, 100, {client(1, "Lock", "tuple")}));
-  run.timeline[0].loadgen->latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+  run.timeline[0].loadgen->latency_avg =
+      base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
   run.profile = run.timeline[0].profile;
   const auto json = to_json(run);
   const auto back = run_from_json(json);
   EXPECT_EQ(to_json(back), json);
-  EXPECT_TRUE(std::isnan(back.timeline[0].loadgen->latency_avg_ms));
+  EXPECT_TRUE(std::isnan(back.timeline[0].loadgen->latency_avg.count()));
   auto future = json;
   future["schema_version"] = kReportSchemaVersion + 1;
   EXPECT_THROW(run_from_json(future), std::runtime_error);
@@ -225,12 +226,12 @@ TEST(ReportJson, ServerThroughputAndSysbenchFiguresRoundTrip) {
   run.timeline[0].server_tps = 97.5;
   run.timeline[0].server_calls_per_s = 1900;
   run.timeline[0].loadgen->qps = 2000;
-  run.timeline[0].loadgen->latency_percentile_ms = 4.5;
+  run.timeline[0].loadgen->latency_at_percentile = base::Milliseconds(4.5);
   run.timeline[0].loadgen->latency_percentile = 95;
   LoadgenSummary summary;
   summary.tps = 100;
   summary.qps = 2000;
-  summary.latency_percentile_ms = 5.5;
+  summary.latency_at_percentile = base::Milliseconds(5.5);
   summary.latency_percentile = 95;
   run.loadgen = summary;
   const auto back = run_from_json(to_json(run));
@@ -238,12 +239,12 @@ TEST(ReportJson, ServerThroughputAndSysbenchFiguresRoundTrip) {
   EXPECT_EQ(back.throughput_source, "sysbench");
   EXPECT_DOUBLE_EQ(*back.timeline[0].server_tps, 97.5);
   EXPECT_DOUBLE_EQ(*back.timeline[0].loadgen->qps, 2000);
-  EXPECT_DOUBLE_EQ(*back.loadgen->latency_percentile_ms, 5.5);
+  EXPECT_DOUBLE_EQ(back.loadgen->latency_at_percentile->count(), 5.5);
   // A summary of the server's counters has no latency: NaN, written as null, read back.
   run.throughput_source = "server";
-  run.loadgen->latency_avg_ms = std::numeric_limits<double>::quiet_NaN();
+  run.loadgen->latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
   const auto server = run_from_json(to_json(run));
-  EXPECT_TRUE(std::isnan(server.loadgen->latency_avg_ms));
+  EXPECT_TRUE(std::isnan(server.loadgen->latency_avg.count()));
   EXPECT_EQ(throughput_source_text(server).rfind("the server: pg_stat_database", 0), 0u);
   // Reports written before the source was recorded are pgbench's.
   EXPECT_FALSE(to_json(model::Run{}).contains("throughput_source"));

@@ -37,14 +37,15 @@ Run fixed_run(int intervals) {
     slice.profile.add({"autovacuum worker", "active", "Lock", "transactionid"}, small(random));
     slice.profile.add({"client backend", "idle", "Client", "ClientRead"}, 300);
     slice.profile.add_snapshots(100);
-    slice.kernel[kClientBackends] = {1.6, 0.4, 1.0};
+    slice.kernel[kClientBackends] = {base::Seconds(1.6), base::Seconds(0.4), base::Seconds(1.0)};
     LoadgenProgress progress;
     progress.tps = (index < 6 ? 200 : 1000) + noise(random);
     slice.loadgen = progress;
     run.profile.merge(slice.profile);
     run.timeline.push_back(std::move(slice));
   }
-  run.kernel[kClientBackends] = {1.6 * intervals, 0.4 * intervals, 1.0 * intervals};
+  run.kernel[kClientBackends] = {base::Seconds(1.6 * intervals), base::Seconds(0.4 * intervals),
+                                 base::Seconds(1.0 * intervals)};
   return run;
 }
 

@@ -268,7 +268,7 @@ inline PgbenchRun run_pgbench_loop(const std::string& pgbench, const fs::path& s
   }
   try {
     const auto summary = loadgen::parse_summary(result.output);
-    return {summary.tps, summary.latency_avg_ms};
+    return {summary.tps, summary.latency_avg.count()};
   } catch (const loadgen::PgbenchParseError& error) {
     throw BenchError(fmt::format("could not parse the output of pgbench: {}", error.what()));
   }

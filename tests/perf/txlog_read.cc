@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
       "RSS {:.1f} MiB; {} intervals; p50 {:.3f} p99 {:.3f} max {:.3f} ms; {} unparsable\n",
       paths.size(), lines, static_cast<double>(bytes) / 1e6, seconds,
       static_cast<double>(lines) / seconds, static_cast<double>(bytes) / 1e6 / seconds,
-      static_cast<double>(usage.ru_maxrss) / 1024, timeline.intervals.size(), timeline.run.p50_ms,
-      timeline.run.p99_ms, timeline.run.max_ms, timeline.unparsable_lines);
+      static_cast<double>(usage.ru_maxrss) / 1024, timeline.intervals.size(),
+      timeline.run.p50.count(), timeline.run.p99.count(), timeline.run.max.count(),
+      timeline.unparsable_lines);
   return 0;
 }

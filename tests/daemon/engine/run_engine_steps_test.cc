@@ -93,7 +93,7 @@ TEST(RunSteps, CopySummaryIsOneTransactionPerClient) {
   EXPECT_EQ(summary->transactions, 4u);
   EXPECT_DOUBLE_EQ(summary->scale, 2);
   EXPECT_DOUBLE_EQ(summary->tps, 2);
-  EXPECT_DOUBLE_EQ(summary->latency_avg_ms, 2000);
+  EXPECT_DOUBLE_EQ(summary->latency_avg.count(), 2000);
   EXPECT_FALSE(copy_summary(4, 2, 1, base::Seconds(2)));  // the COPY failed
   EXPECT_FALSE(copy_summary(4, 2, 0, base::Seconds(0)));  // no time measured
 }
@@ -202,13 +202,13 @@ TEST(RunSteps, TheServersSummaryOfALoadThatReportsNone) {
   model::RunRecorder::ServerTotals totals;
   totals.transactions = 1234.4;
   totals.calls = 5000;
-  totals.covered_s = 10;
+  totals.covered = base::Seconds(10);
   const auto summary = server_summary(totals);
   ASSERT_TRUE(summary);
   EXPECT_EQ(summary->transactions, 1234u);
   EXPECT_DOUBLE_EQ(summary->tps, 123.44);
   EXPECT_DOUBLE_EQ(*summary->qps, 500);
-  EXPECT_TRUE(std::isnan(summary->latency_avg_ms));
+  EXPECT_TRUE(std::isnan(summary->latency_avg.count()));
   EXPECT_EQ(summary->clients, 0);
 }
 
@@ -265,9 +265,9 @@ TEST(RunSteps, StatementDeltasOfTheCallsDuringTheRun) {
   const auto result = statement_deltas(before, after);
   ASSERT_EQ(result.deltas.size(), 2u);
   EXPECT_EQ(result.deltas.at(1).first, 5u);
-  EXPECT_DOUBLE_EQ(result.deltas.at(1).second, 20);  // 100 ms over 5 calls
+  EXPECT_DOUBLE_EQ(result.deltas.at(1).second.count(), 20);  // 100 ms over 5 calls
   EXPECT_EQ(result.deltas.at(2).first, 3u);
-  EXPECT_DOUBLE_EQ(result.deltas.at(2).second, 10);
+  EXPECT_DOUBLE_EQ(result.deltas.at(2).second.count(), 10);
   EXPECT_FALSE(result.deltas.contains(3));  // not called during the run
   EXPECT_EQ(result.texts.at(2), "SELECT 2");
 }

@@ -19,12 +19,12 @@ std::shared_ptr<const model::TargetMetrics> sample_target() {
   target->wait_samples[{"client backend", "active", "LWLock", "WALWrite"}] = 250;
   target->wait_samples[{"client backend", "active", "CPU", "CPU"}] = 750;
   model::Histogram waits(model::wait_duration_buckets());
-  waits.observe(0.0007);
-  waits.observe(0.003);
+  waits.observe(base::Seconds(0.0007));
+  waits.observe(base::Seconds(0.003));
   target->wait_durations[{"LWLock", "WALWrite"}] = waits;
-  target->snapshot_durations.observe(0.0002);
+  target->snapshot_durations.observe(base::Seconds(0.0002));
   target->collectors["activity"] = {base::Seconds(0.0002), true};
-  target->run = model::ActiveRun{"r1", "tpcb", 1234.5, 0.002};
+  target->run = model::ActiveRun{"r1", "tpcb", 1234.5, base::Seconds(0.002)};
   return target;
 }
 

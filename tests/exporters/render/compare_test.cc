@@ -95,8 +95,8 @@ TEST(CompareFixtures, ClearImprovementIsFaster) {
   EXPECT_GT(*cell.tps.test->ci_low_percent, 18.0);
   EXPECT_LT(*cell.tps.test->p_value, 0.001);
   EXPECT_EQ(cell.tps.verdict, "faster");
-  EXPECT_NEAR(cell.latency_a_ms, 0.8, 1e-12);
-  EXPECT_NEAR(cell.latency_b_ms, 8000.0 / 12000, 1e-12);
+  EXPECT_NEAR(cell.latency_a.count(), 0.8, 1e-12);
+  EXPECT_NEAR(cell.latency_b.count(), 8000.0 / 12000, 1e-12);
 }
 
 TEST(CompareFixtures, ClearRegressionIsSlower) {
@@ -160,13 +160,13 @@ model::Run tps_run(int intervals, double tps, double noise, unsigned seed) {
     slice.start = base::Seconds(index);
     slice.duration = base::Seconds(1);
     model::LoadgenProgress progress;
-    progress.elapsed_s = index + 1;
+    progress.elapsed = base::Seconds(index + 1);
     progress.tps = tps + level;
     slice.loadgen = progress;
     run.timeline.push_back(std::move(slice));
   }
   run.latency = model::LatencySummary{};
-  run.latency->p99_ms = 10;
+  run.latency->p99 = base::Milliseconds(10);
   return run;
 }
 
@@ -411,9 +411,9 @@ TEST(CompareCells, P99IsTestedWhereRunsHaveIt) {
   const double p99_a[] = {10, 10.2, 9.8}, p99_b[] = {15, 15.3, 14.7};
   for (size_t index = 0; index < 3; ++index) {
     a[index].latency = model::LatencySummary{};
-    a[index].latency->p99_ms = p99_a[index];
+    a[index].latency->p99 = base::Milliseconds(p99_a[index]);
     b[index].latency = model::LatencySummary{};
-    b[index].latency->p99_ms = p99_b[index];
+    b[index].latency->p99 = base::Milliseconds(p99_b[index]);
   }
   const auto comparison = compare_runs(a, b);
   EXPECT_EQ(comparison.cells[0].tps.verdict, "no significant change");

@@ -33,7 +33,7 @@ TEST(ExperimentsTable, DurationTableShowsElapsedSecondsAndTheCheckpoint) {
   const auto* cell = table.find("flush-0", 4);
   ASSERT_NE(cell, nullptr);
   EXPECT_DOUBLE_EQ(cell->tps_median, 13);
-  EXPECT_DOUBLE_EQ(cell->checkpoint_median_s, 1.3);
+  EXPECT_DOUBLE_EQ(cell->checkpoint_median.count(), 1.3);
   const auto text = render_matrix_text(table);
   EXPECT_NE(text.find("elapsed s (lower is better) by clients, median of 2 repeats"),
             std::string::npos)

@@ -49,7 +49,7 @@ inline model::Run loadgen_run(const std::string& variant, int clients, double tp
   result.status = status;
   model::LoadgenSummary summary;
   summary.tps = tps;
-  summary.latency_avg_ms = clients * 1000.0 / tps;
+  summary.latency_avg = base::Milliseconds(clients * 1000.0 / tps);
   result.loadgen = summary;
   return result;
 }

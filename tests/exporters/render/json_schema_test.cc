@@ -111,7 +111,8 @@ model::Run run_with_everything() {
       model::CheckpointAfter{base::Seconds(30), base::Seconds(2), "", run.profile};
   run.run_to_run = model::RunToRun{3, 3, {{"tps", 1000, 20, 60}}};
   run.query_ids[42] = 7;
-  run.statements.push_back({42, "SELECT $1", 7, {{"CPU", 7}}, uint64_t{100}, 0.25});
+  run.statements.push_back(
+      {42, "SELECT $1", 7, {{"CPU", 7}}, uint64_t{100}, base::Milliseconds(0.25)});
   model::LockBlocker blocker;
   blocker.lock_type = "relation";
   blocker.object = "pgbench_accounts";
@@ -120,12 +121,12 @@ model::Run run_with_everything() {
   run.outages.push_back({base::Seconds(3), base::Seconds(1), 100, "server closed the connection"});
   model::LatencySummary latency;
   latency.count = 10;
-  latency.min_ms = latency.mean_ms = latency.p50_ms = latency.p95_ms = latency.p99_ms =
-      latency.max_ms = 1.5;
+  latency.min = latency.mean = latency.p50 = latency.p95 = latency.p99 = latency.max =
+      base::Milliseconds(1.5);
   run.latency = latency;
   run.loadgen->qps = 20000;
   run.loadgen->aborted.push_back("client 3 aborted in command 4 (SQL) of script 0");
-  run.loadgen->latency_percentile_ms = 3.5;
+  run.loadgen->latency_at_percentile = base::Milliseconds(3.5);
   run.loadgen->latency_percentile = 95;
   // Long enough for a reliable tps estimate (batch means), which adds its 95 % interval.
   const auto slices = run.timeline;
@@ -144,9 +145,9 @@ model::Run run_with_everything() {
   slice.latency = latency;
   slice.lock_blocker = "Lock | relation, blocked by pid 1";
   slice.loadgen->qps = 20000;
-  slice.loadgen->latency_percentile_ms = 3.5;
+  slice.loadgen->latency_at_percentile = base::Milliseconds(3.5);
   slice.loadgen->latency_percentile = 95;
-  slice.loadgen->lag_ms = 0.5;
+  slice.loadgen->lag = base::Milliseconds(0.5);
   model::CpuProfile cpu;
   cpu.hz = 99;
   cpu.cpus = 2;

@@ -57,7 +57,7 @@ TEST(MatrixTable, MedianMinMaxLatencyPerCell) {
   EXPECT_DOUBLE_EQ(cell->tps_median, 10000);
   EXPECT_DOUBLE_EQ(cell->tps_min, 9950);
   EXPECT_DOUBLE_EQ(cell->tps_max, 10050);
-  EXPECT_NEAR(cell->latency_median_ms, 0.8, 1e-12);  // pgbench: 8 clients / 10000 tps
+  EXPECT_NEAR(cell->latency_median.count(), 0.8, 1e-12);  // pgbench: 8 clients / 10000 tps
   EXPECT_EQ(cell->failed_runs, 0);
 
   const MatrixCell* single = fixture_table().find("patched", 64);

@@ -51,7 +51,7 @@ model::Run hostile_run() {
   statement.samples = 500;
   statement.waits = {{"Lock | " + kHostile, 300}, {"CPU", 200}};
   statement.calls = 10;
-  statement.mean_exec_ms = 1.5;
+  statement.mean_exec = base::Milliseconds(1.5);
   run.statements.push_back(statement);
 
   model::LockBlocker blocker;

@@ -59,8 +59,8 @@ TEST_P(ReportGolden, EveryFileIsByteIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReportGolden,
-                         ::testing::Values("report_v1", "report_v3_latency_kernel",
-                                           "report_failed", "report_v7_cpu"));
+                         ::testing::Values("report_v1", "report_v3_latency_kernel", "report_failed",
+                                           "report_v7_cpu"));
 
 }  // namespace
 }  // namespace pgwaitprof::exporters

@@ -347,8 +347,10 @@ model::Run kernel_run(double client_on_cpu_s, double client_runqueue_s = 2.0) {
     model::TimelineSlice slice;
     slice.start = base::Seconds(second);
     slice.duration = base::Seconds(1);
-    slice.kernel[model::kClientBackends] = {client_on_cpu_s, client_runqueue_s, 1.0};
-    slice.kernel[model::kBackgroundProcesses] = {0.2, 0.0, 1.0};
+    slice.kernel[model::kClientBackends] = {base::Seconds(client_on_cpu_s),
+                                            base::Seconds(client_runqueue_s), base::Seconds(1.0)};
+    slice.kernel[model::kBackgroundProcesses] = {base::Seconds(0.2), base::Seconds(0.0),
+                                                 base::Seconds(1.0)};
     run.timeline.push_back(slice);
   }
   return run;
