@@ -468,9 +468,11 @@ SideFunctions side_functions(const std::vector<const Run*>& runs) {
 }
 
 // A lone run's share of one function with its batch-means error over the intervals the profile
-// kept top functions of (a function outside an interval's top counts 0 there).
+// kept top functions of. A function that was often outside an interval's top (the intervals
+// hold less than 90 % of its samples) has no error: zeros would understate its spread.
 SideEstimate lone_run_share(const Run& run, const std::string& label, double mean) {
   std::vector<IntervalCounts> intervals;
+  uint64_t counted = 0, samples = 0;
   for (const auto& [index, interval] : run.cpu_profile->intervals) {
     if (interval.client_samples == 0) continue;
     IntervalCounts counts;
@@ -479,8 +481,11 @@ SideEstimate lone_run_share(const Run& run, const std::string& label, double mea
     for (const auto& function : interval.top) {
       if (function_label(function) == label) counts.count += function.samples;
     }
+    counted += counts.count;
+    samples += counts.samples;
     intervals.push_back(counts);
   }
+  if (static_cast<double>(counted) < 0.9 * mean * static_cast<double>(samples)) return {mean};
   const auto estimate = estimate_wait_key(intervals, batch_options(run));
   if (!estimate.share.reliable) return {mean};
   return {mean, estimate.share.standard_error, estimate.share.degrees_of_freedom};

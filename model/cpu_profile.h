@@ -60,7 +60,7 @@ struct CpuInterval {
   friend bool operator==(const CpuInterval&, const CpuInterval&) = default;
 };
 
-inline constexpr size_t kCpuIntervalTop = 10;
+inline constexpr size_t kCpuIntervalTop = 20;
 // Distinct stacks kept per group; the rest count under "[other stacks]" (bounded memory).
 inline constexpr size_t kMaxCpuStacks = 50000;
 

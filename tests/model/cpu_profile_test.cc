@@ -91,14 +91,14 @@ TEST(CpuProfile, IntervalsHoldTheClientBackendsTopFunctions) {
 
 TEST(CpuProfile, IntervalTopIsBounded) {
   CpuProfileBuilder builder;
-  for (int function = 0; function < 30; ++function) {
+  for (int function = 0; function < 40; ++function) {
     for (int count = 0; count <= function; ++count) {
       builder.add_sample(sample("client backend", 0, {"f" + std::to_string(function)}), 0);
     }
   }
   const auto top = builder.profile(base::Seconds(1)).intervals.at(0).top;
   ASSERT_EQ(top.size(), kCpuIntervalTop);
-  EXPECT_EQ(top.front(), (CpuFunction{"f29", false, 30}));
+  EXPECT_EQ(top.front(), (CpuFunction{"f39", false, 40}));
   EXPECT_EQ(top.back(), (CpuFunction{"f20", false, 21}));
 }
 
