@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace pgwaitprof::model {
 namespace {
@@ -130,8 +131,29 @@ CpuProfile CpuProfileBuilder::profile(base::Seconds duration) const {
     out.folded = group.folded;
     out.self = top_functions(group.self, group.self.size());
   }
+  // Each interval's own top functions, and its counts of the run's top functions wherever they
+  // ran in it, so that a run's largest functions have a whole series for batch means.
+  std::set<std::string> tracked;
+  if (const auto clients = groups_.find(std::string(kCpuClientBackends));
+      clients != groups_.end()) {
+    for (const auto& function : top_functions(clients->second.self, kCpuRunTracked)) {
+      tracked.insert(function.kernel ? function.name + std::string(kKernelFrameSuffix)
+                                     : function.name);
+    }
+  }
   for (const auto& [index, slice] : intervals_) {
-    profile.intervals[index] = {slice.samples, top_functions(slice.self, kCpuIntervalTop)};
+    std::map<std::string, uint64_t> kept;
+    for (const auto& function : top_functions(slice.self, kCpuIntervalTop)) {
+      const std::string frame =
+          function.kernel ? function.name + std::string(kKernelFrameSuffix) : function.name;
+      kept[frame] = function.samples;
+    }
+    for (const auto& frame : tracked) {
+      if (const auto found = slice.self.find(frame); found != slice.self.end()) {
+        kept[frame] = found->second;
+      }
+    }
+    profile.intervals[index] = {slice.samples, top_functions(kept, kept.size())};
   }
   return profile;
 }

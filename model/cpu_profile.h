@@ -56,11 +56,14 @@ struct CpuGroup {
 // The client backends in one timeline interval.
 struct CpuInterval {
   uint64_t client_samples = 0;
-  std::vector<CpuFunction> top;  // at most kCpuIntervalTop, largest first
+  // Its own top kCpuIntervalTop, and every one of the run's top kCpuRunTracked functions that
+  // ran in it (a whole series of those for batch means); largest first.
+  std::vector<CpuFunction> top;
   friend bool operator==(const CpuInterval&, const CpuInterval&) = default;
 };
 
-inline constexpr size_t kCpuIntervalTop = 20;
+inline constexpr size_t kCpuIntervalTop = 10;
+inline constexpr size_t kCpuRunTracked = 30;
 // Distinct stacks kept per group; the rest count under "[other stacks]" (bounded memory).
 inline constexpr size_t kMaxCpuStacks = 50000;
 

@@ -89,17 +89,26 @@ TEST(CpuProfile, IntervalsHoldTheClientBackendsTopFunctions) {
             (std::vector<CpuFunction>{{"hash_search_with_hash_value", false, 20}}));
 }
 
-TEST(CpuProfile, IntervalTopIsBounded) {
+// An interval keeps its own top functions and the run's top kCpuRunTracked where they ran in it:
+// interval 0 has f0-f39 (f39 the largest), interval 1 only f0 (outside the run's top) and f39.
+TEST(CpuProfile, IntervalsKeepTheirTopAndTheRunsTopFunctions) {
   CpuProfileBuilder builder;
   for (int function = 0; function < 40; ++function) {
     for (int count = 0; count <= function; ++count) {
       builder.add_sample(sample("client backend", 0, {"f" + std::to_string(function)}), 0);
     }
   }
-  const auto top = builder.profile(base::Seconds(1)).intervals.at(0).top;
-  ASSERT_EQ(top.size(), kCpuIntervalTop);
-  EXPECT_EQ(top.front(), (CpuFunction{"f39", false, 40}));
-  EXPECT_EQ(top.back(), (CpuFunction{"f20", false, 21}));
+  for (const char* function : {"f0", "f39"}) {
+    builder.add_sample(sample("client backend", 0, {function}), 1);
+  }
+  const auto profile = builder.profile(base::Seconds(2));
+  const auto& first = profile.intervals.at(0).top;
+  ASSERT_EQ(first.size(), kCpuRunTracked);
+  EXPECT_EQ(first.front(), (CpuFunction{"f39", false, 40}));
+  EXPECT_EQ(first.back(), (CpuFunction{"f10", false, 11}));
+  // Its own top: f0 too, though the run's top 30 leaves it out.
+  EXPECT_EQ(profile.intervals.at(1).top,
+            (std::vector<CpuFunction>{{"f0", false, 1}, {"f39", false, 1}}));
 }
 
 TEST(CpuProfile, CodecRoundTrips) {
