@@ -24,8 +24,9 @@ std::string render_matrix_text(const MatrixTable& table);
 std::string render_matrix_markdown(const MatrixTable& table);
 std::string render_matrix_csv(const MatrixTable& table);
 // The version of table.json's shape (docs/schema/matrix.schema.json): raised with every change
-// of its fields or their types (2: the builds of a plan of builds, and mixed majors).
-inline constexpr int kMatrixSchemaVersion = 2;
+// of its fields or their types (2: the builds of a plan of builds, and mixed majors; 3: the
+// cells' CPU functions of --cpu-profile runs).
+inline constexpr int kMatrixSchemaVersion = 3;
 // A matrix directory's table.json.
 std::string render_matrix_json(const MatrixTable& table);
 std::string render_matrix_html(const MatrixTable& table);
