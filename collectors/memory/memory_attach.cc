@@ -30,7 +30,7 @@ namespace {
 // MyProcNumber is 17's.
 constexpr std::string_view kSymbols[] = {"ProcGlobal", "MaxBackends", "MyBEEntry", "MyProcPid",
                                          "MyProcNumber"};
-constexpr int kVerifyAttempts = 3;
+constexpr int kVerifyAttempts = 10;
 constexpr std::string_view kUseActivity = "use --source activity";
 constexpr std::string_view kNeedPgMonitor = "the sampling role needs pg_monitor";
 constexpr std::string_view kNeedRights =
@@ -585,11 +585,18 @@ asio::awaitable<base::Expected<std::string>> compare_once(PgSession& session,
   co_return std::string();
 }
 
-// The live check against pg_stat_activity, up to kVerifyAttempts times (a backend can change
-// state between the two reads of every attempt).
+// The live check against pg_stat_activity, up to kVerifyAttempts times 20 ms apart: a backend
+// can change state between the two reads of an attempt and back (a background writer woken
+// for a moment under load, seen in CI on 16 in three attempts in a row); a wrong layout fails
+// every one of them.
 asio::awaitable<base::Status> verify_against_activity(PgSession& session, Attachment& attachment) {
   std::string mismatch;
+  asio::steady_timer pause(co_await asio::this_coro::executor);
   for (int attempt = 0; attempt < kVerifyAttempts; ++attempt) {
+    if (attempt > 0) {
+      pause.expires_after(std::chrono::milliseconds(20));
+      co_await pause.async_wait(asio::use_awaitable);
+    }
     auto compared = co_await compare_once(session, attachment);
     if (!compared) co_return compared.error();
     mismatch = *compared;
