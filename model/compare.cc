@@ -438,11 +438,6 @@ std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,
   return moves;
 }
 
-// "finish_task_switch [kernel]": one name per function whichever side sees it.
-std::string function_label(const CpuFunction& function) {
-  return function.kernel ? function.name + " [kernel]" : function.name;
-}
-
 // One side's runs with a CPU profile: each run's client backends' share per function.
 struct SideFunctions {
   std::vector<const Run*> runs;

@@ -39,6 +39,14 @@ CpuFunction frame_function(std::string_view frame) {
   return {std::string(frame.substr(0, frame.size() - kKernelFrameSuffix.size())), true, 0};
 }
 
+std::string function_frame(const CpuFunction& function) {
+  return function.kernel ? function.name + std::string(kKernelFrameSuffix) : function.name;
+}
+
+std::string function_label(const CpuFunction& function) {
+  return function.kernel ? function.name + " [kernel]" : function.name;
+}
+
 std::string fold_frames(const std::vector<std::string>& frames) {
   std::string folded;
   for (const auto& frame : frames) {
@@ -137,16 +145,13 @@ CpuProfile CpuProfileBuilder::profile(base::Seconds duration) const {
   if (const auto clients = groups_.find(std::string(kCpuClientBackends));
       clients != groups_.end()) {
     for (const auto& function : top_functions(clients->second.self, kCpuRunTracked)) {
-      tracked.insert(function.kernel ? function.name + std::string(kKernelFrameSuffix)
-                                     : function.name);
+      tracked.insert(function_frame(function));
     }
   }
   for (const auto& [index, slice] : intervals_) {
     std::map<std::string, uint64_t> kept;
     for (const auto& function : top_functions(slice.self, kCpuIntervalTop)) {
-      const std::string frame =
-          function.kernel ? function.name + std::string(kKernelFrameSuffix) : function.name;
-      kept[frame] = function.samples;
+      kept[function_frame(function)] = function.samples;
     }
     for (const auto& frame : tracked) {
       if (const auto found = slice.self.find(frame); found != slice.self.end()) {

@@ -81,6 +81,11 @@ struct CpuProfile {
 bool is_kernel_frame(std::string_view frame);
 // The frame's function name and whether it is the kernel's.
 CpuFunction frame_function(std::string_view frame);
+// The frame a function was sampled as (the inverse of frame_function): "name_[k]" for the
+// kernel's.
+std::string function_frame(const CpuFunction& function);
+// One name per function for comparisons across runs: "finish_task_switch [kernel]".
+std::string function_label(const CpuFunction& function);
 // Frames joined with ';' (a ';' inside a name becomes ':', as flamegraph.pl expects).
 std::string fold_frames(const std::vector<std::string>& frames);
 // One "stack count" line per stack (flamegraph.pl's input), largest first.

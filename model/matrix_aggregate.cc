@@ -312,7 +312,7 @@ std::vector<WaitShare> function_composition(const std::vector<const Run*>& runs)
     if (group == run->cpu_profile->groups.end() || group->second.samples == 0) continue;
     ++profiled;
     for (const auto& function : group->second.self) {
-      const std::string name = function.kernel ? function.name + " [kernel]" : function.name;
+      const std::string name = function_label(function);
       shares[name].resize(profiled, 0.0);
       aas[name].resize(profiled, 0.0);
       shares[name].back() = ratio(function.samples, group->second.samples);

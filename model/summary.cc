@@ -312,6 +312,13 @@ void profile_tables(const Run& run, Summary& summary) {
   }
 }
 
+// Whether the interval's middle lies inside the stall: half an interval of tolerance, as stall
+// bounds are sums of doubles.
+bool in_stall(const TimelineSlice& slice, const Stall& stall) {
+  const auto middle = slice.start + slice.duration / 2;
+  return middle > stall.start && middle < stall.start + stall.duration;
+}
+
 TimelineRow timeline_row(const Run& run, const TimelineSlice& slice) {
   TimelineRow row;
   row.start = slice.start;
@@ -354,13 +361,7 @@ TimelineRow timeline_row(const Run& run, const TimelineSlice& slice) {
       row.dominant_wait = name;
     }
   }
-  for (const auto& stall : run.stalls) {
-    // Half an interval of tolerance: stall bounds are sums of doubles.
-    if (slice.start + slice.duration / 2 > stall.start &&
-        slice.start + slice.duration / 2 < stall.start + stall.duration) {
-      row.stalled = true;
-    }
-  }
+  for (const auto& stall : run.stalls) row.stalled = row.stalled || in_stall(slice, stall);
   return row;
 }
 
@@ -438,11 +439,11 @@ CpuGroupFigures group_figures(const std::string& name, const CpuGroup& group,
 // intervals.
 std::vector<StallCpu> stall_functions(const Run& run, const CpuProfile& profile) {
   const auto cpu_share = [](const Profile& counts) {
-    uint64_t cpu = 0;
-    for (const auto& [key, count] : counts.counts()) {
-      if (!is_idle(key) && key.wait_event_type == kCpu) cpu += count;
-    }
-    return ratio(static_cast<double>(cpu), static_cast<double>(counts.total(false)));
+    const auto classes = counts.by_wait_class();  // non-idle
+    const auto cpu = classes.find(kCpu);
+    return cpu == classes.end()
+               ? 0.0
+               : ratio(static_cast<double>(cpu->second), static_cast<double>(counts.total(false)));
   };
   const double run_share = cpu_share(run.profile);
   std::vector<StallCpu> stalls;
@@ -453,15 +454,13 @@ std::vector<StallCpu> stall_functions(const Run& run, const CpuProfile& profile)
     StallCpu figures{index, 0, run_share, 0, {}};
     for (size_t slice = 0; slice < run.timeline.size(); ++slice) {
       const auto& interval = run.timeline[slice];
-      const auto middle = interval.start + interval.duration / 2;
-      if (middle <= stall.start || middle >= stall.start + stall.duration) continue;
+      if (!in_stall(interval, stall)) continue;
       waits.merge(interval.profile);
       const auto found = profile.intervals.find(slice);
       if (found == profile.intervals.end()) continue;
       figures.samples += found->second.client_samples;
       for (const auto& function : found->second.top) {
-        self[function.name + (function.kernel ? std::string(kKernelFrameSuffix) : "")] +=
-            function.samples;
+        self[function_frame(function)] += function.samples;
       }
     }
     figures.cpu_share = cpu_share(waits);
