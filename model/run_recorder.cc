@@ -22,6 +22,32 @@ double bucket_upper_s(size_t bucket) {
   return kSmallestBucketS * std::pow(kBucketGrowth, static_cast<double>(bucket));
 }
 
+// Each interval's server figures from its totals; the timeline's tps too where the load
+// generator reports none.
+void set_server_figures(const std::map<size_t, RunRecorder::ServerTotals>& by_slice,
+                        bool throughput_from_server, std::vector<TimelineSlice>& timeline) {
+  for (const auto& [index, totals] : by_slice) {
+    if (index >= timeline.size() || totals.covered <= base::Seconds(0)) continue;
+    auto& slice = timeline[index];
+    // Own statements are taken out per reading while the server's counters lag by up to a
+    // second (backends flush them at most once a second): a rate below zero is noise.
+    const double tps = std::max(0.0, totals.transactions / totals.covered.count());
+    slice.server_tps = tps;
+    slice.server_tps_spread = totals.spread;
+    if (totals.calls) {
+      slice.server_calls_per_s = std::max(0.0, *totals.calls / totals.covered.count());
+    }
+    if (throughput_from_server && !slice.loadgen) {
+      LoadgenProgress progress;
+      progress.elapsed = slice.start + slice.duration;
+      progress.tps = tps;
+      progress.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+      progress.latency_stddev = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+      slice.loadgen = progress;
+    }
+  }
+}
+
 }  // namespace
 
 RunRecorder::RunRecorder(SteadyClock::time_point start, SystemClock::time_point start_wall,
@@ -190,19 +216,28 @@ std::optional<double> RunRecorder::loadgen_offset_s() const {
 // figures of an interval cover the same time: the first one too, whose report covers the time
 // pgbench took to connect and the first part of its load, which a reading on the run's clock
 // would split. A reading is spread over the intervals it overlaps in proportion to the time;
-// its time before the load generator's first interval is none of the load's. A figure with a
-// part of a reading longer than an interval and a quarter (a reading missed, the last stub
-// folded into the one before) is the mean of more than its interval, and says so.
+// its time before the load generator's first interval is none of the load's, and neither is
+// the moment after its last (the last reading is taken when it has exited: its summary, its
+// disconnections) when it reported up to its end. A figure with a part of a reading longer
+// than an interval and a quarter (a reading missed, the last stub folded into the one before)
+// is the mean of more than its interval, and says so.
 void RunRecorder::finish_server_throughput() {
   const double interval_s = interval_.count();
   const double offset_s = loadgen_offset_s().value_or(0);
-  const double load_start_s =
-      progress_read_s_.empty()
-          ? 0
-          : offset_s + static_cast<double>(progress_read_s_.begin()->first) * interval_s;
+  double load_start_s = 0;
+  double load_end_s = std::numeric_limits<double>::infinity();
+  if (!progress_read_s_.empty()) {
+    const auto first = static_cast<double>(progress_read_s_.begin()->first);
+    const auto last = static_cast<double>(progress_read_s_.rbegin()->first);
+    load_start_s = offset_s + first * interval_s;
+    load_end_s = offset_s + (last + 1) * interval_s;
+  }
   std::map<size_t, ServerTotals> by_slice;
   for (const auto& reading : server_readings_) {
-    const double to_s = since_start(reading.to).count();
+    double to_s = since_start(reading.to).count();
+    if (&reading == &server_readings_.back() && to_s - load_end_s < interval_s) {
+      to_s = std::min(to_s, load_end_s);
+    }
     const double from_s = std::max({0.0, load_start_s, since_start(reading.from).count()});
     const double length_s = to_s - from_s;
     if (length_s <= 0) continue;
@@ -221,28 +256,8 @@ void RunRecorder::finish_server_throughput() {
       if (long_reading && overlap_s > 0.02 * interval_s) totals.spread = true;
     }
   }
-  for (const auto& [index, totals] : by_slice) {
-    if (index >= timeline_.size() || totals.covered <= base::Seconds(0)) continue;
-    auto& slice = timeline_[index];
-    // Own statements are taken out per reading while the server's counters lag by up to a
-    // second (backends flush them at most once a second): a rate below zero is noise.
-    const double tps = std::max(0.0, totals.transactions / totals.covered.count());
-    slice.server_tps = tps;
-    slice.server_tps_spread = totals.spread;
-    if (totals.calls) {
-      slice.server_calls_per_s = std::max(0.0, *totals.calls / totals.covered.count());
-    }
-    if (throughput_from_server_ && !slice.loadgen) {
-      LoadgenProgress progress;
-      progress.elapsed = slice.start + slice.duration;
-      progress.tps = tps;
-      progress.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
-      progress.latency_stddev = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
-      slice.loadgen = progress;
-    }
-  }
+  set_server_figures(by_slice, throughput_from_server_, timeline_);
 }
-
 void RunRecorder::on_lock_waits(const LockLookup& lookup) {
   ++lock_lookups_;
   // Chains: a blocker that is itself blocked by another one in the same lookup. A wait is

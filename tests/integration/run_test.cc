@@ -397,8 +397,12 @@ TEST_F(RunTest, SysbenchAgreesWithTheServersCommitRate) {
 // The first interval counts too: pgbench's clock starts after the run's, so its first report
 // (its connections and its first load) comes before the server's first reading on the run's
 // clock, and CI's sanitizer lane saw 398 against 148 there when the server's figure was the
-// run's first second. Returns the intervals that do, with their figures.
-std::string server_rate_departures(const nlohmann::json& report, std::string* table) {
+// run's first second. sysbench's first interval is left out (`first` 1): its threads connect
+// and prepare their statements in it, each a transaction to the server and none to sysbench
+// (145 against sysbench's 80 for 80 events of 8 threads). Returns the intervals that do, with
+// their figures.
+std::string server_rate_departures(const nlohmann::json& report, std::string* table,
+                                   size_t first = 0) {
   const auto& timeline = report["timeline"];
   std::vector<std::optional<double>> loadgen, server;
   const auto number = [](const nlohmann::json& object, const char* key) {
@@ -415,7 +419,7 @@ std::string server_rate_departures(const nlohmann::json& report, std::string* ta
     *table +=
         fmt::format("{} {}/{}{} ", index, loadgen[index].value_or(NAN), server[index].value_or(NAN),
                     timeline[index].value("server_tps_spread", false) ? "~" : "");
-    if (!loadgen[index] || !server[index] || *loadgen[index] <= 0) continue;
+    if (index < first || !loadgen[index] || !server[index] || *loadgen[index] <= 0) continue;
     const double own = *loadgen[index];
     const double departure = std::fabs(*server[index] - own) / own;
     if (departure <= 0.25) continue;
@@ -448,7 +452,7 @@ TEST_F(RunTest, ServerRateFollowsTheLoadGeneratorsIntervalByInterval) {
       {"oltp_read_only", "--tables=1", "--table-size=10000", "--threads=8", "--time=6"});
   ASSERT_EQ(sysbench.exit_code, 0) << sysbench.output;
   table.clear();
-  EXPECT_EQ(server_rate_departures(sysbench.report, &table), "") << table;
+  EXPECT_EQ(server_rate_departures(sysbench.report, &table, 1), "") << table;
   std::cout << "sysbench: " << table << "\n";
 }
 

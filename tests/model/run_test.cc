@@ -181,23 +181,24 @@ TEST(RunRecorder, ServerThroughputBesideTheLoadGeneratorsOwn) {
 // Issue 47 item 13: pgbench's clock starts when it has connected its clients, 0.6 s after the
 // run's here, and its first report (at 1.6 s) came before the server's first reading stood for
 // 1 s. The server's figure of each interval counts the load generator's own interval: the
-// first one too, which the run's clock gave 160 of 400 (0.4 s of load in it).
+// first one too, which the run's clock gave 160 of 400 (0.4 s of load in it), and the last
+// one, which the time between pgbench's end and the last reading diluted.
 TEST(RunRecorder, ServerRateCountsTheLoadGeneratorsOwnIntervals) {
   const auto start = SteadyClock::time_point{} + 1h;
   RunRecorder recorder(start, SystemClock::now(), 1s);
   // 400 transactions a second from 0.6 s to 3.6 s; readings at the run's interval ends, the
-  // last one when the load ended.
+  // last one when pgbench had exited (its summary, its disconnections: 0.3 s without load).
   recorder.on_server_throughput({start, start + 1s, 160, std::nullopt});
   recorder.on_server_throughput({start + 1s, start + 2s, 400, std::nullopt});
   recorder.on_server_throughput({start + 2s, start + 3s, 400, std::nullopt});
-  recorder.on_server_throughput({start + 3s, start + 3610ms, 240, std::nullopt});
+  recorder.on_server_throughput({start + 3s, start + 3900ms, 240, std::nullopt});
   // Read a moment after they were printed (the median of those moments is the offset), one
   // of them late.
   recorder.add_progress(progress(1.0, 400), start + 1610ms);
   recorder.add_progress(progress(2.0, 400), start + 2900ms);
   recorder.add_progress(progress(3.0, 400), start + 3610ms);
   model::Run run;
-  recorder.finish(start + 3610ms, run);
+  recorder.finish(start + 3900ms, run);
   ASSERT_GE(run.timeline.size(), 3u);
   for (size_t index = 0; index < 3; ++index) {
     EXPECT_NEAR(*run.timeline[index].server_tps, 400, 400 * 0.03) << index;
