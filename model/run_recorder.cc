@@ -214,8 +214,8 @@ std::optional<double> RunRecorder::loadgen_offset_s() const {
 // The server's transactions per interval of the timeline, counted over the load generator's
 // own interval there (its clock's offset from the run's, loadgen_offset_s()), so that both
 // figures of an interval cover the same time: the first one too, whose report covers the time
-// pgbench took to connect and the first part of its load, which a reading on the run's clock
-// would split. A reading is spread over the intervals it overlaps in proportion to the time;
+// pgbench's clients took to connect and the first part of its load, which a reading on the run's
+// clock would split. A reading is spread over the intervals it overlaps in proportion to the time;
 // its time before the load generator's first interval is none of the load's, and neither is
 // the moment after its last (the last reading is taken when it has exited: its summary, its
 // disconnections) when it reported up to its end. A figure with a part of a reading longer

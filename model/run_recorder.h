@@ -55,7 +55,7 @@ class RunRecorder : public SampleSink {
   // A progress line; its elapsed time (seconds since the load generator's start, or a Unix
   // time with --progress-timestamp) marks the end of the interval it reports. `arrived`: when
   // the line was read, which places the load generator's clock on the run's (its zero is not
-  // the run's start: pgbench connects its clients first, sysbench its threads).
+  // the run's start: pgbench checks and vacuums its tables first, sysbench loads its script).
   void add_progress(const LoadgenProgress& progress,
                     std::optional<SteadyClock::time_point> arrived = std::nullopt);
   // Latency percentiles from pgbench's per-transaction log, read after the load generator

@@ -178,9 +178,9 @@ TEST(RunRecorder, ServerThroughputBesideTheLoadGeneratorsOwn) {
   EXPECT_DOUBLE_EQ(*run.timeline[0].server_tps, 480);
 }
 
-// Issue 47 item 13: pgbench's clock starts when it has connected its clients, 0.6 s after the
-// run's here, and its first report (at 1.6 s) came before the server's first reading stood for
-// 1 s. The server's figure of each interval counts the load generator's own interval: the
+// Issue 47 item 13: pgbench's clock starts after it has checked and vacuumed its tables, 0.6 s
+// after the run's here, and its first report (at 1.6 s) came before the server's first reading
+// stood for 1 s. The server's figure of each interval counts the load generator's own interval: the
 // first one too, which the run's clock gave 160 of 400 (0.4 s of load in it), and the last
 // one, which the time between pgbench's end and the last reading diluted.
 TEST(RunRecorder, ServerRateCountsTheLoadGeneratorsOwnIntervals) {
