@@ -49,6 +49,10 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
   auto& session = *context.session;
   // Chosen before co_await: GCC 12 miscompiles ?: in a co_await's arguments.
   const std::string query = with_calls_ ? kWithCallsQuery : kTransactionsQuery;
+  // When the counters were read, not when the reading was due: one taken late on a busy host
+  // (the collectors before it on the session, the loop behind) holds the transactions up to
+  // then, and the readings either side of it must say so.
+  const auto sent = model::SteadyClock::now();
   auto read = co_await session.execute(query);
   if (!read.ok()) {
     // pg_stat_statements dropped during the run: transactions only from now on.
@@ -58,10 +62,9 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
   ServerCounters now;
   // Taken kHandOverLag after an interval's end, a reading stands for that end (the header);
   // the first (the start) and the last (the load ended, its backends gone) for their own time.
-  now.at =
-      previous_ && !context.last
-          ? context.now - std::chrono::duration_cast<model::SteadyClock::duration>(kHandOverLag)
-          : context.now;
+  now.at = previous_ && !context.last
+               ? sent - std::chrono::duration_cast<model::SteadyClock::duration>(kHandOverLag)
+               : sent;
   const auto transactions = counter(read.result.get(), 0);
   if (!transactions) {
     CollectorError error;

@@ -8,12 +8,15 @@
 // transactions by half a second on average (each busy backend anywhere from 0 to 1 s). So each
 // reading after the first is taken that lag after its interval's end and stands for the
 // interval's end (kHandOverLag; the schedule adds it): its transactions are the interval's own,
-// not half of the one before, and the first interval is filled. The last reading, taken when
-// the load has ended (its backends hand over their last counts as they exit), stands for its
-// own time, and joins the reading before it when it is shorter than most of an interval (the
-// last stub is folded into the interval before: the recorder marks such a figure as spread,
-// not measured per interval); each reading is delivered when the next one is taken, or at the
-// last.
+// not half of the one before, and the first interval is filled. The time is the one at which
+// it was taken, less the lag, not the one it was due at: a reading taken late on a busy host
+// stands for a later end. The recorder counts the readings over the load generator's own
+// intervals (model/run_recorder.h), whose clock starts after the run's. The last reading,
+// taken when the load has ended (its backends hand over their last counts as they exit),
+// stands for its own time, and joins the reading before it when it is shorter than most of an
+// interval (the last stub is folded into the interval before: the recorder marks such a figure
+// as spread, not measured per interval); each reading is delivered when the next one is
+// taken, or at the last.
 #pragma once
 
 #include <cstdint>

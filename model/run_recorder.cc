@@ -22,6 +22,32 @@ double bucket_upper_s(size_t bucket) {
   return kSmallestBucketS * std::pow(kBucketGrowth, static_cast<double>(bucket));
 }
 
+// Each interval's server figures from its totals; the timeline's tps too where the load
+// generator reports none.
+void set_server_figures(const std::map<size_t, RunRecorder::ServerTotals>& by_slice,
+                        bool throughput_from_server, std::vector<TimelineSlice>& timeline) {
+  for (const auto& [index, totals] : by_slice) {
+    if (index >= timeline.size() || totals.covered <= base::Seconds(0)) continue;
+    auto& slice = timeline[index];
+    // Own statements are taken out per reading while the server's counters lag by up to a
+    // second (backends flush them at most once a second): a rate below zero is noise.
+    const double tps = std::max(0.0, totals.transactions / totals.covered.count());
+    slice.server_tps = tps;
+    slice.server_tps_spread = totals.spread;
+    if (totals.calls) {
+      slice.server_calls_per_s = std::max(0.0, *totals.calls / totals.covered.count());
+    }
+    if (throughput_from_server && !slice.loadgen) {
+      LoadgenProgress progress;
+      progress.elapsed = slice.start + slice.duration;
+      progress.tps = tps;
+      progress.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+      progress.latency_stddev = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+      slice.loadgen = progress;
+    }
+  }
+}
+
 }  // namespace
 
 RunRecorder::RunRecorder(SteadyClock::time_point start, SystemClock::time_point start_wall,
@@ -69,7 +95,8 @@ void RunRecorder::on_profile_delta(const Profile& delta, SystemClock::time_point
       .profile.merge(delta);
 }
 
-void RunRecorder::add_progress(const LoadgenProgress& progress) {
+void RunRecorder::add_progress(const LoadgenProgress& progress,
+                               std::optional<SteadyClock::time_point> arrived) {
   double end_s = progress.elapsed.count();
   // --progress-timestamp prints Unix time instead of seconds since the start.
   if (end_s > 1e9) {
@@ -77,7 +104,38 @@ void RunRecorder::add_progress(const LoadgenProgress& progress) {
   }
   const double middle_s = end_s - interval_.count() / 2;
   const size_t index = middle_s <= 0 ? 0 : static_cast<size_t>(middle_s / interval_.count());
+  std::optional<double> read_s;
+  if (arrived) read_s = since_start(*arrived).count();
+  // sysbench prints its elapsed time rounded to whole seconds (pgbench to tenths): a report
+  // late by half an interval or more reads as the next interval's, and the next one, on time,
+  // as the same again. The reports before it in a row (a few at most) then move back by one
+  // interval, into the one without a report, so that none is lost and none is left empty.
+  if (last_progress_index_ && *last_progress_index_ == index) {
+    constexpr size_t kLateInARow = 4;
+    size_t free = index;
+    while (free > 0 && index - free < kLateInARow && timeline_[free].loadgen) --free;
+    if (!timeline_[free].loadgen) {
+      for (size_t moved = free; moved < index; ++moved) {
+        timeline_[moved].loadgen = timeline_[moved + 1].loadgen;
+        timeline_[moved + 1].loadgen.reset();
+        if (auto read = progress_read_s_.extract(moved + 1)) {
+          progress_read_s_[moved] = read.mapped();
+        }
+      }
+    }
+  }
+  file_progress(index, progress, read_s);
+}
+
+void RunRecorder::file_progress(size_t index, const LoadgenProgress& progress,
+                                std::optional<double> read_s) {
   slice(index).loadgen = progress;
+  last_progress_index_ = index;
+  if (read_s) {
+    progress_read_s_[index] = *read_s;
+  } else {
+    progress_read_s_.erase(index);
+  }
 }
 
 void RunRecorder::on_missed_ticks(uint64_t ticks) {
@@ -133,58 +191,73 @@ void RunRecorder::on_kernel_times(const KernelTimes& times) {
 void RunRecorder::on_server_throughput(const ServerThroughput& reading) {
   const base::Seconds from = std::max(base::Seconds(0), since_start(reading.from));
   const base::Seconds to = since_start(reading.to);
-  const base::Seconds length = reading.to - reading.from;
-  if (to <= from || length <= base::Seconds(0)) return;
-  const auto add = [&](ServerTotals& totals, double share, double covered_s) {
-    totals.transactions += reading.transactions * share;
-    if (reading.calls) totals.calls = totals.calls.value_or(0) + *reading.calls * share;
-    totals.covered += base::Seconds(covered_s);
-  };
-  add(server_totals_, 1, (to - from).count());
-  const auto overlap = [&](size_t index) {
-    const base::Seconds slice_start = static_cast<double>(index) * interval_;
-    return (std::min(to, slice_start + interval_) - std::max(from, slice_start)).count();
-  };
-  // Readings stand for interval ends (server_throughput.h), so one covers one interval; one
-  // that covers more than a sliver of two or more (the last stub folded into the interval
-  // before, a reading missed) is spread over them evenly, and they say so.
-  const double sliver_s = 0.02 * interval_.count();
-  size_t covered = 0;
-  for (size_t index = slice_index(reading.from); index <= slice_index(reading.to); ++index) {
-    if (overlap(index) > sliver_s) ++covered;
-  }
-  for (size_t index = slice_index(reading.from); index <= slice_index(reading.to); ++index) {
-    const double overlap_s = overlap(index);
-    if (overlap_s <= 0) continue;
-    slice(index);
-    add(server_by_slice_[index], overlap_s / length.count(), overlap_s);
-    if (covered > 1) server_by_slice_[index].spread = true;
-  }
+  if (to <= from || reading.to <= reading.from) return;
+  server_totals_.transactions += reading.transactions;
+  if (reading.calls) server_totals_.calls = server_totals_.calls.value_or(0) + *reading.calls;
+  server_totals_.covered += to - from;
+  server_readings_.push_back(reading);
 }
 
+std::optional<double> RunRecorder::loadgen_offset_s() const {
+  // A line is read a moment after its interval ends (the pipe, our own loop): the median of
+  // (read - end) over the lines is the offset, unmoved by a line read late or printed late.
+  std::vector<double> offsets;
+  for (const auto& [index, read_s] : progress_read_s_) {
+    offsets.push_back(read_s - static_cast<double>(index + 1) * interval_.count());
+  }
+  if (offsets.empty()) return std::nullopt;
+  const auto middle = offsets.begin() + static_cast<std::ptrdiff_t>(offsets.size() / 2);
+  std::nth_element(offsets.begin(), middle, offsets.end());
+  return *middle;
+}
+
+// The server's transactions per interval of the timeline, counted over the load generator's
+// own interval there (its clock's offset from the run's, loadgen_offset_s()), so that both
+// figures of an interval cover the same time: the first one too, whose report covers the time
+// pgbench's clients took to connect and the first part of its load, which a reading on the run's
+// clock would split. A reading is spread over the intervals it overlaps in proportion to the time;
+// its time before the load generator's first interval is none of the load's, and neither is
+// the moment after its last (the last reading is taken when it has exited: its summary, its
+// disconnections) when it reported up to its end. A figure with a part of a reading longer
+// than an interval and a quarter (a reading missed, the last stub folded into the one before)
+// is the mean of more than its interval, and says so.
 void RunRecorder::finish_server_throughput() {
-  for (const auto& [index, totals] : server_by_slice_) {
-    if (index >= timeline_.size() || totals.covered <= base::Seconds(0)) continue;
-    auto& slice = timeline_[index];
-    // Own statements are taken out per reading while the server's counters lag by up to a
-    // second (backends flush them at most once a second): a rate below zero is noise.
-    const double tps = std::max(0.0, totals.transactions / totals.covered.count());
-    slice.server_tps = tps;
-    slice.server_tps_spread = totals.spread;
-    if (totals.calls) {
-      slice.server_calls_per_s = std::max(0.0, *totals.calls / totals.covered.count());
+  const double interval_s = interval_.count();
+  const double offset_s = loadgen_offset_s().value_or(0);
+  double load_start_s = 0;
+  double load_end_s = std::numeric_limits<double>::infinity();
+  if (!progress_read_s_.empty()) {
+    const auto first = static_cast<double>(progress_read_s_.begin()->first);
+    const auto last = static_cast<double>(progress_read_s_.rbegin()->first);
+    load_start_s = offset_s + first * interval_s;
+    load_end_s = offset_s + (last + 1) * interval_s;
+  }
+  std::map<size_t, ServerTotals> by_slice;
+  for (const auto& reading : server_readings_) {
+    double to_s = since_start(reading.to).count();
+    if (&reading == &server_readings_.back() && to_s - load_end_s < interval_s) {
+      to_s = std::min(to_s, load_end_s);
     }
-    if (throughput_from_server_ && !slice.loadgen) {
-      LoadgenProgress progress;
-      progress.elapsed = slice.start + slice.duration;
-      progress.tps = tps;
-      progress.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
-      progress.latency_stddev = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
-      slice.loadgen = progress;
+    const double from_s = std::max({0.0, load_start_s, since_start(reading.from).count()});
+    const double length_s = to_s - from_s;
+    if (length_s <= 0) continue;
+    const bool long_reading = length_s > 1.25 * interval_s;
+    const double first = std::max(0.0, std::floor((from_s - offset_s) / interval_s));
+    for (double index = first; offset_s + index * interval_s < to_s; ++index) {
+      const double overlap_s = std::min(to_s, offset_s + (index + 1) * interval_s) -
+                               std::max(from_s, offset_s + index * interval_s);
+      if (overlap_s <= 0) continue;
+      auto& totals = by_slice[static_cast<size_t>(index)];
+      totals.transactions += reading.transactions * overlap_s / length_s;
+      if (reading.calls) {
+        totals.calls = totals.calls.value_or(0) + *reading.calls * overlap_s / length_s;
+      }
+      totals.covered += base::Seconds(overlap_s);
+      if (long_reading && overlap_s > 0.02 * interval_s) totals.spread = true;
     }
   }
+  set_server_figures(by_slice, throughput_from_server_, timeline_);
 }
-
 void RunRecorder::on_lock_waits(const LockLookup& lookup) {
   ++lock_lookups_;
   // Chains: a blocker that is itself blocked by another one in the same lookup. A wait is

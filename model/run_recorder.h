@@ -31,7 +31,7 @@ class RunRecorder : public SampleSink {
   void on_kernel_times(const KernelTimes& times) override;
   void on_lock_waits(const LockLookup& lookup) override;
   void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
-  // Spread over the intervals the reading overlaps, in proportion to the time.
+  // Kept, and filed at finish() over the load generator's intervals (finish_server_throughput).
   void on_server_throughput(const ServerThroughput& reading) override;
   void on_cpu_samples(const CpuSampleBatch& batch) override;
   // The load generator reports no throughput of its own (a command, a recording window): the
@@ -53,8 +53,11 @@ class RunRecorder : public SampleSink {
   }
 
   // A progress line; its elapsed time (seconds since the load generator's start, or a Unix
-  // time with --progress-timestamp) marks the end of the interval it reports.
-  void add_progress(const LoadgenProgress& progress);
+  // time with --progress-timestamp) marks the end of the interval it reports. `arrived`: when
+  // the line was read, which places the load generator's clock on the run's (its zero is not
+  // the run's start: pgbench checks and vacuums its tables first, sysbench loads its script).
+  void add_progress(const LoadgenProgress& progress,
+                    std::optional<SteadyClock::time_point> arrived = std::nullopt);
   // Latency percentiles from pgbench's per-transaction log, read after the load generator
   // ended; their intervals are aligned with the timeline (both start at `start_wall`).
   void set_latency(LatencyTimeline latency) { latency_ = std::move(latency); }
@@ -92,11 +95,19 @@ class RunRecorder : public SampleSink {
   std::map<size_t, std::map<std::string, uint64_t>> slice_lock_observations_;
   uint64_t lock_lookups_ = 0;
   std::map<std::string, KernelTime> kernel_;
-  // The server's transactions (and calls) per interval, with the time readings covered.
-  std::map<size_t, ServerTotals> server_by_slice_;
+  // The server's readings, filed at finish() when the load generator's clock is known.
+  std::vector<ServerThroughput> server_readings_;
   ServerTotals server_totals_;
+  // Per interval that holds a progress line: when the line was read (seconds since start).
+  std::map<size_t, double> progress_read_s_;
+  std::optional<size_t> last_progress_index_;
   bool throughput_from_server_ = false;
   std::optional<CpuProfileBuilder> cpu_;  // from the first batch of on-CPU samples
+  // Where the load generator's intervals lie on the run's clock: interval k of the timeline
+  // holds its report of [offset + k, offset + k + 1) intervals; nullopt without progress lines
+  // read at known times.
+  std::optional<double> loadgen_offset_s() const;
+  void file_progress(size_t index, const LoadgenProgress& progress, std::optional<double> read_s);
   void finish_server_throughput();
   void finish_statements(Run& run) const;
   void finish_lock_blockers(Run& run);

@@ -289,7 +289,7 @@ asio::awaitable<void> run_pgbench(RunState& state, RunObserver& observer, base::
     // sysbench reports on stdout.
     if (kind == loadgen::LoadgenKind::kSysbench) {
       if (auto progress = loadgen::parse_sysbench_progress(line, interval_s)) {
-        recorder.add_progress(*progress);
+        recorder.add_progress(*progress, SteadyClock::now());
         observer.on_progress(*progress);
       }
     }
@@ -304,7 +304,7 @@ asio::awaitable<void> run_pgbench(RunState& state, RunObserver& observer, base::
       return;
     }
     if (auto progress = loadgen::parse_progress_line(line)) {
-      recorder.add_progress(*progress);
+      recorder.add_progress(*progress, SteadyClock::now());
       observer.on_progress(*progress);
     }
     observer.on_loadgen_line(line);

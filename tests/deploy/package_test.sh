@@ -74,6 +74,14 @@ fi
 user_existed=false
 getent passwd pgwaitprof >/dev/null && user_existed=true
 
+# A data directory before the package is a test or a run that wrote to the system's (the
+# daemon's default data_dir): said, with what it holds, so that it can be found (issue 47).
+if [[ -e /var/lib/pgwaitprof ]]; then
+  printf 'info  /var/lib/pgwaitprof exists before the install (%s, modified %s): %s\n' \
+    "$(stat -c '%U:%G %a' /var/lib/pgwaitprof)" "$(stat -c '%y' /var/lib/pgwaitprof)" \
+    "$(find /var/lib/pgwaitprof -mindepth 1 -maxdepth 1 -printf '%f ' | head -c 200)"
+fi
+
 work_dir=$(mktemp -d "${TMPDIR:-/tmp}/pgwaitprof-package-test.XXXXXX")
 export DEBIAN_FRONTEND=noninteractive
 apt_quiet=(-y -q -o Dpkg::Use-Pty=0)
@@ -176,8 +184,14 @@ fi
 
 # --- over itself, with an edited config ------------------------------------------------------------
 echo "# edited by the package test" >>/etc/pgwaitprof/pgwaitprof.yaml
+# The data directory as root's daemon or run with the default data_dir leaves it (postinst
+# kept such a one as it was, and the service could not write to it).
+chown root:root /var/lib/pgwaitprof
+chmod 0755 /var/lib/pgwaitprof
 check "apt-get install --reinstall (upgrade path)" \
   apt-get install --reinstall "${apt_quiet[@]}" "$(realpath "$deb")"
+check "an existing /var/lib/pgwaitprof of root's is made pgwaitprof:pgwaitprof 0750" \
+  bash -c '[[ $(stat -c "%U:%G %a" /var/lib/pgwaitprof) == "pgwaitprof:pgwaitprof 750" ]]'
 check "the edited config is kept" grep -qxF "# edited by the package test" /etc/pgwaitprof/pgwaitprof.yaml
 check "the config is still root:pgwaitprof 0640" \
   bash -c '[[ $(stat -c "%U:%G %a" /etc/pgwaitprof/pgwaitprof.yaml) == "root:pgwaitprof 640" ]]'

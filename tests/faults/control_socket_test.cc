@@ -244,7 +244,12 @@ TEST_F(ControlSocketFaults, ClientOfASilentDaemonStopsOnSignals) {
   ChildProcess run({pgwaitprof_binary(), "run", test_conninfo(), "--data-dir", dir.string(), "--",
                     "-c", "1", "-T", "60"},
                    dir / "run.log");
-  std::this_thread::sleep_for(1500ms);
+  // Signalled once it waits for the daemon: its connection is in the backlog then (the client
+  // listens for signals before it connects). A fixed 1.5 s was not always enough for the
+  // sanitizer build to start on a loaded machine, and a signal before it listens ends it at
+  // once, without the message.
+  pollfd waiting{listener, POLLIN, 0};
+  ASSERT_EQ(::poll(&waiting, 1, 30000), 1) << "the client never connected: " << run.log();
   ASSERT_TRUE(run.running()) << run.log();
   const auto sent = std::chrono::steady_clock::now();
   run.signal(SIGINT);

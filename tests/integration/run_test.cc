@@ -227,14 +227,18 @@ double median(std::vector<double> values) {
 }
 
 // The timeline's figures of `key` ("server_tps", or the load generator's "tps"), leaving out
-// the first and the last interval (start-up, and a last interval that may be short).
+// the first and the last interval (start-up, and a last interval that may be short). An
+// interval without one (its "loadgen" null, no "server_tps": the schema allows both) has none.
 std::vector<double> timeline_figures(const nlohmann::json& report, const std::string& key) {
   std::vector<double> figures;
   const auto& timeline = report["timeline"];
   for (size_t index = 1; index + 1 < timeline.size(); ++index) {
     const auto& slice = timeline[index];
-    const auto& value = key == "server_tps" ? slice["server_tps"] : slice["loadgen"]["tps"];
-    if (value.is_number()) figures.push_back(value.get<double>());
+    const auto& holder = key == "server_tps" ? slice : slice.value("loadgen", nlohmann::json());
+    const auto field = key == "server_tps" ? "server_tps" : "tps";
+    if (holder.is_object() && holder.contains(field) && holder[field].is_number()) {
+      figures.push_back(holder[field].get<double>());
+    }
   }
   return figures;
 }
@@ -368,6 +372,7 @@ TEST_F(RunTest, SysbenchAgreesWithTheServersCommitRate) {
   // Per interval, sysbench's tps beside the server's commits + rollbacks; over the run they
   // agree within 5 % (server_rate says why over the run, not interval by interval).
   EXPECT_GE(timeline_figures(run.report, "server_tps").size(), 5u);
+  EXPECT_GE(timeline_figures(run.report, "tps").size(), 5u) << run.report["timeline"].dump();
   const double sysbench_tps = summary["tps"].get<double>();
   EXPECT_NEAR(server_rate(run.report), sysbench_tps, 0.05 * sysbench_tps)
       << run.report["timeline"].dump();
@@ -386,10 +391,18 @@ TEST_F(RunTest, SysbenchAgreesWithTheServersCommitRate) {
 }
 
 // Interval by interval, the server's rate (pg_stat_database, read half a second after each
-// interval's end, the last stub folded into the interval before) against the load generator's
-// own: none differs by more than 25 % unless the load generator's own rate moved as much
-// between that interval and a neighbour. Returns the intervals that do, with their figures.
-std::string server_rate_departures(const nlohmann::json& report, std::string* table) {
+// interval's end, the last stub folded into the interval before, counted over the load
+// generator's own interval) against the load generator's own: none differs by more than 25 %
+// unless the load generator's own rate moved as much between that interval and a neighbour.
+// The first interval counts too: pgbench's clock starts after the run's, so its first report
+// (its connections and its first load) comes before the server's first reading on the run's
+// clock, and CI's sanitizer lane saw 398 against 148 there when the server's figure was the
+// run's first second. sysbench's first interval is left out (`first` 1): its threads connect
+// and prepare their statements in it, each a transaction to the server and none to sysbench
+// (145 against sysbench's 80 for 80 events of 8 threads). Returns the intervals that do, with
+// their figures.
+std::string server_rate_departures(const nlohmann::json& report, std::string* table,
+                                   size_t first = 0) {
   const auto& timeline = report["timeline"];
   std::vector<std::optional<double>> loadgen, server;
   const auto number = [](const nlohmann::json& object, const char* key) {
@@ -406,7 +419,7 @@ std::string server_rate_departures(const nlohmann::json& report, std::string* ta
     *table +=
         fmt::format("{} {}/{}{} ", index, loadgen[index].value_or(NAN), server[index].value_or(NAN),
                     timeline[index].value("server_tps_spread", false) ? "~" : "");
-    if (!loadgen[index] || !server[index] || *loadgen[index] <= 0) continue;
+    if (index < first || !loadgen[index] || !server[index] || *loadgen[index] <= 0) continue;
     const double own = *loadgen[index];
     const double departure = std::fabs(*server[index] - own) / own;
     if (departure <= 0.25) continue;
@@ -439,7 +452,7 @@ TEST_F(RunTest, ServerRateFollowsTheLoadGeneratorsIntervalByInterval) {
       {"oltp_read_only", "--tables=1", "--table-size=10000", "--threads=8", "--time=6"});
   ASSERT_EQ(sysbench.exit_code, 0) << sysbench.output;
   table.clear();
-  EXPECT_EQ(server_rate_departures(sysbench.report, &table), "") << table;
+  EXPECT_EQ(server_rate_departures(sysbench.report, &table, 1), "") << table;
   std::cout << "sysbench: " << table << "\n";
 }
 
