@@ -97,6 +97,7 @@ class RunRecorder : public SampleSink {
   ServerTotals server_totals_;
   bool throughput_from_server_ = false;
   std::optional<CpuProfileBuilder> cpu_;  // from the first batch of on-CPU samples
+  std::vector<std::string> cpu_notes_;    // the CPU profile's notes, each once: run warnings
   void finish_server_throughput();
   void finish_statements(Run& run) const;
   void finish_lock_blockers(Run& run);
