@@ -321,26 +321,48 @@ asio::awaitable<base::Status> restore_to(PgSession& session, const JournalRecord
   co_return std::nullopt;
 }
 
+}  // namespace
+
+std::string lost_journal_message(const std::filesystem::path& path, std::string_view what) {
+  // Its original settings went with the journal: only the user can say which of the server's
+  // ALTER SYSTEM settings are the matrix's. Removing the marker lets runs start again.
+  return fmt::format(
+      "settings journal \"{}\" of an interrupted pgwaitprof matrix {}, so the server's settings "
+      "from before the matrix cannot be restored; check its ALTER SYSTEM settings (SELECT name, "
+      "setting FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf'), reset what "
+      "the matrix changed, then run ALTER SYSTEM RESET {} and SELECT pg_reload_conf()",
+      path.string(), what, kJournalMarker);
+}
+
+namespace {
+
 // A marker found on the server, restored from its journal on this host.
 asio::awaitable<base::Status> restore_marked(PgSession& session, const std::string& value) {
   const auto marker = parse_marker(value);
   if (!marker) {
     co_return base::Error{fmt::format(
-        "server setting \"{}\" is not a pgwaitprof journal: \"{}\"\nHINT: Remove it with ALTER "
-        "SYSTEM RESET {}.",
+        "server setting \"{}\" is not a pgwaitprof journal: \"{}\"; remove it with ALTER "
+        "SYSTEM RESET {} and SELECT pg_reload_conf()",
         kJournalMarker, value, kJournalMarker)};
   }
   if (marker->host != journal_host()) {
     co_return base::Error{fmt::format(
         "the server's settings were changed by an unfinished pgwaitprof matrix on host \"{}\" "
-        "(journal \"{}\")\nHINT: Run any pgwaitprof command against this server on that host to "
-        "restore them.",
+        "(journal \"{}\"); run any pgwaitprof command against this server on that host to "
+        "restore them",
         marker->host, marker->path.string())};
+  }
+  std::error_code missing;
+  if (!std::filesystem::exists(marker->path, missing) && !missing) {
+    co_return base::Error{lost_journal_message(marker->path, "is missing")};
   }
   const auto text = base::read_regular_file(marker->path, "settings journal");
   if (!text) co_return text.error();
   auto record = journal_from_json(*text);
-  if (!record) co_return record.error();
+  if (!record) {
+    co_return base::Error{lost_journal_message(
+        marker->path, fmt::format("cannot be read ({})", record.error().message))};
+  }
   if (auto failed = co_await restore_to(session, *record, marker->path)) co_return failed;
   log()->warn("restored the server settings an interrupted matrix had changed journal=\"{}\"",
               marker->path.string());
@@ -526,8 +548,8 @@ asio::awaitable<base::Status> recover_abandoned_settings(PgSession& session) {
   if (!marker) co_return std::nullopt;
   if (!co_await try_lock(session)) {
     co_return base::Error{fmt::format(
-        "a running pgwaitprof matrix is changing this server's settings (journal \"{}\")\n"
-        "HINT: Wait for the matrix to end, or stop it.",
+        "a running pgwaitprof matrix is changing this server's settings (journal \"{}\"); wait "
+        "for the matrix to end, or stop it",
         *marker)};
   }
   auto restored = co_await restore_marked(session, *marker);

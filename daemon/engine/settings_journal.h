@@ -85,6 +85,11 @@ std::optional<MarkerValue> parse_marker(const std::string& value);
 // This host's name, as journals and markers record it.
 std::string journal_host();
 
+// The refusal when the server's marker names a journal on this host that is gone or unreadable
+// (deleted; cut short by a kill -9 or a crash): `what` ("is missing", "cannot be read (...)"),
+// and how to recover by hand, in one line.
+std::string lost_journal_message(const std::filesystem::path& path, std::string_view what);
+
 class SettingsJournal {
  public:
   // Connects a session of its own, takes the settings lock (refused, one line, when another
