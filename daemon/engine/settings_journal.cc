@@ -21,6 +21,7 @@
 #include "base/logging.h"
 #include "base/regular_file.h"
 #include "collectors/kernel.h"
+#include "daemon/engine/settings_marker.h"
 #include "store/atomic_file.h"
 
 namespace pgwaitprof::engine {
@@ -321,36 +322,14 @@ asio::awaitable<base::Status> restore_to(PgSession& session, const JournalRecord
   co_return std::nullopt;
 }
 
-}  // namespace
-
-std::string lost_journal_message(const std::filesystem::path& path, std::string_view what) {
-  // Its original settings went with the journal: only the user can say which of the server's
-  // ALTER SYSTEM settings are the matrix's. Removing the marker lets runs start again.
-  return fmt::format(
-      "settings journal \"{}\" of an interrupted pgwaitprof matrix {}, so the server's settings "
-      "from before the matrix cannot be restored; check its ALTER SYSTEM settings (SELECT name, "
-      "setting FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf'), reset what "
-      "the matrix changed, then run ALTER SYSTEM RESET {} and SELECT pg_reload_conf()",
-      path.string(), what, kJournalMarker);
-}
-
-namespace {
-
 // A marker found on the server, restored from its journal on this host.
 asio::awaitable<base::Status> restore_marked(PgSession& session, const std::string& value) {
   const auto marker = parse_marker(value);
   if (!marker) {
-    co_return base::Error{fmt::format(
-        "server setting \"{}\" is not a pgwaitprof journal: \"{}\"; remove it with ALTER "
-        "SYSTEM RESET {} and SELECT pg_reload_conf()",
-        kJournalMarker, value, kJournalMarker)};
+    co_return base::Error{not_a_journal_message(value)};
   }
   if (marker->host != journal_host()) {
-    co_return base::Error{fmt::format(
-        "the server's settings were changed by an unfinished pgwaitprof matrix on host \"{}\" "
-        "(journal \"{}\"); run any pgwaitprof command against this server on that host to "
-        "restore them",
-        marker->host, marker->path.string())};
+    co_return base::Error{other_host_message(marker->host, marker->path)};
   }
   std::error_code missing;
   if (!std::filesystem::exists(marker->path, missing) && !missing) {
@@ -547,10 +526,7 @@ asio::awaitable<base::Status> recover_abandoned_settings(PgSession& session) {
   const auto marker = co_await read_marker(session);
   if (!marker) co_return std::nullopt;
   if (!co_await try_lock(session)) {
-    co_return base::Error{fmt::format(
-        "a running pgwaitprof matrix is changing this server's settings (journal \"{}\"); wait "
-        "for the matrix to end, or stop it",
-        *marker)};
+    co_return base::Error{matrix_running_message(*marker)};
   }
   auto restored = co_await restore_marked(session, *marker);
   co_await unlock(session);

@@ -27,11 +27,9 @@
 
 #include "base/expected.h"
 #include "collectors/pg_session.h"
+#include "daemon/engine/settings_marker.h"
 
 namespace pgwaitprof::engine {
-
-// The custom setting that marks an unfinished journal on the server.
-inline constexpr const char* kJournalMarker = "pgwaitprof.settings_journal";
 
 // One line of postgresql.auto.conf: a setting and its value as pg_file_settings shows it.
 struct AutoConfEntry {
@@ -84,11 +82,6 @@ std::optional<MarkerValue> parse_marker(const std::string& value);
 
 // This host's name, as journals and markers record it.
 std::string journal_host();
-
-// The refusal when the server's marker names a journal on this host that is gone or unreadable
-// (deleted; cut short by a kill -9 or a crash): `what` ("is missing", "cannot be read (...)"),
-// and how to recover by hand, in one line.
-std::string lost_journal_message(const std::filesystem::path& path, std::string_view what);
 
 class SettingsJournal {
  public:
