@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/logging.h"
 #include "collectors/kernel.h"
 
 namespace pgwaitprof::collectors {
@@ -39,6 +40,11 @@ constexpr std::array<std::string_view, 16> kBackgroundTypes = {"autovacuum launc
                                                                "stats collector",
                                                                "logger",
                                                                "slotsync worker"};
+
+auto log() {
+  static auto logger = base::component_logger("cpu_profile");
+  return logger;
+}
 
 std::string read_cmdline(pid_t pid) {
   std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
@@ -131,8 +137,10 @@ void CpuProfileCollector::add(const cpu::PerfSample& raw, model::CpuSampleBatch&
 
 asio::awaitable<CollectResult> CpuProfileCollector::collect(CollectContext& context) {
   read_types(context.latest);
-  model::CpuSampleBatch batch{hz_, events_->cpus(), 0, {}};
+  model::CpuSampleBatch batch{hz_, events_->cpus(), 0, {}, {}};
   batch.lost = events_->drain([&](const cpu::PerfSample& raw) { add(raw, batch); });
+  batch.notes = symbolizer_.take_notes();
+  for (const auto& note : batch.notes) log()->warn("cpu profile: {}", note);
   if (++collections_ % kForgetEvery == 0) symbolizer_.forget_idle_processes();
   if (context.sink != nullptr) context.sink->on_cpu_samples(batch);
   co_return std::nullopt;

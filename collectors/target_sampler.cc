@@ -19,6 +19,7 @@ namespace {
 using namespace std::chrono_literals;
 constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr int kMemorySnapshotsPerTurn = 64;
+constexpr auto kTickLineEvery = 100ms;
 constexpr auto kBackoffStart = 100ms;
 constexpr auto kBackoffCap = 5000ms;
 // A snapshot query that has not answered in this long is taken for a dead connection (a
@@ -142,7 +143,24 @@ void TargetSampler::set_connected(bool up, const std::string& reason) {
 }
 
 void TargetSampler::count_missed(uint64_t ticks) {
+  missed_total_ += ticks;
   if (ticks > 0) fanout_.on_missed_ticks(ticks);
+}
+
+void TargetSampler::log_tick() {
+  ++ticks_since_line_;
+  const auto now = model::SteadyClock::now();
+  if (now - tick_line_at_ < kTickLineEvery) return;
+  const auto active = std::count_if(snapshot_.backends.begin(), snapshot_.backends.end(),
+                                    [](const auto& backend) { return backend.state == "active"; });
+  log()->debug(
+      "tick target={} source={} backends={} active={} snapshot_ms={:.3f} ticks={} "
+      "missed_total={}",
+      options_.name, to_string(in_use_), snapshot_.backends.size(), active,
+      std::chrono::duration<double, std::milli>(snapshot_.query_duration).count(),
+      ticks_since_line_, missed_total_);
+  ticks_since_line_ = 0;
+  tick_line_at_ = now;
 }
 
 asio::awaitable<void> TargetSampler::sleep_until(model::SteadyClock::time_point until) {
@@ -422,6 +440,7 @@ asio::awaitable<void> TargetSampler::deliver_stages() {
   for (auto& stage : stages_) co_await collect_timed(*stage, context);
   // Once per row, after every stage: the sinks count by these keys.
   model::assign_keys(snapshot_);
+  if (log()->should_log(spdlog::level::debug)) log_tick();
   fanout_.on_snapshot(snapshot_);
   delivered_ = true;
   sample_delivered_.notify();

@@ -98,6 +98,9 @@ class TargetSampler {
   void connection_lost(const std::string& reason);
   void set_connected(bool up, const std::string& reason);
   void count_missed(uint64_t ticks);
+  // log_level debug: a line per tick, at most one per kTickLineEvery per target (each says how
+  // many ticks it stands for), so that 1 kHz does not flood the log.
+  void log_tick();
 
   // Delivers to every sink attached now.
   class Fanout : public model::SampleSink {
@@ -146,6 +149,9 @@ class TargetSampler {
   int server_version_ = 0;
   std::string last_error_;
   model::SteadyClock::time_point down_since_{};
+  uint64_t missed_total_ = 0;      // missed ticks on this sampler, for the debug tick lines
+  uint64_t ticks_since_line_ = 0;  // snapshots delivered since the last debug tick line
+  model::SteadyClock::time_point tick_line_at_{};
 };
 
 }  // namespace pgwaitprof::collectors

@@ -11,6 +11,7 @@
 #include "base/logging.h"
 #include "config/numbers.h"
 #include "config/yaml_reader.h"
+#include "model/pgbench_scripts.h"
 #include "model/workloads.h"
 
 namespace pgwaitprof::config {
@@ -222,6 +223,13 @@ RunConfig read_run(const Document& doc, const Value& item,
     run.label = read_string(doc, *label, Empty::kAllowedAsNull);
   if (const Value* args = reader.find("pgbench_args")) {
     run.pgbench_args = read_pgbench_args(doc, *args);
+  }
+  // The user's own script options (-S, -f ...) are the workload: a built-in named beside them
+  // would run with them, half the transactions each.
+  if (const Value* workload = reader.find("workload")) {
+    if (auto conflict = model::workload_conflict(run.workload, run.pgbench_args)) {
+      doc.fail(workload->node.Mark(), *conflict);
+    }
   }
   if (const Value* interval = reader.find("interval")) {
     // pgbench -P takes whole seconds: 0.5 would silently become 0.

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "config/yaml_reader.h"
+#include "model/pgbench_scripts.h"
 #include "model/workloads.h"
 
 namespace pgwaitprof::config {
@@ -262,6 +263,29 @@ void read_loadgen_keys(const Document& doc, const MapReader& reader, MatrixPlan&
   }
 }
 
+// A built-in workload named beside pgbench_args' own script options (-S, -f ...) is refused:
+// the user's scripts are the workload, and pgbench would run both, half the transactions each.
+void refuse_workload_beside_scripts(const Document& doc, const MapReader& reader) {
+  std::vector<Value> named;
+  if (const Value* workload = reader.find("workload")) named.push_back(*workload);
+  if (const Value* variants = reader.find("variants")) {
+    for (const Value& item : read_map_list(doc, *variants)) {
+      for (const Value& entry : map_entries(doc, item.node)) {
+        if (entry.name == "workload") named.push_back(entry);
+      }
+    }
+  }
+  const Value* args = reader.find("pgbench_args");
+  if (named.empty() || args == nullptr) return;
+  const auto pgbench_args = read_string_list(doc, *args);
+  for (const Value& workload : named) {
+    const auto name = read_string(doc, workload, Empty::kRejected);
+    if (auto conflict = model::workload_conflict(name, pgbench_args)) {
+      doc.fail(workload.node.Mark(), *conflict);
+    }
+  }
+}
+
 }  // namespace
 
 bool fixed_work(const MatrixPlan& plan) {
@@ -344,6 +368,7 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
   }
   read_fixed_work_keys(doc, reader, plan);
   read_loadgen_keys(doc, reader, plan);
+  if (plan.loadgen == "pgbench") refuse_workload_beside_scripts(doc, reader);
   if (plan.clients_auto && plan.metric != model::Metric::kTps) {
     doc.fail(reader.find("clients")->node.Mark(),
              "\"clients: auto\" finds where tps stops rising: it needs runs measured by tps, not "

@@ -9,6 +9,7 @@
 
 #include "base/programs.h"
 #include "collectors/pg_session.h"
+#include "model/pgbench_scripts.h"
 
 namespace pgwaitprof::loadgen {
 
@@ -43,11 +44,14 @@ LoadgenCommand build_loadgen_command(const LoadgenInputs& inputs) {
   LoadgenCommand command;
   auto& argv = command.argv;
   argv.push_back(inputs.executable);
-  if (inputs.workload != nullptr) {
+  // The user's own script options are the workload: pgbench would run a built-in beside them,
+  // half the transactions each.
+  const bool user_scripts = !model::pgbench_scripts(inputs.user_args).empty();
+  if (inputs.workload != nullptr && !user_scripts) {
     argv.insert(argv.end(), inputs.workload->builtin_args.begin(),
                 inputs.workload->builtin_args.end());
   }
-  if (!inputs.script_path.empty()) {
+  if (!inputs.script_path.empty() && !user_scripts) {
     argv.insert(argv.end(), {"-f", inputs.script_path});
     // Custom scripts see :scale only when it is given.
     if (!pgbench_option(inputs.user_args, 's', "scale") && !inputs.scale.empty()) {

@@ -1,7 +1,8 @@
 // The load generator's command line, built from a run's request: the workload's own arguments
-// and script, -P when the user gave none, the user's arguments unchanged, and the target. The
-// target's password never goes into the argv (every local user can read /proc/PID/cmdline): it
-// is passed in the child's environment. Pure functions, tested on vectors.
+// and script unless the user gave script options of their own (-S, -N, -b, -f: theirs are the
+// workload, model/pgbench_scripts.h), -P when the user gave none, the user's arguments unchanged,
+// and the target. The target's password never goes into the argv (every local user can read
+// /proc/PID/cmdline): it is passed in the child's environment. Pure functions, tested on vectors.
 #pragma once
 
 #include <optional>

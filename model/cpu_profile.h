@@ -37,6 +37,9 @@ struct CpuSampleBatch {
   int cpus = 0;       // CPUs sampled
   uint64_t lost = 0;  // samples the kernel dropped since the previous batch (buffers full)
   std::vector<CpuSample> samples;
+  // Why some frames could not be named as they should ("[kernel]" under kernel.kptr_restrict,
+  // a deleted binary), each once for the collector's life: the run's warnings.
+  std::vector<std::string> notes;
 };
 
 struct CpuFunction {

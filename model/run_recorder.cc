@@ -347,6 +347,11 @@ void RunRecorder::finish_lock_blockers(Run& run) {
 void RunRecorder::on_cpu_samples(const CpuSampleBatch& batch) {
   if (!cpu_) cpu_.emplace();
   cpu_->add(batch, [this](SteadyClock::time_point at) { return slice_index(at); });
+  for (const auto& note : batch.notes) {
+    if (std::find(cpu_notes_.begin(), cpu_notes_.end(), note) == cpu_notes_.end()) {
+      cpu_notes_.push_back(note);
+    }
+  }
 }
 
 void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
@@ -384,6 +389,7 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
     run.latency_sampling_rate = latency_->sampling_rate;
   }
   if (cpu_) run.cpu_profile = cpu_->profile(duration);
+  run.warnings.insert(run.warnings.end(), cpu_notes_.begin(), cpu_notes_.end());
   run.duration = duration;
   run.interval = interval_;
   run.profile = profile_;

@@ -103,6 +103,7 @@ class RunRecorder : public SampleSink {
   std::optional<size_t> last_progress_index_;
   bool throughput_from_server_ = false;
   std::optional<CpuProfileBuilder> cpu_;  // from the first batch of on-CPU samples
+  std::vector<std::string> cpu_notes_;    // the CPU profile's notes, each once: run warnings
   // Where the load generator's intervals lie on the run's clock: interval k of the timeline
   // holds its report of [offset + k, offset + k + 1) intervals; nullopt without progress lines
   // read at known times.

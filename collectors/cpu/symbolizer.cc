@@ -11,8 +11,10 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace pgwaitprof::collectors::cpu {
 namespace {
@@ -20,6 +22,8 @@ namespace {
 // Cached names per file, and processes' maps re-read at most this often on a miss.
 constexpr size_t kMaxCachedNames = 1 << 20;
 constexpr auto kMapsRereadAfter = std::chrono::seconds(1);
+// What /proc/<pid>/maps appends to the path of a file deleted after it was mapped.
+constexpr std::string_view kDeleted = " (deleted)";
 
 std::string read_text(const std::string& path) {
   std::ifstream file(path);
@@ -179,6 +183,31 @@ std::vector<KernelSymbol> parse_kallsyms(std::string_view text) {
   return symbols;
 }
 
+std::string kernel_names_note(std::string_view kptr_restrict) {
+  const auto end = kptr_restrict.find_first_of(" \n");
+  const auto level = kptr_restrict.substr(0, end);
+  return fmt::format(
+      "kernel functions show as \"[kernel]\": /proc/kallsyms gives this user no addresses "
+      "(kernel.kptr_restrict is {}); root or CAP_SYSLOG gets them with kernel.kptr_restrict at 0 "
+      "or 1",
+      level.empty() ? "unknown" : level);
+}
+
+std::string deleted_binary_note(std::string_view path, std::optional<std::string_view> read_from) {
+  if (read_from) {
+    return fmt::format(
+        "the server's file \"{}\" was deleted or replaced after the server started: its "
+        "functions are named from the running copy ({}); restart the server to run the file on "
+        "disk",
+        path, *read_from);
+  }
+  return fmt::format(
+      "the server's file \"{}\" was deleted or replaced after the server started and its running "
+      "copy cannot be read (/proc/<pid>/exe and map_files): its frames show as \"[{} "
+      "(deleted)+0x...]\"; restart the server, or run pgwaitprof as root",
+      path, basename_of(std::string(path)));
+}
+
 Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
 
@@ -192,14 +221,47 @@ Symbolizer::Process& Symbolizer::process(pid_t pid) {
   return found->second;
 }
 
-ModuleSymbols* Symbolizer::module(const std::string& path) {
+ModuleSymbols* Symbolizer::module(const std::string& path, const std::string& open_path) {
   auto [found, added] = modules_.try_emplace(path);
-  if (added) found->second = ModuleSymbols::open(path);
+  if (added) found->second = ModuleSymbols::open(open_path.empty() ? path : open_path);
   return found->second.get();
 }
 
+// A file the process maps that was deleted (or replaced: a package upgrade) after it started:
+// the process still holds it, as /proc/<pid>/exe when it is the executable (readable with the
+// maps) or as /proc/<pid>/map_files/<range> (root). Its frames are named from there, every
+// process that maps it sharing the one module; the note says so once per file.
+ModuleSymbols* Symbolizer::deleted_module(pid_t pid, const Mapping& mapping) {
+  if (auto known = modules_.find(mapping.path); known != modules_.end()) {
+    return known->second.get();
+  }
+  const std::string original = mapping.path.substr(0, mapping.path.size() - kDeleted.size());
+  std::optional<std::string> read_from;
+  std::error_code error;
+  const auto exe = fmt::format("/proc/{}/exe", pid);
+  const auto map_file =
+      fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, mapping.start, mapping.end);
+  if (std::filesystem::read_symlink(exe, error) == mapping.path &&
+      ::access(exe.c_str(), R_OK) == 0) {
+    read_from = exe;
+  } else if (::access(map_file.c_str(), R_OK) == 0) {
+    read_from = map_file;
+  }
+  auto* symbols = read_from ? module(mapping.path, *read_from) : nullptr;
+  if (!read_from) modules_.try_emplace(mapping.path);  // null: unreadable, not tried again
+  note(deleted_binary_note(
+      original, symbols != nullptr ? std::optional<std::string_view>(*read_from) : std::nullopt));
+  return symbols;
+}
+
+void Symbolizer::note(std::string text) {
+  if (noted_.insert(text).second) notes_.push_back(std::move(text));
+}
+
+std::vector<std::string> Symbolizer::take_notes() { return std::exchange(notes_, {}); }
+
 std::optional<std::string> Symbolizer::file_symbol(const std::string& path, uint64_t file_offset) {
-  auto* symbols = module(path);
+  auto* symbols = module(path, "");
   if (symbols == nullptr) return std::nullopt;
   const auto& name = symbols->name_at(file_offset);
   if (name.empty()) return std::nullopt;
@@ -221,14 +283,24 @@ std::string Symbolizer::user_frame(pid_t pid, uint64_t address) {
   if (mapping == entry.mappings.end() || mapping->path.empty()) return "[unknown]";
   if (mapping->path.front() == '[') return mapping->path;  // [vdso], [vsyscall]
   const uint64_t file_offset = address - mapping->start + mapping->offset;
-  if (mapping->path.front() == '/') {
+  if (mapping->path.front() == '/' && mapping->path.ends_with(kDeleted)) {
+    if (auto* symbols = deleted_module(pid, *mapping)) {
+      const auto& name = symbols->name_at(file_offset);
+      if (!name.empty()) return name;
+      const auto original = mapping->path.substr(0, mapping->path.size() - kDeleted.size());
+      return fmt::format("[{}+0x{:x}]", basename_of(original), file_offset);
+    }
+  } else if (mapping->path.front() == '/') {
     if (auto name = file_symbol(mapping->path, file_offset)) return *name;
   }
   return fmt::format("[{}+0x{:x}]", basename_of(mapping->path), file_offset);
 }
 
 std::string Symbolizer::kernel_frame(uint64_t address) {
-  if (!kernel_) kernel_ = parse_kallsyms(read_text("/proc/kallsyms"));
+  if (!kernel_) {
+    kernel_ = parse_kallsyms(read_text("/proc/kallsyms"));
+    if (kernel_->empty()) note(kernel_names_note(read_text("/proc/sys/kernel/kptr_restrict")));
+  }
   auto after =
       std::upper_bound(kernel_->begin(), kernel_->end(), address,
                        [](uint64_t value, const auto& symbol) { return value < symbol.address; });

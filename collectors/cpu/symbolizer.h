@@ -4,7 +4,9 @@
 // debug file found by build id), looked up once per file and offset for every process that
 // maps it (all backends map the same postgres binary, at addresses ASLR makes differ).
 // Kernel addresses: /proc/kallsyms, read and sorted once. What no symbol names stays
-// "[postgres+0x1a2b3]" (the file's basename and offset), "[unknown]" or "[kernel]".
+// "[postgres+0x1a2b3]" (the file's basename and offset), "[unknown]" or "[kernel]", and the
+// symbolizer notes why once (take_notes): kallsyms hidden by kernel.kptr_restrict, a file deleted
+// after the server mapped it (named from /proc/<pid>/exe or map_files when they can be read).
 #pragma once
 
 #include <sys/types.h>
@@ -16,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace pgwaitprof::collectors::cpu {
@@ -37,6 +40,13 @@ struct KernelSymbol {
 // every address reads 0 (kernel.kptr_restrict hides them from this user).
 std::vector<KernelSymbol> parse_kallsyms(std::string_view text);
 
+// Why kernel frames are not named: /proc/kallsyms showed no address, and the value of
+// kernel.kptr_restrict (the file's text) that hides them.
+std::string kernel_names_note(std::string_view kptr_restrict);
+// That a mapped file (the server's binary, a library) was deleted or replaced after the server
+// started, and whether its frames are named from the running copy (`read_from`, a /proc path).
+std::string deleted_binary_note(std::string_view path, std::optional<std::string_view> read_from);
+
 // One ELF file's symbols, through libdwfl.
 class ModuleSymbols;
 
@@ -53,6 +63,9 @@ class Symbolizer {
   std::string kernel_frame(uint64_t address);
   // Forgets processes not asked about since the previous call (they ended).
   void forget_idle_processes();
+  // Why some frames could not be named as they should (kernel.kptr_restrict, a deleted binary),
+  // each said once for the symbolizer's life; the ones not taken before.
+  std::vector<std::string> take_notes();
   // The frame of the file at `path` at `file_offset`, or nullopt when the file has no symbol
   // there (or cannot be read). For tests.
   std::optional<std::string> file_symbol(const std::string& path, uint64_t file_offset);
@@ -64,11 +77,16 @@ class Symbolizer {
     bool used = true;
   };
   Process& process(pid_t pid);
-  ModuleSymbols* module(const std::string& path);
+  // The symbols of the file at `path`, opened from `open_path` ("" = `path`) the first time.
+  ModuleSymbols* module(const std::string& path, const std::string& open_path);
+  ModuleSymbols* deleted_module(pid_t pid, const Mapping& mapping);
+  void note(std::string text);
 
   std::unordered_map<pid_t, Process> processes_;
   std::unordered_map<std::string, std::unique_ptr<ModuleSymbols>> modules_;  // null: unreadable
   std::optional<std::vector<KernelSymbol>> kernel_;  // read at the first kernel frame
+  std::vector<std::string> notes_;                   // not taken yet
+  std::unordered_set<std::string> noted_;            // every note given
 };
 
 }  // namespace pgwaitprof::collectors::cpu

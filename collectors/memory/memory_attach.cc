@@ -22,6 +22,7 @@
 #include <tuple>
 
 #include "collectors/kernel.h"
+#include "collectors/memory/memory_refusal.h"
 
 namespace pgwaitprof::collectors::memory {
 namespace {
@@ -31,10 +32,6 @@ namespace {
 constexpr std::string_view kSymbols[] = {"ProcGlobal", "MaxBackends", "MyBEEntry", "MyProcPid",
                                          "MyProcNumber"};
 constexpr int kVerifyAttempts = 10;
-constexpr std::string_view kUseActivity = "use --source activity";
-constexpr std::string_view kNeedPgMonitor = "the sampling role needs pg_monitor";
-constexpr std::string_view kNeedRights =
-    "run as root, as the server's OS user or with CAP_SYS_PTRACE, or use --source activity";
 
 struct ServerFacts {
   int32_t session_pid = 0;
@@ -50,12 +47,6 @@ template <typename Integer>
 bool parse_integer(std::string_view text, Integer& value) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   return error == std::errc() && end == text.data() + text.size();
-}
-
-constexpr std::string_view kRefused = "memory source refused: ";
-
-base::Error refused(std::string_view what, std::string_view hint) {
-  return base::Error{fmt::format("{}{}; {}", kRefused, what, hint)};
 }
 
 asio::awaitable<base::Expected<ServerFacts>> server_facts(PgSession& session) {
@@ -660,25 +651,6 @@ StrideCheck measure_stride(const std::vector<char>& procs, const PgLayout& layou
     check.aligned &= static_cast<size_t>(at) % layout.proc_size == layout.proc_pid;
   }
   return check;
-}
-
-std::string missing_layout_message(int major) {
-  return refused(fmt::format("PostgreSQL {} has no shared-memory layout in this build (13 to 19 "
-                             "have)",
-                             major),
-                 kUseActivity)
-      .message;
-}
-
-std::string refusal_reason(std::string_view message) {
-  if (message.starts_with(kRefused)) message.remove_prefix(kRefused.size());
-  for (const auto hint : {kUseActivity, kNeedRights, std::string_view(kNeedPgMonitor)}) {
-    if (message.ends_with(hint) && message.size() >= hint.size() + 2) {
-      message.remove_suffix(hint.size() + 2);
-      break;
-    }
-  }
-  return std::string(message);
 }
 
 // Each address is derived and checked before the next step uses it; then the three live

@@ -15,6 +15,7 @@
 
 #include "base/expected.h"
 #include "collectors/memory/backend_reader.h"
+#include "collectors/memory/memory_refusal.h"
 #include "collectors/memory/pg_layout.h"
 #include "collectors/memory/pg_names.h"
 #include "collectors/pg_session.h"
@@ -45,9 +46,6 @@ asio::awaitable<base::Expected<Attachment>> attach(PgSession& session,
 asio::awaitable<std::optional<PgError>> read_database_names(
     PgSession& session, std::map<uint32_t, std::string>& databases);
 
-// The major of a server_version_num without a layout in this build, as a refusal.
-std::string missing_layout_message(int major);
-
 // The live check of the PGPROC stride, pure: where the live processes' pids sit in the PGPROC
 // array's bytes as a PGPROC in use shows them (at the layout's pid offset, with the same number
 // at its latch owner's; a pid in more than one place is left out), and the greatest common
@@ -71,9 +69,5 @@ int64_t process_start_epoch(std::string_view stat, std::string_view system_stat,
 // (pg_postmaster_start_time(), give or take 2 s).
 enum class LockFile { kAgrees, kAnother, kUnreadable };
 LockFile check_lock_file(std::string_view text, pid_t postmaster, int64_t server_start);
-
-// What a refusal says was wrong, without its "memory source refused: " and its hint: the reason
-// auto gives for sampling pg_stat_activity instead.
-std::string refusal_reason(std::string_view message);
 
 }  // namespace pgwaitprof::collectors::memory

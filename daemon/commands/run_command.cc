@@ -14,6 +14,7 @@
 #include "daemon/service/control_server.h"
 #include "exporters/render/report_render.h"
 #include "exporters/render/text_format.h"
+#include "model/pgbench_scripts.h"
 #include "store/run_directory.h"
 
 namespace pgwaitprof::commands {
@@ -60,7 +61,7 @@ int print_report(const model::Run& run, const std::filesystem::path& dir, int ex
 
 engine::RunRequest make_request(const RunCommand& command) {
   engine::RunRequest request;
-  request.workload = command.workload;
+  if (!command.workload.empty()) request.workload = command.workload;
   request.label = command.label;
   // Checked by the option's validator (cli.cc).
   for (const auto& text : command.tags) request.tags.insert(*model::parse_tag(text));
@@ -134,6 +135,11 @@ std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command) {
 int run_command(const RunCommand& command) {
   if (command.tags.size() > model::kMaxTags) {
     throw config::ConfigError(fmt::format("too many --tag options: at most {}", model::kMaxTags));
+  }
+  if (command.loadgen == loadgen::LoadgenKind::kPgbench && !command.workload.empty()) {
+    if (auto conflict = model::workload_conflict(command.workload, command.pgbench_args)) {
+      throw config::ConfigError(text_escape(*conflict));
+    }
   }
   auto request = make_request(command);
   const bool scratch_target =

@@ -20,7 +20,7 @@ struct RunCommand {
   std::optional<std::string> target;  // none: PG* variables if set, else a scratch cluster
   std::optional<double> hz;           // none: the default rate
   int interval_s = 1;
-  std::string workload = "tpcb";
+  std::string workload;  // --workload; "" = none named (the default, or the user's -S, -f ...)
   std::string label;
   std::vector<std::string> tags;  // --tag KEY=VALUE, each checked by model::parse_tag
   std::filesystem::path data_dir;

@@ -29,6 +29,7 @@
 #include "loadgen/pgbench_parser.h"
 #include "loadgen/sysbench_parser.h"
 #include "loadgen/workload_files.h"
+#include "model/pgbench_scripts.h"
 #include "model/run_analysis.h"
 #include "model/run_recorder.h"
 #include "model/workloads.h"
@@ -68,6 +69,15 @@ asio::awaitable<base::Status> connect_target(RunState& state) {
   if (kind == loadgen::LoadgenKind::kPgbench &&
       model::find_workload(state.request.workload) == nullptr) {
     co_return base::Error{fmt::format("unknown workload \"{}\"", state.request.workload)};
+  }
+  // The user's script options are the workload; a built-in other than the default beside them
+  // would be dropped silently. (The callers refuse an explicit default beside them: they know
+  // whether it was named.)
+  if (kind == loadgen::LoadgenKind::kPgbench && state.request.workload != kDefaultWorkload) {
+    if (auto conflict =
+            model::workload_conflict(state.request.workload, state.request.pgbench_args)) {
+      co_return base::Error{*conflict};
+    }
   }
   if (kind == loadgen::LoadgenKind::kCommand && state.request.pgbench_args.empty()) {
     co_return base::Error{"no command given: put it after \"--\""};

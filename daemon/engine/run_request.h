@@ -14,10 +14,15 @@
 
 namespace pgwaitprof::engine {
 
+// The workload of a pgbench run that names none and gives no script option of its own.
+inline constexpr const char* kDefaultWorkload = "tpcb";
+
 struct RunRequest {
   std::string target_name = "default";
   std::string conninfo;  // "" = PG* environment variables
-  std::string workload = "tpcb";
+  // A built-in workload (model/workloads.h); the user's own script options in pgbench_args
+  // replace it (model/pgbench_scripts.h).
+  std::string workload = kDefaultWorkload;
   std::string label;
   std::map<std::string, std::string> tags;  // --tag KEY=VALUE (model::parse_tag)
   // Which load generator: pgbench (the workload's), sysbench, any command, or none (`record`).

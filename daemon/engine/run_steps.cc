@@ -15,6 +15,7 @@
 #include "exporters/render/text_format.h"
 #include "loadgen/pgbench_parser.h"
 #include "loadgen/sysbench_parser.h"
+#include "model/pgbench_scripts.h"
 #include "model/workloads.h"
 
 namespace pgwaitprof::engine::run_steps {
@@ -144,7 +145,9 @@ std::optional<model::LoadgenSummary> server_summary(
 std::string workload_name(const RunRequest& request) {
   switch (request.kind) {
     case loadgen::LoadgenKind::kPgbench:
-      return request.workload;
+      // The user's own scripts when they gave any (they are what pgbench runs).
+      return model::scripts_workload_name(model::pgbench_scripts(request.pgbench_args))
+          .value_or(request.workload);
     case loadgen::LoadgenKind::kNone:
       return "record";
     default:

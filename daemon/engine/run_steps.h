@@ -70,8 +70,9 @@ void read_sysbench_summary(model::Run& run, const std::vector<std::string>& args
 // server's transactions over the seconds its readings covered; nullopt without a reading.
 std::optional<model::LoadgenSummary> server_summary(const model::RunRecorder::ServerTotals& totals);
 
-// The run's workload as reports and the run_active metric name it: the pgbench workload, or
-// "sysbench", "command", "record".
+// The run's workload as reports and the run_active metric name it: the user's pgbench scripts
+// when they gave script options ("select-only", "file:bench.sql", model/pgbench_scripts.h),
+// else the built-in workload; or "sysbench", "command", "record".
 std::string workload_name(const RunRequest& request);
 
 // The name errors give the load generator: "pgbench", "sysbench", or the command's executable.

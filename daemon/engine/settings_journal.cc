@@ -21,6 +21,7 @@
 #include "base/logging.h"
 #include "base/regular_file.h"
 #include "collectors/kernel.h"
+#include "daemon/engine/settings_marker.h"
 #include "store/atomic_file.h"
 
 namespace pgwaitprof::engine {
@@ -325,22 +326,22 @@ asio::awaitable<base::Status> restore_to(PgSession& session, const JournalRecord
 asio::awaitable<base::Status> restore_marked(PgSession& session, const std::string& value) {
   const auto marker = parse_marker(value);
   if (!marker) {
-    co_return base::Error{fmt::format(
-        "server setting \"{}\" is not a pgwaitprof journal: \"{}\"\nHINT: Remove it with ALTER "
-        "SYSTEM RESET {}.",
-        kJournalMarker, value, kJournalMarker)};
+    co_return base::Error{not_a_journal_message(value)};
   }
   if (marker->host != journal_host()) {
-    co_return base::Error{fmt::format(
-        "the server's settings were changed by an unfinished pgwaitprof matrix on host \"{}\" "
-        "(journal \"{}\")\nHINT: Run any pgwaitprof command against this server on that host to "
-        "restore them.",
-        marker->host, marker->path.string())};
+    co_return base::Error{other_host_message(marker->host, marker->path)};
+  }
+  std::error_code missing;
+  if (!std::filesystem::exists(marker->path, missing) && !missing) {
+    co_return base::Error{lost_journal_message(marker->path, "is missing")};
   }
   const auto text = base::read_regular_file(marker->path, "settings journal");
   if (!text) co_return text.error();
   auto record = journal_from_json(*text);
-  if (!record) co_return record.error();
+  if (!record) {
+    co_return base::Error{lost_journal_message(
+        marker->path, fmt::format("cannot be read ({})", record.error().message))};
+  }
   if (auto failed = co_await restore_to(session, *record, marker->path)) co_return failed;
   log()->warn("restored the server settings an interrupted matrix had changed journal=\"{}\"",
               marker->path.string());
@@ -525,10 +526,7 @@ asio::awaitable<base::Status> recover_abandoned_settings(PgSession& session) {
   const auto marker = co_await read_marker(session);
   if (!marker) co_return std::nullopt;
   if (!co_await try_lock(session)) {
-    co_return base::Error{fmt::format(
-        "a running pgwaitprof matrix is changing this server's settings (journal \"{}\")\n"
-        "HINT: Wait for the matrix to end, or stop it.",
-        *marker)};
+    co_return base::Error{matrix_running_message(*marker)};
   }
   auto restored = co_await restore_marked(session, *marker);
   co_await unlock(session);

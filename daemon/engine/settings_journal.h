@@ -27,11 +27,9 @@
 
 #include "base/expected.h"
 #include "collectors/pg_session.h"
+#include "daemon/engine/settings_marker.h"
 
 namespace pgwaitprof::engine {
-
-// The custom setting that marks an unfinished journal on the server.
-inline constexpr const char* kJournalMarker = "pgwaitprof.settings_journal";
 
 // One line of postgresql.auto.conf: a setting and its value as pg_file_settings shows it.
 struct AutoConfEntry {

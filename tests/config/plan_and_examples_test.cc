@@ -189,6 +189,35 @@ TEST(MatrixParse, PgbenchArgsMayNotOverrideThePlan) {
       5u);
 }
 
+TEST(MatrixParse, AWorkloadBesideTheUsersScriptOptionIsRefused) {
+  // The plan's own workload, and a variant's.
+  EXPECT_EQ(error_of([] { parse_matrix_plan("workload: tpcb\npgbench_args: [-S]\n", "a.yaml"); }),
+            "a.yaml:1:11: workload \"tpcb\" and pgbench's script option \"-S\" cannot be "
+            "used together");
+  EXPECT_NE(error_of([] {
+              parse_matrix_plan(
+                  "pgbench_args: [--file=mine.sql]\nvariants:\n  - name: a\n"
+                  "    workload: tpcb-func\n",
+                  "a.yaml");
+            }).find("a.yaml:4:15: workload \"tpcb-func\" and pgbench's script option"),
+            std::string::npos);
+  // No workload named: the user's scripts are the workload.
+  EXPECT_EQ(parse_matrix_plan("pgbench_args: [-S]\n", "a.yaml").pgbench_args.size(), 1u);
+}
+
+TEST(ConfigParse, ARunsWorkloadBesideTheUsersScriptOptionIsRefused) {
+  EXPECT_NE(error_of([] {
+              parse_config(
+                  "targets:\n  - name: local\nruns:\n  - workload: select-only\n"
+                  "    pgbench_args: [-N]\n",
+                  "c.yaml");
+            }).find("c.yaml:4:15: workload \"select-only\" and pgbench's script option \"-N\""),
+            std::string::npos);
+  EXPECT_EQ(parse_config("targets:\n  - name: local\nruns:\n  - pgbench_args: [-N]\n", "c.yaml")
+                .runs.size(),
+            1u);
+}
+
 // ---- the shipped examples ----
 
 TEST(ConfigExample, DaemonExampleParses) {

@@ -64,6 +64,30 @@ TEST(BuildLoadgenCommand, WorkloadThenProgressThenLogThenTheUsersArguments) {
   EXPECT_TRUE(command.environment.empty());
 }
 
+TEST(BuildLoadgenCommand, TheUsersScriptOptionsAreTheWorkloadWithNoBuiltinBeside) {
+  // pgbench runs "-b tpcb-like ... -S" as two scripts, half each: the user's -S alone is run.
+  for (const Args& user : std::vector<Args>{{"-S", "-c", "2", "-T", "3"},
+                                            {"--select-only", "-T", "3"},
+                                            {"-N"},
+                                            {"-b", "simple-update@2"},
+                                            {"--builtin=select-only"},
+                                            {"-f", "mine.sql"},
+                                            {"--file", "mine.sql@5"}}) {
+    auto in = inputs(user);
+    in.script_path = "/runs/r1/workload.pgbench";  // a workload's own script is not added either
+    const auto command = build_loadgen_command(in);
+    ASSERT_GE(command.argv.size(), user.size());
+    EXPECT_TRUE(std::equal(user.begin(), user.end(), command.argv.end() - user.size()))
+        << user.front();
+    EXPECT_EQ(std::count(command.argv.begin(), command.argv.end(), "tpcb-like"), 0) << user.front();
+    EXPECT_EQ(std::count(command.argv.begin(), command.argv.end(), "/runs/r1/workload.pgbench"), 0)
+        << user.front();
+    EXPECT_EQ(command.argv[1], "-P") << user.front();
+  }
+  // Without a script option of theirs, the workload's builtin comes first as before.
+  EXPECT_EQ(build_loadgen_command(inputs({"-M", "prepared"})).argv[1], "-b");
+}
+
 TEST(BuildLoadgenCommand, TheUsersProgressIntervalIsKeptAndBecomesTheTimelines) {
   const auto command = build_loadgen_command(inputs({"--progress=5", "-c", "4"}));
   EXPECT_EQ(std::count(command.argv.begin(), command.argv.end(), "-P"), 0);

@@ -24,7 +24,7 @@ CpuSample sample(std::string type, int at_ms, std::vector<std::string> frames) {
 // Two seconds of a parser-bound client backend, then a second of hash lookups; a walwriter in
 // the kernel throughout.
 CpuSampleBatch batch() {
-  CpuSampleBatch batch{99, 2, 3, {}};
+  CpuSampleBatch batch{99, 2, 3, {}, {}};
   const std::vector<std::string> parse{"main", "PostgresMain", "exec_simple_query", "raw_parser",
                                        "base_yyparse"};
   const std::vector<std::string> hash{"main", "PostgresMain", "exec_simple_query",

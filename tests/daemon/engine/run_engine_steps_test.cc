@@ -236,6 +236,21 @@ TEST(RunSteps, WhoTheLoadGeneratorIs) {
   EXPECT_EQ(run.throughput_source, "server");
 }
 
+TEST(RunSteps, TheUsersScriptsNameThePgbenchWorkload) {
+  RunRequest request;
+  model::Run run;
+  describe_request(run, request, {});
+  EXPECT_EQ(run.workload, "tpcb");
+  request.pgbench_args = {"-S", "-c", "2", "-T", "3"};
+  describe_request(run, request, {});
+  EXPECT_EQ(run.workload, "select-only");
+  request.pgbench_args = {"-c", "2", "-f", "/home/me/bench.sql@2", "-N"};
+  EXPECT_EQ(workload_name(request), "file:bench.sql@2+simple-update");
+  request.workload = "tpcb-func";
+  request.pgbench_args = {"-c", "2"};
+  EXPECT_EQ(workload_name(request), "tpcb-func");
+}
+
 TEST(RunSteps, StderrTailIsTheLastEightKilobytes) {
   model::Run run;
   const std::string text = std::string(10000, 'a') + "the end";
