@@ -24,7 +24,9 @@ base::Status check_run_id(const std::string& id, const std::filesystem::path& di
   }
   // A matrix's run directories are named by cell ("default-c1-r1"); its runs' ids carry the
   // plan's and the cell's name in their label part, cut at 40 characters.
-  if (matrix_of_dir(dir).empty() && id != dir.lexically_normal().filename().string()) {
+  auto normal = dir.lexically_normal();
+  if (!normal.has_filename()) normal = normal.parent_path();  // "/d/runs/ID/"
+  if (matrix_of_dir(normal).empty() && id != normal.filename().string()) {
     return base::Error{fmt::format("run directory {:?} holds run id {}, not its own name",
                                    dir.string(), config::quote(id))};
   }

@@ -12,9 +12,10 @@ namespace pgwaitprof::store {
 namespace {
 
 TEST(RunId, EveryIdMakeRunIdGivesIsValid) {
-  for (const std::string label : {"", "readme", "before the patch", "-lead", "trail-", "a/b/../c",
-                                  "../../../tmp/evil", "ünïcode", std::string(100, 'x'),
-                                  std::string(39, 'y') + "-z", "\x1b[31mred", "under_score"}) {
+  for (const std::string& label :
+       std::vector<std::string>{"", "readme", "before the patch", "-lead", "trail-", "a/b/../c",
+                                "../../../tmp/evil", "ünïcode", std::string(100, 'x'),
+                                std::string(39, 'y') + "-z", "\x1b[31mred", "under_score"}) {
     const auto id = make_run_id(label);
     EXPECT_TRUE(valid_run_id(id)) << label << " -> " << id;
   }
