@@ -7,8 +7,10 @@
 #include <array>
 #include <cctype>
 #include <set>
+#include <span>
 
 #include "base/logging.h"
+#include "config/daemon_config_keys.h"
 #include "config/numbers.h"
 #include "config/yaml_reader.h"
 #include "model/pgbench_scripts.h"
@@ -25,6 +27,19 @@ constexpr auto kReservedLabels = std::to_array<std::string_view>(
     {"target", "backend_type", "state", "wait_event_type", "wait_event", "run_id", "workload",
      "version", "revision", "le", "quantile", "job", "instance", "source", "requested", "hz",
      "collector", "view"});
+
+// The keys each map of the configuration takes (daemon_config_keys() lists them all).
+constexpr auto kTopKeys = std::to_array<std::string_view>(
+    {"listen", "web", "control", "data_dir", "log_level", "loadgen_executables", "targets", "runs",
+     "matrix_plans", "results"});
+constexpr auto kWebKeys = std::to_array<std::string_view>({"basic_auth_users", "insecure"});
+constexpr auto kControlKeys =
+    std::to_array<std::string_view>({"max_connections", "request_timeout"});
+constexpr auto kResultsKeys = std::to_array<std::string_view>({"dsn"});
+constexpr auto kTargetKeys = std::to_array<std::string_view>(
+    {"name", "dsn", "hz", "source", "pg_wait_sampling_poll_ms", "labels", "local", "cpu_profile"});
+constexpr auto kRunKeys =
+    std::to_array<std::string_view>({"target", "workload", "label", "pgbench_args", "interval"});
 
 // Prometheus label names: [a-zA-Z_][a-zA-Z0-9_]*.
 bool is_label_name(std::string_view text) {
@@ -101,7 +116,7 @@ WebConfig read_web(const Document& doc, const Value& value) {
     doc.fail(value.node.Mark(),
              fmt::format("{} must be a map, not {}", quote(value.name), kind_name(value.node)));
   }
-  const MapReader reader(doc, value.node, {"basic_auth_users", "insecure"});
+  const MapReader reader(doc, value.node, kWebKeys);
   WebConfig web;
   if (const Value* users = reader.find("basic_auth_users")) {
     for (const Value& user : read_map(doc, *users)) {
@@ -124,7 +139,7 @@ ResultsConfig read_results(const Document& doc, const Value& value) {
     doc.fail(value.node.Mark(),
              fmt::format("{} must be a map, not {}", quote(value.name), kind_name(value.node)));
   }
-  const MapReader reader(doc, value.node, {"dsn"});
+  const MapReader reader(doc, value.node, kResultsKeys);
   ResultsConfig results;
   if (const Value* dsn = reader.find("dsn")) results.dsn = read_string(doc, *dsn, Empty::kRejected);
   return results;
@@ -135,7 +150,7 @@ ControlConfig read_control(const Document& doc, const Value& value) {
     doc.fail(value.node.Mark(),
              fmt::format("{} must be a map, not {}", quote(value.name), kind_name(value.node)));
   }
-  const MapReader reader(doc, value.node, {"max_connections", "request_timeout"});
+  const MapReader reader(doc, value.node, kControlKeys);
   ControlConfig control;
   if (const Value* max = reader.find("max_connections")) {
     control.max_connections = static_cast<int>(read_integer(doc, *max, 1, 1000));
@@ -148,9 +163,7 @@ ControlConfig read_control(const Document& doc, const Value& value) {
 
 TargetConfig read_target(const Document& doc, const Value& item, std::size_t target_count,
                          std::set<std::string, std::less<>>& names) {
-  const MapReader reader(doc, item.node,
-                         {"name", "dsn", "hz", "source", "pg_wait_sampling_poll_ms", "labels",
-                          "local", "cpu_profile"});
+  const MapReader reader(doc, item.node, kTargetKeys);
   // A default constructed TargetConfig holds every default: one place for them.
   TargetConfig target;
   if (const Value* name = reader.find("name")) {
@@ -196,8 +209,7 @@ TargetConfig read_target(const Document& doc, const Value& item, std::size_t tar
 
 RunConfig read_run(const Document& doc, const Value& item,
                    const std::vector<TargetConfig>& targets) {
-  const MapReader reader(doc, item.node,
-                         {"target", "workload", "label", "pgbench_args", "interval"});
+  const MapReader reader(doc, item.node, kRunKeys);
   RunConfig run;
   if (const Value* target = reader.find("target")) {
     run.target = read_string(doc, *target, Empty::kRejected);
@@ -254,11 +266,19 @@ void check_listen_protected(std::string_view listen, const WebConfig& web) {
                   listen));
 }
 
+std::vector<std::string_view> daemon_config_keys() {
+  std::vector<std::string_view> keys;
+  const std::span<const std::string_view> maps[] = {kTopKeys,     kWebKeys,    kControlKeys,
+                                                    kResultsKeys, kTargetKeys, kRunKeys};
+  for (const auto map : maps) {
+    keys.insert(keys.end(), map.begin(), map.end());
+  }
+  return keys;
+}
+
 ValidatedConfig parse_config(std::string_view yaml_text, std::string_view file_name) {
   const Document doc(file_name, "configuration");
-  const MapReader reader(doc, doc.load(yaml_text),
-                         {"listen", "web", "control", "data_dir", "log_level",
-                          "loadgen_executables", "targets", "runs", "matrix_plans", "results"});
+  const MapReader reader(doc, doc.load(yaml_text), kTopKeys);
   ValidatedConfig config;
   const Value* listen = reader.find("listen");
   if (listen) config.listen = read_listen(doc, *listen);

@@ -159,7 +159,7 @@ std::vector<Value> map_entries(const Document& doc, const YAML::Node& map) {
 }
 
 MapReader::MapReader(const Document& doc, const YAML::Node& map,
-                     std::initializer_list<std::string_view> keys)
+                     std::span<const std::string_view> keys)
     : mark_(map.IsNull() ? YAML::Mark() : map.Mark()), entries_(map_entries(doc, map)) {
   for (const Value& entry : entries_) {
     if (std::find(keys.begin(), keys.end(), entry.name) == keys.end()) {

@@ -56,7 +56,9 @@ class Document {
 class MapReader {
  public:
   MapReader(const Document& doc, const YAML::Node& map,
-            std::initializer_list<std::string_view> keys);
+            std::initializer_list<std::string_view> keys)
+      : MapReader(doc, map, std::span<const std::string_view>(keys.begin(), keys.size())) {}
+  MapReader(const Document& doc, const YAML::Node& map, std::span<const std::string_view> keys);
   const Value* find(std::string_view key) const;
   // Where "missing required key" points: the map's first key.
   const YAML::Mark& mark() const { return mark_; }

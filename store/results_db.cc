@@ -2,11 +2,13 @@
 #include "store/results_db.h"
 
 #include <fmt/format.h>
+#include <sys/utsname.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "base/json_text.h"
+#include "store/run_id.h"
 #include "store/run_index.h"
 
 namespace pgwaitprof::store {
@@ -50,14 +52,17 @@ nlohmann::json timeline_of(const model::Run& run) {
   return rows;
 }
 
+// A run already there is replaced only from its origin (RunOrigin): no row comes back
+// otherwise. A run of schema 1 has no directory yet: its first push from its host records it.
 constexpr const char* kUpsertRun = R"sql(
 INSERT INTO pgwaitprof.runs (run_id, host, label, status, error, workload, variant, clients,
   started_at, ended_at, duration_s, tps, tps_ci95, latency_ms, aas, top_wait, class_aas,
-  server_version, server_version_num, kernel, settings, environment, report)
+  server_version, server_version_num, kernel, settings, environment, report, origin_host,
+  origin_dir, summary, summary_version)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::integer, NULLIF($9, '')::timestamptz,
   NULLIF($10, '')::timestamptz, $11::float8, NULLIF($12, '')::float8, NULLIF($13, '')::float8,
   NULLIF($14, '')::float8, $15::float8, $16, $17::jsonb, $18, $19::integer, $20, $21::jsonb,
-  $22::jsonb, $23::jsonb)
+  $22::jsonb, $23::jsonb, $24, $25, $26::jsonb, $27::integer)
 ON CONFLICT (run_id) DO UPDATE SET host = EXCLUDED.host, label = EXCLUDED.label,
   status = EXCLUDED.status, error = EXCLUDED.error, workload = EXCLUDED.workload,
   variant = EXCLUDED.variant, clients = EXCLUDED.clients, started_at = EXCLUDED.started_at,
@@ -66,7 +71,11 @@ ON CONFLICT (run_id) DO UPDATE SET host = EXCLUDED.host, label = EXCLUDED.label,
   top_wait = EXCLUDED.top_wait, class_aas = EXCLUDED.class_aas,
   server_version = EXCLUDED.server_version, server_version_num = EXCLUDED.server_version_num,
   kernel = EXCLUDED.kernel, settings = EXCLUDED.settings, environment = EXCLUDED.environment,
-  report = EXCLUDED.report, uploaded_at = now()
+  report = EXCLUDED.report, origin_dir = EXCLUDED.origin_dir, summary = EXCLUDED.summary,
+  summary_version = EXCLUDED.summary_version, uploaded_at = now()
+WHERE runs.origin_host = EXCLUDED.origin_host
+  AND (runs.origin_dir IS NULL OR runs.origin_dir = EXCLUDED.origin_dir)
+RETURNING run_id
 )sql";
 
 constexpr const char* kInsertWaits = R"sql(
@@ -84,8 +93,10 @@ FROM jsonb_to_recordset($2::jsonb) AS t(start_s float8, duration_s float8, tps f
 )sql";
 
 std::vector<std::string> run_params(const model::Run& run, const RunSummary& summary,
-                                    const std::string& text) {
+                                    const std::string& text, const RunOrigin& origin) {
   const auto report = nlohmann::json::parse(text);
+  auto stored = to_json(summary);
+  stored.erase("report_mtime_ns");
   return {run.id,
           summary.host,
           run.label,
@@ -108,7 +119,16 @@ std::vector<std::string> run_params(const model::Run& run, const RunSummary& sum
           summary.kernel,
           base::json_text(nlohmann::json(summary.settings)),
           base::json_text(report.at("environment")),
-          text};
+          text,
+          origin.host,
+          origin.dir.string(),
+          base::json_text(stored),
+          std::to_string(kSummaryVersion)};
+}
+
+// "HOST:DIR" of an origin as the refusal names it, whole, control characters written out.
+std::string origin_text(const std::string& host, const std::string& dir) {
+  return fmt::format("{:?}", dir.empty() ? host : host + ":" + dir);
 }
 
 }  // namespace
@@ -218,13 +238,26 @@ base::Expected<int> ResultsDb::migrate() {
   return applied;
 }
 
-base::Status ResultsDb::upload(const model::Run& run, const std::string& report_json,
-                               const std::string& matrix) {
-  const auto summary = summarize(run, "");
-  const auto id = run.id;
+RunOrigin origin_of(const std::filesystem::path& run_dir) {
+  utsname name{};
+  return {uname(&name) == 0 ? name.nodename : "",
+          std::filesystem::absolute(run_dir).lexically_normal()};
+}
+
+std::optional<UploadError> ResultsDb::upload(const model::Run& run, const std::string& report_json,
+                                             const RunOrigin& origin) {
+  const auto& id = run.id;
+  if (auto invalid = check_run_id(id, origin.dir)) return UploadError{invalid->message, true};
+  const auto summary = summarize(run, origin.dir);
+  const auto failed = [&](const base::Error& error) {
+    rollback();
+    return UploadError{fmt::format("could not upload run {}: {}", id, error.message), false};
+  };
+  if (auto begun = exec("BEGIN"); !begun) return failed(begun.error());
+  auto upserted = exec(kUpsertRun, run_params(run, summary, report_json, origin));
+  if (!upserted) return failed(upserted.error());
+  if (PQntuples(upserted->get()) == 0) return refuse_other_origin(id, origin);
   const std::vector<std::pair<const char*, std::vector<std::string>>> statements = {
-      {"BEGIN", {}},
-      {kUpsertRun, run_params(run, summary, report_json)},
       {"DELETE FROM pgwaitprof.run_waits WHERE run_id = $1", {id}},
       {kInsertWaits, {id, base::json_text(waits_of(run))}},
       {"DELETE FROM pgwaitprof.run_timeline WHERE run_id = $1", {id}},
@@ -232,15 +265,30 @@ base::Status ResultsDb::upload(const model::Run& run, const std::string& report_
       {"INSERT INTO pgwaitprof.matrix_runs SELECT $1, $2, $3, $4::integer WHERE $1 <> '' "
        "ON CONFLICT (matrix, run_id) DO UPDATE SET variant = EXCLUDED.variant, "
        "repeat = EXCLUDED.repeat",
-       {matrix, id, run.variant, std::to_string(run.repeat)}},
+       {summary.matrix, id, run.variant, std::to_string(run.repeat)}},
       {"COMMIT", {}}};
   for (const auto& [sql, params] : statements) {
-    if (auto done = exec(sql, params); !done) {
-      rollback();
-      return base::Error{fmt::format("could not upload run {}: {}", id, done.error().message)};
-    }
+    if (auto done = exec(sql, params); !done) return failed(done.error());
   }
   return std::nullopt;
+}
+
+UploadError ResultsDb::refuse_other_origin(const std::string& id, const RunOrigin& origin) {
+  auto holder = exec(
+      "SELECT origin_host, coalesce(origin_dir, '') FROM pgwaitprof.runs WHERE run_id = $1", {id});
+  rollback();
+  if (!holder || PQntuples(holder->get()) == 0) {
+    return UploadError{
+        fmt::format("could not upload run {}: {}", id,
+                    holder ? "it changed while it was uploaded" : holder.error().message),
+        false};
+  }
+  return UploadError{
+      fmt::format("run {} from {} not uploaded: the results database holds run {} pushed from {}",
+                  id, origin_text(origin.host, origin.dir.string()), id,
+                  origin_text(collectors::cell(holder->get(), 0, 0),
+                              collectors::cell(holder->get(), 0, 1))),
+      true};
 }
 
 }  // namespace pgwaitprof::store

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -21,48 +22,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The stored summary, or the report where it is of another version (schema 1 stored none).
 constexpr const char* kList = R"sql(
-SELECT run_id, host, label, status, error, workload, variant, clients,
-  report ->> 'started_at', duration_s, tps,
-  tps_ci95, latency_ms, aas, top_wait, class_aas, server_version, server_version_num, kernel,
-  settings, coalesce((SELECT string_agg(matrix, ',') FROM pgwaitprof.matrix_runs m
-                      WHERE m.run_id = r.run_id), ''),
-  coalesce(report -> 'tags', '{}')
-FROM pgwaitprof.runs r ORDER BY started_at DESC NULLS LAST, run_id DESC
+SELECT summary::text, CASE WHEN summary_version = $1::integer THEN NULL ELSE report::text END,
+  coalesce(origin_dir, ''), coalesce((SELECT string_agg(matrix, ',' ORDER BY matrix)
+                                      FROM pgwaitprof.matrix_runs m WHERE m.run_id = r.run_id), '')
+FROM pgwaitprof.runs r
 )sql";
-
-double number_cell(const PGresult* result, int row, int column) {
-  const auto text = collectors::cell(result, row, column);
-  return text.empty() ? std::numeric_limits<double>::quiet_NaN() : std::stod(text);
-}
 
 RunSummary summary_of_row(const PGresult* result, int row) {
   using collectors::cell;
-  RunSummary s;
-  s.id = cell(result, row, 0);
-  s.host = cell(result, row, 1);
-  s.label = cell(result, row, 2);
-  s.status = cell(result, row, 3);
-  s.error = cell(result, row, 4);
-  s.workload = cell(result, row, 5);
-  s.variant = cell(result, row, 6);
-  s.clients = std::stoi(cell(result, row, 7));
-  s.started_at = cell(result, row, 8);
-  s.duration_s = number_cell(result, row, 9);
-  s.tps = number_cell(result, row, 10);
-  s.tps_half_width = number_cell(result, row, 11);
-  s.latency_ms = number_cell(result, row, 12);
-  s.aas = number_cell(result, row, 13);
-  s.top_wait = cell(result, row, 14);
-  s.class_aas = nlohmann::json::parse(cell(result, row, 15)).get<std::map<std::string, double>>();
-  s.server_version = cell(result, row, 16);
-  s.server_version_num = std::stoi(cell(result, row, 17));
-  s.kernel = cell(result, row, 18);
-  s.settings =
-      nlohmann::json::parse(cell(result, row, 19)).get<std::map<std::string, std::string>>();
-  s.matrix = cell(result, row, 20);
-  s.tags = nlohmann::json::parse(cell(result, row, 21)).get<std::map<std::string, std::string>>();
-  return s;
+  RunSummary summary =
+      PQgetisnull(result, row, 1)
+          ? summary_from_json(nlohmann::json::parse(cell(result, row, 0)))
+          : summarize(model::run_from_json(nlohmann::json::parse(cell(result, row, 1))),
+                      cell(result, row, 2));
+  // A run of schema 1 has no directory to tell its matrix by: matrix_runs does.
+  if (summary.matrix.empty()) summary.matrix = cell(result, row, 3);
+  return summary;
 }
 
 fs::path queue_dir(const fs::path& data_dir) { return data_dir / "results-pending"; }
@@ -101,14 +78,31 @@ class QueueLock {
 }  // namespace
 
 base::Expected<std::vector<RunSummary>> ResultsDb::list(const RunFilter& filter) {
-  auto result = exec(kList);
+  auto result = exec(kList, {std::to_string(kSummaryVersion)});
   if (!result) return result.error();
   std::vector<RunSummary> runs;
   for (int row = 0; row < PQntuples(result->get()); ++row) {
-    auto summary = summary_of_row(result->get(), row);
+    RunSummary summary;
+    try {
+      summary = summary_of_row(result->get(), row);
+    } catch (const std::exception& error) {
+      return base::Error{
+          fmt::format("could not read a run of the results database: {}", error.what())};
+    }
     if (filter.matches(summary)) runs.push_back(std::move(summary));
   }
+  std::sort(runs.begin(), runs.end(), newer_first);
   return runs;
+}
+
+base::Expected<std::set<std::string>> ResultsDb::run_ids() {
+  auto result = exec("SELECT run_id FROM pgwaitprof.runs");
+  if (!result) return result.error();
+  std::set<std::string> ids;
+  for (int row = 0; row < PQntuples(result->get()); ++row) {
+    ids.insert(collectors::cell(result->get(), row, 0));
+  }
+  return ids;
 }
 
 base::Expected<model::Run> ResultsDb::report(const std::string& run_id) {
@@ -132,19 +126,18 @@ base::Status queue_upload(const fs::path& data_dir, const fs::path& run_dir) {
                                       fs::absolute(run_dir).lexically_normal().string() + "\n");
 }
 
-PushResult push_pending(const fs::path& data_dir, const std::string& dsn, RenderRun report_json) {
+namespace {
+
+PushResult failed_push(std::string error) {
   PushResult result;
+  result.error = std::move(error);
+  return result;
+}
+
+// The queue's entries, oldest name first.
+std::vector<fs::path> queued_entries(const fs::path& data_dir) {
   std::vector<fs::path> queued;
   std::error_code error;
-  if (!fs::is_directory(queue_dir(data_dir), error)) return result;
-  // One push of a queue at a time (two `results push`, or one beside the daemon's): the second
-  // waits, then finds what the first left. Without it both took the same entries, and the one
-  // that came second read a removed entry as the run directory "".
-  auto lock = QueueLock::take(data_dir);
-  if (!lock) {
-    result.error = lock.error().message;
-    return result;
-  }
   for (fs::directory_iterator it(queue_dir(data_dir), error), end; !error && it != end;
        it.increment(error)) {
     if (it->is_regular_file() && it->path().filename().string().front() != '.') {
@@ -152,14 +145,33 @@ PushResult push_pending(const fs::path& data_dir, const std::string& dsn, Render
     }
   }
   std::sort(queued.begin(), queued.end());
+  return queued;
+}
+
+// Connected and migrated, as every push is.
+base::Expected<ResultsDb> connect_migrated(const std::string& dsn) {
+  auto db = ResultsDb::connect(dsn);
+  if (!db) return db.error();
+  if (auto migrated = db->migrate(); !migrated) return migrated.error();
+  return db;
+}
+
+// Pushes the queue; the caller holds its lock. `db` is connected when the queue is not empty.
+PushResult push_locked(const fs::path& data_dir, const std::string& dsn, RenderRun report_json,
+                       std::optional<ResultsDb> db = std::nullopt) {
+  PushResult result;
+  const auto queued = queued_entries(data_dir);
   result.pending = queued.size();
   if (queued.empty()) return result;
-  auto db = ResultsDb::connect(dsn);
-  auto migrated = db ? db->migrate() : base::Expected<int>(db.error());
-  if (!migrated) {
-    result.error = migrated.error().message;
-    return result;
+  if (!db) {
+    auto connected = connect_migrated(dsn);
+    if (!connected) {
+      result.error = connected.error().message;
+      return result;
+    }
+    db.emplace(std::move(*connected));
   }
+  std::error_code error;
   for (const auto& entry : queued) {
     std::ifstream file(entry);
     if (!file) {  // taken by a push that does not lock (an older pgwaitprof)
@@ -176,40 +188,60 @@ PushResult push_pending(const fs::path& data_dir, const std::string& dsn, Render
       continue;
     }
     // report.json itself (with the summary figures the renderer adds), not only the model's.
-    if (auto failed = db->upload(*run, report_json(*run), matrix_of_dir(dir))) {
-      if (result.error.empty()) result.error = failed->message;
-      return result;
+    if (auto failed = db->upload(*run, report_json(*run), origin_of(dir))) {
+      if (!failed->refused) {
+        if (result.error.empty()) result.error = failed->message;
+        return result;
+      }
+      result.refused.push_back(failed->message);  // it never will be uploaded: not kept queued
+    } else {
+      ++result.uploaded;
     }
     fs::remove(entry, error);
     --result.pending;
-    ++result.uploaded;
   }
   return result;
+}
+
+}  // namespace
+
+PushResult push_pending(const fs::path& data_dir, const std::string& dsn, RenderRun report_json) {
+  std::error_code error;
+  if (!fs::is_directory(queue_dir(data_dir), error)) return {};
+  // One push of a queue at a time (two `results push`, or one beside the daemon's): the second
+  // waits, then finds what the first left. Without it both took the same entries, and the one
+  // that came second read a removed entry as the run directory "".
+  auto lock = QueueLock::take(data_dir);
+  if (!lock) return failed_push(lock.error().message);
+  return push_locked(data_dir, dsn, report_json);
 }
 
 PushResult upload_runs(const fs::path& data_dir, const std::vector<fs::path>& run_dirs,
                        const std::string& dsn, RenderRun report_json) {
   for (const auto& dir : run_dirs) {
     if (!fs::exists(dir / "report.json")) continue;
-    if (auto failed = queue_upload(data_dir, dir)) return {0, 0, failed->message};
+    if (auto failed = queue_upload(data_dir, dir)) return failed_push(failed->message);
   }
   return push_pending(data_dir, dsn, report_json);
 }
 
 PushResult backfill(const fs::path& data_dir, const std::string& dsn, RenderRun report_json) {
-  auto db = ResultsDb::connect(dsn);
-  auto migrated = db ? db->migrate() : base::Expected<int>(db.error());
-  if (!migrated) return {0, 0, migrated.error().message};
-  auto uploaded = db->list(RunFilter{});
-  if (!uploaded) return {0, 0, uploaded.error().message};
-  std::set<std::string> known;
-  for (const auto& run : *uploaded) known.insert(run.id);
+  auto db = connect_migrated(dsn);
+  if (!db) return failed_push(db.error().message);
+  std::error_code error;
+  if (!fs::is_directory(data_dir, error)) return {};  // no history, no queue
+  // The lock before the database is asked what it holds: a push that ran between the question
+  // and the queueing had uploaded runs this one then queued again (39 runs uploaded twice).
+  auto lock = QueueLock::take(data_dir);
+  if (!lock) return failed_push(lock.error().message);
+  auto known = db->run_ids();
+  if (!known) return failed_push(known.error().message);
   for (const auto& run : load_history(data_dir)) {
-    if (known.count(run.id) == 0) {
-      if (auto failed = queue_upload(data_dir, run.dir)) return {0, 0, failed->message};
+    if (known->count(run.id) == 0) {
+      if (auto failed = queue_upload(data_dir, run.dir)) return failed_push(failed->message);
     }
   }
-  return push_pending(data_dir, dsn, report_json);
+  return push_locked(data_dir, dsn, report_json, std::move(*db));
 }
 
 }  // namespace pgwaitprof::store

@@ -63,6 +63,14 @@ CREATE TABLE pgwaitprof.matrix_runs (
   PRIMARY KEY (matrix, run_id)
 );
 )sql"},
+      {2, "each run's origin (host and directory) and its summary", R"sql(
+ALTER TABLE pgwaitprof.runs ADD COLUMN origin_host text, ADD COLUMN origin_dir text,
+  ADD COLUMN summary jsonb, ADD COLUMN summary_version integer NOT NULL DEFAULT 0;
+-- Runs pushed before: their origin host is the one their report names; the first push of the
+-- run from that host records its directory.
+UPDATE pgwaitprof.runs SET origin_host = host;
+ALTER TABLE pgwaitprof.runs ALTER COLUMN origin_host SET NOT NULL;
+)sql"},
   };
   return all;
 }

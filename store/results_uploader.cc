@@ -55,6 +55,7 @@ void ResultsUploader::on_pushed(const PushResult& result) {
   if (stopped_) return;
   if (result.uploaded > 0)
     log()->info("uploaded runs={} pending={}", result.uploaded, result.pending);
+  for (const auto& refused : result.refused) log()->error("{}", refused);
   if (result.error.empty() || result.pending == 0) {
     backoff_ = kFirstBackoff;
     if (std::exchange(again_, false)) push();

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <map>
 #include <regex>
+#include <string_view>
 
 #include "config/numbers.h"
 
@@ -33,8 +34,11 @@ bool has_setting(const RunSummary& run, const std::pair<std::string, std::string
   return false;
 }
 
-base::Error bad_value(const std::string& option, const std::string& text) {
-  return base::Error{fmt::format("invalid value for {}: \"{}\"", option, text)};
+base::Error bad_value(const std::string& option, const std::string& text,
+                      std::string_view why = "") {
+  return base::Error{why.empty()
+                         ? fmt::format("invalid value for {}: \"{}\"", option, text)
+                         : fmt::format("invalid value for {}: \"{}\" ({})", option, text, why)};
 }
 
 }  // namespace
@@ -90,11 +94,22 @@ base::Expected<std::string> parse_time_bound(const std::string& option, const st
                        fmt::gmtime(std::chrono::system_clock::to_time_t(now - *age)));
   }
   static const std::regex pattern(
-      R"((\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(:\d{2})?(?:\.\d+)?Z?)?)");
+      R"((\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?Z?)?)");
   std::smatch match;
   if (!std::regex_match(text, match, pattern)) return bad_value(option, text);
-  if (!match[2].matched) return match[1].str() + (end_of_day ? "T23:59:59" : "T00:00:00");
-  return match[1].str() + "T" + match[2].str() + (match[3].matched ? match[3].str() : ":00");
+  const auto field = [&](int index) { return std::stoi(match[index].str()); };
+  const std::chrono::year_month_day date{std::chrono::year(field(1)),
+                                         std::chrono::month(static_cast<unsigned>(field(2))),
+                                         std::chrono::day(static_cast<unsigned>(field(3)))};
+  // "2026-13-45" and "2026-02-31" are no dates, "25:99" no time: never a bound silently.
+  if (!date.ok()) return bad_value(option, text, "no such date");
+  const std::string day = text.substr(0, 10);
+  if (!match[4].matched) return day + (end_of_day ? "T23:59:59" : "T00:00:00");
+  if (field(4) > 23 || field(5) > 59 || (match[6].matched && field(6) > 59)) {
+    return bad_value(option, text, "no such time of day");
+  }
+  return fmt::format("{}T{}:{}:{}", day, match[4].str(), match[5].str(),
+                     match[6].matched ? match[6].str() : "00");
 }
 
 base::Expected<std::pair<std::string, std::string>> parse_setting(const std::string& text) {

@@ -16,9 +16,8 @@
 namespace pgwaitprof::store {
 namespace {
 
-// 2: tps_half_width only where the report states one; 3: wait_shares and command; 4:
-// whole_run_tps.
-constexpr int kIndexVersion = 4;
+// The index is rebuilt from the reports when its summaries are of another version.
+constexpr int kIndexVersion = kSummaryVersion;
 
 void add_children(const std::filesystem::path& parent, std::vector<std::filesystem::path>& dirs) {
   std::error_code error;
@@ -51,11 +50,6 @@ std::unordered_map<std::string, RunSummary> read_index(const std::filesystem::pa
     entries.clear();  // rebuilt from the reports
   }
   return entries;
-}
-
-bool newer_first(const RunSummary& a, const RunSummary& b) {
-  if (a.started_at != b.started_at) return a.started_at > b.started_at;
-  return a.id > b.id;
 }
 
 }  // namespace

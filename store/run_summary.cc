@@ -40,6 +40,11 @@ std::string short_server_version(const std::string& version) {
   return version.substr(0, version.find(' ', first + 1));
 }
 
+bool newer_first(const RunSummary& a, const RunSummary& b) {
+  if (a.started_at != b.started_at) return a.started_at > b.started_at;
+  return a.id > b.id;
+}
+
 std::string matrix_of_dir(const std::filesystem::path& run_dir) {
   const auto parent = run_dir.lexically_normal().parent_path();
   if (parent.filename() == "runs" && parent.parent_path().parent_path().filename() == "matrix") {

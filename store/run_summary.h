@@ -48,6 +48,16 @@ struct RunSummary {
   long long report_mtime_ns = 0;                // of report.json, to find stale index entries
 };
 
+// The version of the summary's fields and of how summarize() computes them, kept beside each
+// stored summary (the index, the results database): one of another version is made again from
+// its report. 2: tps_half_width only where the report states one; 3: wait_shares and command;
+// 4: whole_run_tps.
+inline constexpr int kSummaryVersion = 4;
+
+// The history's order, the data directory's and the results database's alike: newest first
+// (by started_at, then id).
+bool newer_first(const RunSummary& a, const RunSummary& b);
+
 // The matrix directory's name of a run directory <data_dir>/matrix/NAME/runs/ID, else "".
 std::string matrix_of_dir(const std::filesystem::path& run_dir);
 

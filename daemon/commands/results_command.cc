@@ -20,9 +20,11 @@ constexpr int kExitUsage = 2;
 int report_push(const store::PushResult& result) {
   std::cout << fmt::format("uploaded {} run{}, {} pending\n", result.uploaded,
                            result.uploaded == 1 ? "" : "s", result.pending);
+  for (const auto& refused : result.refused) std::cerr << "pgwaitprof: " << refused << '\n';
   if (!result.error.empty()) std::cerr << "pgwaitprof: " << result.error << '\n';
-  // A queued run that could not be read was dropped from the queue: that needs a look too.
-  return result.pending == 0 && result.error.empty() ? 0 : kExitFailure;
+  // A queued run that could not be read, or that the database refused, was dropped from the
+  // queue: that needs a look too.
+  return result.pending == 0 && result.error.empty() && result.refused.empty() ? 0 : kExitFailure;
 }
 
 }  // namespace
@@ -79,6 +81,9 @@ void upload_after(const std::filesystem::path& data_dir,
   const auto dsn = results_dsn(dsn_option);
   if (!dsn || run_dirs.empty()) return;
   const auto result = store::upload_runs(data_dir, run_dirs, *dsn, &exporters::render_json);
+  for (const auto& refused : result.refused) {
+    std::cerr << "pgwaitprof: warning: " << refused << '\n';
+  }
   if (result.error.empty()) {
     std::cerr << fmt::format("pgwaitprof: uploaded {} run{} to the results database\n",
                              result.uploaded, result.uploaded == 1 ? "" : "s");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/daemon_config.h"
+#include "config/daemon_config_keys.h"
 #include "config/matrix_plan.h"
 #include "tests/config/config_fixture.h"
 
@@ -232,6 +233,8 @@ TEST(ConfigExample, DaemonExampleParses) {
   // Runs replace pgbench tables: an example copied as-is must not start one.
   EXPECT_TRUE(config.runs.empty());
   EXPECT_TRUE(config.matrix_plans.empty());
+  EXPECT_EQ(config.results.dsn, "");  // no upload as shipped
+  EXPECT_EQ(config.targets[0].local, LocalMode::kAuto);
 }
 
 TEST(MatrixExample, MatrixExampleParses) {
@@ -245,35 +248,14 @@ TEST(MatrixExample, MatrixExampleParses) {
   EXPECT_EQ(plan.variants[1].settings.at("commit_delay"), "10");
 }
 
-// Documentation that misses a key rots silently; the parser's keys are listed here once more.
+// Documentation that misses a key rots silently: the example shows every key the parser takes.
 TEST(ConfigExample, ExamplesDocumentEveryKey) {
   const std::string daemon = read_text(kSourceDir / "config/pgwaitprof.example.yaml");
-  for (const std::string key : {"listen",
-                                "data_dir",
-                                "log_level",
-                                "loadgen_executables",
-                                "targets",
-                                "name",
-                                "dsn",
-                                "hz",
-                                "source",
-                                "pg_wait_sampling_poll_ms",
-                                "labels",
-                                "cpu_profile",
-                                "runs",
-                                "target",
-                                "workload",
-                                "label",
-                                "pgbench_args",
-                                "interval",
-                                "matrix_plans",
-                                "web",
-                                "basic_auth_users",
-                                "insecure",
-                                "control",
-                                "max_connections",
-                                "request_timeout"}) {
-    EXPECT_NE(daemon.find(key + ":"), std::string::npos) << key;
+  // Every key the parser takes, of every map: "results" and a target's "local" were missing.
+  const auto keys = daemon_config_keys();
+  EXPECT_GE(keys.size(), 28u);
+  for (const auto key : keys) {
+    EXPECT_NE(daemon.find(std::string(key) + ":"), std::string::npos) << key;
   }
   const std::string matrix = read_text(kSourceDir / "config/matrix.example.yaml");
   for (const std::string key :
@@ -282,20 +264,30 @@ TEST(ConfigExample, ExamplesDocumentEveryKey) {
         "max_clients", "cpu_profile"}) {
     EXPECT_NE(matrix.find(key + ":"), std::string::npos) << key;
   }
-  // Every commented-out key must be a real one: the example runs block, uncommented, parses.
-  std::string runs_block;
-  std::istringstream lines(daemon);
-  bool in_block = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line == "#   runs:") in_block = true;
-    if (in_block && !line.starts_with("#   ")) break;
-    if (in_block) runs_block += line.substr(4) + "\n";
-  }
+  // Every commented-out key must be a real one: the example runs and results blocks,
+  // uncommented, parse.
+  const auto commented_block = [&](const std::string& first_line) {
+    std::string block;
+    std::istringstream lines(daemon);
+    bool in_block = false;
+    for (std::string line; std::getline(lines, line);) {
+      if (line == first_line) in_block = true;
+      if (in_block && !line.starts_with("#   ")) break;
+      if (in_block) block += line.substr(4) + "\n";
+    }
+    return block;
+  };
+  const auto runs_block = commented_block("#   runs:");
   ASSERT_FALSE(runs_block.empty());
   const ValidatedConfig with_runs =
       parse_config("targets:\n  - name: local\n" + runs_block, "runs-example.yaml");
   ASSERT_EQ(with_runs.runs.size(), 1u);
   EXPECT_EQ(with_runs.runs[0].workload, "select-only");
+  const auto results_block = commented_block("#   results:");
+  ASSERT_FALSE(results_block.empty());
+  EXPECT_EQ(parse_config("targets:\n  - name: local\n" + results_block, "results-example.yaml")
+                .results.dsn,
+            "host=results.example.com dbname=pgwaitprof user=bench");
 }
 
 // ---- jobs_for: the -j that pgbench gets ----

@@ -50,6 +50,35 @@ TEST(ExplainCommand, OldAndNewNamesAndUnknownOnes) {
       << unknown.output;
 }
 
+// `--since 2026-13-45`, `2026-02-31` and `T25:99` were taken as bounds and compared as text:
+// runs and trend refuse a day or a time of day that does not exist, in one line, exit 2.
+TEST(HistoryFilters, DatesAndTimesThatDoNotExistAreRefused) {
+  const auto data = temp_dir("cli-dates");
+  for (const char* command : {"runs", "trend"}) {
+    for (const char* option : {"--since", "--until"}) {
+      for (const auto& [value, why] : std::vector<std::pair<std::string, std::string>>{
+               {"2026-13-45", "no such date"},
+               {"2026-02-31", "no such date"},
+               {"2026-11-30T25:99", "no such time of day"}}) {
+        const auto refused = engine::run_command(
+            {pgwaitprof_binary(), command, "--data-dir", data.string(), option, value});
+        EXPECT_EQ(refused.exit_code, 2) << command << " " << option << " " << value;
+        EXPECT_EQ(refused.output, fmt::format("pgwaitprof: invalid value for {}: \"{}\" ({})\n",
+                                              option, value, why));
+      }
+      const auto bare_time = engine::run_command(
+          {pgwaitprof_binary(), command, "--data-dir", data.string(), option, "T25:99"});
+      EXPECT_EQ(bare_time.exit_code, 2);
+      EXPECT_EQ(bare_time.output,
+                fmt::format("pgwaitprof: invalid value for {}: \"T25:99\"\n", option));
+    }
+  }
+  const auto fine = engine::run_command(
+      {pgwaitprof_binary(), "runs", "--data-dir", data.string(), "--since", "2024-02-29"});
+  EXPECT_EQ(fine.exit_code, 0) << fine.output;
+  std::filesystem::remove_all(data);
+}
+
 // Issue 23, items 6 and 7 through the binary: a saved run whose label, statement, lock
 // blocker, warning and load generator output hold an escape sequence, HTML and Markdown
 // syntax, printed by report, runs and trend in their terminal and Markdown formats.

@@ -191,9 +191,9 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
   const auto dsn = results_dsn(database);
   auto migrated = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
   ASSERT_EQ(migrated.exit_code, 0) << migrated.output;
-  EXPECT_EQ(migrated.output, "schema pgwaitprof at version 1 (1 migration applied)\n");
+  EXPECT_EQ(migrated.output, "schema pgwaitprof at version 2 (2 migrations applied)\n");
   auto again = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
-  EXPECT_EQ(again.output, "schema pgwaitprof at version 1 (0 migrations applied)\n");
+  EXPECT_EQ(again.output, "schema pgwaitprof at version 2 (0 migrations applied)\n");
 
   const auto data = temp_dir("results-upload");
   auto run = pgwaitprof({"run", test_conninfo(), "--no-daemon", "--label", "uploaded", "--data-dir",
@@ -241,7 +241,7 @@ TEST_F(ResultsTest, RunMadeWhileTheDatabaseIsMissingIsUploadedWhenItIsBack) {
   fs::remove_all(data);
 }
 
-// A database that a newer pgwaitprof migrated (version 2 here, with a column this one does not
+// A database that a newer pgwaitprof migrated (version 3 here, with a column this one does not
 // fill) is refused with one line by migrate and by push, before anything is written: the run
 // stays queued for the newer pgwaitprof.
 TEST_F(ResultsTest, NewerSchemaIsRefusedWithOneLine) {
@@ -252,12 +252,12 @@ TEST_F(ResultsTest, NewerSchemaIsRefusedWithOneLine) {
   ASSERT_EQ(psql_in(database,
                     "ALTER TABLE pgwaitprof.runs ADD COLUMN cost double precision NOT NULL; "
                     "INSERT INTO pgwaitprof.schema_migrations (version, description) "
-                    "VALUES (2, 'from a newer pgwaitprof')")
+                    "VALUES (3, 'from a newer pgwaitprof')")
                 .exit_code,
             0);
   const std::string refusal = fmt::format(
-      "pgwaitprof: results database \"{}:{}/{}\" has schema version 2, newer than "
-      "this pgwaitprof's 1: upgrade pgwaitprof\n",
+      "pgwaitprof: results database \"{}:{}/{}\" has schema version 3, newer than "
+      "this pgwaitprof's 2: upgrade pgwaitprof\n",
       env("PGHOST"), env("PGPORT"), database);
   auto migrated = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
   EXPECT_EQ(migrated.exit_code, 1);

@@ -97,6 +97,34 @@ TEST(RunFilter, ParsesTimesAndAges) {
             "invalid value for --since: \"999999999w\"");
 }
 
+// A bound that names no day or no time of day is an error, never a string compared as if it
+// were one: "2026-13-45" and "2026-02-31" were taken as bounds and "T25:99" as a time.
+TEST(RunFilter, RejectsDatesAndTimesThatDoNotExist) {
+  const auto now = std::chrono::system_clock::from_time_t(1764590400);
+  for (const bool until : {false, true}) {
+    const std::string option = until ? "--until" : "--since";
+    for (const std::string date :
+         {"2026-13-45", "2026-02-31", "2026-00-10", "2026-04-31", "2025-02-29", "2026-11-00"}) {
+      EXPECT_EQ(parse_time_bound(option, date, until, now).error().message,
+                "invalid value for " + option + ": \"" + date + "\" (no such date)");
+    }
+    for (const std::string time :
+         {"2026-11-30T25:99", "2026-11-30T24:00", "2026-11-30T12:60", "2026-11-30 23:59:60Z"}) {
+      EXPECT_EQ(parse_time_bound(option, time, until, now).error().message,
+                "invalid value for " + option + ": \"" + time + "\" (no such time of day)");
+    }
+    EXPECT_FALSE(parse_time_bound(option, "T25:99", until, now));
+  }
+  EXPECT_EQ(*parse_time_bound("--until", "2024-02-29", true, now), "2024-02-29T23:59:59");
+  EXPECT_EQ(*parse_time_bound("--since", "2026-12-31T23:59:59", false, now), "2026-12-31T23:59:59");
+  EXPECT_EQ(*parse_time_bound("--since", "2026-01-01 00:00", false, now), "2026-01-01T00:00:00");
+  FilterOptions options;
+  options.until = "2026-02-31";
+  EXPECT_EQ(make_filter(options).error().message,
+            "invalid value for --until: \"2026-02-31\" (no such date)");
+  EXPECT_FALSE(*parse_filter_expression("since=2026-13-45"));
+}
+
 TEST(RunFilter, RejectsBadStatusAndSetting) {
   FilterOptions options;
   options.status = "crashed";
