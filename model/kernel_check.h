@@ -15,8 +15,9 @@
 //   39: 0.51-0.56 sampled against 0.97-1.00 on-CPU at pgbench -c 2); that is what the check
 //   catches, and the report says the activity source's CPU share is then a lower bound.
 // Backends that exited between two readings of the kernel times (pgbench -C) have no schedstat
-// left: their time comes from the postmaster's reaped children and raises only the upper bound,
-// for it holds their start-up and exit, which no sampler sees as a client backend's CPU.
+// left: their CPU comes from the postmaster's reaped children, their run-queue time in the live
+// backends' proportion, and it raises only the upper bound, for it holds their start-up and
+// exit, which no sampler sees as a client backend's CPU.
 #pragma once
 
 #include <optional>
@@ -45,8 +46,10 @@ struct KernelCheck {
   double running_stderr = 0;
   double on_cpu_aas = 0;    // the kernel: client backends on a CPU
   double runqueue_aas = 0;  // the kernel: client backends runnable, waiting for a CPU
-  double exited_aas = 0;    // the kernel: processes that exited between readings (reaped)
-  size_t intervals = 0;     // timeline intervals (or kernel readings) it covers
+  // The kernel: processes that exited between readings (reaped), on a CPU and, estimated in
+  // the live backends' proportion, on the run queue.
+  double exited_aas = 0;
+  size_t intervals = 0;  // timeline intervals (or kernel readings) it covers
   // The sampled figure the band is for: running where known, else CPU.
   double compared_aas() const { return sampled_running_aas.value_or(sampled_cpu_aas); }
   double lowest() const {

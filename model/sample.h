@@ -110,7 +110,8 @@ inline constexpr const char* kBackgroundProcesses = "background processes";
 inline constexpr const char* kLoadGenerator = "load generator";
 inline constexpr const char* kSamplerBackend = "sampler";
 // Processes of the server that exited between two readings: the CPU of their lives after the
-// reading before (the postmaster's reaped children's time); no run-queue time is known.
+// reading before (the postmaster's reaped children's time), and a run-queue time estimated in
+// the live client backends' proportion (the kernel keeps none of a reaped process).
 inline constexpr const char* kExitedProcesses = "exited processes";
 
 // Kernel times of the processes of a target (and a run's load generator) between two readings.

@@ -421,7 +421,8 @@ std::optional<RawBackend> session_backend(const Attachment& attachment, base::St
   return std::nullopt;
 }
 
-// Reads the session's backend every 2 ms until it shows `wait` in `state` or `done` is set;
+// Reads the session's backend every 10 ms (the sleeps last 200 ms and more; hundreds of
+// targets attach at once on one I/O thread) until it shows `wait` in `state` or `done` is set;
 // "" when it did, else what it showed last.
 asio::awaitable<std::string> watch_session(const Attachment& attachment, uint32_t wait,
                                            uint32_t state, const bool& done) {
@@ -434,7 +435,7 @@ asio::awaitable<std::string> watch_session(const Attachment& attachment, uint32_
       seen = row_text(memory_row(attachment, *backend));
     }
     if (failed) co_return failed->message;
-    pause.expires_after(std::chrono::milliseconds(2));
+    pause.expires_after(std::chrono::milliseconds(10));
     co_await pause.async_wait(asio::use_awaitable);
   }
   co_return seen;
