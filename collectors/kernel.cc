@@ -2,8 +2,11 @@
 #include "collectors/kernel.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <filesystem>
 
@@ -20,9 +23,29 @@ auto log() {
   return logger;
 }
 
+// Says once per process that descriptors ran out: every later /proc read may fail the same way.
+void note_descriptor_shortage(int error) {
+  static std::atomic_flag said;
+  if ((error == EMFILE || error == ENFILE) && !said.test_and_set()) {
+    log()->warn(
+        "out of file descriptors: backends' /proc files cannot be opened, so their kernel "
+        "states and times are missing until some close open_files={} limit={}",
+        ProcessStates::descriptors_open(), ProcessStates::descriptor_cap() * 4);
+  }
+}
+
+int open_proc(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) note_descriptor_shortage(errno);
+  return fd;
+}
+
+// The descriptors ProcessStates hold over the whole process.
+std::atomic<size_t> descriptors_open_{0};
+
 // The whole of a /proc file; "" when it cannot be read (the process has gone).
 std::string read_small_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = open_proc(path);
   if (fd < 0) return {};
   std::string text;
   char buffer[4096];
@@ -75,6 +98,44 @@ std::optional<pid_t> parse_parent_pid(std::string_view stat) {
   const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), parent);
   if (error != std::errc()) return std::nullopt;
   return parent;
+}
+
+std::optional<base::Seconds> parse_reaped_children_cpu(std::string_view stat,
+                                                       long ticks_per_second) {
+  auto rest = after_command(stat);
+  // After the command: state (field 3) ... cutime (16) and cstime (17).
+  for (int field = 3; field < 16; ++field) {
+    const auto space = rest.find(' ');
+    if (space == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(space + 1);
+  }
+  uint64_t ticks[2] = {0, 0};
+  for (auto& value : ticks) {
+    const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+    if (error != std::errc() || ticks_per_second <= 0) return std::nullopt;
+    rest.remove_prefix(static_cast<size_t>(end - rest.data()));
+    if (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  }
+  return base::Seconds(static_cast<double>(ticks[0] + ticks[1]) /
+                       static_cast<double>(ticks_per_second));
+}
+
+std::optional<base::Seconds> read_reaped_children_cpu(pid_t pid) {
+  static const long ticks_per_second = ::sysconf(_SC_CLK_TCK);
+  return parse_reaped_children_cpu(read_small_file("/proc/" + std::to_string(pid) + "/stat"),
+                                   ticks_per_second);
+}
+
+base::Seconds ExitedTime::next(base::Seconds reaped, base::Seconds counted_before) {
+  const auto before = reaped_;
+  reaped_ = reaped;
+  if (!before) return base::Seconds(0);
+  // The reaped time can only grow; a new postmaster (a restart) starts again from its own.
+  const base::Seconds grown = reaped > *before ? reaped - *before : base::Seconds(0);
+  const base::Seconds owed = owed_ + counted_before;
+  // What stays owed after this reading is at most what this reading's gone backends owe.
+  owed_ = std::min(counted_before, std::max(base::Seconds(0), owed - grown));
+  return std::max(base::Seconds(0), grown - owed);
 }
 
 std::optional<Schedstat> read_schedstat(pid_t pid) {
@@ -131,6 +192,7 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   local_ = false;
   previous_.clear();
   states_.clear();
+  exited_.reset();
   last_reading_.reset();
   if (mode_ == config::LocalMode::kNo) co_return std::nullopt;
   sampler_pid_ = session.backend_pid();
@@ -138,6 +200,7 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   if (!local_) local_ = co_await session_is_local(session);
   // The sampler's backend is the postmaster's child; the postmaster sleeps in epoll_wait.
   const auto postmaster = read_parent_pid(sampler_pid_);
+  postmaster_ = postmaster.value_or(-1);
   const bool wchan = local_ && postmaster && states_.check_wchan(*postmaster);
   log()->info("kernel view {} backend_pid={} states_from=\"{}\"",
               local_ ? "on: the server runs on this host" : "off: the server is not on this host",
@@ -145,32 +208,71 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   co_return std::nullopt;
 }
 
-std::optional<char> ProcessStates::state(int32_t pid, int64_t backend_start) {
+size_t ProcessStates::descriptors_open() { return descriptors_open_.load(); }
+
+size_t ProcessStates::descriptor_cap() {
+  // Read each time (a cheap system call, once per file opened): the limit can be changed.
+  struct rlimit limit {};
+  const rlim_t soft = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? limit.rlim_cur : 1024;
+  return static_cast<size_t>(std::max<rlim_t>(16, std::min<rlim_t>(soft, 1 << 20) / 4));
+}
+
+ProcessStates::File* ProcessStates::file(int32_t pid, int64_t backend_start) {
   auto found = files_.find(pid);
   if (found != files_.end() && found->second.backend_start != backend_start) {
+    if (found->second.seen_in == readings_) --seen_;
     close_file(found->second);  // the pid was reused
     files_.erase(found);
     found = files_.end();
   }
-  if (found == files_.end()) {
-    if (files_.size() >= kMaxOpen) return read_process_state(pid);
-    const std::string path = "/proc/" + std::to_string(pid);
-    const int fd = ::open((path + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    const int wchan_fd = wchan_ ? ::open((path + "/wchan").c_str(), O_RDONLY | O_CLOEXEC) : -1;
-    found = files_.emplace(pid, File{backend_start, fd, wchan_fd, readings_}).first;
+  if (found != files_.end()) return &found->second;
+  const size_t wanted = wchan_ ? 2 : 1;
+  if (files_.size() >= kMaxOpen) return nullptr;
+  if (descriptors_open_.fetch_add(wanted) + wanted > descriptor_cap()) {
+    descriptors_open_.fetch_sub(wanted);
+    static std::atomic_flag said;
+    if (!said.test_and_set()) {
+      log()->warn(
+          "many backends' /proc files are open: further ones are read the long way (an open and "
+          "a close per read) open_files={} cap={}",
+          descriptors_open_.load(), descriptor_cap());
+    }
+    return nullptr;
   }
-  found->second.read_in = readings_;
+  const std::string path = "/proc/" + std::to_string(pid);
+  const int fd = open_proc(path + "/stat");
+  const int wchan_fd = fd >= 0 && wchan_ ? open_proc(path + "/wchan") : -1;
+  if (fd < 0 || (wchan_ && wchan_fd < 0)) {
+    if (fd >= 0) ::close(fd);
+    descriptors_open_.fetch_sub(wanted);
+    return nullptr;
+  }
+  return &files_.emplace(pid, File{backend_start, fd, wchan_fd, 0}).first->second;
+}
+
+void ProcessStates::seen(int32_t pid, int64_t backend_start) {
+  const auto found = files_.find(pid);
+  if (found == files_.end() || found->second.backend_start != backend_start) return;
+  if (found->second.seen_in != readings_) ++seen_;
+  found->second.seen_in = readings_;
+}
+
+std::optional<char> ProcessStates::state(int32_t pid, int64_t backend_start) {
+  File* open = file(pid, backend_start);
+  if (open == nullptr) return read_process_state(pid);
+  if (open->seen_in != readings_) ++seen_;
+  open->seen_in = readings_;
   // The kernel writes each file anew for every read from its start.
   char buffer[512];
-  if (found->second.wchan_fd >= 0) {
-    const ssize_t got = ::pread(found->second.wchan_fd, buffer, sizeof buffer, 0);
+  if (open->wchan_fd >= 0) {
+    const ssize_t got = ::pread(open->wchan_fd, buffer, sizeof buffer, 0);
     if (got == 1 && buffer[0] == '0') return 'R';
   }
-  const ssize_t got = ::pread(found->second.fd, buffer, sizeof buffer, 0);
+  const ssize_t got = ::pread(open->fd, buffer, sizeof buffer, 0);
   if (got <= 0) {
-    close_file(found->second);  // the process has gone
-    files_.erase(found);
+    close_file(*open);  // the process has gone
+    files_.erase(pid);
+    --seen_;
     return std::nullopt;
   }
   return parse_process_state(std::string_view(buffer, static_cast<size_t>(got)));
@@ -192,26 +294,36 @@ bool ProcessStates::check_wchan(pid_t sleeping_pid) {
 }
 
 void ProcessStates::next_reading() {
-  if (++readings_ % kSweepEvery != 0) return;
-  // Close the files of backends not read since the last sweep (gone, or waiting since).
-  for (auto file = files_.begin(); file != files_.end();) {
-    if (readings_ - file->second.read_in < kSweepEvery) {
-      ++file;
-      continue;
+  // Close the files of backends the last reading did not have (they exited). A look at every
+  // file only when some were missing.
+  if (seen_ < files_.size()) {
+    for (auto open = files_.begin(); open != files_.end();) {
+      if (open->second.seen_in == readings_) {
+        ++open;
+        continue;
+      }
+      close_file(open->second);
+      open = files_.erase(open);
     }
-    close_file(file->second);
-    file = files_.erase(file);
   }
+  ++readings_;
+  seen_ = 0;
 }
 
 void ProcessStates::close_file(const File& file) {
   ::close(file.fd);
-  if (file.wchan_fd >= 0) ::close(file.wchan_fd);
+  size_t closed = 1;
+  if (file.wchan_fd >= 0) {
+    ::close(file.wchan_fd);
+    ++closed;
+  }
+  descriptors_open_.fetch_sub(closed);
 }
 
 void ProcessStates::clear() {
-  for (const auto& [pid, file] : files_) close_file(file);
+  for (const auto& [pid, open] : files_) close_file(open);
   files_.clear();
+  seen_ = 0;
 }
 
 void KernelStage::read_states(model::Snapshot& snapshot) {
@@ -219,7 +331,10 @@ void KernelStage::read_states(model::Snapshot& snapshot) {
   for (auto& backend : snapshot.backends) {
     // Only a backend PostgreSQL says is not waiting needs the kernel's word, and only when the
     // source did not read it as it sampled.
-    if (!backend.wait_event_type.empty() || backend.hidden || backend.kernel_state != 0) continue;
+    if (!backend.wait_event_type.empty() || backend.hidden || backend.kernel_state != 0) {
+      states_.seen(backend.pid, backend.backend_start.count());
+      continue;
+    }
     backend.kernel_state = states_.state(backend.pid, backend.backend_start.count()).value_or(0);
   }
 }
@@ -254,6 +369,28 @@ void KernelStage::read_times(const model::Snapshot& snapshot, model::SteadyClock
             backend.backend_type);
   }
   account({sampler_pid_, -1}, model::kSamplerBackend, "");
+  // Backends that exited since the last reading: their time after it, and the whole lives of
+  // those that came and went between the readings (pgbench -C), from the postmaster's reaped
+  // children. Background processes' exits count too (an autovacuum worker): no group is known.
+  base::Seconds counted_before{0};
+  for (const auto& [id, stat] : previous_) {
+    if (!current.contains(id))
+      counted_before += base::Seconds(static_cast<double>(stat.on_cpu_ns) / 1e9);
+  }
+  if (const auto reaped = read_reaped_children_cpu(postmaster_)) {
+    const auto exited = exited_.next(*reaped, counted_before);
+    // The kernel keeps no run-queue time of a reaped process: it is taken in the proportion of
+    // the live client backends' of the same interval (on a loaded host a short-lived backend
+    // of pgbench -C spends most of its life queued, and a sampler sees it runnable).
+    const auto live = times.by_group.find(model::kClientBackends);
+    const double queued_per_cpu =
+        live != times.by_group.end() && live->second.on_cpu > base::Seconds(0)
+            ? live->second.runqueue / live->second.on_cpu
+            : 0.0;
+    if (last_reading_) {
+      times.by_group[model::kExitedProcesses] = {exited, exited * queued_per_cpu};
+    }
+  }
   previous_ = std::move(current);
   if (last_reading_) sink.on_kernel_times(times);
   last_reading_ = now;

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/time.h"
 #include "collectors/collector.h"
 #include "collectors/sampler_options.h"
 
@@ -31,12 +32,36 @@ std::optional<Schedstat> parse_schedstat(std::string_view text);
 std::optional<char> parse_process_state(std::string_view stat);
 // The parent pid (field 4) of /proc/<pid>/stat.
 std::optional<pid_t> parse_parent_pid(std::string_view stat);
+// The CPU time of the children a process has reaped (cutime + cstime, fields 16 and 17 of
+// /proc/<pid>/stat), in clock ticks of `ticks_per_second`: a postmaster's grows by a backend's
+// whole life when it exits.
+std::optional<base::Seconds> parse_reaped_children_cpu(std::string_view stat,
+                                                       long ticks_per_second);
 
 std::optional<Schedstat> read_schedstat(pid_t pid);
 // The sum over every thread of a process (a multi-threaded pgbench).
 std::optional<Schedstat> read_process_schedstat(pid_t pid);
 std::optional<char> read_process_state(pid_t pid);
 std::optional<pid_t> read_parent_pid(pid_t pid);
+std::optional<base::Seconds> read_reaped_children_cpu(pid_t pid);
+
+// The CPU time of backends that exited between two readings of the kernel times, which no
+// reading of their own schedstat saw: the postmaster's reaped children's time grew by their
+// whole lives, of which the part before the previous reading was counted then (each backend's
+// schedstat counts from its fork). A backend gone from a reading may not be reaped yet: what
+// is owed for it waits one reading more, never longer (a process whose schedstat could not be
+// read is not owed forever). Pure, for tests.
+class ExitedTime {
+ public:
+  // `reaped`: the postmaster's reaped children's CPU now; `counted_before`: the CPU that earlier
+  // readings counted of the backends gone since the previous reading. The first call returns 0.
+  base::Seconds next(base::Seconds reaped, base::Seconds counted_before);
+  void reset() { *this = ExitedTime(); }
+
+ private:
+  std::optional<base::Seconds> reaped_;
+  base::Seconds owed_{0};
+};
 
 // Whether backend `backend_pid` of the server whose data directory is `data_directory` runs on
 // this host: the pid exists here and its parent's command line or working directory is that
@@ -47,8 +72,12 @@ bool server_is_local(pid_t backend_pid, const std::string& data_directory);
 asio::awaitable<bool> session_is_local(PgSession& session);
 
 // The state letters of backends, each from its /proc/<pid>/stat kept open between snapshots, so
-// a reading is one pread() instead of an open, reads and a close. Files of backends not read
-// for 1,000 readings are closed; at most 256 are kept open (the rest are read the long way).
+// a reading is one pread() instead of an open, reads and a close. A reading gives every backend
+// of its snapshot to state() or seen(); the files of backends missing from a reading (exited:
+// pgbench -C makes hundreds a second) are closed at the next one. At most 256 backends' files
+// are kept open per reader, and a quarter of the process's descriptor limit (RLIMIT_NOFILE)
+// over all readers of all targets; the rest are read the long way, and the first shortage is
+// logged once (a daemon with many targets must keep descriptors for /metrics and sessions).
 // Where /proc/<pid>/wchan is known to work (check_wchan), a backend whose wchan reads "0" (it
 // runs or waits for a CPU: the common case for a backend without a wait event) is 'R' without
 // its stat file, which costs the kernel twice as much to write (2.7 against 6.5 µs a read of a
@@ -61,9 +90,14 @@ class ProcessStates {
   ~ProcessStates() { clear(); }
   // `backend_start` tells a reused pid from the backend whose file is open.
   std::optional<char> state(int32_t pid, int64_t backend_start);
+  // A backend of this reading whose state is not read (it waits): its file stays open.
+  void seen(int32_t pid, int64_t backend_start);
   void next_reading();  // once per snapshot, before its states
   void clear();
   size_t open_files() const { return files_.size(); }
+  // Descriptors open for backends' files over every ProcessStates of the process, and the cap.
+  static size_t descriptors_open();
+  static size_t descriptor_cap();
   // Whether wchan tells running from sleeping for processes of `sleeping_pid`'s owner: it reads
   // "0" for every process where the kernel has no symbols or the reader may not trace it, so it
   // is trusted only once a process that sleeps (a postmaster in epoll_wait) read as something
@@ -73,16 +107,18 @@ class ProcessStates {
 
  private:
   static constexpr size_t kMaxOpen = 256;
-  static constexpr uint64_t kSweepEvery = 1000;
   struct File {
     int64_t backend_start = 0;
     int fd = -1;
     int wchan_fd = -1;     // open when wchan_ is
-    uint64_t read_in = 0;  // the reading that last used it
+    uint64_t seen_in = 0;  // the last reading whose snapshot had the backend
   };
+  // The backend's open file, opened now if there is room; null when it is read the long way.
+  File* file(int32_t pid, int64_t backend_start);
   void close_file(const File& file);
   std::unordered_map<int32_t, File> files_;
   uint64_t readings_ = 0;
+  size_t seen_ = 0;  // files seen in the current reading
   bool wchan_ = false;
 };
 
@@ -111,6 +147,8 @@ class KernelStage : public Collector {
   int64_t last_reading_epoch_us_ = 0;  // the same moment as a backend_start
   // (pid, backend start) -> the previous reading, so a reused pid does not count twice.
   std::map<std::pair<int32_t, int64_t>, Schedstat> previous_;
+  pid_t postmaster_ = -1;
+  ExitedTime exited_;
   ProcessStates states_;
 };
 

@@ -116,7 +116,10 @@ void TargetSampler::stop() {
   stopped_.set();
   sample_delivered_.notify();
   timer_.cancel();
-  if (memory_) memory_->wake();
+  if (memory_) {
+    memory_->request_stop();
+    memory_->wake();
+  }
   // An in-flight query ends with an error as soon as its socket wait is cancelled.
   session_.close();
 }

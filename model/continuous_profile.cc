@@ -31,6 +31,7 @@ void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
     }
   }
   ++since_check_.snapshots;
+  since_check_.running.add(snapshot);
   current_.snapshot_durations.observe(snapshot.query_duration);
   for (const auto& wait : tracker_.observe(snapshot)) {
     auto durations = duration_histograms_.find(wait.key);
@@ -74,6 +75,10 @@ void ContinuousProfile::on_kernel_times(const KernelTimes& times) {
   // A reading without client backends (none connected) counts as their zero time.
   const auto clients = times.by_group.find(kClientBackends);
   since_check_.clients = clients != times.by_group.end() ? clients->second : KernelTime{};
+  const auto exited = times.by_group.find(kExitedProcesses);
+  since_check_.exited = exited != times.by_group.end()
+                            ? exited->second.on_cpu + exited->second.runqueue
+                            : base::Seconds(0);
   // A reading covers its own interval (the run's recorder splits it over its timeline instead).
   since_check_.clients.covered = times.to - times.from;
   check_window_.push_back(since_check_);
@@ -84,17 +89,17 @@ void ContinuousProfile::on_kernel_times(const KernelTimes& times) {
     covered -= check_window_.front().clients.covered;
     check_window_.pop_front();
   }
-  std::vector<double> cpu_samples;
-  std::vector<double> snapshots;
+  SampledCounts counts;
   KernelTime clients_time;
+  base::Seconds exited_time{0};
   for (const auto& reading : check_window_) {
     if (reading.snapshots == 0) continue;  // the sampler was down
-    cpu_samples.push_back(static_cast<double>(reading.cpu_samples));
-    snapshots.push_back(static_cast<double>(reading.snapshots));
+    counts.add(reading.cpu_samples, reading.snapshots, reading.running);
     clients_time.add(reading.clients);
+    exited_time += reading.exited;
   }
-  if (!snapshots.empty() && clients_time.covered > base::Seconds(0)) {
-    current_.kernel_check = make_kernel_check(cpu_samples, snapshots, clients_time);
+  if (!counts.snapshots.empty() && clients_time.covered > base::Seconds(0)) {
+    current_.kernel_check = make_kernel_check(counts, clients_time, exited_time);
   }
 }
 

@@ -83,11 +83,13 @@ class ContinuousProfile : public SampleSink {
   WaitTracker tracker_;
   std::atomic<std::shared_ptr<const TargetMetrics>> published_;
   // The kernel check's window: per reading of the kernel times, the client backends' CPU
-  // samples and the snapshots since the reading before, and the kernel's times.
+  // samples, running samples and the snapshots since the reading before, and the kernel's times.
   struct CheckReading {
     uint64_t cpu_samples = 0;
     uint64_t snapshots = 0;
+    RunningSamples running;
     KernelTime clients;
+    base::Seconds exited{0};
   };
   std::deque<CheckReading> check_window_;
   CheckReading since_check_;

@@ -372,6 +372,10 @@ json to_json(const Run& run) {
                         {"kernel", slice.kernel},
                         {"lock_blocker", slice.lock_blocker}});
     if (slice.checkpoint_after) timeline.back()["checkpoint_after"] = true;
+    if (slice.running.snapshots > 0) {
+      timeline.back()["running"] = {{"snapshots", slice.running.snapshots},
+                                    {"client_backends", slice.running.running}};
+    }
     if (slice.server_tps) timeline.back()["server_tps"] = number_or_null(*slice.server_tps);
     if (slice.server_tps_spread) timeline.back()["server_tps_spread"] = true;
     if (slice.server_calls_per_s) {
@@ -485,6 +489,10 @@ Run run_from_json(const json& j) {
     slice.kernel = entry.value("kernel", std::map<std::string, KernelTime>{});
     slice.lock_blocker = entry.value("lock_blocker", "");
     slice.checkpoint_after = entry.value("checkpoint_after", false);
+    if (const auto running = entry.find("running"); running != entry.end()) {
+      slice.running = {running->at("snapshots").get<uint64_t>(),
+                       running->at("client_backends").get<uint64_t>()};
+    }
     if (entry.contains("server_tps")) slice.server_tps = number_or_nan(entry.at("server_tps"));
     slice.server_tps_spread = entry.value("server_tps_spread", false);
     if (entry.contains("server_calls_per_s")) {

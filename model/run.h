@@ -23,9 +23,11 @@ namespace pgwaitprof::model {
 // 2 added outages and latency percentiles; 3 kernel times, lock blockers and statements; 4 the
 // throughput's source, the server's tps per interval and the run's tags; 5 the source asked for
 // and why the one used was chosen, and the sampler's kernel check; 7 the on-CPU profile; 8 the
-// summary's CPU figures (summary.cpu).
+// summary's CPU figures (summary.cpu); 9 the running client backends per interval (running) and
+// the kernel check's like-with-like figures (summary.kernel_check: sampled_running_aas,
+// exited_aas).
 // Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 8;
+inline constexpr int kReportSchemaVersion = 9;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.
@@ -94,6 +96,8 @@ struct TimelineSlice {
   // Seconds on a CPU and on the run queue per process group (KernelTimes' groups), from
   // /proc/<pid>/schedstat; empty when the server is not on this host.
   std::map<std::string, KernelTime> kernel;
+  // Client backends sampled running, waiting or not (the memory source with a kernel view).
+  RunningSamples running;
   // The lock wait that blocked the most backends in the interval, and who held it:
   // `Lock | relation "pgbench_accounts", blocked by pid 4242 (psql, idle in transaction 3.1 s):
   // LOCK TABLE pgbench_accounts`; "" when none was looked up.

@@ -74,7 +74,9 @@ TimelineSlice& RunRecorder::slice(size_t index) {
 void RunRecorder::on_snapshot(const Snapshot& snapshot) {
   profile_.add_snapshot(snapshot);
   hidden_backends_ = std::max(hidden_backends_, snapshot.hidden_backends);
-  slice(slice_index(snapshot.taken_at_steady)).profile.add_snapshot(snapshot);
+  auto& interval = slice(slice_index(snapshot.taken_at_steady));
+  interval.profile.add_snapshot(snapshot);
+  interval.running.add(snapshot);
   for (const auto& backend : snapshot.backends) {
     if (!backend.query_id || *backend.query_id == 0) continue;
     if (const WaitKey* key = key_of(backend); key != nullptr && !is_idle(*key)) {

@@ -45,6 +45,33 @@ struct Snapshot {
   std::chrono::nanoseconds query_duration{0};
   std::vector<BackendSample> backends;
   int hidden_backends = 0;  // of `backends`, those the sampling role may not see
+  // Every client backend's kernel_state was read as it was sampled, waiting or not (the memory
+  // source, some snapshots a second): the kernel check counts the running ones in these.
+  bool all_states = false;
+};
+
+// Client backends in state R (on a CPU or waiting for one) with or without a wait event, over
+// the snapshots that read every client backend's state (Snapshot::all_states): what a true
+// sampler finds equal to the kernel's on-CPU + run-queue time of the same backends, where the
+// CPU samples (no wait event) miss the CPU spent inside waits (the kernel part of fdatasync or
+// recv, a woken backend that has not cleared its wait event yet).
+struct RunningSamples {
+  uint64_t snapshots = 0;
+  uint64_t running = 0;
+  void add(const Snapshot& snapshot) {
+    if (!snapshot.all_states) return;
+    ++snapshots;
+    for (const auto& backend : snapshot.backends) {
+      if (backend.kernel_state == 'R' && !backend.hidden &&
+          backend.backend_type == "client backend") {
+        ++running;
+      }
+    }
+  }
+  void add(const RunningSamples& other) {
+    snapshots += other.snapshots;
+    running += other.running;
+  }
 };
 
 // The host's CPU over one timeline interval, from /proc/stat and the load generator's
@@ -82,6 +109,10 @@ inline constexpr const char* kClientBackends = "client backends";
 inline constexpr const char* kBackgroundProcesses = "background processes";
 inline constexpr const char* kLoadGenerator = "load generator";
 inline constexpr const char* kSamplerBackend = "sampler";
+// Processes of the server that exited between two readings: the CPU of their lives after the
+// reading before (the postmaster's reaped children's time), and a run-queue time estimated in
+// the live client backends' proportion (the kernel keeps none of a reaped process).
+inline constexpr const char* kExitedProcesses = "exited processes";
 
 // Kernel times of the processes of a target (and a run's load generator) between two readings.
 // Transactions the server counted (pg_stat_database: xact_commit + xact_rollback of every

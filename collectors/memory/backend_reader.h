@@ -23,8 +23,9 @@ struct RawBackend {
   uint32_t database_id = 0;
   uint32_t user_id = 0;
   int64_t proc_start = 0;  // st_proc_start_timestamp: microseconds since 2000-01-01
-  // The state letter of /proc/<pid>/stat for a backend without a wait event, read by the memory
-  // source right after the arrays (the kernel view); 0 when not read.
+  // The state letter of /proc/<pid>/stat for a backend without a wait event (and for every
+  // client backend in some snapshots), read by the memory source right after the arrays (the
+  // kernel view); 0 when not read.
   char kernel_state = 0;
 };
 

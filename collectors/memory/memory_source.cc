@@ -10,6 +10,7 @@
 #include <asio/post.hpp>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "base/logging.h"
 #include "base/same_text.h"
@@ -118,6 +119,7 @@ asio::awaitable<CollectResult> MemorySource::prepare(PgSession& session) {
   if (!attached) co_return CollectorError{attached.error().message, "", false, true};
   attachment_ = std::move(*attached);
   worker_code_ = attachment_.names->backend_type_code("B_BG_WORKER");
+  client_code_ = attachment_.names->backend_type_code("B_BACKEND");
   unknown_databases_.clear();
   unknown_workers_.clear();
   co_return std::nullopt;
@@ -178,6 +180,54 @@ asio::awaitable<void> MemorySource::wait(model::SteadyClock::time_point until) {
   co_await channel_->pulse.wait_for(until - now);
 }
 
+namespace {
+
+// The snapshots that read every client backend's state: every 50 ms at most, and no more
+// than some 20,000 such reads a second over all the readers of the process (a daemon with
+// hundreds of targets on one server has each of them read every backend). The check needs a
+// few hundred of these snapshots a minute, not more.
+std::atomic<size_t> state_readers{0};
+struct StateReader {
+  explicit StateReader(bool counted) : counted_(counted) {
+    if (counted_) ++state_readers;
+  }
+  ~StateReader() {
+    if (counted_) --state_readers;
+  }
+  StateReader(const StateReader&) = delete;
+  StateReader& operator=(const StateReader&) = delete;
+  bool counted_;
+};
+// The readers in real time, at most one per CPU.
+std::atomic<unsigned> real_time_readers{0};
+constexpr std::string_view kNoRealTimeSlot =
+    "default priority (a real-time reader per CPU already)";
+class RealTimeSlot {
+ public:
+  RealTimeSlot() {
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    taken_ = real_time_readers.fetch_add(1) < cpus;
+    if (!taken_) real_time_readers.fetch_sub(1);
+  }
+  ~RealTimeSlot() {
+    if (taken_) real_time_readers.fetch_sub(1);
+  }
+  RealTimeSlot(const RealTimeSlot&) = delete;
+  RealTimeSlot& operator=(const RealTimeSlot&) = delete;
+  bool taken() const { return taken_; }
+
+ private:
+  bool taken_ = false;
+};
+
+model::SteadyClock::duration all_states_period(size_t backends) {
+  using namespace std::chrono_literals;
+  const auto reads = backends * std::max<size_t>(1, state_readers.load());
+  return std::max<model::SteadyClock::duration>(50ms, reads * 50us);
+}
+
+}  // namespace
+
 // Tick k's window is [start + k * period, start + (k + 1) * period), as for the activity source:
 // a read starts at the beginning of its window or, when the one before ran long, later in it; a
 // window that passes entirely is a missed tick. The thread sleeps with clock_nanosleep to an
@@ -192,11 +242,16 @@ asio::awaitable<void> MemorySource::wait(model::SteadyClock::time_point until) {
 // snapshots would get ten nearly simultaneous readings.
 void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  const StateReader counted(kernel_states);
   // A reader that waits for a CPU behind the benchmark's processes misses its windows (at 10 kHz
   // a window is 100 µs); in real time a wake-up runs at once. Measured under pgbench -c 8 -j 2 on
   // 2 cores at 10 kHz: 98-99 % of ticks taken in real time, 65-79 % at nice -10
   // (docs/performance.md).
-  const auto scheduling = base::raise_thread_priority();
+  // At most one real-time reader per CPU in the process: hundreds of targets' readers in real
+  // time would together take every CPU from the I/O thread, which then stops nothing promptly
+  // (a daemon with 300 targets took 36 s to stop at SIGTERM).
+  const RealTimeSlot slot;
+  const auto scheduling = slot.taken() ? base::raise_thread_priority() : kNoRealTimeSlot;
   ProcessStates states;  // this thread's /proc/<pid>/stat and wchan files
   const bool wchan = kernel_states && states.check_wchan(attachment_.postmaster);
   log()->info("memory reader postmaster={} hz={} scheduling=\"{}\" states_from=\"{}\"",
@@ -208,12 +263,16 @@ void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states
   Batch batch{hz};
   ReadCounts counts;
   Raw raw;
+  model::SteadyClock::time_point next_all_states{};
   while (!stop.stop_requested()) {
     const auto missed = pacer.wait_for_window();
     if (!missed) continue;  // slept towards the window (at most 10 ms, so that stop() is prompt)
     if (*missed > 0) channel_->missed += *missed;
     if (!read_arrays(raw, counts)) return;
-    if (kernel_states) read_states(raw, states);
+    raw.all_states = kernel_states && raw.taken_at_steady >= next_all_states;
+    if (raw.all_states)
+      next_all_states = raw.taken_at_steady + all_states_period(raw.backends.size());
+    if (kernel_states) read_states(raw, states, raw.all_states);
     raw.duration = model::SteadyClock::now() - raw.taken_at_steady;
     pacer.rest_after(raw.taken_at_steady, raw.duration);
     hand_over(raw, batch);
@@ -232,10 +291,15 @@ bool MemorySource::read_arrays(Raw& raw, ReadCounts& counts) {
   return false;
 }
 
-void MemorySource::read_states(Raw& raw, ProcessStates& states) const {
+void MemorySource::read_states(Raw& raw, ProcessStates& states, bool all) const {
   states.next_reading();
   for (auto& backend : raw.backends) {
-    if (backend.wait_event_info != 0 || backend.pid == attachment_.session_pid) continue;
+    const bool wanted =
+        backend.wait_event_info == 0 || (all && backend.backend_type == client_code_);
+    if (!wanted || backend.pid == attachment_.session_pid) {
+      states.seen(backend.pid, backend.proc_start);
+      continue;
+    }
     backend.kernel_state = states.state(backend.pid, backend.proc_start).value_or(0);
   }
 }
@@ -294,6 +358,7 @@ void MemorySource::name(const Raw& raw, model::Snapshot& snapshot) {
   snapshot.taken_at_steady = raw.taken_at_steady;
   snapshot.query_duration = raw.duration;
   snapshot.hidden_backends = 0;
+  snapshot.all_states = raw.all_states;
   snapshot.backends.resize(raw.backends.size());
   size_t count = 0;
   const auto& names = *attachment_.names;

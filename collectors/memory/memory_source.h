@@ -41,9 +41,15 @@ class MemorySource : public Collector {
 
   // Starts reading at `hz` on the reader thread; stop() ends and joins it. With `kernel_states`
   // (the kernel view), a backend without a wait event gets its /proc state as it is read, not
-  // when the I/O thread takes the batch up to 10 ms later.
+  // when the I/O thread takes the batch up to 10 ms later; and every 50 ms or more (some 20,000
+  // reads a second over every reader of the process at most), a snapshot gets every client
+  // backend's state, waiting or not (Snapshot::all_states), for the kernel check's like with
+  // like count.
   void start(asio::any_io_executor executor, double hz, bool kernel_states);
   void stop();
+  // Asks the reader to end without waiting for it: a daemon stopping many targets asks all of
+  // them first, so that their joins (each up to a 10 ms sleep) overlap instead of adding up.
+  void request_stop() { reader_.request_stop(); }
   // Waits until snapshots are ready, wake() is called or `until` passes. I/O thread only.
   asio::awaitable<void> wait(model::SteadyClock::time_point until);
   void wake();
@@ -63,6 +69,7 @@ class MemorySource : public Collector {
     model::SteadyClock::time_point taken_at_steady;
     std::chrono::nanoseconds duration{0};
     std::vector<RawBackend> backends;
+    bool all_states = false;  // every client backend's kernel state was read (read_states)
   };
   // Shared by the reader thread and the I/O thread; `pulse` is touched on the I/O thread only.
   // The mutex is taken once per tick by the reader (to hand over a snapshot and take a spare
@@ -96,7 +103,8 @@ class MemorySource : public Collector {
   void read_loop(std::stop_token stop, double hz, bool kernel_states);
   // False when the read failed: the failure is handed over and the reader ends.
   bool read_arrays(Raw& raw, ReadCounts& counts);
-  void read_states(Raw& raw, ProcessStates& states) const;
+  // The kernel states of backends without a wait event; with `all`, of every client backend.
+  void read_states(Raw& raw, ProcessStates& states, bool all) const;
   // Hands `raw` over (or drops it when the I/O thread is behind) and takes a spare one.
   void hand_over(Raw& raw, Batch& batch);
   // Under channel_->mutex: hands `raw` over
@@ -112,6 +120,7 @@ class MemorySource : public Collector {
   std::set<uint32_t> unknown_databases_;
   std::set<int32_t> unknown_workers_;
   uint32_t worker_code_ = UINT32_MAX;
+  uint32_t client_code_ = UINT32_MAX;
 };
 
 }  // namespace pgwaitprof::collectors::memory

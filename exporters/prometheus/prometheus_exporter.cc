@@ -114,14 +114,17 @@ struct Families {
   MetricFamily check_sessions =
       family("pgwaitprof_kernel_check_active_sessions",
              "The kernel check of the last minute (local targets): client backends sampled as "
-             "CPU (view=\"sampled_cpu\") against the kernel's on a CPU (\"kernel_on_cpu\") and "
-             "runnable waiting for one (\"kernel_runqueue\"), /proc/<pid>/schedstat; average "
-             "active sessions.",
+             "CPU (view=\"sampled_cpu\") and in state R, waiting or not (\"sampled_running\", "
+             "the memory source), against the kernel's on a CPU (\"kernel_on_cpu\"), runnable "
+             "waiting for one (\"kernel_runqueue\") and of processes that exited between "
+             "readings (\"kernel_exited\"), /proc; average active sessions.",
              MetricType::Gauge);
   MetricFamily check_within =
       family("pgwaitprof_kernel_check_within_bounds",
-             "1 when the sampled CPU of the last minute lies between 0.85 x the kernel's on-CPU "
-             "and 1.1 x its on-CPU plus run-queue sessions, 0 when it does not (local targets).",
+             "1 when the sampled running sessions of the last minute lie between 0.85 x and 1.1 x "
+             "the kernel's on-CPU plus run-queue sessions (the activity source: its CPU between "
+             "0.85 x on-CPU and 1.1 x on-CPU plus run queue), 0 when not (local targets; "
+             "docs/reading-a-report.md).",
              MetricType::Gauge);
 };
 
@@ -141,8 +144,13 @@ void add_target(Families& families, const model::TargetMetrics& target) {
   if (const auto& check = target.kernel_check) {
     for (const auto& [view, aas] : {std::pair{"sampled_cpu", check->sampled_cpu_aas},
                                     std::pair{"kernel_on_cpu", check->on_cpu_aas},
-                                    std::pair{"kernel_runqueue", check->runqueue_aas}}) {
+                                    std::pair{"kernel_runqueue", check->runqueue_aas},
+                                    std::pair{"kernel_exited", check->exited_aas}}) {
       families.check_sessions.metric.push_back(gauge(labels({{"view", view}}), aas));
+    }
+    if (check->sampled_running_aas) {
+      families.check_sessions.metric.push_back(
+          gauge(labels({{"view", "sampled_running"}}), *check->sampled_running_aas));
     }
     if (check->judged()) {
       families.check_within.metric.push_back(gauge(labels(), check->within() ? 1 : 0));

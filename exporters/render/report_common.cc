@@ -188,13 +188,24 @@ std::string kernel_check_line(const model::Run& run, const model::Summary& summa
                  "bound"
                : "";
   }
+  const char* verdict = !check->judged()  ? "too few intervals to judge, expected"
+                        : check->within() ? "within"
+                                          : "OUTSIDE";
+  const std::string exited = check->exited_aas > 0
+                                 ? fmt::format(" and {:.2f} of exited processes", check->exited_aas)
+                                 : "";
+  if (check->sampled_running_aas) {
+    return fmt::format(
+        "client backends sampled running (state R, waiting or not) {:.2f} AAS, as CPU {:.2f}, "
+        "against the kernel's {:.2f} on a CPU + {:.2f} waiting for one{} (/proc): {} {:.2f} to "
+        "{:.2f}",
+        *check->sampled_running_aas, check->sampled_cpu_aas, check->on_cpu_aas, check->runqueue_aas,
+        exited, verdict, check->lowest(), check->highest());
+  }
   return fmt::format(
       "sampled CPU of client backends {:.2f} AAS against the kernel's {:.2f} on a CPU and {:.2f} "
-      "waiting for one (schedstat): {} {:.2f} to {:.2f}",
-      check->sampled_cpu_aas, check->on_cpu_aas, check->runqueue_aas,
-      !check->judged()  ? "too few intervals to judge, expected"
-      : check->within() ? "within"
-                        : "OUTSIDE",
+      "waiting for one{} (schedstat): {} {:.2f} to {:.2f}",
+      check->sampled_cpu_aas, check->on_cpu_aas, check->runqueue_aas, exited, verdict,
       check->lowest(), check->highest());
 }
 

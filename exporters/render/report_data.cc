@@ -98,17 +98,22 @@ nlohmann::json summary_json(const model::Summary& summary) {
                          {"waits", std::move(waits)},
                          {"kernel_check", nullptr}};
   if (const auto& check = summary.kernel_check) {
-    json["kernel_check"] = {{"sampled_cpu_aas", check->sampled_cpu_aas},
-                            {"sampled_stderr", std::isfinite(check->sampled_stderr)
-                                                   ? nlohmann::json(check->sampled_stderr)
-                                                   : nlohmann::json()},
-                            {"intervals", check->intervals},
-                            {"judged", check->judged()},
-                            {"on_cpu_aas", check->on_cpu_aas},
-                            {"runqueue_aas", check->runqueue_aas},
-                            {"lowest", check->lowest()},
-                            {"highest", check->highest()},
-                            {"within", check->within()}};
+    json["kernel_check"] = {
+        {"sampled_cpu_aas", check->sampled_cpu_aas},
+        {"sampled_stderr", std::isfinite(check->sampled_stderr)
+                               ? nlohmann::json(check->sampled_stderr)
+                               : nlohmann::json()},
+        {"intervals", check->intervals},
+        {"judged", check->judged()},
+        {"on_cpu_aas", check->on_cpu_aas},
+        {"runqueue_aas", check->runqueue_aas},
+        {"exited_aas", check->exited_aas},
+        {"sampled_running_aas", check->sampled_running_aas
+                                    ? nlohmann::json(*check->sampled_running_aas)
+                                    : nlohmann::json()},
+        {"lowest", check->lowest()},
+        {"highest", check->highest()},
+        {"within", check->within()}};
   }
   if (const auto& cpu = summary.cpu) json["cpu"] = cpu_json(*cpu);
   const auto& figures = summary.tps;

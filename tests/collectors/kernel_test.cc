@@ -2,10 +2,15 @@
 #include "collectors/kernel.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
+#include <ctime>
+#include <memory>
+#include <vector>
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -72,9 +77,124 @@ TEST(ProcessStates, KeepsAFileOpenPerBackendAndDropsItWhenThePidIsReusedOrGone) 
   waitpid(child, nullptr, 0);
   EXPECT_FALSE(states.state(child, 7));
   EXPECT_EQ(states.open_files(), 1u);
-  // Files not read for a sweep's worth of readings are closed.
-  for (int reading = 0; reading < 1000; ++reading) states.next_reading();
+  // A backend missing from a reading (it exited) loses its file at the next one.
+  states.next_reading();
+  states.next_reading();
   EXPECT_EQ(states.open_files(), 0u);
+}
+
+// Issue 47: 45 targets and pgbench -C ran the daemon out of descriptors (up to 256 files per
+// target kept for exited backends, swept every 1,000 readings). A backend of the reading, read
+// or only seen (it waits), keeps its file; one missing from a reading is closed at the next,
+// whether it exited or not; and every file counts against one cap for the whole process.
+TEST(ProcessStates, ClosesTheFilesOfBackendsMissingFromAReadingAndCountsThemAll) {
+  const size_t before = ProcessStates::descriptors_open();
+  EXPECT_GE(ProcessStates::descriptor_cap(), 16u);
+  ProcessStates states;
+  const pid_t self = getpid();
+  const pid_t parent = getppid();
+  states.next_reading();
+  EXPECT_EQ(states.state(self, 1), 'R');
+  EXPECT_TRUE(states.state(parent, 1));
+  EXPECT_EQ(states.open_files(), 2u);
+  EXPECT_EQ(ProcessStates::descriptors_open(), before + 2);
+  // The next reading: this process is read, the parent only seen (waiting): both stay.
+  states.next_reading();
+  EXPECT_EQ(states.state(self, 1), 'R');
+  states.seen(parent, 1);
+  states.next_reading();
+  EXPECT_EQ(states.open_files(), 2u);
+  // The parent is in the next reading no more: its file is closed at the one after.
+  EXPECT_EQ(states.state(self, 1), 'R');
+  states.next_reading();
+  EXPECT_EQ(states.open_files(), 1u);
+  EXPECT_EQ(ProcessStates::descriptors_open(), before + 1);
+  // Another start for a pid is another backend: seen() does not keep the old one's file.
+  states.seen(self, 2);
+  states.next_reading();
+  EXPECT_EQ(states.open_files(), 0u);
+  EXPECT_EQ(ProcessStates::descriptors_open(), before);
+}
+
+TEST(ProcessStates, BeyondTheProcesssCapBackendsAreReadTheLongWay) {
+  // A quarter of the descriptor limit: 64 of 256 here.
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  struct rlimit lower = saved;
+  lower.rlim_cur = 256;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lower), 0);
+  struct Restore {
+    rlimit limit;
+    ~Restore() { setrlimit(RLIMIT_NOFILE, &limit); }
+  } restore{saved};
+  const size_t cap = ProcessStates::descriptor_cap();
+  ASSERT_EQ(cap, 64u);
+  std::vector<std::unique_ptr<ProcessStates>> readers;
+  // Fill the cap with this process's file, one per reader (256 a reader at most).
+  while (ProcessStates::descriptors_open() < cap) {
+    readers.push_back(std::make_unique<ProcessStates>());
+    readers.back()->state(getpid(), 1);
+    ASSERT_EQ(readers.back()->open_files(), 1u);
+  }
+  ProcessStates beyond;
+  EXPECT_EQ(beyond.state(getpid(), 1), 'R');  // read, the long way
+  EXPECT_EQ(beyond.open_files(), 0u);
+  EXPECT_EQ(ProcessStates::descriptors_open(), cap);
+  readers.clear();
+  EXPECT_EQ(ProcessStates::descriptors_open(), 0u);
+  EXPECT_EQ(beyond.state(getpid(), 1), 'R');
+  EXPECT_EQ(beyond.open_files(), 1u);
+}
+
+TEST(ParseProcessStat, ReapedChildrensCpuInClockTicks) {
+  // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+  // cutime cstime ...
+  const std::string stat =
+      "4100 (postgres) S 1 4100 4100 0 -1 4194560 500 9000 0 3 12 7 250 130 20 0 1 0";
+  const auto reaped = parse_reaped_children_cpu(stat, 100);
+  ASSERT_TRUE(reaped);
+  EXPECT_NEAR(reaped->count(), 3.80, 1e-9);
+  EXPECT_FALSE(parse_reaped_children_cpu("4100 (postgres) S 1 4100", 100));
+  EXPECT_FALSE(parse_reaped_children_cpu(stat, 0));
+  // A child that ran and was reaped shows in this process's own figure.
+  const auto before = read_reaped_children_cpu(getpid());
+  ASSERT_TRUE(before);
+  const pid_t child = fork();
+  if (child == 0) {
+    // 200 ms of its own CPU time (a loaded machine gives a spinner less than its wall time).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    timespec used{};
+    do {
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used);
+    } while (used.tv_sec == 0 && used.tv_nsec < 200'000'000 &&
+             std::chrono::steady_clock::now() < until);
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);
+  const auto after = read_reaped_children_cpu(getpid());
+  ASSERT_TRUE(after);
+  EXPECT_GE((*after - *before).count(), 0.15);
+}
+
+// The backends that exited between readings: the growth of the reaped time less what earlier
+// readings counted of those gone since; what a backend gone but not reaped yet owes waits one
+// reading, never longer.
+TEST(ExitedTime, TheReapedGrowthLessWhatWasCountedBefore) {
+  using base::Seconds;
+  ExitedTime exited;
+  EXPECT_EQ(exited.next(Seconds(10), Seconds(0)).count(), 0);  // the first reading: a start
+  // 1.5 s reaped: two short-lived backends (1.0 s) and one seen before with 0.4 s counted.
+  EXPECT_NEAR(exited.next(Seconds(11.5), Seconds(0.4)).count(), 1.1, 1e-9);
+  // A backend gone (0.8 s counted) but not reaped yet: nothing now, its remainder next time.
+  EXPECT_NEAR(exited.next(Seconds(11.5), Seconds(0.8)).count(), 0, 1e-9);
+  EXPECT_NEAR(exited.next(Seconds(12.5), Seconds(0)).count(), 0.2, 1e-9);
+  // A debt never reaped (its schedstat unreadable) is forgotten after one more reading.
+  EXPECT_NEAR(exited.next(Seconds(12.5), Seconds(5)).count(), 0, 1e-9);
+  EXPECT_NEAR(exited.next(Seconds(12.5), Seconds(0)).count(), 0, 1e-9);
+  EXPECT_NEAR(exited.next(Seconds(13.0), Seconds(0)).count(), 0.5, 1e-9);
+  // A restarted postmaster's figure starts again: no negative time.
+  EXPECT_NEAR(exited.next(Seconds(0.2), Seconds(0)).count(), 0, 1e-9);
 }
 
 // wchan is trusted only after a sleeping process read as a function: a process that spins (on a

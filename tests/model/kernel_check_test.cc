@@ -119,5 +119,77 @@ TEST(KernelCheckTest, WarningsSayWhatFailedAndWhatActivitysCpuIsWorth) {
   EXPECT_NE(std::find(warnings.begin(), warnings.end(), *low), warnings.end());
 }
 
+// The memory source's running samples (state R, waiting or not; read in 100 snapshots a
+// second) per second, over the run of run_with().
+Run with_running(Run run, double running) {
+  for (auto& slice : run.timeline) {
+    slice.running = {100, static_cast<uint64_t>(running * 100)};
+  }
+  return run;
+}
+
+// Issue 47: PostgreSQL 13 at pgbench -c 2 with other load beside, the memory source: 0.52 AAS
+// sampled as CPU against the kernel's 0.85 on a CPU, for the backends' CPU inside waits (the
+// kernel part of fdatasync and recv). Like with like, the backends sampled running (state R,
+// waiting or not) against on-CPU + run queue, it holds; a sampler that misses running backends
+// is still caught, and so is one that sees CPU that did not run.
+TEST(KernelCheckTest, WhereStatesWereReadRunningBackendsAreComparedWithOnCpuAndRunQueue) {
+  const auto busy =
+      kernel_check(with_running(run_with(SamplerSource::kMemory, 0.52, 0.85, 0.30), 1.12));
+  ASSERT_TRUE(busy);
+  ASSERT_TRUE(busy->sampled_running_aas);
+  EXPECT_NEAR(*busy->sampled_running_aas, 1.12, 1e-9);
+  EXPECT_NEAR(busy->lowest(), 0.85 * 1.15, 1e-9);
+  EXPECT_NEAR(busy->highest(), 1.10 * 1.15, 1e-9);
+  EXPECT_TRUE(busy->judged());
+  EXPECT_TRUE(busy->within());
+  EXPECT_FALSE(
+      kernel_check_warning(with_running(run_with(SamplerSource::kMemory, 0.52, 0.85, 0.30), 1.12)));
+  // The same figures without running samples are the old rule's failure.
+  EXPECT_FALSE(kernel_check(run_with(SamplerSource::kMemory, 0.52, 0.85, 0.30))->within());
+  // Running samples well below the kernel's: caught, and said so.
+  const auto missed = with_running(run_with(SamplerSource::kMemory, 0.40, 0.85, 0.30), 0.60);
+  EXPECT_FALSE(kernel_check(missed)->within());
+  const auto warning = kernel_check_warning(missed);
+  ASSERT_TRUE(warning);
+  EXPECT_NE(warning->find("sampled running (0.60 AAS in state R"), std::string::npos) << *warning;
+  EXPECT_NE(warning->find("are below the kernel's (0.85 on a CPU, 0.30 waiting for one"),
+            std::string::npos)
+      << *warning;
+  // CPU samples above what ran and queued are caught even when the running ones agree.
+  EXPECT_FALSE(kernel_check(with_running(run_with(SamplerSource::kMemory, 1.60, 0.85, 0.30), 1.12))
+                   ->within());
+  // Running samples in only a few intervals (the states read late in the window): judged on CPU.
+  auto late = run_with(SamplerSource::kMemory, 0.98, 0.97, 0.03);
+  late.timeline.back().running = {100, 300};
+  EXPECT_FALSE(kernel_check(late)->sampled_running_aas);
+  EXPECT_TRUE(kernel_check(late)->within());
+}
+
+// Issue 47: pgbench -C, 0.64 AAS sampled against the kernel's 0.10: the backends that came and
+// went between two readings have no schedstat left. Their time from the postmaster's reaped
+// children raises the upper bound (it holds their start-up and exit, which no sampler sees as
+// a client backend's CPU), never the lower one.
+TEST(KernelCheckTest, ExitedProcessesRaiseOnlyTheUpperBound) {
+  auto churn = run_with(SamplerSource::kMemory, 0.64, 0.10, 0.02);
+  EXPECT_FALSE(kernel_check(churn)->within());
+  for (auto& slice : churn.timeline) {
+    slice.kernel[kExitedProcesses] = {base::Seconds(1.28), base::Seconds(0), base::Seconds(1)};
+  }
+  const auto check = kernel_check(churn);
+  ASSERT_TRUE(check);
+  EXPECT_NEAR(check->exited_aas, 1.28, 1e-9);
+  EXPECT_NEAR(check->lowest(), 0.85 * 0.10, 1e-9);
+  EXPECT_NEAR(check->highest(), 1.10 * (0.10 + 0.02 + 1.28), 1e-9);
+  EXPECT_TRUE(check->within());
+  EXPECT_FALSE(kernel_check_warning(churn));
+  // The activity source is still judged on CPU, from below as before.
+  auto activity = run_with(SamplerSource::kActivity, 0.51, 1.00, 0.0);
+  for (auto& slice : activity.timeline) {
+    slice.kernel[kExitedProcesses] = {base::Seconds(1.0), base::Seconds(0), base::Seconds(1)};
+  }
+  EXPECT_FALSE(kernel_check(activity)->within());
+}
+
 }  // namespace
 }  // namespace pgwaitprof::model

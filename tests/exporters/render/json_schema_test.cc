@@ -110,6 +110,7 @@ model::Run run_with_everything() {
   run.checkpoint_after =
       model::CheckpointAfter{base::Seconds(30), base::Seconds(2), "", run.profile};
   run.run_to_run = model::RunToRun{3, 3, {{"tps", 1000, 20, 60}}};
+  run.timeline.front().running = {20, 31};  // the memory source's running client backends
   run.query_ids[42] = 7;
   run.statements.push_back(
       {42, "SELECT $1", 7, {{"CPU", 7}}, uint64_t{100}, base::Milliseconds(0.25)});
