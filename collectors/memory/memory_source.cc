@@ -198,6 +198,7 @@ void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states
   // (docs/performance.md).
   const auto scheduling = base::raise_thread_priority();
   ProcessStates states;  // this thread's /proc/<pid>/stat and wchan files
+  ServerProcesses processes = attachment_.processes;
   const bool wchan = kernel_states && states.check_wchan(attachment_.postmaster);
   log()->info("memory reader postmaster={} hz={} scheduling=\"{}\" states_from=\"{}\"",
               attachment_.postmaster, hz, scheduling,
@@ -213,7 +214,7 @@ void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states
     if (!missed) continue;  // slept towards the window (at most 10 ms, so that stop() is prompt)
     if (*missed > 0) channel_->missed += *missed;
     if (!read_arrays(raw, counts)) return;
-    if (kernel_states) read_states(raw, states);
+    if (kernel_states) read_states(raw, states, processes);
     raw.duration = model::SteadyClock::now() - raw.taken_at_steady;
     pacer.rest_after(raw.taken_at_steady, raw.duration);
     hand_over(raw, batch);
@@ -232,11 +233,14 @@ bool MemorySource::read_arrays(Raw& raw, ReadCounts& counts) {
   return false;
 }
 
-void MemorySource::read_states(Raw& raw, ProcessStates& states) const {
+void MemorySource::read_states(Raw& raw, ProcessStates& states, ServerProcesses& processes) const {
   states.next_reading();
   for (auto& backend : raw.backends) {
     if (backend.wait_event_info != 0 || backend.pid == attachment_.session_pid) continue;
-    backend.kernel_state = states.state(backend.pid, backend.proc_start).value_or(0);
+    // Memory names the backend by the server's pid; /proc by this host's.
+    const pid_t process = processes.host_pid(backend.pid);
+    if (process <= 0) continue;
+    backend.kernel_state = states.state(process, backend.proc_start).value_or(0);
   }
 }
 

@@ -96,7 +96,8 @@ class MemorySource : public Collector {
   void read_loop(std::stop_token stop, double hz, bool kernel_states);
   // False when the read failed: the failure is handed over and the reader ends.
   bool read_arrays(Raw& raw, ReadCounts& counts);
-  void read_states(Raw& raw, ProcessStates& states) const;
+  // `processes`: this thread's map of the server's pids to this host's.
+  void read_states(Raw& raw, ProcessStates& states, ServerProcesses& processes) const;
   // Hands `raw` over (or drops it when the I/O thread is behind) and takes a spare one.
   void hand_over(Raw& raw, Batch& batch);
   // Under channel_->mutex: hands `raw` over
