@@ -4,8 +4,8 @@
 # also how the tests check a server under a root of its own (tests/integration/containers_test.cc,
 # through deploy/isolated-server.sh's root:PATH). `debootstrap --variant=minbase sid`, then the
 # server's package unpacked and the libraries it needs installed (the package itself is not
-# installed: postgresql-common pulls perl, which sid cannot always install in step). About three
-# minutes and 100 MB from Debian's mirror, once: idempotent, the root is kept in
+# installed: postgresql-common pulls perl, which sid cannot always install in step). About four
+# minutes (233 s on a loaded 2-core machine) and 100 MB from Debian's mirror, once: idempotent, the root is kept in
 # ${XDG_CACHE_HOME:-~/.cache}/pgwaitprof/roots/sid-pg19 (or $1). Prints the root's path. As root.
 set -euo pipefail
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/pgwaitprof/roots

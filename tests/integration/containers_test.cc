@@ -22,6 +22,12 @@ class ContainersTest : public ::testing::Test {
   }
 };
 
+// A test's directory, removed after the cluster in it has stopped (declared before it).
+struct RemovedAtEnd {
+  std::filesystem::path dir;
+  ~RemovedAtEnd() { std::filesystem::remove_all(dir); }
+};
+
 // The sid root of deploy/sid-root.sh, "" when it has not been made.
 std::string sid_root() {
   const std::string chosen = env("PGWAITPROF_SID_ROOT");
@@ -35,8 +41,8 @@ std::string sid_root() {
 // kernel view's check judged and within, the client backends' CPU profile, and figures that
 // add up (2 clients: active sessions sampled and in the kernel's time, above 0 and below 2.5).
 void expect_sampled_as_local(const OwnCluster& cluster, const std::string& name) {
-  const auto data = temp_dir(name);
-  auto run = pgwaitprof_run(data, {cluster.conninfo, "--cpu-profile"},
+  const RemovedAtEnd data{temp_dir(name)};
+  auto run = pgwaitprof_run(data.dir, {cluster.conninfo, "--cpu-profile"},
                             {"-S", "-c", "2", "-j", "2", "-T", "5"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto& sampler = run.report["sampler"];
@@ -70,12 +76,11 @@ void expect_sampled_as_local(const OwnCluster& cluster, const std::string& name)
                       kernel["covered_s"].get<double>();
   EXPECT_GT(busy, 0.02) << kernel.dump();
   EXPECT_LT(busy, 2.5) << kernel.dump();
-  std::filesystem::remove_all(data);
 }
 
 TEST_F(ContainersTest, AServerInItsOwnPidNamespaceIsSampledFromMemoryWithTheKernelView) {
-  const auto dir = temp_dir("pid-namespace");
-  OwnCluster cluster(dir, std::nullopt, "pid");
+  const RemovedAtEnd dir{temp_dir("pid-namespace")};
+  OwnCluster cluster(dir.dir, std::nullopt, "pid");
   // Its pids are its namespace's: the postmaster is the namespace's second process (after
   // runuser), as postmaster.pid says.
   const auto lock = read_text(std::filesystem::path(cluster.data) / "postmaster.pid");
@@ -84,8 +89,8 @@ TEST_F(ContainersTest, AServerInItsOwnPidNamespaceIsSampledFromMemoryWithTheKern
 }
 
 TEST_F(ContainersTest, AServerInAChrootIsSampledFromMemoryWithTheKernelView) {
-  const auto dir = temp_dir("chroot");
-  OwnCluster cluster(dir, std::nullopt, "chroot");
+  const RemovedAtEnd dir{temp_dir("chroot")};
+  OwnCluster cluster(dir.dir, std::nullopt, "chroot");
   const auto directory =
       engine::run_command({base::find_executable("psql"), "-X", "-At", "-c",
                            "SELECT current_setting('data_directory')", cluster.conninfo});
@@ -100,11 +105,11 @@ TEST_F(ContainersTest, PostgreSQL19InASidRootIsSampledFromMemoryWithTheKernelVie
   const auto root = sid_root();
   if (root.empty()) {
     GTEST_SKIP() << "no Debian sid root with PostgreSQL 19: make it with deploy/sid-root.sh "
-                    "(about three minutes, from Debian's mirror), or name one in "
+                    "(about four minutes, from Debian's mirror), or name one in "
                     "PGWAITPROF_SID_ROOT";
   }
-  const auto dir = temp_dir("sid-root");
-  OwnCluster cluster(dir, std::nullopt, "root:" + root, "/usr/lib/postgresql/19/bin");
+  const RemovedAtEnd dir{temp_dir("sid-root")};
+  OwnCluster cluster(dir.dir, std::nullopt, "root:" + root, "/usr/lib/postgresql/19/bin");
   const auto version = engine::run_command({base::find_executable("psql"), "-X", "-At", "-c",
                                             "SHOW server_version_num", cluster.conninfo});
   EXPECT_EQ(version.output.substr(0, 2), "19") << version.output;
@@ -115,7 +120,8 @@ TEST_F(ContainersTest, PostgreSQL19InASidRootIsSampledFromMemoryWithTheKernelVie
 // the other end of the Unix socket, has no pid in pgwaitprof's namespace. One line says so, where
 // auto's reason is, and where the memory source asked for by name is refused.
 TEST_F(ContainersTest, AServerInAPidNamespaceThisOneCannotSeeSaysSo) {
-  const auto dir = temp_dir("unseen");
+  const RemovedAtEnd removed{temp_dir("unseen")};
+  const auto& dir = removed.dir;
   const std::vector<std::string> unshare{"unshare", "--pid", "--fork", "--mount-proc", "--"};
   auto argv = unshare;
   argv.insert(argv.end(), {pgwaitprof_binary(), "run", test_conninfo(), "--data-dir",
@@ -143,7 +149,6 @@ TEST_F(ContainersTest, AServerInAPidNamespaceThisOneCannotSeeSaysSo) {
                                "namespace that this one cannot see"),
             std::string::npos)
       << memory.output;
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
