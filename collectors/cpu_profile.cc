@@ -99,13 +99,16 @@ void CpuProfileCollector::read_types(const model::Snapshot* latest) {
 }
 
 const std::string& CpuProfileCollector::group_of(pid_t pid) {
-  if (auto typed = types_.find(pid); typed != types_.end() && !typed->second.empty()) {
+  // The snapshot and own_pids_ name backends by the server's pids, samples by this host's.
+  const int32_t server_pid = pid == postmaster_ ? 0 : processes_.server_pid(pid);
+  if (auto typed = types_.find(server_pid); typed != types_.end() && !typed->second.empty()) {
     return groups_[pid] = typed->second;
   }
   if (auto known = groups_.find(pid); known != groups_.end()) return known->second;
   if (groups_.size() >= kMaxKnownPids) groups_.clear();
   std::string group;
-  if (std::find(own_pids_.begin(), own_pids_.end(), pid) != own_pids_.end()) {
+  if (server_pid > 0 &&
+      std::find(own_pids_.begin(), own_pids_.end(), server_pid) != own_pids_.end()) {
     group = kCpuOwnBackends;
   } else if (pid == postmaster_) {
     group = "postmaster";
@@ -152,17 +155,24 @@ asio::awaitable<base::Expected<std::unique_ptr<Collector>>> open_cpu_profile(
   if (local == config::LocalMode::kNo) {
     co_return Result(base::Error{"the target is configured as not on this host (local: no)"});
   }
-  if (local != config::LocalMode::kYes && !co_await session_is_local(session)) {
-    co_return Result(base::Error{"the server is not on this host"});
+  // A server in a container or a chroot on this host names its processes by its own pids: the
+  // samples' pids are this host's.
+  auto found = co_await find_session_server(session);
+  if (!found && local != config::LocalMode::kYes) {
+    const auto reason = not_local_reason(found.error());
+    co_return Result(base::Error{
+        reason == "the server is on another host" ? "the server is not on this host" : reason});
   }
-  const auto postmaster = read_parent_pid(session.backend_pid());
+  ServerProcesses processes = found ? *found : ServerProcesses();
+  const auto postmaster =
+      found ? std::optional<pid_t>(found->postmaster()) : read_parent_pid(session.backend_pid());
   if (!postmaster) co_return Result(base::Error{"could not find the server's postmaster"});
   if (auto unreadable = check_process_readable(*postmaster)) co_return Result(*unreadable);
   auto events = cpu::PerfEvents::open(hz);
   if (!events) co_return Result(events.error());
   own_pids.push_back(session.backend_pid());
-  co_return Result(std::unique_ptr<Collector>(
-      new CpuProfileCollector(std::move(*events), hz, *postmaster, std::move(own_pids))));
+  co_return Result(std::unique_ptr<Collector>(new CpuProfileCollector(
+      std::move(*events), hz, *postmaster, std::move(own_pids), std::move(processes))));
 }
 
 }  // namespace pgwaitprof::collectors

@@ -25,6 +25,7 @@
 #include "collectors/cpu/perf_events.h"
 #include "collectors/cpu/symbolizer.h"
 #include "collectors/sampler_options.h"
+#include "collectors/server_processes.h"
 
 namespace pgwaitprof::collectors {
 
@@ -42,12 +43,14 @@ base::Status check_process_readable(pid_t pid);
 class CpuProfileCollector : public Collector {
  public:
   static constexpr auto kPeriod = std::chrono::milliseconds(200);
+  // `postmaster`: this host's pid; `own_pids`: the server's; `processes` maps between them.
   CpuProfileCollector(std::unique_ptr<cpu::PerfEvents> events, int hz, pid_t postmaster,
-                      std::vector<pid_t> own_pids)
+                      std::vector<pid_t> own_pids, ServerProcesses processes = {})
       : events_(std::move(events)),
         hz_(hz),
         postmaster_(postmaster),
-        own_pids_(std::move(own_pids)) {}
+        own_pids_(std::move(own_pids)),
+        processes_(std::move(processes)) {}
   std::string_view name() const override { return "cpu_profile"; }
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 
@@ -61,6 +64,7 @@ class CpuProfileCollector : public Collector {
   int hz_;
   pid_t postmaster_;
   std::vector<pid_t> own_pids_;
+  ServerProcesses processes_;
   cpu::Symbolizer symbolizer_;
   model::SteadyClock::time_point types_of_{};      // the snapshot read_types() read
   std::unordered_map<pid_t, std::string> types_;   // from that snapshot

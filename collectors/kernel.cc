@@ -167,25 +167,12 @@ std::optional<char> read_process_state(pid_t pid) {
 }
 
 bool server_is_local(pid_t backend_pid, const std::string& data_directory) {
-  if (backend_pid <= 0 || data_directory.empty()) return false;
-  const auto parent = read_parent_pid(backend_pid);
-  if (!parent) return false;
-  const std::string postmaster = "/proc/" + std::to_string(*parent);
-  // The postmaster runs in its data directory; its command line usually names it too (-D).
-  std::error_code error;
-  const auto cwd = std::filesystem::read_symlink(postmaster + "/cwd", error);
-  if (!error && std::filesystem::equivalent(cwd, data_directory, error)) return true;
-  std::string cmdline = read_small_file(postmaster + "/cmdline");
-  for (auto& character : cmdline) {
-    if (character == '\0') character = ' ';
-  }
-  return cmdline.find(data_directory) != std::string::npos;
+  const auto found = find_server_processes(backend_pid, data_directory, 0);
+  return found && !found->own_root();
 }
 
 asio::awaitable<bool> session_is_local(PgSession& session) {
-  auto directory = co_await session.execute("SELECT current_setting('data_directory', true)");
-  co_return directory.ok() &&
-      server_is_local(session.backend_pid(), cell(directory.result.get(), 0, 0));
+  co_return (co_await find_session_server(session)).ok();
 }
 
 asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
@@ -196,15 +183,20 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   last_reading_.reset();
   if (mode_ == config::LocalMode::kNo) co_return std::nullopt;
   sampler_pid_ = session.backend_pid();
-  local_ = mode_ == config::LocalMode::kYes;
-  if (!local_) local_ = co_await session_is_local(session);
+  // A server in a container or a chroot on this host names its processes by its own pids.
+  auto found = co_await find_session_server(session);
+  processes_ = found ? *found : ServerProcesses();
+  local_ = found || mode_ == config::LocalMode::kYes;
   // The sampler's backend is the postmaster's child; the postmaster sleeps in epoll_wait.
-  const auto postmaster = read_parent_pid(sampler_pid_);
+  const auto postmaster =
+      found ? std::optional<pid_t>(found->postmaster()) : read_parent_pid(sampler_pid_);
   postmaster_ = postmaster.value_or(-1);
   const bool wchan = local_ && postmaster && states_.check_wchan(*postmaster);
-  log()->info("kernel view {} backend_pid={} states_from=\"{}\"",
+  log()->info("kernel view {} backend_pid={} states_from=\"{}\"{}",
               local_ ? "on: the server runs on this host" : "off: the server is not on this host",
-              sampler_pid_, wchan ? "wchan, then stat" : "stat");
+              sampler_pid_, wchan ? "wchan, then stat" : "stat",
+              processes_.description().empty() ? std::string()
+                                               : " server=\"" + processes_.description() + "\"");
   co_return std::nullopt;
 }
 
@@ -331,11 +323,13 @@ void KernelStage::read_states(model::Snapshot& snapshot) {
   for (auto& backend : snapshot.backends) {
     // Only a backend PostgreSQL says is not waiting needs the kernel's word, and only when the
     // source did not read it as it sampled.
+    const pid_t process = processes_.host_pid(backend.pid);
+    if (process <= 0) continue;
     if (!backend.wait_event_type.empty() || backend.hidden || backend.kernel_state != 0) {
-      states_.seen(backend.pid, backend.backend_start.count());
+      states_.seen(process, backend.backend_start.count());
       continue;
     }
-    backend.kernel_state = states_.state(backend.pid, backend.backend_start.count()).value_or(0);
+    backend.kernel_state = states_.state(process, backend.backend_start.count()).value_or(0);
   }
 }
 
@@ -347,7 +341,8 @@ void KernelStage::read_times(const model::Snapshot& snapshot, model::SteadyClock
   std::map<std::pair<int32_t, int64_t>, Schedstat> current;
   auto account = [&](std::pair<int32_t, int64_t> id, const std::string& group,
                      const std::string& backend_type) {
-    const auto stat = read_schedstat(id.first);
+    const pid_t process = processes_.host_pid(id.first);
+    const auto stat = process > 0 ? read_schedstat(process) : std::nullopt;
     if (!stat) return;
     current[id] = *stat;
     if (!last_reading_) return;

@@ -18,6 +18,7 @@
 #include "base/time.h"
 #include "collectors/collector.h"
 #include "collectors/sampler_options.h"
+#include "collectors/server_processes.h"
 
 namespace pgwaitprof::collectors {
 
@@ -63,12 +64,13 @@ class ExitedTime {
   base::Seconds owed_{0};
 };
 
-// Whether backend `backend_pid` of the server whose data directory is `data_directory` runs on
-// this host: the pid exists here and its parent's command line or working directory is that
-// data directory (the postmaster runs in it).
+// Whether the server of backend `backend_pid` whose data directory is `data_directory` (both as
+// the server names them) runs on this host and shares this process's files: its parent's
+// working directory or command line is that data directory (the postmaster runs in it), under
+// the same root (its pids may be those of a PID namespace of its own).
 bool server_is_local(pid_t backend_pid, const std::string& data_directory);
-// server_is_local() of the session's own backend and the server's data directory (false when
-// the role may not read the setting).
+// Whether the server of the session runs on this host, in a container or a chroot too
+// (find_session_server()); false when the role may not read the data directory.
 asio::awaitable<bool> session_is_local(PgSession& session);
 
 // The state letters of backends, each from its /proc/<pid>/stat kept open between snapshots, so
@@ -142,7 +144,8 @@ class KernelStage : public Collector {
 
   config::LocalMode mode_;
   bool local_ = false;
-  pid_t sampler_pid_ = -1;
+  pid_t sampler_pid_ = -1;     // as the server names it
+  ServerProcesses processes_;  // the server's pids to this host's
   std::optional<model::SteadyClock::time_point> last_reading_;
   int64_t last_reading_epoch_us_ = 0;  // the same moment as a backend_start
   // (pid, backend start) -> the previous reading, so a reused pid does not count twice.

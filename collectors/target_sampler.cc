@@ -252,10 +252,18 @@ asio::awaitable<CollectResult> TargetSampler::prepare_source() {
     co_return co_await source_->prepare(session_);
   }
   std::string why_not;
+  // A server in a container or a chroot on this host is local too; one in a PID namespace
+  // that this one cannot see says so. (No co_await inside a conditional expression: GCC 12
+  // destroys its temporary twice.)
+  std::optional<base::Error> not_here;
+  if (options_.local == config::LocalMode::kAuto) {
+    auto here = co_await find_session_server(session_);
+    if (!here) not_here = here.error();
+  }
   if (options_.local == config::LocalMode::kNo) {
     why_not = "the target is set as not on this host (local: false)";
-  } else if (options_.local == config::LocalMode::kAuto && !co_await session_is_local(session_)) {
-    why_not = "the server is on another host";
+  } else if (not_here) {
+    why_not = not_local_reason(*not_here);
   } else {
     auto refused = co_await memory_source_->prepare(session_);
     if (!refused) {

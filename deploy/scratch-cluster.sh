@@ -11,6 +11,13 @@
 # first). SCRATCH_PRELOAD, when set, replaces the preloaded libraries ("" for none:
 # pg_stat_statements is still created, as on a server where it was created but never
 # preloaded). "start" prints the PG* variables to export.
+# SCRATCH_ISOLATION runs the server as a container would, on this host: "pid" in a PID (and
+# mount) namespace of its own (`unshare --pid --fork --mount-proc`: the server's pids are not
+# this host's); "chroot" under a root of its own in DIR/root (the server's binaries and libraries
+# hard-linked or copied there; its data directory is /data, its socket directory /sock, this
+# host's DIR/root/data and DIR/root/sock); "root:PATH" under the prepared root PATH (a Debian
+# tree with the server installed, deploy/sid-root.sh: BIN_DIR is then the server's as the root
+# names it; the cluster's directories go to PATH/scratch/NAME).
 set -euo pipefail
 action=$1
 dir=$2
@@ -21,8 +28,14 @@ as_server() {
 case "$action" in
   start)
     bin=${3:-$client}
+    isolation=${SCRATCH_ISOLATION:-}
     mkdir -p "$dir"
     [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+    echo "$isolation" >"$dir/isolation"
+    if [ -n "$isolation" ]; then
+      [ "$(id -u)" -eq 0 ] || { echo "SCRATCH_ISOLATION needs root" >&2; exit 1; }
+      exec "$(dirname "$0")/isolated-server.sh" start "$dir" "$bin" "$isolation"
+    fi
     if ! as_server test -x "$bin/postgres"; then
       cp -al "$bin/.." "$dir/server" 2>/dev/null || cp -a "$bin/.." "$dir/server"
       bin=$dir/server/bin
@@ -54,6 +67,9 @@ CONF
     echo "export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres PGWAITPROF_TEST_PGDATA=$dir/data PGWAITPROF_TEST_PGBIN=$bin"
     ;;
   stop)
+    if [ -s "$dir/isolation" ]; then
+      exec "$(dirname "$0")/isolated-server.sh" stop "$dir"
+    fi
     bin=$(cat "$dir/bin-dir" 2>/dev/null || echo "$client")
     if [ -f "$dir/data/postmaster.pid" ]; then
       as_server "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null || true

@@ -34,8 +34,9 @@ constexpr std::string_view kSymbols[] = {"ProcGlobal", "MaxBackends", "MyBEEntry
 constexpr int kVerifyAttempts = 10;
 
 struct ServerFacts {
-  int32_t session_pid = 0;
-  std::string data_directory;
+  int32_t session_pid = 0;     // as the server names it
+  pid_t session_process = 0;   // this host's pid of the same backend
+  std::string data_directory;  // as the server names it
   int64_t start_epoch = 0;
   int version = 0;
   int max_connections = 0;
@@ -108,63 +109,48 @@ int64_t process_start_epoch(std::string_view stat, std::string_view system_stat,
   return boot + ticks / clock_ticks;
 }
 
-LockFile check_lock_file(std::string_view text, pid_t postmaster, int64_t server_start) {
-  std::istringstream lines{std::string(text)};
-  std::string pid_line, directory_line, start_line;
-  if (!std::getline(lines, pid_line) || !std::getline(lines, directory_line) ||
-      !std::getline(lines, start_line)) {
-    return LockFile::kUnreadable;
-  }
-  pid_t recorded = 0;
-  int64_t started = 0;
-  if (!parse_integer(pid_line, recorded) || recorded != postmaster ||
-      !parse_integer(start_line, started) || std::llabs(started - server_start) > 2) {
-    return LockFile::kAnother;
-  }
-  return LockFile::kAgrees;
-}
-
 namespace {
 
-// The postmaster that serves our session: our backend's parent on this host, whose working
-// directory is the server's data directory and whose start is the server's start. Nothing is
-// read from the data directory itself, so CAP_SYS_PTRACE is the only right this needs.
-base::Expected<pid_t> find_postmaster(const ServerFacts& facts) {
+// The postmaster that serves our session: our backend's parent on this host, in this PID
+// namespace or one below it (a container), whose working directory is the server's data
+// directory under its root (a chroot) and whose start is the server's start. Nothing is read
+// from the data directory itself but the lock file, so CAP_SYS_PTRACE is the only right this
+// needs.
+base::Expected<ServerProcesses> find_postmaster(const ServerFacts& facts,
+                                                base::Expected<ServerProcesses> found) {
   const auto not_here = [&](std::string_view why) {
     return refused(fmt::format("the server does not run on this host ({})", why),
-                   "the memory source reads a server on the same host and in the same PID "
-                   "namespace only; use --source activity for a remote target");
+                   "the memory source reads a server on this host, in this PID namespace or one "
+                   "below it; use --source activity for a remote target");
   };
   const auto parent = parse_parent_pid(proc_stat(facts.session_pid));
-  if (!parent || *parent <= 1) {
-    return not_here(fmt::format("its backend {} is not a process here", facts.session_pid));
-  }
-  const pid_t postmaster = *parent;
   std::error_code error;
-  const auto directory =
-      std::filesystem::read_symlink(fmt::format("/proc/{}/cwd", postmaster), error);
-  if (error) {
-    return refused(fmt::format("could not read the working directory of process {}: {}", postmaster,
-                               error.message()),
-                   error == std::errc::permission_denied ? kNeedRights : kUseActivity);
+  if (parent && *parent > 1) {
+    const auto directory =
+        std::filesystem::read_symlink(fmt::format("/proc/{}/cwd", *parent), error);
+    (void)directory;
+    if (error == std::errc::permission_denied) {
+      return refused(fmt::format("could not read the working directory of process {}: {}", *parent,
+                                 error.message()),
+                     kNeedRights);
+    }
   }
-  std::error_code ignored;
-  if (directory != std::filesystem::path(facts.data_directory) &&
-      !std::filesystem::equivalent(directory, facts.data_directory, ignored)) {
-    return not_here(fmt::format("the parent {} of its backend {} runs in \"{}\", not in \"{}\"",
-                                postmaster, facts.session_pid, directory.string(),
-                                facts.data_directory));
+  if (!found) {
+    // A server on this host that could not be mapped says so itself.
+    const auto& why = found.error().message;
+    return why.starts_with("the server runs") ? refused(why, kNeedNamespace) : not_here(why);
   }
+  const pid_t postmaster = found->postmaster();
   // The server's own record of its postmaster; where the file cannot be read, the process's
   // start time from /proc, which a step of the wall clock since boot can move (seen here: 38 s
   // on a virtual machine).
-  const auto lock_file = std::filesystem::path(facts.data_directory) / "postmaster.pid";
-  switch (check_lock_file(proc_file(lock_file.string()), postmaster, facts.start_epoch)) {
+  const auto lock_file = found->host_path(facts.data_directory + "/postmaster.pid");
+  switch (check_lock_file(proc_file(lock_file), found->postmaster_in_server(), facts.start_epoch)) {
     case LockFile::kAgrees:
       break;
     case LockFile::kAnother:
       return not_here(fmt::format("\"{}/postmaster.pid\" names another postmaster than {}",
-                                  facts.data_directory, postmaster));
+                                  facts.data_directory, found->postmaster_in_server()));
     case LockFile::kUnreadable:
       if (std::llabs(process_start_epoch(proc_stat(postmaster), proc_file("/proc/stat"),
                                          sysconf(_SC_CLK_TCK)) -
@@ -172,7 +158,7 @@ base::Expected<pid_t> find_postmaster(const ServerFacts& facts) {
         return not_here(fmt::format("process {} did not start when the server did", postmaster));
       }
   }
-  return postmaster;
+  return found;
 }
 
 base::Error unreadable(const base::Error& error) {
@@ -295,8 +281,8 @@ base::Expected<uint32_t> session_slot(const ServerFacts& facts, const ElfImage& 
   };
   if (shape.status_by_proc_number) {
     int32_t number = -1;
-    if (auto error =
-            read_globals(facts.session_pid, image, {{"MyProcNumber", &number}}, {sizeof number})) {
+    if (auto error = read_globals(facts.session_process, image, {{"MyProcNumber", &number}},
+                                  {sizeof number})) {
       return *error;
     }
     if (number < 0 || static_cast<uint32_t>(number) >= places.max_backends ||
@@ -326,9 +312,9 @@ base::Status locate_statuses(const ServerFacts& facts, const ElfImage& image, co
                              ArrayPlaces& places) {
   uint64_t my_entry = 0;
   int32_t my_pid = 0;
-  if (auto error =
-          read_globals(facts.session_pid, image, {{"MyBEEntry", &my_entry}, {"MyProcPid", &my_pid}},
-                       {sizeof my_entry, sizeof my_pid})) {
+  if (auto error = read_globals(facts.session_process, image,
+                                {{"MyBEEntry", &my_entry}, {"MyProcPid", &my_pid}},
+                                {sizeof my_entry, sizeof my_pid})) {
     return error;
   }
   if (my_pid != facts.session_pid) {
@@ -685,14 +671,18 @@ asio::awaitable<base::Expected<Attachment>> attach(PgSession& session, const PgL
   const PgLayout& shape = *attachment.layout;
   attachment.names = std::make_unique<PgNames>(shape);
   attachment.session_pid = facts->session_pid;
-  auto postmaster = find_postmaster(*facts);
-  if (!postmaster) co_return postmaster.error();
-  attachment.postmaster = *postmaster;
-  auto image = read_executable(*postmaster, kSymbols);
+  auto server = co_await find_session_server(session);
+  auto processes = find_postmaster(*facts, std::move(server));
+  if (!processes) co_return processes.error();
+  facts->session_process = processes->session_backend();
+  const pid_t postmaster = processes->postmaster();
+  attachment.postmaster = postmaster;
+  attachment.processes = *processes;
+  auto image = read_executable(postmaster, kSymbols);
   if (!image) co_return unreadable(image.error());
-  auto arrays = locate_procs(*postmaster, *image, shape, *facts);
+  auto arrays = locate_procs(postmaster, *image, shape, *facts);
   if (!arrays) co_return arrays.error();
-  const RemoteMemory shm(*postmaster, {arrays->shared});
+  const RemoteMemory shm(postmaster, {arrays->shared});
   if (auto error = locate_statuses(*facts, *image, shape, *attachment.names, shm, arrays->shared,
                                    arrays->places)) {
     co_return *error;
@@ -708,12 +698,14 @@ asio::awaitable<base::Expected<Attachment>> attach(PgSession& session, const PgL
   if (auto error = co_await read_database_names(session, attachment.databases)) {
     co_return refused(error->message, kUseActivity);
   }
-  attachment.rights = read_right(*postmaster);
-  attachment.description =
-      fmt::format("postmaster={} pgprocs={} status_slots={} max_backends={} layout={} reads=\"{}\"",
-                  attachment.postmaster, arrays->places.proc_count, arrays->places.status_slots,
-                  arrays->places.max_backends, shape.version,
-                  not_mapped ? "process_vm_readv (" + not_mapped->message + ")" : "mapped");
+  attachment.rights = read_right(postmaster);
+  attachment.description = fmt::format(
+      "postmaster={} pgprocs={} status_slots={} max_backends={} layout={} reads=\"{}\"{}",
+      attachment.postmaster, arrays->places.proc_count, arrays->places.status_slots,
+      arrays->places.max_backends, shape.version,
+      not_mapped ? "process_vm_readv (" + not_mapped->message + ")" : "mapped",
+      processes->description().empty() ? std::string()
+                                       : fmt::format(" server=\"{}\"", processes->description()));
   co_return attachment;
 }
 

@@ -19,6 +19,7 @@
 #include "collectors/memory/pg_layout.h"
 #include "collectors/memory/pg_names.h"
 #include "collectors/pg_session.h"
+#include "collectors/server_processes.h"
 
 namespace pgwaitprof::collectors::memory {
 
@@ -26,8 +27,10 @@ struct Attachment {
   const PgLayout* layout = nullptr;
   std::unique_ptr<PgNames> names;
   std::unique_ptr<BackendReader> reader;
-  pid_t postmaster = 0;
-  int32_t session_pid = 0;                      // the sampler's own backend, left out of snapshots
+  pid_t postmaster = 0;  // this host's pid
+  // The server's pids and paths as this host sees them (a server in a container or a chroot).
+  ServerProcesses processes;
+  int32_t session_pid = 0;  // the sampler's own backend (the server's pid), left out of snapshots
   std::map<uint32_t, std::string> databases;    // pg_database oid -> datname
   std::map<int32_t, std::string> worker_types;  // background worker pid -> backend_type
   std::string description;  // for the log: "postmaster 123, 147 PGPROCs, 128 status slots"
@@ -64,10 +67,8 @@ StrideCheck measure_stride(const std::vector<char>& procs, const PgLayout& layou
 // unknown.
 int64_t process_start_epoch(std::string_view stat, std::string_view system_stat,
                             int64_t clock_ticks);
-// The server's own record of its postmaster (postmaster.pid: the pid on line 1, the start time
-// on line 3, both written at start) against the postmaster found and the server's start
-// (pg_postmaster_start_time(), give or take 2 s).
-enum class LockFile { kAgrees, kAnother, kUnreadable };
-LockFile check_lock_file(std::string_view text, pid_t postmaster, int64_t server_start);
+// The server's own record of its postmaster (collectors/server_processes.h).
+using collectors::check_lock_file;
+using collectors::LockFile;
 
 }  // namespace pgwaitprof::collectors::memory

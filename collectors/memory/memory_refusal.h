@@ -12,6 +12,9 @@ namespace pgwaitprof::collectors::memory {
 
 inline constexpr std::string_view kUseActivity = "use --source activity";
 inline constexpr std::string_view kNeedPgMonitor = "the sampling role needs pg_monitor";
+// A server in a PID namespace that this one cannot see into.
+inline constexpr std::string_view kNeedNamespace =
+    "run pgwaitprof in the server's PID namespace or in one above it";
 // Who may read another process's memory (ptrace's access mode), then the way out.
 inline constexpr std::string_view kNeedRights =
     "run as root, as the server's OS user or with CAP_SYS_PTRACE, or use --source activity";

@@ -253,6 +253,7 @@ void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states
   const RealTimeSlot slot;
   const auto scheduling = slot.taken() ? base::raise_thread_priority() : kNoRealTimeSlot;
   ProcessStates states;  // this thread's /proc/<pid>/stat and wchan files
+  ServerProcesses processes = attachment_.processes;
   const bool wchan = kernel_states && states.check_wchan(attachment_.postmaster);
   log()->info("memory reader postmaster={} hz={} scheduling=\"{}\" states_from=\"{}\"",
               attachment_.postmaster, hz, scheduling,
@@ -272,7 +273,7 @@ void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states
     raw.all_states = kernel_states && raw.taken_at_steady >= next_all_states;
     if (raw.all_states)
       next_all_states = raw.taken_at_steady + all_states_period(raw.backends.size());
-    if (kernel_states) read_states(raw, states, raw.all_states);
+    if (kernel_states) read_states(raw, states, processes, raw.all_states);
     raw.duration = model::SteadyClock::now() - raw.taken_at_steady;
     pacer.rest_after(raw.taken_at_steady, raw.duration);
     hand_over(raw, batch);
@@ -291,16 +292,20 @@ bool MemorySource::read_arrays(Raw& raw, ReadCounts& counts) {
   return false;
 }
 
-void MemorySource::read_states(Raw& raw, ProcessStates& states, bool all) const {
+void MemorySource::read_states(Raw& raw, ProcessStates& states, ServerProcesses& processes,
+                               bool all) const {
   states.next_reading();
   for (auto& backend : raw.backends) {
+    // Memory names the backend by the server's pid; /proc by this host's.
+    const pid_t process = processes.host_pid(backend.pid);
+    if (process <= 0) continue;
     const bool wanted =
         backend.wait_event_info == 0 || (all && backend.backend_type == client_code_);
     if (!wanted || backend.pid == attachment_.session_pid) {
-      states.seen(backend.pid, backend.proc_start);
+      states.seen(process, backend.proc_start);
       continue;
     }
-    backend.kernel_state = states.state(backend.pid, backend.proc_start).value_or(0);
+    backend.kernel_state = states.state(process, backend.proc_start).value_or(0);
   }
 }
 

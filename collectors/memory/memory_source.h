@@ -104,7 +104,8 @@ class MemorySource : public Collector {
   // False when the read failed: the failure is handed over and the reader ends.
   bool read_arrays(Raw& raw, ReadCounts& counts);
   // The kernel states of backends without a wait event; with `all`, of every client backend.
-  void read_states(Raw& raw, ProcessStates& states, bool all) const;
+  // `processes`: this thread's map of the server's pids to this host's.
+  void read_states(Raw& raw, ProcessStates& states, ServerProcesses& processes, bool all) const;
   // Hands `raw` over (or drops it when the I/O thread is behind) and takes a spare one.
   void hand_over(Raw& raw, Batch& batch);
   // Under channel_->mutex: hands `raw` over

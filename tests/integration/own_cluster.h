@@ -17,17 +17,22 @@ namespace pgwaitprof::testing {
 struct OwnCluster {
   std::filesystem::path dir;
   std::string host, port, data, conninfo;
-  // `preload`: the server's shared_preload_libraries instead of the script's (SCRATCH_PRELOAD).
+  // `preload`: the server's shared_preload_libraries instead of the script's (SCRATCH_PRELOAD);
+  // `isolation`: the server isolated as a container isolates one (SCRATCH_ISOLATION: "pid",
+  // "chroot" or "root:PATH"), with the server of `bin` (default Debian's 15).
   explicit OwnCluster(const std::filesystem::path& where,
-                      const std::optional<std::string>& preload = std::nullopt)
+                      const std::optional<std::string>& preload = std::nullopt,
+                      const std::string& isolation = "", const std::string& bin = "")
       : dir(where / "cluster") {
     std::vector<std::string> argv{"bash", script(), "start", dir.string()};
+    if (!bin.empty()) argv.push_back(bin);
     if (preload) argv.insert(argv.begin(), {"env", "SCRATCH_PRELOAD=" + *preload});
+    if (!isolation.empty()) argv.insert(argv.begin(), {"env", "SCRATCH_ISOLATION=" + isolation});
     auto started = engine::run_command(argv);
     if (started.exit_code != 0) throw std::runtime_error("scratch cluster: " + started.output);
     host = variable(started.output, "PGHOST");
     port = variable(started.output, "PGPORT");
-    data = (dir / "data").string();
+    data = variable(started.output, "PGWAITPROF_TEST_PGDATA");
     conninfo = "host=" + host + " port=" + port + " user=postgres dbname=postgres";
   }
   ~OwnCluster() { engine::run_command({"bash", script(), "stop", dir.string()}); }
