@@ -98,6 +98,7 @@ static void to_json(json& j, const Stall& stall) {
        {"duration_s", stall.duration.count()},
        {"tps", stall.tps},
        {"median_tps", stall.median_tps},
+       {"steady_tps", stall.steady_tps},
        {"client_backends", stall.client_backends},
        {"waits", stall.waits},
        {"background", stall.background},
@@ -110,6 +111,7 @@ static void from_json(const json& j, Stall& stall) {
   stall.duration = seconds_in(j, "duration_s");
   stall.tps = j.value("tps", 0.0);
   stall.median_tps = j.value("median_tps", 0.0);
+  stall.steady_tps = j.value("steady_tps", 0.0);
   stall.client_backends = j.value("client_backends", 0.0);
   stall.waits = j.value("waits", std::vector<StallWait>{});
   stall.background = j.value("background", "");
@@ -127,7 +129,8 @@ static void to_json(json& j, const Outage& outage) {
   j = {{"start_s", outage.start.count()},
        {"duration_s", outage.duration.count()},
        {"missed_ticks", outage.missed_ticks},
-       {"reason", outage.reason}};
+       {"reason", outage.reason},
+       {"connection", outage.connection}};
 }
 
 static void from_json(const json& j, Outage& outage) {
@@ -135,6 +138,7 @@ static void from_json(const json& j, Outage& outage) {
   outage.duration = seconds_in(j, "duration_s");
   outage.missed_ticks = j.value("missed_ticks", uint64_t{0});
   outage.reason = j.value("reason", "");
+  outage.connection = j.value("connection", kSamplerConnection);
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRunFigure, name, value, sd, half_width)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunToRun, runs, needed, figures)
@@ -159,6 +163,8 @@ static void to_json(json& j, const LockBlocker& blocker) {
        {"blocker_backend_type", blocker.blocker_backend_type},
        {"example_blocker_pid", blocker.example_blocker_pid},
        {"example_object", blocker.example_object},
+       {"prepared", blocker.prepared},
+       {"prepared_by", blocker.prepared_by},
        {"blockers", blocker.blockers},
        {"max_xact_age_s", blocker.max_xact_age.count()},
        {"chain_depth", blocker.chain_depth},
@@ -175,6 +181,8 @@ static void from_json(const json& j, LockBlocker& blocker) {
   blocker.blocker_backend_type = j.value("blocker_backend_type", "");
   blocker.example_blocker_pid = j.value("example_blocker_pid", defaults.example_blocker_pid);
   blocker.example_object = j.value("example_object", "");
+  blocker.prepared = j.value("prepared", "");
+  blocker.prepared_by = j.value("prepared_by", "");
   blocker.blockers = j.value("blockers", defaults.blockers);
   blocker.max_xact_age = base::Seconds(j.value("max_xact_age_s", defaults.max_xact_age.count()));
   blocker.chain_depth = j.value("chain_depth", defaults.chain_depth);

@@ -105,14 +105,41 @@ std::string WorkDone::summary() const {
 }
 
 std::string Outage::summary() const {
+  if (connection == kRunConnection) {
+    return fmt::format(
+        "{:.1f}-{:.1f} s: the run's own connection was down for {:.1f} s (no server tps and no "
+        "background activity meanwhile){}",
+        start.count(), (start + duration).count(), duration.count(),
+        reason.empty() ? "" : " (" + reason + ")");
+  }
   return fmt::format("{:.1f}-{:.1f} s: sampler disconnected for {:.1f} s, {} ticks missed{}",
                      start.count(), (start + duration).count(), duration.count(), missed_ticks,
                      reason.empty() ? "" : " (" + reason + ")");
 }
 
+std::string LockBlocker::who() const {
+  if (!prepared.empty()) {
+    std::string text = fmt::format("prepared transaction '{}'", prepared);
+    if (max_xact_age >= base::Seconds(0)) {
+      text += fmt::format(", prepared {:.1f} s ago", max_xact_age.count());
+    }
+    if (!prepared_by.empty()) text += ", by " + prepared_by;
+    return text;
+  }
+  const std::string& program =
+      blocker_application.empty() ? blocker_backend_type : blocker_application;
+  return blockers == 1 ? fmt::format("pid {} ({})", example_blocker_pid, program)
+                       : fmt::format("{} backends ({})", blockers, program);
+}
+
 std::string LockBlocker::description() const {
   const std::string& shown = object.empty() && blockers == 1 ? example_object : object;
   std::string text = shown.empty() ? lock_type : fmt::format("{} \"{}\"", lock_type, shown);
+  if (!prepared.empty()) {
+    text += ", blocked by " + who();
+    if (chain_depth > 1) text += fmt::format(" at the end of a chain of {}", chain_depth);
+    return text;
+  }
   text += blockers == 1 ? fmt::format(", blocked by pid {} (", example_blocker_pid)
                         : fmt::format(", blocked by {} backends (e.g. pid {}, ", blockers,
                                       example_blocker_pid);
@@ -137,7 +164,13 @@ std::string Stall::summary() const {
     text += fmt::format(", {:.0f}/{:.0f} backends on {}", waits.front().backends, client_backends,
                         blocked ? "Lock | " + blocker : waits.front().wait);
   }
-  text += fmt::format(" (median {:.0f} tps)", median_tps);
+  // Reports before schema 9 compared with the median; a stall over most of the run leaves no
+  // steady level to name.
+  if (steady_tps > 0) {
+    text += fmt::format(" (steady {:.0f} tps)", steady_tps);
+  } else if (median_tps > 0) {
+    text += fmt::format(" (median {:.0f} tps)", median_tps);
+  }
   if (std::isfinite(max_latency.count())) {
     text += fmt::format(", max latency {:.1f} ms", max_latency.count());
   }
