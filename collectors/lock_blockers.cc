@@ -33,6 +33,12 @@ std::vector<model::LockWait> parse_lock_blockers(const PGresult* result) {
     wait.blocker_xact_age = base::Seconds(number<double>(result, row, 8, -1));
     wait.blocker_statement = normalize_statement(cell(result, row, 9));
     wait.blocker_blocked = cell(result, row, 10) == "t";
+    wait.blocker_prepared = cell(result, row, 11);
+    if (!wait.blocker_prepared.empty()) {
+      wait.blocker_owner = cell(result, row, 12);
+      wait.blocker_backend_type = "prepared transaction";
+      wait.blocker_state = "prepared";
+    }
     waits.push_back(std::move(wait));
   }
   return waits;

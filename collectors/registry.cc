@@ -8,6 +8,7 @@
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "base/backoff.h"
 #include "base/logging.h"
 #include "collectors/activity.h"
 #include "collectors/background_stats.h"
@@ -76,16 +77,79 @@ std::vector<ScheduledCollector> make_run_collectors(RunCollectorOptions options)
   return schedule;
 }
 
+namespace {
+
+// The schedule's session while the server is away: attempts on base::Backoff's delays, one
+// per schedule turn that finds the delay passed; the sink hears when it went and came back.
+class SessionKeeper {
+ public:
+  SessionKeeper(const ScheduleReconnect* reconnect, CollectContext& context)
+      : reconnect_(reconnect), context_(context) {}
+
+  // Whether the session can take queries now, after an attempt to connect it again if it was
+  // lost and the backoff's delay has passed.
+  asio::awaitable<bool> ready(std::vector<ScheduledCollector>& schedule,
+                              std::chrono::steady_clock::time_point now) {
+    auto& session = *context_.session;
+    if (!reconnect_ || session.connected()) co_return true;
+    if (!down_) {
+      down_ = true;
+      down_at_ = now;
+      retry_at_ = now;
+      log()->warn("lost the run's connection: reconnecting");
+      context_.sink->on_run_connection_state(false, now, "connection lost");
+    }
+    if (now < retry_at_) co_return false;
+    auto error = co_await session.connect(reconnect_->conninfo, reconnect_->attempt_timeout);
+    for (size_t index = 0; !error && index < schedule.size(); ++index) {
+      if (auto failed = co_await schedule[index].collector->prepare(session)) {
+        error = PgError{failed->message, failed->sqlstate};
+      }
+    }
+    if (error) {
+      session.close();
+      const auto delay = backoff_.next();
+      if (error->message != last_error_) {
+        log()->warn("could not reconnect the run's connection: {} retry_in_ms={}", error->message,
+                    delay.count());
+        last_error_ = error->message;
+      }
+      retry_at_ = std::chrono::steady_clock::now() + delay;
+      co_return false;
+    }
+    const auto back = std::chrono::steady_clock::now();
+    log()->info("the run's connection is back gap_s={:.3f}",
+                std::chrono::duration<double>(back - down_at_).count());
+    down_ = false;
+    backoff_.reset();
+    last_error_.clear();
+    context_.sink->on_run_connection_state(true, back, "");
+    co_return true;
+  }
+
+ private:
+  const ScheduleReconnect* reconnect_;  // null: the session is not kept up
+  CollectContext& context_;
+  base::Backoff backoff_;
+  bool down_ = false;
+  std::chrono::steady_clock::time_point down_at_{};
+  std::chrono::steady_clock::time_point retry_at_{};
+  std::string last_error_;
+};
+
+}  // namespace
+
 asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
                                    CollectContext context,
                                    std::chrono::steady_clock::time_point start,
-                                   base::AsyncEvent& stop) {
+                                   base::AsyncEvent& stop, const ScheduleReconnect* reconnect) {
   using namespace asio::experimental::awaitable_operators;
   if (schedule.empty()) co_return;
   std::vector<std::chrono::steady_clock::time_point> due;
   for (const auto& entry : schedule) {
     due.push_back(entry.at_start_and_stop ? start : start + entry.period + entry.lag);
   }
+  SessionKeeper keeper(reconnect, context);
   // Logged once per change, not per collection: a failing collector fails every time.
   std::vector<std::string> last_errors(schedule.size());
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -94,6 +158,9 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
     timer.expires_at(next);
     co_await (timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable)) || stop.wait());
     if (stop.is_set()) break;
+    // While the session is away its collectors fail ("not connected", logged once); those
+    // that read the host only go on.
+    co_await keeper.ready(schedule, next);
     for (size_t index = 0; index < schedule.size(); ++index) {
       if (due[index] > next) continue;
       // The collection at the start has no lag; the next one is a period and the lag later.

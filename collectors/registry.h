@@ -9,6 +9,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "base/async_event.h"
@@ -51,13 +53,25 @@ struct RunCollectorOptions {
 // profile.
 std::vector<ScheduledCollector> make_run_collectors(RunCollectorOptions options);
 
+// How a schedule gets its session back when the server goes away (a restart mid-run): the
+// connection string, and how long one attempt may take (the schedule's other collectors, which
+// read only the host, wait meanwhile).
+struct ScheduleReconnect {
+  std::string conninfo;
+  std::chrono::milliseconds attempt_timeout{2000};
+};
+
 // Runs every collector of `schedule` at start + k * period (and at start and after `stop` when
 // it asks to), one after the other on `context`'s
 // session (never two queries at once), until `stop` is set. Collection errors are reported to
-// the sink (collect_timed) and to the log once per change; none ends the schedule.
+// the sink (collect_timed) and to the log once per change; none ends the schedule. With
+// `reconnect` (which must outlive the schedule), a lost session is connected again on
+// base::Backoff's delays (as a target's sampler is), the collectors are prepared on it again, and
+// the sink hears the outage (on_run_connection_state).
 asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
                                    CollectContext context,
                                    std::chrono::steady_clock::time_point start,
-                                   base::AsyncEvent& stop);
+                                   base::AsyncEvent& stop,
+                                   const ScheduleReconnect* reconnect = nullptr);
 
 }  // namespace pgwaitprof::collectors

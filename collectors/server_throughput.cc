@@ -45,6 +45,12 @@ std::optional<model::ServerThroughput> throughput_between(const ServerCounters& 
   return reading;
 }
 
+asio::awaitable<CollectResult> ServerThroughputCollector::prepare(PgSession& session) {
+  (void)session;
+  previous_.reset();
+  co_return std::nullopt;
+}
+
 asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext& context) {
   auto& session = *context.session;
   // Chosen before co_await: GCC 12 miscompiles ?: in a co_await's arguments.
@@ -60,9 +66,10 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
     co_return collector_error(*read.error, session);
   }
   ServerCounters now;
-  // Taken kHandOverLag after an interval's end, a reading stands for that end (the header);
-  // the first (the start) and the last (the load ended, its backends gone) for their own time.
-  now.at = previous_ && !context.last
+  // Taken kHandOverLag after an interval's end, a reading stands for that end (the header), the
+  // first after a reconnection too; the first (the start) and the last (the load ended, its
+  // backends gone) for their own time.
+  now.at = read_before_ && !context.last
                ? sent - std::chrono::duration_cast<model::SteadyClock::duration>(kHandOverLag)
                : sent;
   const auto transactions = counter(read.result.get(), 0);
@@ -81,6 +88,7 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
   constexpr double kShortestReading = 0.9;
   auto reading = previous_ ? throughput_between(*previous_, now) : std::nullopt;
   previous_ = now;
+  read_before_ = true;
   if (reading && pending_ && context.last &&
       base::Seconds(reading->to - reading->from) < kShortestReading * interval_) {
     pending_->to = reading->to;

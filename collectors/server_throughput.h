@@ -56,6 +56,9 @@ class ServerThroughputCollector : public Collector {
                             bool with_calls)
       : own_statements_(std::move(own_statements)), interval_(interval), with_calls_(with_calls) {}
   std::string_view name() const override { return "server_throughput"; }
+  // On a session connected again (the server restarted): the next reading starts afresh, so
+  // no reading spans the outage (the time it covers is the run's minus the outage).
+  asio::awaitable<CollectResult> prepare(PgSession& session) override;
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 
  private:
@@ -63,6 +66,7 @@ class ServerThroughputCollector : public Collector {
   base::Seconds interval_;
   bool with_calls_;
   std::optional<ServerCounters> previous_;
+  bool read_before_ = false;                        // the run's first reading was taken
   std::optional<model::ServerThroughput> pending_;  // taken, not delivered yet
 };
 

@@ -7,6 +7,7 @@
 #include <asio/post.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "base/backoff.h"
 #include "base/logging.h"
 #include "collectors/activity.h"
 #include "collectors/kernel.h"
@@ -20,8 +21,6 @@ using namespace std::chrono_literals;
 constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr int kMemorySnapshotsPerTurn = 64;
 constexpr auto kTickLineEvery = 100ms;
-constexpr auto kBackoffStart = 100ms;
-constexpr auto kBackoffCap = 5000ms;
 // A snapshot query that has not answered in this long is taken for a dead connection (a
 // network partition can leave a socket open without any answer ever coming).
 constexpr auto kSnapshotTimeout = 5000ms;
@@ -172,7 +171,7 @@ asio::awaitable<void> TargetSampler::sleep_until(model::SteadyClock::time_point 
 }
 
 asio::awaitable<void> TargetSampler::run() {
-  auto backoff = std::chrono::milliseconds(kBackoffStart);
+  base::Backoff backoff;
   bool ever_connected = false;
   down_since_ = model::SteadyClock::now();
   while (state_ != SamplerState::kStopping) {
@@ -181,13 +180,13 @@ asio::awaitable<void> TargetSampler::run() {
     if (state_ == SamplerState::kStopping) break;
     if (error) {
       session_.close();
-      on_failed_attempt(*error, backoff);
+      const auto delay = backoff.next();
+      on_failed_attempt(*error, delay);
       state_ = SamplerState::kBackingOff;
-      co_await sleep_until(model::SteadyClock::now() + backoff);
-      backoff = std::min<std::chrono::milliseconds>(backoff * 2, kBackoffCap);
+      co_await sleep_until(model::SteadyClock::now() + delay);
       continue;
     }
-    backoff = kBackoffStart;
+    backoff.reset();
     on_connected(ever_connected);
     ever_connected = true;
     state_ = SamplerState::kSampling;

@@ -23,9 +23,10 @@ namespace pgwaitprof::model {
 // 2 added outages and latency percentiles; 3 kernel times, lock blockers and statements; 4 the
 // throughput's source, the server's tps per interval and the run's tags; 5 the source asked for
 // and why the one used was chosen, and the sampler's kernel check; 7 the on-CPU profile; 8 the
-// summary's CPU figures (summary.cpu); 9 the running client backends per interval (running) and
+// summary's CPU figures (summary.cpu); 9 the running client backends per interval (running),
 // the kernel check's like-with-like figures (summary.kernel_check: sampled_running_aas,
-// exited_aas).
+// exited_aas), a prepared transaction as a lock's blocker, the steady level a stall fell from,
+// and whose connection an outage was.
 // Documents of older versions still load (their new fields take defaults).
 inline constexpr int kReportSchemaVersion = 9;
 inline constexpr int kOldestReadableSchemaVersion = 1;
@@ -134,13 +135,20 @@ struct LockBlocker {
   std::string blocker_state;
   std::string blocker_application;
   std::string blocker_backend_type;
-  int32_t example_blocker_pid = 0;
-  std::string example_object;  // "transaction 7123" where `object` is generic
-  int blockers = 1;            // distinct blocker pids seen
+  int32_t example_blocker_pid = 0;  // 0 for a prepared transaction
+  std::string example_object;       // "transaction 7123" where `object` is generic
+  // A prepared transaction held the lock (no backend: pid 0): its name (GID) and the role that
+  // prepared it; max_xact_age is then the time since it was prepared. "" otherwise.
+  std::string prepared;
+  std::string prepared_by;
+  int blockers = 1;  // distinct blocker pids seen
   base::Seconds max_xact_age{-1};
   int chain_depth = 1;              // 2 and more: the blocker was itself blocked
   uint64_t observations = 0;        // blocked backends seen in lookups
   std::string description() const;  // the stall's wording, without the wait
+  // Who blocked: "pid 4242 (psql)", "3 backends (pgbench)", or "prepared transaction 'blk',
+  // prepared 3.1 s ago, by alice".
+  std::string who() const;
 };
 
 // One statement (query id) of the run: its samples, its waits, and pg_stat_statements' figures
@@ -155,11 +163,16 @@ struct StatementProfile {
 };
 
 // A time the sampler could not sample the target during the run (e.g. the server restarted).
+// Whose connection it was: the sampler's (no samples), or the run's own (its collectors': no
+// server throughput and no background activity meanwhile).
+inline constexpr const char* kSamplerConnection = "sampler";
+inline constexpr const char* kRunConnection = "run";
 struct Outage {
   base::Seconds start{0};  // since the run started
   base::Seconds duration{0};
   uint64_t missed_ticks = 0;
-  std::string reason;           // the error that took the connection down
+  std::string reason;                           // the error that took the connection down
+  std::string connection = kSamplerConnection;  // kSamplerConnection or kRunConnection
   std::string summary() const;  // "12.3-15.8 s: sampler disconnected for 3.5 s (...)"
 };
 
@@ -172,7 +185,10 @@ struct Stall {
   base::Seconds start{0};  // since the run started
   base::Seconds duration{0};
   double tps = 0;
-  double median_tps = 0;
+  double median_tps = 0;  // the run's median
+  // The level it fell from (steady_tps() in run_analysis.h); 0 when none was left (or the
+  // report is older than schema 9, whose stalls were found against the median).
+  double steady_tps = 0;
   double client_backends = 0;    // average active+idle-in-transaction client backends
   std::vector<StallWait> waits;  // most frequent first
   std::string background;        // flags seen during the stall

@@ -17,6 +17,12 @@ bool is_client_load(const WaitKey& key) {
   return key.backend_type == "client backend" && !is_idle(key);
 }
 
+bool has_client_load(const Profile& profile) {
+  return std::any_of(profile.counts().begin(), profile.counts().end(), [](const auto& entry) {
+    return entry.second > 0 && is_client_load(entry.first);
+  });
+}
+
 }  // namespace
 
 namespace {
@@ -30,9 +36,10 @@ void keep_worst_latency(const TimelineSlice& slice, base::Milliseconds& worst) {
 // One stall as its intervals are added; finish() fills in its waits, background and blocker.
 class StallBuilder {
  public:
-  StallBuilder(const TimelineSlice& first, double median) {
+  StallBuilder(const TimelineSlice& first, double median, double steady) {
     stall_.start = first.start;
     stall_.median_tps = median;
+    stall_.steady_tps = steady;
   }
   void add(const TimelineSlice& slice) {
     stall_.duration = slice.start + slice.duration - stall_.start;
@@ -86,23 +93,36 @@ Stall StallBuilder::finish() && {
 
 }  // namespace
 
+double steady_tps(std::vector<double> tps) {
+  if (tps.empty()) return 0;
+  // The upper quartile: a stall over up to three quarters of the run leaves it at the level
+  // the load ran at when nothing held it up, where the median falls to the stall's once the
+  // stall covers half of the run.
+  const auto at = tps.begin() + static_cast<long>((3 * tps.size()) / 4);
+  std::nth_element(tps.begin(), at, tps.end());
+  return *at;
+}
+
 std::vector<Stall> detect_stalls(const std::vector<TimelineSlice>& timeline, double fraction) {
   std::vector<double> tps;
   for (const auto& slice : timeline) {
     if (slice.loadgen && std::isfinite(slice.loadgen->tps)) tps.push_back(slice.loadgen->tps);
   }
   if (tps.size() < 3) return {};
+  const double steady = steady_tps(tps);
   std::nth_element(tps.begin(), tps.begin() + static_cast<long>(tps.size() / 2), tps.end());
   const double median = tps[tps.size() / 2];
-  if (median <= 0) return {};
 
   std::vector<Stall> stalls;
   std::optional<StallBuilder> current;
   for (const auto& slice : timeline) {
-    const bool stalled = slice.loadgen && std::isfinite(slice.loadgen->tps) &&
-                         slice.loadgen->tps < fraction * median;
+    const bool measured = slice.loadgen && std::isfinite(slice.loadgen->tps);
+    // Below a fifth of the steady level; or no transaction at all while client backends were
+    // busy, which holds when a stall covers so much of the run that no steady level is left.
+    const bool stalled = measured && (slice.loadgen->tps < fraction * steady ||
+                                      (slice.loadgen->tps <= 0 && has_client_load(slice.profile)));
     if (stalled) {
-      if (!current) current.emplace(slice, median);
+      if (!current) current.emplace(slice, median, steady);
       current->add(slice);
     } else if (current) {
       current->add_tail(slice);
@@ -112,6 +132,27 @@ std::vector<Stall> detect_stalls(const std::vector<TimelineSlice>& timeline, dou
   }
   if (current) stalls.push_back(std::move(*current).finish());
   return stalls;
+}
+
+std::optional<std::string> missed_ticks_warning(const Run& run) {
+  if (!takes_snapshots(run.sampler.source)) return std::nullopt;
+  // Ticks of a time the sampler was disconnected are the outage's (its own warning), not a
+  // sampler too slow for its rate.
+  uint64_t outage_ticks = 0;
+  for (const auto& outage : run.outages) outage_ticks += outage.missed_ticks;
+  const uint64_t missed =
+      run.sampler.missed_ticks - std::min(outage_ticks, run.sampler.missed_ticks);
+  const uint64_t ticks = run.sampler.snapshots + missed;
+  if (ticks == 0 || missed * 20 <= ticks) return std::nullopt;
+  // Each source misses a tick for its own reason: the memory source runs no query.
+  const std::string why =
+      run.sampler.source == SamplerSource::kMemory
+          ? fmt::format(
+                "reading the server's memory fell behind the {:.0f} Hz period (the "
+                "reader was not scheduled in time on a busy host, or a read took longer)",
+                run.sampler.hz)
+          : fmt::format("the snapshot query took longer than the {:.0f} Hz period", run.sampler.hz);
+  return fmt::format("the sampler missed {} of {} ticks: {} (lower --hz)", missed, ticks, why);
 }
 
 std::vector<std::string> bottleneck_warnings(const Run& run, int loadgen_threads) {
@@ -147,20 +188,16 @@ std::vector<std::string> bottleneck_warnings(const Run& run, int loadgen_threads
           no_idle, intervals));
     }
   }
-  const auto ticks = run.sampler.snapshots + run.sampler.missed_ticks;
-  if (ticks > 0 && takes_snapshots(run.sampler.source) && run.sampler.missed_ticks * 20 > ticks) {
-    warnings.push_back(fmt::format(
-        "the sampler missed {} of {} ticks: the snapshot query took longer than the {:.0f} Hz "
-        "period (lower --hz)",
-        run.sampler.missed_ticks, ticks, run.sampler.hz));
-  }
+  if (auto missed = missed_ticks_warning(run)) warnings.push_back(std::move(*missed));
   if (run.sampler.hidden_backends > 0) {
     warnings.push_back(fmt::format(
         "{} backend(s) were hidden from the sampling role: grant it pg_monitor to see their waits",
         run.sampler.hidden_backends));
   }
   for (const auto& outage : run.outages) {
-    warnings.push_back("the sampler lost the target: " + outage.summary());
+    warnings.push_back(fmt::format("the {} lost the target: {}",
+                                   outage.connection == kRunConnection ? "run" : "sampler",
+                                   outage.summary()));
   }
   if (const auto limits = sampler_source_limits(run.sampler.source); !limits.empty()) {
     warnings.push_back(std::string(limits));

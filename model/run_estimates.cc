@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -87,6 +88,19 @@ TpsFigures tps_figures(const Run& run, const SteadyWindow& window) {
                                  ? "pgbench"
                              : run.throughput_source == "server" ? "the server"
                                                                  : run.throughput_source;
+    figures.whole_run_scope = "whole run";
+    // The server's count is over the time its readings covered, which the run's connection
+    // being down cuts (readings start and stop a moment inside the run: more than an interval
+    // or a twentieth of it missing is more than that).
+    const auto covered = run.loadgen->duration;
+    const bool lost = std::any_of(run.outages.begin(), run.outages.end(),
+                                  [](const Outage& o) { return o.connection == kRunConnection; });
+    const base::Seconds slack = std::max(run.interval, 0.05 * run.duration);
+    if (run.throughput_source == "server" && covered && run.duration > base::Seconds(0) &&
+        (lost || *covered < run.duration - slack)) {
+      figures.whole_run_scope =
+          fmt::format("{:.1f} s of the {:.1f} s run", covered->count(), run.duration.count());
+    }
   }
   figures.steady = tps_estimate(run, window);
   for (size_t index = window.first_interval; index < run.timeline.size(); ++index) {

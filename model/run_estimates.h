@@ -46,6 +46,9 @@ std::optional<MeanEstimate> tps_estimate(const Run& run, const SteadyWindow& win
 struct TpsFigures {
   std::optional<double> whole_run;
   std::string whole_run_from;  // "pgbench", "sysbench", "the server"
+  // What time whole_run covers: "whole run", or where the server's count covers only part of it
+  // (the run's connection was down a while) "3.0 s of the 10.2 s run".
+  std::string whole_run_scope;
   std::optional<MeanEstimate> steady;
   base::Seconds steady_from{0};  // the window, in seconds since the run started
   base::Seconds steady_to{0};

@@ -157,6 +157,18 @@ void RunRecorder::on_connection_state(bool up, SteadyClock::time_point at,
   }
 }
 
+void RunRecorder::on_run_connection_state(bool up, SteadyClock::time_point at,
+                                          std::string_view reason) {
+  const base::Seconds offset = std::max(base::Seconds(0), since_start(at));
+  if (!up && !open_run_outage_) {
+    open_run_outage_ = Outage{offset, base::Seconds(0), 0, std::string(reason), kRunConnection};
+  } else if (up && open_run_outage_) {
+    open_run_outage_->duration = offset - open_run_outage_->start;
+    outages_.push_back(*open_run_outage_);
+    open_run_outage_.reset();
+  }
+}
+
 void RunRecorder::on_background(SteadyClock::time_point at, const Background& background) {
   slice(slice_index(at)).background.merge(background);
 }
@@ -263,19 +275,21 @@ void RunRecorder::finish_server_throughput() {
 void RunRecorder::on_lock_waits(const LockLookup& lookup) {
   ++lock_lookups_;
   // Chains: a blocker that is itself blocked by another one in the same lookup. A wait is
-  // charged to the head of its chain (who everyone waits for), with the chain's length.
-  std::map<int32_t, int32_t> blocked_by;
-  std::map<int32_t, const LockWait*> as_blocker;  // pid -> a wait naming it as the blocker
-  for (const auto& wait : lookup.waits) {
-    blocked_by.emplace(wait.pid, wait.blocker_pid);
-    as_blocker.emplace(wait.blocker_pid, &wait);
-  }
+  // charged to the head of its chain (who everyone waits for), with the chain's length. A
+  // prepared transaction (pid 0) waits on nothing: it always ends its chain.
+  std::map<int32_t, const LockWait*> wait_of;  // blocked pid -> a row of its wait
+  for (const auto& wait : lookup.waits) wait_of.emplace(wait.pid, &wait);
   for (const auto& blocked : lookup.waits) {
     int depth = 1;
-    int32_t head = blocked.blocker_pid;
-    for (; blocked_by.contains(head) && depth < 16; ++depth) head = blocked_by.at(head);
-    // The lock is the blocked backend's; who holds it up is the head's (same fields).
-    LockWait wait = *as_blocker.at(head);
+    const LockWait* last_link = &blocked;
+    for (; depth < 16; ++depth) {
+      const auto next = wait_of.find(last_link->blocker_pid);
+      if (last_link->blocker_pid == 0 || next == wait_of.end()) break;
+      last_link = next->second;
+    }
+    // The lock is the blocked backend's; who holds it up is the head's (the last link's
+    // blocker fields).
+    LockWait wait = *last_link;
     wait.lock_type = blocked.lock_type;
     wait.object = blocked.object;
     // Aggregated by what was locked and what the blocker did; a transaction lock's object (the
@@ -284,7 +298,7 @@ void RunRecorder::on_lock_waits(const LockLookup& lookup) {
         wait.lock_type == "transactionid" || wait.lock_type == "virtualxid";
     const std::string object = per_transaction ? "" : wait.object;
     const std::string key = wait.lock_type + '\x1f' + object + '\x1f' + wait.blocker_statement +
-                            '\x1f' + wait.blocker_state;
+                            '\x1f' + wait.blocker_state + '\x1f' + wait.blocker_prepared;
     auto [entry, added] = lock_blockers_.try_emplace(key);
     LockBlocker& blocker = entry->second;
     if (added) {
@@ -296,6 +310,8 @@ void RunRecorder::on_lock_waits(const LockLookup& lookup) {
       blocker.blocker_application = wait.blocker_application;
       blocker.blocker_backend_type = wait.blocker_backend_type;
       blocker.example_blocker_pid = wait.blocker_pid;
+      blocker.prepared = wait.blocker_prepared;
+      blocker.prepared_by = wait.blocker_owner;
     }
     auto& pids = lock_blocker_pids_[key];
     pids.insert(wait.blocker_pid);
@@ -367,7 +383,14 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
   if (open_outage_) {  // still down when the run ended
     on_connection_state(true, end, "");
   }
+  if (open_run_outage_) on_run_connection_state(true, end, "");
+  // The sampler's outages first (as before the run's own connection had any), each kind in
+  // the order they ended.
+  std::stable_partition(outages_.begin(), outages_.end(), [](const Outage& outage) {
+    return outage.connection == kSamplerConnection;
+  });
   for (const auto& outage : outages_) {
+    if (outage.connection != kSamplerConnection) continue;
     for (auto& marked : timeline_) {
       if (marked.start < outage.start + outage.duration &&
           outage.start < marked.start + marked.duration) {

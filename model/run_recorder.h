@@ -26,6 +26,8 @@ class RunRecorder : public SampleSink {
   void on_profile_delta(const Profile& delta, SystemClock::time_point read_at) override;
   void on_missed_ticks(uint64_t ticks) override;
   void on_connection_state(bool up, SteadyClock::time_point at, std::string_view reason) override;
+  void on_run_connection_state(bool up, SteadyClock::time_point at,
+                               std::string_view reason) override;
   void on_background(SteadyClock::time_point at, const Background& background) override;
   void on_host_cpu(SteadyClock::time_point interval_end, const HostCpu& cpu) override;
   void on_kernel_times(const KernelTimes& times) override;
@@ -84,6 +86,7 @@ class RunRecorder : public SampleSink {
   int hidden_backends_ = 0;
   std::vector<Outage> outages_;
   std::optional<Outage> open_outage_;
+  std::optional<Outage> open_run_outage_;  // the run's own connection's
   std::optional<LatencyTimeline> latency_;
   // Per query id: non-idle samples per (interned) wait key.
   std::map<int64_t, std::map<const WaitKey*, uint64_t>> statement_waits_;

@@ -147,6 +147,10 @@ struct LockWait {
   base::Seconds blocker_xact_age{-1};  // -1 outside a transaction
   std::string blocker_statement;       // its statement, literals replaced, at most 200 characters
   bool blocker_blocked = false;        // the blocker itself waits on a lock: a chain
+  // A prepared transaction (blocker_pid 0, no backend): its name (the GID) and the role that
+  // prepared it; blocker_xact_age is then the time since PREPARE TRANSACTION.
+  std::string blocker_prepared;
+  std::string blocker_owner;
 };
 
 struct LockLookup {

@@ -36,6 +36,12 @@ class SampleSink {
   virtual void on_connection_state(bool up, SteadyClock::time_point at, std::string_view reason) {
     (void)up, (void)at, (void)reason;
   }
+  // The run's own connection (its collectors': server throughput, background activity) went
+  // down or came back, at `at` (run collectors).
+  virtual void on_run_connection_state(bool up, SteadyClock::time_point at,
+                                       std::string_view reason) {
+    (void)up, (void)at, (void)reason;
+  }
   // How long one collection took and whether it worked (per-collector gauges).
   virtual void on_collector_status(std::string_view collector, base::Seconds duration,
                                    bool success) {

@@ -44,6 +44,9 @@ using namespace run_steps;
 using model::SteadyClock;
 using model::SystemClock;
 constexpr auto kConnectTimeout = 10s;
+// One attempt to get the run's connection back mid-run: short, as the collectors that read the
+// host wait for it.
+constexpr std::chrono::milliseconds kReconnectTimeout = 2s;
 constexpr auto kFirstSampleTimeout = 10s;
 
 auto log() {
@@ -448,7 +451,10 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
   // The latest snapshot, for the CPU profile's backend types (the sampler reuses its object).
   const collectors::CollectContext context{&state.session, &recorder, nullptr,
                                            sampler.latest_snapshot(), start};
-  co_await (load() && collectors::run_schedule(collectors, context, start, finished));
+  // The run's connection comes back after a restart of the server, as the sampler's does. A
+  // named object, not a temporary: GCC 12 destroys a temporary of a co_await's expression twice.
+  const collectors::ScheduleReconnect reconnect{state.request.conninfo, kReconnectTimeout};
+  co_await (load() && collectors::run_schedule(collectors, context, start, finished, &reconnect));
   co_return std::nullopt;
 }
 

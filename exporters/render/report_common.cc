@@ -90,7 +90,8 @@ std::string server_tps_cell(const TimelineRow& row) {
 std::string tps_headline_text(const model::TpsFigures& figures, const model::SteadyWindow& window) {
   std::string text;
   if (figures.whole_run) {
-    text = fmt::format("{:.1f} ({}, whole run)", *figures.whole_run, figures.whole_run_from);
+    text = fmt::format("{:.1f} ({}, {})", *figures.whole_run, figures.whole_run_from,
+                       figures.whole_run_scope);
   }
   const bool trimmed = window.excluded > base::Seconds(0);
   if (const auto& steady = figures.steady) {

@@ -221,7 +221,8 @@ nlohmann::json timeline_chart_data(const model::Run& run, const std::vector<Time
     stalls.push_back({stall.start.count(), (stall.start + stall.duration).count()});
   }
   json outages = json::array();
-  for (const auto& outage : run.outages) {
+  for (const auto& outage : run.outages) {  // the sampler's: no samples then
+    if (outage.connection != model::kSamplerConnection) continue;
     outages.push_back({outage.start.count(), (outage.start + outage.duration).count()});
   }
   json lanes = json::array();
@@ -251,7 +252,11 @@ std::string html_timeline_panel(const model::Run& run, const std::vector<Timelin
       "Drag across the chart to zoom, double-click to zoom out; click a legend entry "
       "to hide or show its series.";
   if (!run.stalls.empty()) help += " Shaded: stalls.";
-  if (!run.outages.empty()) help += " Grey: the sampler lost its connection.";
+  if (std::any_of(run.outages.begin(), run.outages.end(), [](const model::Outage& outage) {
+        return outage.connection == model::kSamplerConnection;
+      })) {
+    help += " Grey: the sampler lost its connection.";
+  }
   for (const auto& lane : lanes) {
     help += fmt::format(" {} = {}.", lane.name, lane.meaning);
   }

@@ -181,14 +181,10 @@ std::optional<SectionTable> lock_section(const model::Run& run, const model::Sum
     }
     const double share =
         ratio(static_cast<double>(blocker.observations), static_cast<double>(observations));
-    const std::string& program = blocker.blocker_application.empty() ? blocker.blocker_backend_type
-                                                                     : blocker.blocker_application;
-    std::string who = blocker.blockers == 1
-                          ? fmt::format("pid {} ({})", blocker.example_blocker_pid, program)
-                          : fmt::format("{} backends ({})", blocker.blockers, program);
+    std::string who = blocker.who();
     if (blocker.chain_depth > 1) who += fmt::format(", chain of {}", blocker.chain_depth);
     std::string state = blocker.blocker_state;
-    if (blocker.max_xact_age >= base::Seconds(0)) {
+    if (blocker.max_xact_age >= base::Seconds(0) && blocker.prepared.empty()) {  // who() has it
       state += fmt::format(" {:.1f} s", blocker.max_xact_age.count());
     }
     const std::string& object =

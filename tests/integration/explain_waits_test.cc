@@ -98,9 +98,11 @@ struct Blocker {
                 PQresultStatus(result.get()) == PGRES_TUPLES_OK)
         << PQerrorMessage(connection.get());
   }
-  // After `delay`, `lock` in a transaction, idle in it for `hold`, then commit.
-  Blocker(std::chrono::milliseconds delay, std::string lock, std::chrono::milliseconds hold) {
-    connection.reset(PQconnectdb((test_conninfo() + " application_name=blocker").c_str()));
+  // After `delay`, `lock` in a transaction, idle in it for `hold`, then commit (on the shared
+  // cluster, or the one `conninfo` names).
+  Blocker(std::chrono::milliseconds delay, std::string lock, std::chrono::milliseconds hold,
+          const std::string& conninfo = test_conninfo()) {
+    connection.reset(PQconnectdb((conninfo + " application_name=blocker").c_str()));
     thread = std::thread([this, delay, lock, hold] {
       std::this_thread::sleep_for(delay);
       exec("BEGIN");
@@ -161,6 +163,105 @@ TEST_F(ExplainWaitsTest, ARowLockOfAnIdleTransactionNamesItsBlocker) {
   EXPECT_NE(blocker.find("UPDATE pgbench_branches SET bbalance = bbalance WHERE bid = ?"),
             std::string::npos)
       << blocker;
+}
+
+// Issue 47: a lock held over 6 s of a 9 s run left 0 tps in most intervals, the median at 0,
+// and "stalls: none". On a cluster of its own: the whole server stalls for 6 s.
+TEST_F(ExplainWaitsTest, AStallOverMostOfTheRunIsFoundWithItsBlocker) {
+  const auto data = temp_dir("lock-most");
+  OwnCluster cluster(data);
+  RunResult run;
+  {
+    Blocker blocker(2000ms, "LOCK TABLE pgbench_branches", 6000ms, cluster.conninfo);
+    run = pgwaitprof_run(data / "run", {cluster.conninfo}, {"-c", "4", "-j", "2", "-T", "9"});
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  int zero_intervals = 0;
+  for (const auto& slice : run.report["timeline"]) {
+    if (slice["loadgen"].is_object() && slice["loadgen"]["tps"].is_number() &&
+        slice["loadgen"]["tps"].get<double>() == 0) {
+      ++zero_intervals;
+    }
+  }
+  std::cout << "intervals at 0 tps: " << zero_intervals << "\n";
+  ASSERT_GE(zero_intervals, 4) << "the lock must cover most of the run: "
+                               << run.report["timeline"].dump().substr(0, 3000);
+  const auto* stall = blocked_stall(run.report);
+  ASSERT_NE(stall, nullptr) << run.report["stalls"].dump(2);
+  EXPECT_GE((*stall)["duration_s"].get<double>(), 4.0) << stall->dump(2);
+  const std::string blocker = (*stall)["blocker"];
+  EXPECT_NE(blocker.find("relation \"pgbench_branches\""), std::string::npos) << blocker;
+  EXPECT_NE(blocker.find("LOCK TABLE pgbench_branches"), std::string::npos) << blocker;
+  const auto text = read_text(run.dir / "report.txt");
+  EXPECT_EQ(text.find("stalls: none"), std::string::npos) << text;
+}
+
+// A psql session of the test on `conninfo` running `sql`; its output, or why it failed.
+engine::CommandResult psql_on(const std::string& conninfo, const std::string& sql) {
+  return engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-v",
+                              "ON_ERROR_STOP=1", "-c", sql, conninfo});
+}
+
+// Issue 47: a prepared transaction holds its locks with no backend; pg_blocking_pids names it
+// pid 0, which the blockers' join with pg_stat_activity dropped, so the lock table blamed the
+// pgbench backend queued first behind it. On a cluster of its own (max_prepared_transactions 2).
+TEST_F(ExplainWaitsTest, APreparedTransactionIsNamedAsTheBlocker) {
+  const auto data = temp_dir("lock-prepared");
+  OwnCluster cluster(data);
+  // Every branch row, so that every pgbench transaction waits for it.
+  ASSERT_EQ(psql_on(cluster.conninfo,
+                    "BEGIN; UPDATE pgbench_branches SET bbalance = bbalance; "
+                    "PREPARE TRANSACTION 'blk'")
+                .exit_code,
+            0);
+  struct Finish {  // the prepared transaction ends with the test, whatever happens
+    std::string conninfo;
+    ~Finish() { psql_on(conninfo, "COMMIT PREPARED 'blk'"); }
+  } finish{cluster.conninfo};
+  RunResult run;
+  {
+    // pgbench's clients wait inside their transactions and never see -T's end: the prepared
+    // transaction is committed after 4 s, and the run ends 3 s later.
+    std::thread commit([&] {
+      std::this_thread::sleep_for(4500ms);
+      psql_on(cluster.conninfo, "COMMIT PREPARED 'blk'");
+    });
+    run = pgwaitprof_run(data / "run", {cluster.conninfo}, {"-c", "4", "-j", "2", "-T", "7"});
+    commit.join();
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto& blockers = run.report["lock_blockers"];
+  ASSERT_FALSE(blockers.empty()) << run.report.dump().substr(0, 3000);
+  uint64_t prepared = 0, blamed_on_pgbench = 0;
+  for (const auto& blocker : blockers) {
+    if (blocker["prepared"] == "blk") {
+      prepared += blocker["observations"].get<uint64_t>();
+      EXPECT_EQ(blocker["prepared_by"], "postgres") << blocker.dump();
+    }
+    if (blocker["blocker_application"] == "pgbench") {
+      blamed_on_pgbench += blocker["observations"].get<uint64_t>();
+    }
+  }
+  EXPECT_GT(prepared, 0u) << blockers.dump(2);
+  // pgbench's own row locks after the commit (4 clients on 2 branch rows) are blamed on pgbench,
+  // rightly; the 4.5 s in which every client waited for 'blk' are its, and lead the table.
+  EXPECT_GT(prepared, blamed_on_pgbench) << blockers.dump(2);
+  EXPECT_EQ(blockers[0]["prepared"], "blk") << blockers.dump(2);
+  const auto text = read_text(run.dir / "report.txt");
+  EXPECT_NE(text.find("prepared transaction 'blk', prepared "), std::string::npos) << text;
+  EXPECT_NE(text.find(" s ago, by postgres"), std::string::npos) << text;
+  // The stall names it too.
+  const auto* stall = blocked_stall(run.report);
+  ASSERT_NE(stall, nullptr) << run.report["stalls"].dump(2);
+  EXPECT_NE((*stall)["blocker"].get<std::string>().find("blocked by prepared transaction 'blk'"),
+            std::string::npos)
+      << stall->dump(2);
+  // Every format shows it (HTML escapes the quotes).
+  for (const auto* file : {"report.md", "report.html"}) {
+    const auto rendered = read_text(run.dir / file);
+    EXPECT_NE(rendered.find("prepared transaction "), std::string::npos) << file;
+    EXPECT_NE(rendered.find("blk"), std::string::npos) << file;
+  }
 }
 
 // Samples of a statement's waits whose name starts with `prefix`.

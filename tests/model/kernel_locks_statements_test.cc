@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "model/run.h"
 #include "model/run_recorder.h"
@@ -135,6 +136,51 @@ TEST(RunRecorderLocks, AggregatedByLockObjectAndBlockerWithChains) {
   ASSERT_EQ(run.timeline.size(), 6u);
   EXPECT_EQ(run.timeline[3].lock_blocker, table.description());
   EXPECT_TRUE(run.timeline[4].lock_blocker.empty());
+}
+
+// Issue 47: a prepared transaction holds its locks with no backend (pg_blocking_pids says pid
+// 0); the backend queued first behind it must not be blamed for the others.
+LockWait prepared_wait(int pid, std::string type, std::string object, std::string gid) {
+  LockWait result = wait(pid, std::move(type), std::move(object), 0, "prepared", "");
+  result.blocker_application = "";
+  result.blocker_backend_type = "prepared transaction";
+  result.blocker_prepared = std::move(gid);
+  result.blocker_owner = "alice";
+  result.blocker_xact_age = base::Seconds(12.34);
+  return result;
+}
+
+TEST(RunRecorderLocks, APreparedTransactionIsTheHeadOfTheChainsItBlocks) {
+  const Clock clock;
+  RunRecorder recorder(clock.start, clock.wall, 1s);
+  LockLookup seen;
+  seen.at = clock.start + 500ms;
+  // 21 waits for the prepared 'blk''s transaction; 22 and 23 wait for the row 21 locked first;
+  // 24 waits for another prepared transaction.
+  seen.waits = {prepared_wait(21, "transactionid", "transaction 760", "blk"),
+                wait(22, "tuple", "pgbench_branches", 21, "active", "UPDATE pgbench_branches"),
+                wait(23, "tuple", "pgbench_branches", 21, "active", "UPDATE pgbench_branches"),
+                prepared_wait(24, "transactionid", "transaction 770", "other")};
+  recorder.on_lock_waits(seen);
+  model::Run run;
+  recorder.finish(clock.start + 1s, run);
+  ASSERT_EQ(run.lock_blockers.size(), 3u);
+  for (const auto& blocker : run.lock_blockers) {
+    EXPECT_FALSE(blocker.prepared.empty()) << blocker.description();
+    EXPECT_EQ(blocker.example_blocker_pid, 0);
+  }
+  const LockBlocker& rows = run.lock_blockers[0];  // two observations
+  EXPECT_EQ(rows.observations, 2u);
+  EXPECT_EQ(rows.chain_depth, 2);
+  EXPECT_EQ(rows.description(),
+            "tuple \"pgbench_branches\", blocked by prepared transaction 'blk', prepared 12.3 s "
+            "ago, by alice at the end of a chain of 2");
+  EXPECT_EQ(rows.who(), "prepared transaction 'blk', prepared 12.3 s ago, by alice");
+  std::set<std::string> names;
+  for (const auto& blocker : run.lock_blockers) names.insert(blocker.prepared);
+  EXPECT_EQ(names, (std::set<std::string>{"blk", "other"}));
+  const auto json = to_json(run);
+  EXPECT_EQ(run_from_json(json).lock_blockers[0].prepared_by, "alice");
 }
 
 TEST(RunRecorderStatements, WaitsPerQueryIdWithTheirTexts) {

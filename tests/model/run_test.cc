@@ -3,11 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "model/run_analysis.h"
+#include "model/run_estimates.h"
 #include "model/run_recorder.h"
 
 namespace pgwaitprof::model {
@@ -71,7 +73,50 @@ TEST(DetectStalls, IntervalsBelowAFifthOfTheMedianWithTheirWaits) {
   EXPECT_DOUBLE_EQ(stalls[0].client_backends, 2);
   EXPECT_EQ(stalls[0].background, "ch");
   EXPECT_EQ(stalls[0].summary(),
-            "4-6 s: 0 tps, 2/2 backends on Lock | relation (median 1003 tps) [ch]");
+            "4-6 s: 0 tps, 2/2 backends on Lock | relation (steady 1007 tps) [ch]");
+}
+
+// Issue 47: a lock held over 6 s of a 9 s run gave 0 tps in most intervals, the median was 0
+// and no stall was found.
+TEST(DetectStalls, AStallOverMostOfTheRunIsFound) {
+  const std::vector<BackendSample> running{client(1, "", ""), client(2, "LWLock", "WALWrite")};
+  const std::vector<BackendSample> blocked{client(1, "Lock", "relation"),
+                                           client(2, "Lock", "relation")};
+  std::vector<TimelineSlice> timeline;
+  for (int second = 0; second < 9; ++second) {
+    const bool stalled = second >= 2 && second < 8;
+    timeline.push_back(slice(second, stalled ? 0 : 800 + second, stalled ? blocked : running));
+  }
+  const auto stalls = detect_stalls(timeline);
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_DOUBLE_EQ(stalls[0].start.count(), 2);
+  EXPECT_DOUBLE_EQ(stalls[0].duration.count(), 6);
+  EXPECT_DOUBLE_EQ(stalls[0].median_tps, 0);
+  ASSERT_FALSE(stalls[0].waits.empty());
+  EXPECT_EQ(stalls[0].waits[0].wait, "Lock | relation");
+  // Three intervals ran, six did not: the upper quartile is a running one's.
+  EXPECT_DOUBLE_EQ(stalls[0].steady_tps, 800);
+  EXPECT_EQ(stalls[0].summary(), "2-8 s: 0 tps, 2/2 backends on Lock | relation (steady 800 tps)");
+  // A trickle through the lock (a few transactions a second) is a stall all the same.
+  for (int second = 2; second < 8; ++second) timeline[second].loadgen->tps = 3;
+  ASSERT_EQ(detect_stalls(timeline).size(), 1u);
+  EXPECT_DOUBLE_EQ(detect_stalls(timeline)[0].duration.count(), 6);
+}
+
+TEST(DetectStalls, NoTransactionWhileClientsAreBusyIsAStallWithoutASteadyLevel) {
+  const std::vector<BackendSample> blocked{client(1, "Lock", "transactionid"),
+                                           client(2, "Lock", "transactionid")};
+  std::vector<TimelineSlice> timeline;
+  for (int second = 0; second < 5; ++second) timeline.push_back(slice(second, 0, blocked));
+  const auto stalls = detect_stalls(timeline);
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_DOUBLE_EQ(stalls[0].duration.count(), 5);
+  EXPECT_EQ(stalls[0].summary(), "0-5 s: 0 tps, 2/2 backends on Lock | transactionid");
+  // No transaction and no busy client backend (a load between its transactions, an idle
+  // command): nothing stalled.
+  std::vector<TimelineSlice> idle;
+  for (int second = 0; second < 5; ++second) idle.push_back(slice(second, 0, {}));
+  EXPECT_TRUE(detect_stalls(idle).empty());
 }
 
 TEST(DetectStalls, NoneWithoutADropOrWithoutEnoughIntervals) {
@@ -227,6 +272,77 @@ TEST(RunRecorder, ALateReportRoundedUpMovesBackIntoItsOwnInterval) {
     ASSERT_TRUE(run.timeline[index].loadgen) << index;
     EXPECT_DOUBLE_EQ(run.timeline[index].loadgen->tps, 100.0 * static_cast<double>(index + 1));
   }
+}
+
+// Issue 47: a server restart mid-run with the memory source: the ticks of the outage were
+// blamed on a snapshot query, which that source never runs.
+TEST(MissedTicksWarning, LeavesOutagesOutAndNamesTheSourcesOwnCause) {
+  model::Run run;
+  run.sampler.source = SamplerSource::kMemory;
+  run.sampler.hz = 100;
+  run.sampler.snapshots = 800;
+  run.sampler.missed_ticks = 200;
+  Outage outage;
+  outage.start = base::Seconds(3);
+  outage.duration = base::Seconds(2);
+  outage.missed_ticks = 200;
+  run.outages = {outage};
+  EXPECT_FALSE(missed_ticks_warning(run));
+  // Ticks missed while connected are the sampler's own: said for the source in use.
+  run.sampler.missed_ticks = 300;
+  auto warning = missed_ticks_warning(run);
+  ASSERT_TRUE(warning);
+  EXPECT_TRUE(
+      warning->starts_with("the sampler missed 100 of 900 ticks: reading the server's "
+                           "memory fell behind the 100 Hz period"))
+      << *warning;
+  EXPECT_EQ(warning->find("query"), std::string::npos) << *warning;
+  run.sampler.source = SamplerSource::kActivity;
+  warning = missed_ticks_warning(run);
+  ASSERT_TRUE(warning);
+  EXPECT_NE(warning->find("the snapshot query took longer than the 100 Hz period"),
+            std::string::npos)
+      << *warning;
+  // The outage has its own warning, which says whose connection it was.
+  Outage lost_run = outage;
+  lost_run.connection = kRunConnection;
+  lost_run.missed_ticks = 0;
+  run.outages.push_back(lost_run);
+  const auto warnings = bottleneck_warnings(run, 1);
+  const auto said = [&](std::string_view text) {
+    return std::any_of(warnings.begin(), warnings.end(),
+                       [&](const std::string& line) { return line.starts_with(text); });
+  };
+  EXPECT_TRUE(said("the sampler lost the target: 3.0-5.0 s: sampler disconnected"));
+  EXPECT_TRUE(said("the run lost the target: 3.0-5.0 s: the run's own connection was down"));
+}
+
+// Issue 47: the server's count over a run whose connection was down part of the time was
+// headlined as the whole run's.
+TEST(TpsFigures, TheServersCountSaysWhatTimeItCovers) {
+  model::Run run;
+  run.duration = base::Seconds(10);
+  run.throughput_source = "server";
+  LoadgenSummary summary;
+  summary.tps = 37.5;
+  summary.duration = base::Seconds(2);
+  run.loadgen = summary;
+  const SteadyWindow window;
+  EXPECT_EQ(tps_figures(run, window).whole_run_scope, "2.0 s of the 10.0 s run");
+  run.loadgen->duration = base::Seconds(9.9);
+  EXPECT_EQ(tps_figures(run, window).whole_run_scope, "whole run");
+  // Readings start and stop a moment inside the run; a lost connection is said however short.
+  Outage lost;
+  lost.connection = kRunConnection;
+  lost.start = base::Seconds(4);
+  lost.duration = base::Seconds(0.4);
+  run.outages = {lost};
+  run.loadgen->duration = base::Seconds(9.5);
+  EXPECT_EQ(tps_figures(run, window).whole_run_scope, "9.5 s of the 10.0 s run");
+  run.outages.clear();
+  run.throughput_source = "pgbench";  // pgbench's own figure is over its whole run
+  run.loadgen->duration = base::Seconds(2);
+  EXPECT_EQ(tps_figures(run, window).whole_run_scope, "whole run");
 }
 
 TEST(ReportJson, RoundTripsAndRejectsOtherSchemaVersions) {
