@@ -23,9 +23,10 @@ namespace pgwaitprof::model {
 // 2 added outages and latency percentiles; 3 kernel times, lock blockers and statements; 4 the
 // throughput's source, the server's tps per interval and the run's tags; 5 the source asked for
 // and why the one used was chosen, and the sampler's kernel check; 7 the on-CPU profile; 8 the
-// summary's CPU figures (summary.cpu).
+// summary's CPU figures (summary.cpu); 9 the traced source's parts of a profile (profile.traced:
+// blocked, run-queue and on-CPU time, waits and their duration histogram per key).
 // Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 8;
+inline constexpr int kReportSchemaVersion = 9;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.
