@@ -55,7 +55,9 @@ uint64_t microseconds(double seconds) {
   return static_cast<uint64_t>(std::llround(std::max(0.0, seconds) * 1e6));
 }
 
+// Nothing for a part without time or waits (a key's blocked part when it never blocked).
 void add(model::Profile& profile, const model::WaitKey& key, const model::TracedTime& time) {
+  if (time.time_s() <= 0 && time.waits == 0) return;
   profile.add(key, microseconds(time.time_s()));
   profile.add_traced(key, time);
 }
