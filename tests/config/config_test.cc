@@ -178,7 +178,7 @@ TEST(ConfigErrors, ValuesWithNewlinesStayOnOneLine) {
       error_of([] { parse_config("targets:\n  - source: \"a\\nb\"\n", "p.yaml"); });
   EXPECT_EQ(message,
             "p.yaml:2:13: invalid value for \"source\": \"a\\nb\" (must be one of "
-            "\"auto\", \"activity\", \"pg_wait_sampling\", \"memory\")");
+            "\"auto\", \"activity\", \"pg_wait_sampling\", \"memory\", \"trace\")");
   EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 
