@@ -94,6 +94,10 @@ TargetSampler::TargetSampler(asio::any_io_executor executor, SamplerOptions opti
   if (source == SamplerSource::kPgWaitSampling) {
     wait_sampling_source_ = std::make_unique<WaitSamplingSource>();
   }
+  if (source == SamplerSource::kTrace) {
+    trace_source_ = std::make_unique<trace::TraceSource>();
+    trace_source_->set_sample_hz(static_cast<int>(options_.hz));
+  }
   // Until a connection decides: what auto falls back to.
   in_use_ = source == SamplerSource::kAuto ? SamplerSource::kActivity : source;
 }
@@ -124,6 +128,8 @@ void TargetSampler::stop() {
 }
 
 double TargetSampler::source_period_s() const {
+  // The traced source's counts are microseconds.
+  if (trace_source_) return 1e-6;
   if (const auto* wait_sampling =
           dynamic_cast<const WaitSamplingSource*>(wait_sampling_source_.get())) {
     return wait_sampling->period_s();
@@ -246,6 +252,7 @@ asio::awaitable<CollectResult> TargetSampler::prepare_source() {
   if (options_.source != SamplerSource::kAuto) {
     Collector* named = memory_source_     ? static_cast<Collector*>(memory_source_.get())
                        : activity_source_ ? static_cast<Collector*>(activity_source_.get())
+                       : trace_source_    ? static_cast<Collector*>(trace_source_.get())
                                           : wait_sampling_source_.get();
     use_source(named, options_.source, "");
     co_return co_await source_->prepare(session_);
@@ -318,6 +325,13 @@ void TargetSampler::on_connected(bool reconnected) {
         "sampling target={} source=memory hz={} server_version={} dsn=\"{}\" {} limits=\"{}\"",
         options_.name, options_.hz, server_version_, mask_password(options_.conninfo),
         memory_->attachment().description, model::sampler_source_limits(in_use_));
+  } else if (trace_source_) {
+    log()->info(
+        "sampling target={} source=trace read_every_ms={} server_version={} dsn=\"{}\" {} "
+        "limits=\"{}\"",
+        options_.name, options_.wait_sampling_poll.count(), server_version_,
+        mask_password(options_.conninfo), trace_source_->description(),
+        model::sampler_source_limits(in_use_));
   } else {
     log()->info(
         "sampling target={} source={} period_ms={:g} server_version={} dsn=\"{}\" limits=\"{}\"",
@@ -518,7 +532,7 @@ asio::awaitable<void> TargetSampler::sample_wait_sampling() {
         connection_lost(error->message);
         break;
       }
-      log()->warn("pg_wait_sampling query failed target={}: {}", options_.name, error->message);
+      log()->warn("{} read failed target={}: {}", source_->name(), options_.name, error->message);
     } else {
       sample_delivered_.notify();
     }

@@ -21,6 +21,7 @@
 #include "collectors/pg_session.h"
 #include "collectors/registry.h"
 #include "collectors/sampler_options.h"
+#include "collectors/trace/trace_source.h"
 #include "model/sample_sink.h"
 
 namespace pgwaitprof::collectors {
@@ -130,6 +131,7 @@ class TargetSampler {
   std::unique_ptr<memory::MemorySource> memory_source_;
   std::unique_ptr<ActivitySource> activity_source_;
   std::unique_ptr<Collector> wait_sampling_source_;
+  std::unique_ptr<trace::TraceSource> trace_source_;
   Collector* source_ = nullptr;             // the one in use on this connection
   ActivitySource* activity_ = nullptr;      // source_, when it is the activity source
   memory::MemorySource* memory_ = nullptr;  // source_, when it is the memory source

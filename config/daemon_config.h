@@ -19,6 +19,8 @@ namespace pgwaitprof::config {
 inline constexpr double kMinHz = 1;
 inline constexpr double kMaxHz = 10000;
 inline constexpr double kDefaultHz = 100;
+// The traced source's on-CPU samples per second and CPU, taken in the kernel (no wake-up here).
+inline constexpr double kDefaultTraceHz = 1000;
 
 // Whether a target's server runs on this host, so that /proc can tell running from waiting for
 // a core: `auto` detects it, `true`/`false` say so.

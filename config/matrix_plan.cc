@@ -357,7 +357,7 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
   if (const Value* source = reader.find("source")) {
     plan.source =
         *model::parse_sampler_source(read_choice(doc, *source, model::sampler_source_names()));
-    if (hz && !model::takes_snapshots(plan.source)) {
+    if (hz && plan.source == model::SamplerSource::kPgWaitSampling) {
       fail_invalid(doc, *hz,
                    "cannot be used with source pg_wait_sampling: the extension samples at its own "
                    "pg_wait_sampling.profile_period");

@@ -15,6 +15,9 @@ packages=(
   libeigen3-dev
   # the CPU profile's symbols: elfutils' libdwfl
   libdw-dev
+  # the traced source (collectors/trace/): its BPF programs compiled by clang for the BPF target,
+  # their skeleton made by bpftool, loaded by libbpf
+  libbpf-dev bpftool clang
   # the formatting check of deploy/test.sh
   clang-format
   # run: the scratch cluster, pgbench, and pg_wait_sampling to cross-check the sampler

@@ -18,6 +18,7 @@ void Profile::add(const WaitKey& key, uint64_t count) { counts_[key] += count; }
 void Profile::merge(const Profile& other) {
   snapshots_ += other.snapshots_;
   for (const auto& [key, count] : other.counts_) counts_[key] += count;
+  for (const auto& [key, traced] : other.traced_) traced_[key].merge(traced);
 }
 
 uint64_t Profile::total(bool include_idle) const {

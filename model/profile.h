@@ -11,6 +11,7 @@
 
 #include "base/time.h"
 #include "model/sample.h"
+#include "model/traced_time.h"
 #include "model/wait_key.h"
 
 namespace pgwaitprof::model {
@@ -43,11 +44,13 @@ class Profile {
  public:
   Profile() = default;
   // A copy rebuilds its own index of counters; a move takes the index with the counters.
-  Profile(const Profile& other) : snapshots_(other.snapshots_), counts_(other.counts_) {}
+  Profile(const Profile& other)
+      : snapshots_(other.snapshots_), counts_(other.counts_), traced_(other.traced_) {}
   Profile& operator=(const Profile& other) {
     if (this != &other) {
       snapshots_ = other.snapshots_;
       counts_ = other.counts_;
+      traced_ = other.traced_;
       counters_.clear();
     }
     return *this;
@@ -60,6 +63,13 @@ class Profile {
   // For sources that deliver counts rather than snapshots (pg_wait_sampling).
   void add(const WaitKey& key, uint64_t count);
   void add_snapshots(uint64_t snapshots) { snapshots_ += snapshots; }
+  // The traced source (collectors/trace/): its counts are microseconds of time and its
+  // snapshots microseconds of wall-clock time, so that shares and AAS read the same as a
+  // sampler's; beside them, the parts of each key's time, its waits and their durations.
+  void add_traced(const WaitKey& key, const TracedTime& traced) { traced_[key].merge(traced); }
+  const std::map<WaitKey, TracedTime>& traced() const { return traced_; }
+  // Exact figures from the traced source (the counts are microseconds, not samples).
+  bool exact() const { return !traced_.empty(); }
   void merge(const Profile& other);
 
   uint64_t snapshots() const { return snapshots_; }
@@ -74,6 +84,7 @@ class Profile {
  private:
   uint64_t snapshots_ = 0;
   std::map<WaitKey, uint64_t> counts_;
+  std::map<WaitKey, TracedTime> traced_;
   KeyIndex counters_;  // into counts_, for add_snapshot()
 };
 

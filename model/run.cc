@@ -302,6 +302,50 @@ static LoadgenProgress progress_from_json(const json& j) {
   return progress;
 }
 
+// The traced source's parts of each key (schema 9): the histogram as [bucket, count] pairs of
+// its non-empty buckets.
+static json traced_to_json(const std::map<WaitKey, TracedTime>& traced) {
+  json entries = json::array();
+  for (const auto& [key, time] : traced) {
+    json histogram = json::array();
+    for (int index = 0; index < kTracedBuckets; ++index) {
+      if (time.histogram[index] > 0) histogram.push_back({index, time.histogram[index]});
+    }
+    entries.push_back({{"backend_type", key.backend_type},
+                       {"state", key.state},
+                       {"wait_event_type", key.wait_event_type},
+                       {"wait_event", key.wait_event},
+                       {"blocked_s", time.blocked_s},
+                       {"runqueue_s", time.runqueue_s},
+                       {"on_cpu_s", time.on_cpu_s},
+                       {"waits", time.waits},
+                       {"min_s", time.min_s},
+                       {"max_s", time.max_s},
+                       {"histogram", std::move(histogram)}});
+  }
+  return entries;
+}
+
+static void traced_from_json(const json& j, Profile& profile) {
+  for (const auto& entry : j) {
+    TracedTime time;
+    time.blocked_s = entry.at("blocked_s").get<double>();
+    time.runqueue_s = entry.at("runqueue_s").get<double>();
+    time.on_cpu_s = entry.at("on_cpu_s").get<double>();
+    time.waits = entry.at("waits").get<uint64_t>();
+    time.min_s = entry.value("min_s", 0.0);
+    time.max_s = entry.value("max_s", 0.0);
+    for (const auto& pair : entry.at("histogram")) {
+      const int index = pair.at(0).get<int>();
+      if (index >= 0 && index < kTracedBuckets) time.histogram[index] = pair.at(1).get<uint64_t>();
+    }
+    profile.add_traced(
+        {entry.at("backend_type").get<std::string>(), entry.at("state").get<std::string>(),
+         entry.at("wait_event_type").get<std::string>(), entry.at("wait_event").get<std::string>()},
+        time);
+  }
+}
+
 void to_json(json& j, const Profile& profile) {
   json entries = json::array();
   for (const auto& [key, count] : profile.counts()) {
@@ -312,6 +356,7 @@ void to_json(json& j, const Profile& profile) {
                        {"count", count}});
   }
   j = {{"snapshots", profile.snapshots()}, {"entries", std::move(entries)}};
+  if (profile.exact()) j["traced"] = traced_to_json(profile.traced());
 }
 
 Profile profile_from_json(const json& j) {
@@ -323,6 +368,7 @@ Profile profile_from_json(const json& j) {
          entry.at("wait_event_type").get<std::string>(), entry.at("wait_event").get<std::string>()},
         entry.at("count").get<uint64_t>());
   }
+  if (j.contains("traced")) traced_from_json(j.at("traced"), profile);
   return profile;
 }
 

@@ -26,7 +26,8 @@ namespace pgwaitprof::model {
 // summary's CPU figures (summary.cpu); 9 the running client backends per interval (running),
 // the kernel check's like-with-like figures (summary.kernel_check: sampled_running_aas,
 // exited_aas), a prepared transaction as a lock's blocker, the steady level a stall fell from,
-// and whose connection an outage was.
+// whose connection an outage was, and the traced source's parts of a profile (profile.traced:
+// blocked, run-queue and on-CPU time, waits and their duration histogram per key).
 // Documents of older versions still load (their new fields take defaults).
 inline constexpr int kReportSchemaVersion = 9;
 inline constexpr int kOldestReadableSchemaVersion = 1;

@@ -11,6 +11,8 @@ std::string_view to_string(SamplerSource source) {
       return "pg_wait_sampling";
     case SamplerSource::kMemory:
       return "memory";
+    case SamplerSource::kTrace:
+      return "trace";
     case SamplerSource::kAuto:
       return "auto";
   }
@@ -18,8 +20,9 @@ std::string_view to_string(SamplerSource source) {
 }
 
 std::optional<SamplerSource> parse_sampler_source(std::string_view name) {
-  for (const auto source : {SamplerSource::kAuto, SamplerSource::kActivity,
-                            SamplerSource::kPgWaitSampling, SamplerSource::kMemory}) {
+  for (const auto source :
+       {SamplerSource::kAuto, SamplerSource::kActivity, SamplerSource::kPgWaitSampling,
+        SamplerSource::kMemory, SamplerSource::kTrace}) {
     if (to_string(source) == name) return source;
   }
   return std::nullopt;
@@ -30,17 +33,25 @@ const std::vector<std::string>& sampler_source_names() {
       std::string(to_string(SamplerSource::kAuto)),
       std::string(to_string(SamplerSource::kActivity)),
       std::string(to_string(SamplerSource::kPgWaitSampling)),
-      std::string(to_string(SamplerSource::kMemory))};
+      std::string(to_string(SamplerSource::kMemory)),
+      std::string(to_string(SamplerSource::kTrace))};
   return names;
 }
 
-bool takes_snapshots(SamplerSource source) { return source != SamplerSource::kPgWaitSampling; }
+bool takes_snapshots(SamplerSource source) {
+  return source != SamplerSource::kPgWaitSampling && source != SamplerSource::kTrace;
+}
 
 std::string_view sampler_source_limits(SamplerSource source) {
   if (source == SamplerSource::kPgWaitSampling) {
     return "pg_wait_sampling samples at its own profile_period, whatever --hz says, and records "
            "no CPU samples, no session state (idle and active ClientRead are one), no query text "
            "and no wait lengths";
+  }
+  if (source == SamplerSource::kTrace) {
+    return "trace reads a server on this host only; its on-CPU time by wait event is sampled in "
+           "the kernel, its blocked and run-queue time and wait counts are exact; it shows no "
+           "application_name, background workers' own type names, or query ids";
   }
   if (source == SamplerSource::kMemory) {
     return "memory reads a server on this host only, and shows no application_name and LWLocks "

@@ -22,6 +22,11 @@ enum class SamplerSource {
   // the same host (root, the server's OS user or CAP_SYS_PTRACE): the same snapshots as
   // activity, without a query and without server CPU, at up to 10 kHz.
   kMemory,
+  // Every switch of the server's processes traced in the kernel by BPF programs
+  // (collectors/trace/): exact blocked, run-queue and on-CPU time per wait event, the number of
+  // blocking waits and their durations; on-CPU time by wait event sampled in the kernel. Root
+  // (or CAP_BPF and CAP_PERFMON), a kernel with BTF, the server on this host.
+  kTrace,
   // A request, never a source in use: memory where the server is local and readable, else
   // activity; the sampler decides at each connection and says which and why.
   kAuto,

@@ -217,6 +217,22 @@ ProfileTable query_id_table(const Run& run, const SummaryOptions& options) {
   return table;
 }
 
+// The traced parts of each row (traced source only), grouped as the rows are.
+void attach_traced(const Profile& profile, const SummaryOptions& options,
+                   std::vector<ProfileRow>& rows) {
+  if (!profile.exact()) return;
+  std::map<std::vector<std::string>, TracedTime> grouped;
+  for (const auto& [key, traced] : profile.traced()) {
+    if (!options.include_idle && is_idle(key)) continue;
+    grouped[group_fields(key, options.by, options.full_keys)].merge(traced);
+  }
+  for (auto& row : rows) {
+    if (const auto found = grouped.find(row.fields); found != grouped.end()) {
+      row.traced = found->second;
+    }
+  }
+}
+
 // The window's profile grouped as the options say, every row, no errors yet; idle sessions
 // apart unless they are counted.
 ProfileTable grouped_table(const Profile& profile, const SteadyWindow& window,
@@ -241,9 +257,13 @@ ProfileTable grouped_table(const Profile& profile, const SteadyWindow& window,
     group.count += count;
   }
   table.rows = sorted_rows(groups, table.total, table.snapshots);
+  attach_traced(profile, options, table.rows);
   for (const auto& [key, count] : idle) {
     ProfileRow row;
     row.fields = {key.backend_type, key.state, key.wait_event_type, key.wait_event};
+    if (const auto traced = profile.traced().find(key); traced != profile.traced().end()) {
+      row.traced = traced->second;
+    }
     row.label = fmt::format("{} ({})", display_name(key), key.backend_type);
     row.wait_class = key.wait_event_type;
     // Shares of idle sessions would be of nothing; AAS says how many sessions sat idle.

@@ -54,6 +54,8 @@ struct ProfileRow {
   WaitStat stat;                    // count, share, AAS and their standard errors
   // The CPU row's kernel figures; none for any other row, or when kernel times were not read.
   std::optional<CpuSplit> cpu_split;
+  // The traced source's parts of the row's time, its waits and their durations (exact).
+  std::optional<TracedTime> traced;
 };
 
 struct ProfileTable {

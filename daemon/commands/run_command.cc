@@ -156,7 +156,10 @@ int run_command(const RunCommand& command) {
     if (auto exit_code = try_daemons(command, request)) return *exit_code;
   }
   config::TargetConfig target;
-  target.hz = command.hz.value_or(config::kDefaultHz);
+  // The traced source's --hz is the rate of its in-kernel on-CPU samples: 1 kHz unless asked.
+  target.hz =
+      command.hz.value_or(command.source == model::SamplerSource::kTrace ? config::kDefaultTraceHz
+                                                                         : config::kDefaultHz);
   target.source = command.source;
   target.local = command.local;
   TerminalObserver observer(command.brief);

@@ -68,7 +68,11 @@ void describe_request(model::Run& run, const RunRequest& request,
   run.sampler.source = sampler.source == model::SamplerSource::kAuto
                            ? model::SamplerSource::kActivity
                            : sampler.source;
-  run.sampler.hz = model::takes_snapshots(run.sampler.source) ? sampler.hz : 0;
+  // The traced source's rate is that of its in-kernel on-CPU samples.
+  run.sampler.hz = model::takes_snapshots(run.sampler.source) ||
+                           run.sampler.source == model::SamplerSource::kTrace
+                       ? sampler.hz
+                       : 0;
 }
 
 std::optional<model::LoadgenSummary> copy_summary(int clients, long long scale, int exit_code,

@@ -158,6 +158,14 @@ std::string sampler_line(const model::SamplerInfo& sampler) {
   if (sampler.requested == model::SamplerSource::kAuto && !sampler.source_reason.empty()) {
     line += " (auto: " + sampler.source_reason + ")";
   }
+  if (sampler.source == model::SamplerSource::kTrace) {
+    // Its profile's "snapshots" are microseconds of wall-clock time.
+    line += fmt::format(
+        " (every switch of the server's processes, in the kernel; on-CPU time by wait event "
+        "sampled at {:g} Hz per CPU), {:.1f} s traced",
+        sampler.hz, static_cast<double>(sampler.snapshots) * 1e-6);
+    return line;
+  }
   if (sampler.source == model::SamplerSource::kPgWaitSampling) {
     // pgwaitprof's rate does not apply: the extension samples at its own period.
     if (sampler.period > base::Seconds(0)) {

@@ -88,6 +88,19 @@ nlohmann::json summary_json(const model::Summary& summary) {
                      {"share_stderr", error(row.stat.share_stderr)},
                      {"aas", row.stat.aas},
                      {"aas_stderr", error(row.stat.aas_stderr)}});
+    if (const auto& traced = row.traced) {
+      // The traced source: exact time and waits, their durations (p50/p99 from the buckets).
+      waits.back()["traced"] = {{"exact", true},
+                                {"time_s", static_cast<double>(row.stat.count) * 1e-6},
+                                {"waits", traced->waits},
+                                {"blocked_s", traced->blocked_s},
+                                {"runqueue_s", traced->runqueue_s},
+                                {"on_cpu_s_sampled", traced->on_cpu_s},
+                                {"mean_s", traced->mean_s()},
+                                {"p50_s", traced->percentile_s(0.5)},
+                                {"p99_s", traced->percentile_s(0.99)},
+                                {"max_s", traced->longest_s()}};
+    }
     if (const auto& split = row.cpu_split) {
       waits.back()["kernel_split"] = {{"on_cpu_aas", split->on_cpu_aas},
                                       {"runqueue_aas", split->runqueue_aas}};

@@ -33,8 +33,18 @@ std::string profile_title(const ProfileTable& table, const RenderOptions& option
 
 std::string profile_heading(const model::Run& run, const ProfileTable& table,
                             const RenderOptions& options) {
-  std::string heading = fmt::format("{} samples in {} snapshots", table.total, table.snapshots);
-  if (run.sampler.achieved_hz > 0) heading += fmt::format(" at {:.1f} Hz", run.sampler.achieved_hz);
+  std::string heading;
+  if (run.profile.exact()) {
+    // The traced source: its counts and snapshots are microseconds.
+    heading = fmt::format("{:.3f} s of the server's time traced in {:.3f} s, exact",
+                          static_cast<double>(table.total) * 1e-6,
+                          static_cast<double>(table.snapshots) * 1e-6);
+  } else {
+    heading = fmt::format("{} samples in {} snapshots", table.total, table.snapshots);
+    if (run.sampler.achieved_hz > 0) {
+      heading += fmt::format(" at {:.1f} Hz", run.sampler.achieved_hz);
+    }
+  }
   if (options.by != GroupBy::kQueryId) {
     heading += options.include_idle ? ", idle sessions included" : ", idle sessions not counted";
   }

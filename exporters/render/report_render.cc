@@ -56,6 +56,40 @@ class TextWriter {
   std::string out_;
 };
 
+// A wait's duration for the traced columns: "183us", "4.10ms", "1.002s"; "-" for none.
+std::string duration_text(double seconds) {
+  if (seconds <= 0) return "-";
+  if (seconds < 1e-3) return fmt::format("{:.0f}us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.2f}ms", seconds * 1e3);
+  return fmt::format("{:.3f}s", seconds);
+}
+
+// The hackers' table of a traced run: exact time and waits per row, their durations, and the
+// run-queue time inside the row's time.
+void text_traced_profile(TextWriter& out, const ProfileTable& table,
+                         const std::vector<std::string>& labels, size_t width) {
+  out.line(
+      "(traced: waits, time, run queue, mean and max are exact; on-CPU time by wait event is "
+      "sampled in the kernel; p50 and p99 from log-linear buckets, 4 per power of two; a "
+      "wait is a blocking one, ended by a wake-up)");
+  out.line(fmt::format("  {:>9}  {:>10}  {}  {:>6}  {:>7}  {:>8}  {:>8}  {:>8}  {:>8}  {:>9}",
+                       "waits", "time s", pad_right(table.dimension, width), "share", "AAS", "mean",
+                       "p50", "p99", "max", "run queue"));
+  for (size_t index = 0; index < table.rows.size(); ++index) {
+    const auto& row = table.rows[index];
+    const model::TracedTime traced = row.traced.value_or(model::TracedTime{});
+    out.line(fmt::format(
+        "  {:>9}  {:>10.3f}  {}  {:>6}  {:>7.2f}  {:>8}  {:>8}  {:>8}  {:>8}  {:>9.3f}",
+        traced.waits, static_cast<double>(row.stat.count) * 1e-6, pad_right(labels[index], width),
+        percent(row.stat.share), row.stat.aas, duration_text(traced.mean_s()),
+        duration_text(traced.percentile_s(0.5)), duration_text(traced.percentile_s(0.99)),
+        duration_text(traced.longest_s()), traced.runqueue_s));
+  }
+  out.line(fmt::format("  {:>9}  {:>10.3f}  {}  {:>6}  {:>7.2f}", "",
+                       static_cast<double>(table.total) * 1e-6, pad_right("total", width),
+                       table.total > 0 ? "100.0%" : "-", table.total_aas()));
+}
+
 void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& table,
                   const RenderOptions& options) {
   out.section(profile_title(table, options) + ": " + profile_heading(run, table, options));
@@ -67,6 +101,10 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
   labels.reserve(table.rows.size());
   for (const auto& row : table.rows) labels.push_back(text_escape(row.label));
   const size_t width = label_width(labels, table.dimension);
+  if (run.profile.exact()) {
+    text_traced_profile(out, table, labels, width);
+    return;
+  }
   out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7}  {}", "count", pad_right(table.dimension, width),
                        "share", "AAS", pad_left("± err", 6)));
   for (size_t index = 0; index < table.rows.size(); ++index) {

@@ -66,7 +66,7 @@ const std::vector<BadFile> kBadConfigs = {
      "3:5: missing required key \"name\" (required when there is more than one target)"},
     {"config_bad_source.yaml",
      "2:13: invalid value for \"source\": \"pg_stat_activity\" (must be one of \"auto\", "
-     "\"activity\", \"pg_wait_sampling\", \"memory\")"},
+     "\"activity\", \"pg_wait_sampling\", \"memory\", \"trace\")"},
     {"config_bad_hz_with_wait_sampling.yaml",
      "2:9: invalid value for \"hz\": 1000 (cannot be used with source pg_wait_sampling: the "
      "extension samples at its own pg_wait_sampling.profile_period)"},

@@ -117,9 +117,11 @@ TEST(ConfigSource, TheRegistryGivesTheConfigSpelling) {
   EXPECT_EQ(model::to_string(SamplerSource::kActivity), "activity");
   EXPECT_EQ(model::to_string(SamplerSource::kPgWaitSampling), "pg_wait_sampling");
   EXPECT_EQ(model::to_string(SamplerSource::kMemory), "memory");
+  EXPECT_EQ(model::to_string(SamplerSource::kTrace), "trace");
   EXPECT_EQ(model::to_string(SamplerSource::kAuto), "auto");
   EXPECT_EQ(model::sampler_source_names(),
-            (std::vector<std::string>{"auto", "activity", "pg_wait_sampling", "memory"}));
+            (std::vector<std::string>{"auto", "activity", "pg_wait_sampling", "memory", "trace"}));
+  EXPECT_EQ(model::parse_sampler_source("trace"), SamplerSource::kTrace);
   EXPECT_EQ(model::parse_sampler_source("auto"), SamplerSource::kAuto);
   EXPECT_EQ(model::parse_sampler_source("pg_stat_activity"), std::nullopt);
 }
@@ -176,7 +178,7 @@ TEST(ConfigErrors, ValuesWithNewlinesStayOnOneLine) {
       error_of([] { parse_config("targets:\n  - source: \"a\\nb\"\n", "p.yaml"); });
   EXPECT_EQ(message,
             "p.yaml:2:13: invalid value for \"source\": \"a\\nb\" (must be one of "
-            "\"auto\", \"activity\", \"pg_wait_sampling\", \"memory\")");
+            "\"auto\", \"activity\", \"pg_wait_sampling\", \"memory\", \"trace\")");
   EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 

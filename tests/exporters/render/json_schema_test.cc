@@ -17,6 +17,7 @@
 #include "exporters/render/matrix_table.h"
 #include "exporters/render/report_render.h"
 #include "model/run.h"
+#include "model/wait_key.h"
 #include "store/atomic_file.h"
 #include "tests/exporters/render/matrix_table_fixture.h"
 
@@ -106,6 +107,18 @@ model::Run run_with_everything() {
       read_json(fs::path(PGWAITPROF_FIXTURES) / "report_v3_latency_kernel.json"));
   run.throughput_source = "pgbench";
   run.tags = {{"loadgen", "pgbench"}};
+  // The traced source's parts (schema 9), on a key of the profile's table and of a slice.
+  model::TracedTime traced;
+  traced.blocked_s = 0.2, traced.runqueue_s = 0.01, traced.on_cpu_s = 0.001, traced.waits = 1;
+  traced.min_s = traced.max_s = 0.2;
+  traced.histogram[70] = 1;
+  for (const auto& [key, count] : run.profile.counts()) {
+    if (!model::is_idle(key)) {
+      run.profile.add_traced(key, traced);
+      run.timeline.front().profile.add_traced(key, traced);
+      break;
+    }
+  }
   run.work = model::WorkDone{2000, 65536, 100, base::Seconds(1.5)};
   run.checkpoint_after =
       model::CheckpointAfter{base::Seconds(30), base::Seconds(2), "", run.profile};

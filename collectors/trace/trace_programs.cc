@@ -1,0 +1,257 @@
+// Loading, attaching and reading the BPF programs. libbpf's messages are collected while the
+// programs load so that a verifier rejection can say why in one line.
+#include "collectors/trace/trace_programs.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <fmt/format.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdarg>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "collectors/cpu/perf_events.h"
+#include "collectors/kernel.h"
+#include "waits.skel.h"  // generated into build/collectors/trace/ (collectors/CMakeLists.txt)
+
+namespace pgwaitprof::collectors::trace {
+namespace {
+
+constexpr std::string_view kRefused = "trace source refused: ";
+constexpr int kMaxSampleHz = 10000;
+
+// libbpf's messages of the load in progress (one load at a time: the mutex).
+std::mutex log_mutex;
+std::string* log_into = nullptr;
+
+int collect_log(enum libbpf_print_level level, const char* format, va_list args) {
+  if (log_into == nullptr || level == LIBBPF_DEBUG) return 0;
+  char line[1024];
+  const int length = std::vsnprintf(line, sizeof line, format, args);
+  if (length > 0)
+    log_into->append(line, std::min<size_t>(static_cast<size_t>(length), sizeof line));
+  return 0;
+}
+
+// The last `count` non-empty lines of the verifier's log (what it rejected, where).
+std::string last_lines(const std::string& text, size_t count) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find_first_not_of(" \t") != std::string::npos) lines.push_back(line);
+  }
+  std::string joined;
+  const size_t from = lines.size() > count ? lines.size() - count : 0;
+  for (size_t index = from; index < lines.size(); ++index) {
+    if (!joined.empty()) joined += " / ";
+    joined += lines[index];
+  }
+  return joined;
+}
+
+base::Error refused(std::string_view what) {
+  return base::Error{fmt::format("{}{}", kRefused, what)};
+}
+
+base::Error load_error(int error, const std::string& log) {
+  if (error == EPERM || error == EACCES) {
+    return refused(fmt::format(
+        "the kernel does not let this process load BPF programs ({}): run as root or with "
+        "CAP_BPF and CAP_PERFMON, and check kernel.unprivileged_bpf_disabled and lockdown",
+        std::strerror(error)));
+  }
+  const auto tail = last_lines(log, 3);
+  return refused(fmt::format("the kernel rejected the BPF programs ({}){}", std::strerror(error),
+                             tail.empty() ? "" : ": " + tail));
+}
+
+int open_clock(int cpu, int hz) {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.freq = 1;
+  attr.sample_freq = static_cast<uint64_t>(hz);
+  return static_cast<int>(::syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+std::vector<int> online_cpus() {
+  std::ifstream in("/sys/devices/system/cpu/online");
+  std::string text;
+  std::getline(in, text);
+  return cpu::parse_cpu_list(text);
+}
+
+}  // namespace
+
+std::vector<pid_t> process_tree(pid_t root) {
+  std::multimap<pid_t, pid_t> children;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const auto name = entry.path().filename().string();
+    pid_t pid = 0;
+    if (std::from_chars(name.data(), name.data() + name.size(), pid).ec != std::errc()) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    if (const auto parent = parse_parent_pid(stat)) children.emplace(*parent, pid);
+  }
+  std::vector<pid_t> tree{root};
+  for (size_t index = 0; index < tree.size() && tree.size() < TRACE_MAX_TRACKED; ++index) {
+    const auto [first, last] = children.equal_range(tree[index]);
+    for (auto it = first; it != last; ++it) tree.push_back(it->second);
+  }
+  return tree;
+}
+
+base::Status TracePrograms::check_kernel() {
+  if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) {
+    return refused(
+        "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing: CONFIG_DEBUG_INFO_BTF)");
+  }
+  // A tracing program needs CAP_BPF and CAP_PERFMON (or root); the probe loads a minimal one.
+  std::lock_guard lock(log_mutex);
+  const auto previous = libbpf_set_print(nullptr);
+  const int probed = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, nullptr);
+  libbpf_set_print(previous);
+  if (probed <= 0) return load_error(probed < 0 ? -probed : EPERM, "");
+  return std::nullopt;
+}
+
+base::Expected<std::unique_ptr<TracePrograms>> TracePrograms::open(const TraceConfig& config) {
+  if (auto error = check_kernel()) return *error;
+  std::unique_ptr<TracePrograms> programs(new TracePrograms());
+  std::string log;
+  {
+    std::lock_guard lock(log_mutex);
+    log_into = &log;
+    const auto previous = libbpf_set_print(collect_log);
+    programs->skeleton_ = waits__open();
+    int error = programs->skeleton_ == nullptr ? errno : 0;
+    if (error == 0) {
+      auto* rodata = programs->skeleton_->rodata;
+      rodata->wait_pointer = config.wait_pointer;
+      rodata->wait_offset = config.wait_offset;
+      rodata->backend_type_at = config.backend_type_at;
+      rodata->status_pointer = config.status_pointer;
+      rodata->state_offset = config.state_offset;
+      rodata->query_offset = config.query_offset;
+      error = -waits__load(programs->skeleton_);
+    }
+    libbpf_set_print(previous);
+    log_into = nullptr;
+    if (error != 0) return load_error(error, log);
+  }
+  if (const int error = -waits__attach(programs->skeleton_); error != 0) {
+    return load_error(error, log);
+  }
+  programs->sample_hz_ = std::clamp(config.sample_hz, 1, kMaxSampleHz);
+  for (const int cpu : online_cpus()) {
+    const int fd = open_clock(cpu, programs->sample_hz_);
+    if (fd < 0) {
+      return refused(fmt::format("could not open the sampling perf event on CPU {}: {}", cpu,
+                                 std::strerror(errno)));
+    }
+    programs->perf_fds_.push_back(fd);
+    auto* link = bpf_program__attach_perf_event(programs->skeleton_->progs.on_sample, fd);
+    if (link == nullptr) {
+      return refused(fmt::format("could not attach the sampling program on CPU {}: {}", cpu,
+                                 std::strerror(errno)));
+    }
+    programs->perf_links_.push_back(link);
+    ++programs->cpus_;
+  }
+  return programs;
+}
+
+TracePrograms::~TracePrograms() {
+  for (auto* link : perf_links_) bpf_link__destroy(link);
+  for (const int fd : perf_fds_) ::close(fd);
+  if (skeleton_ != nullptr) waits__destroy(skeleton_);
+}
+
+bool TracePrograms::track(pid_t pid) {
+  const __u32 key = static_cast<__u32>(pid);
+  struct Task {
+    __u64 since;
+    trace_key key;
+    __u32 phase;
+    __u32 has_key;
+  } fresh{};
+  static_assert(sizeof(Task) == 40);
+  const int error = bpf_map__update_elem(skeleton_->maps.tasks, &key, sizeof key, &fresh,
+                                         sizeof fresh, BPF_NOEXIST);
+  return error == 0 || error == -EEXIST;
+}
+
+size_t TracePrograms::track_tree(pid_t root) {
+  size_t added = 0;
+  for (const pid_t pid : process_tree(root)) added += track(pid) ? 1 : 0;
+  return added;
+}
+
+size_t TracePrograms::tracked() const {
+  const int fd = bpf_map__fd(skeleton_->maps.tasks);
+  size_t count = 0;
+  __u32 key = 0;
+  __u32 next = 0;
+  const __u32* previous = nullptr;
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+    ++count;
+    key = next;
+    previous = &key;
+  }
+  return count;
+}
+
+base::Status TracePrograms::read(TraceTotals& into) const {
+  const int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return base::Error{"could not count the possible CPUs"};
+  into.values.clear();
+  into.counters.fill(0);
+  std::vector<trace_value> per_cpu(static_cast<size_t>(cpus));
+  const int totals = bpf_map__fd(skeleton_->maps.totals);
+  trace_key key{};
+  trace_key next{};
+  const trace_key* previous = nullptr;
+  while (bpf_map_get_next_key(totals, previous, &next) == 0) {
+    key = next;
+    previous = &key;
+    if (bpf_map_lookup_elem(totals, &key, per_cpu.data()) != 0) continue;  // deleted meanwhile
+    auto& sum = into.values[key];
+    for (const auto& value : per_cpu) {
+      sum.blocked_ns += value.blocked_ns;
+      sum.runq_ns += value.runq_ns;
+      sum.oncpu_ns += value.oncpu_ns;
+      sum.waits += value.waits;
+      sum.samples += value.samples;
+      if (value.min_ns != 0 && (sum.min_ns == 0 || value.min_ns < sum.min_ns))
+        sum.min_ns = value.min_ns;
+      sum.max_ns = std::max(sum.max_ns, value.max_ns);
+      for (int bucket = 0; bucket < TRACE_HIST_BUCKETS; ++bucket)
+        sum.hist[bucket] += value.hist[bucket];
+    }
+  }
+  std::vector<__u64> counts(static_cast<size_t>(cpus));
+  const int counters = bpf_map__fd(skeleton_->maps.counters);
+  for (__u32 index = 0; index < kTraceCounters; ++index) {
+    if (bpf_map_lookup_elem(counters, &index, counts.data()) != 0) {
+      return base::Error{
+          fmt::format("could not read the trace counters: {}", std::strerror(errno))};
+    }
+    for (const auto count : counts) into.counters[index] += count;
+  }
+  return std::nullopt;
+}
+
+}  // namespace pgwaitprof::collectors::trace

@@ -1,0 +1,85 @@
+// The traced source's BPF programs (waits.bpf.c) loaded and attached through their skeleton:
+// the scheduler's tracepoints for one server, a perf event on every online CPU that samples
+// the tracked process on it, and the maps read back summed over the CPUs. Every program is
+// attached by a BPF link held as a file descriptor of this process, so that nothing stays
+// attached after it exits, however it exits (kill -9 included).
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "base/expected.h"
+#include "collectors/trace/trace_shared.h"
+
+struct waits;  // the skeleton (waits.skel.h)
+struct bpf_link;
+
+namespace pgwaitprof::collectors::trace {
+
+// Where the server's processes keep what the programs read (addresses in the processes, the
+// same in every process of one postmaster), and how often to sample the one on a CPU.
+struct TraceConfig {
+  uint64_t wait_pointer = 0;  // &my_wait_event_info, or &MyProc with wait_offset
+  uint64_t wait_offset = 0;
+  uint64_t backend_type_at = 0;  // &MyBackendType
+  uint64_t status_pointer = 0;   // &MyBEEntry, 0 when unknown
+  uint64_t state_offset = 0;
+  uint64_t query_offset = ~uint64_t{0};  // ~0: no query id (13)
+  int sample_hz = 1000;                  // perf-event samples per second and CPU, 1 to 10,000
+};
+
+struct KeyLess {
+  bool operator()(const trace_key& a, const trace_key& b) const {
+    return std::tie(a.backend_type, a.wait_event_info, a.state, a.flags, a.query_id) <
+           std::tie(b.backend_type, b.wait_event_info, b.state, b.flags, b.query_id);
+  }
+};
+
+// What the maps hold, summed over the CPUs: cumulative since load.
+struct TraceTotals {
+  std::map<trace_key, trace_value, KeyLess> values;
+  std::array<uint64_t, kTraceCounters> counters{};
+};
+
+class TracePrograms {
+ public:
+  // Checks the kernel (BTF, the right to load BPF), loads, and attaches; the error is one line
+  // naming the cause (a verifier rejection with the last lines of its log).
+  static base::Expected<std::unique_ptr<TracePrograms>> open(const TraceConfig& config);
+  // Whether this kernel and this process can trace at all (BTF, the right to load tracing
+  // programs), before anything about the server is looked up: the refusal names the cause.
+  static base::Status check_kernel();
+  ~TracePrograms();
+  TracePrograms(const TracePrograms&) = delete;
+  TracePrograms& operator=(const TracePrograms&) = delete;
+
+  // Follows `pid` (and from now on every child it forks); false when the map is full.
+  bool track(pid_t pid);
+  // `root` and every live descendant of it, from /proc: the processes that existed before the
+  // programs were attached (those forked since are followed in the kernel). How many were added.
+  size_t track_tree(pid_t root);
+  base::Status read(TraceTotals& into) const;
+  // How many processes are tracked now.
+  size_t tracked() const;
+  int sample_hz() const { return sample_hz_; }
+
+ private:
+  TracePrograms() = default;
+  waits* skeleton_ = nullptr;
+  std::vector<::bpf_link*> perf_links_;
+  std::vector<int> perf_fds_;
+  int sample_hz_ = 0;
+  int cpus_ = 0;
+};
+
+// The children of each process from /proc/*/stat's parent pids: `root` and its descendants.
+std::vector<pid_t> process_tree(pid_t root);
+
+}  // namespace pgwaitprof::collectors::trace

@@ -1,0 +1,64 @@
+// What the BPF programs (waits.bpf.c) and the user-space side (trace_maps.cc) both read: the
+// maps' keys and values, their bounds and the histogram's buckets. Plain C, no kernel headers.
+#ifndef PGWAITPROF_TRACE_SHARED_H
+#define PGWAITPROF_TRACE_SHARED_H
+
+#include <linux/types.h>
+
+// Bounds of the maps, stated (docs/architecture.md): processes tracked at once (the postmaster
+// and every descendant: 1,000 backends and their parallel workers fit many times over), and
+// aggregation keys (backend type, state, wait event, query id) per CPU. Beyond them an insert
+// fails and is counted (kTraceTrackedFull, kTraceKeysFull); a key that does not fit is charged
+// to the same key with query id 0.
+#define TRACE_MAX_TRACKED 16384
+#define TRACE_MAX_KEYS 4096
+
+// Log-linear duration buckets of blocking waits, in nanoseconds: bucket 0 below 2^10 ns (about
+// 1 us); then 4 buckets per power of two from 2^10 to 2^36 ns (about 69 s): bucket
+// 1 + 4 * (p - 10) + q holds [2^p + q * 2^(p-2), 2^p + (q+1) * 2^(p-2)); the last one all above.
+#define TRACE_HIST_FIRST_POWER 10
+#define TRACE_HIST_LAST_POWER 35
+#define TRACE_HIST_SUB 4
+#define TRACE_HIST_BUCKETS \
+  (2 + (TRACE_HIST_LAST_POWER - TRACE_HIST_FIRST_POWER + 1) * TRACE_HIST_SUB)
+
+// A tracked process's wait_event_info cannot be the all-ones word: it marks the exact on-CPU
+// time of a (backend type, state, query id), which user space spreads over the wait events the
+// perf-event samples saw on a CPU.
+#define TRACE_ON_CPU_WAIT 0xffffffffu
+
+// Key flags.
+#define TRACE_KEY_NO_STATUS 1u  // the process has no status entry (postmaster, logger, a child)
+
+struct trace_key {
+  __u32 backend_type;
+  __u32 wait_event_info;
+  __u32 state;
+  __u32 flags;
+  __u64 query_id;
+};
+
+struct trace_value {
+  __u64 blocked_ns;  // from switched out not runnable to woken
+  __u64 runq_ns;     // from woken or preempted to running again
+  __u64 oncpu_ns;    // exact, on the TRACE_ON_CPU_WAIT key only
+  __u64 waits;       // blocking waits ended by a wake-up
+  __u64 samples;     // perf-event samples of the process on a CPU
+  __u64 min_ns;      // the shortest and longest blocking wait (0: none yet)
+  __u64 max_ns;
+  __u32 hist[TRACE_HIST_BUCKETS];
+};
+
+// Counters, one per-CPU array slot each.
+enum trace_counter {
+  kTraceSwitches = 0,  // switches of tracked processes (in or out)
+  kTraceReadFailures,  // bpf_probe_read_user failed (a page not resident, an exec'd child)
+  kTraceTrackedFull,   // a child not tracked: TRACE_MAX_TRACKED processes already are
+  kTraceKeysFull,      // a key not added: TRACE_MAX_KEYS already; charged with query id 0
+  kTraceLost,          // a charge lost altogether (the query-id-0 key did not fit either)
+  kTraceSamples,       // perf-event samples of tracked processes
+  kTraceWakeups,       // wake-ups that ended a blocking wait
+  kTraceCounters
+};
+
+#endif

@@ -1,0 +1,242 @@
+// The traced source: attach, load, and the maps' growth turned into profiles.
+#include "collectors/trace/trace_source.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <tuple>
+
+#include "base/logging.h"
+#include "collectors/memory/remote_process.h"
+#include "model/wait_key.h"
+
+namespace pgwaitprof::collectors::trace {
+namespace {
+
+static_assert(TRACE_HIST_BUCKETS == model::kTracedBuckets);
+static_assert(TRACE_HIST_FIRST_POWER == model::kTracedFirstPower);
+static_assert(TRACE_HIST_SUB == model::kTracedPerPower);
+static_assert(sizeof(trace_value) % 8 == 0, "per-CPU values are read 8-byte aligned");
+
+constexpr uint32_t kUninterruptible = 2;  // trace_key.flags: blocked in TASK_UNINTERRUPTIBLE
+constexpr std::string_view kRefused = "trace source refused: ";
+
+auto log() {
+  static auto logger = base::component_logger("trace");
+  return logger;
+}
+
+constexpr std::string_view kSymbols[] = {"my_wait_event_info", "MyProc", "MyBackendType",
+                                         "MyBEEntry"};
+
+struct Group {
+  uint32_t backend_type, state, flags;
+  uint64_t query_id;
+  auto operator<=>(const Group&) const = default;
+};
+Group group_of(const trace_key& key) {
+  return {key.backend_type, key.state, key.flags & ~kUninterruptible, key.query_id};
+}
+
+model::WaitKey wait_key(const trace_key& key, const memory::PgNames& names, char kernel_state) {
+  model::BackendSample sample;
+  sample.backend_type = std::string(names.backend_type(key.backend_type));
+  sample.state = std::string(names.state(key.state));
+  const auto wait = names.wait_event(key.wait_event_info);
+  sample.wait_event_type = std::string(wait.type);
+  sample.wait_event = std::string(wait.name);
+  sample.kernel_state = kernel_state;
+  return *model::classify(sample);
+}
+
+uint64_t microseconds(double seconds) {
+  return static_cast<uint64_t>(std::llround(std::max(0.0, seconds) * 1e6));
+}
+
+// Nothing for a part without time or waits (a key's blocked part when it never blocked).
+void add(model::Profile& profile, const model::WaitKey& key, const model::TracedTime& time) {
+  if (time.time_s() <= 0 && time.waits == 0) return;
+  profile.add(key, microseconds(time.time_s()));
+  profile.add_traced(key, time);
+}
+
+}  // namespace
+
+base::Expected<TraceConfig> trace_config(pid_t postmaster, const memory::PgLayout& layout) {
+  auto image = memory::read_executable(postmaster, kSymbols);
+  if (!image) return base::Error{std::string(kRefused) + image.error().message};
+  auto maps = memory::read_maps(postmaster);
+  if (!maps) return base::Error{std::string(kRefused) + maps.error().message};
+  std::error_code error;
+  const auto path =
+      std::filesystem::read_symlink(fmt::format("/proc/{}/exe", postmaster), error).string();
+  const auto address = [&](std::string_view name, uint64_t length) -> base::Expected<uint64_t> {
+    if (!image->symbols.contains(name)) {
+      return base::Error{
+          fmt::format("{}the server's executable does not export {}", kRefused, name)};
+    }
+    auto found = memory::symbol_address(*image, *maps, path, name, length);
+    if (!found) return base::Error{std::string(kRefused) + found.error().message};
+    return *found;
+  };
+  TraceConfig config;
+  if (auto wait = address("my_wait_event_info", 8)) {
+    config.wait_pointer = *wait;
+  } else if (auto proc = address("MyProc", 8)) {
+    config.wait_pointer = *proc;
+    config.wait_offset = layout.proc_wait_event_info;
+  } else {
+    return proc.error();
+  }
+  auto type = address("MyBackendType", 4);
+  if (!type) return type.error();
+  config.backend_type_at = *type;
+  if (auto status = address("MyBEEntry", 8)) {
+    config.status_pointer = *status;
+    config.state_offset = layout.status_state;
+    if (layout.status_query_id) config.query_offset = *layout.status_query_id;
+  }
+  return config;
+}
+
+TraceTotals totals_delta(const TraceTotals& now, const TraceTotals& before) {
+  TraceTotals delta;
+  for (const auto& [key, value] : now.values) {
+    trace_value grown = value;
+    if (const auto it = before.values.find(key); it != before.values.end()) {
+      const auto& old = it->second;
+      grown.blocked_ns -= std::min(old.blocked_ns, grown.blocked_ns);
+      grown.runq_ns -= std::min(old.runq_ns, grown.runq_ns);
+      grown.oncpu_ns -= std::min(old.oncpu_ns, grown.oncpu_ns);
+      grown.waits -= std::min(old.waits, grown.waits);
+      grown.samples -= std::min(old.samples, grown.samples);
+      for (int index = 0; index < TRACE_HIST_BUCKETS; ++index) {
+        grown.hist[index] -= std::min(old.hist[index], grown.hist[index]);
+      }
+      // The extremes are kept since the load: those of this interval are known exactly when
+      // they moved in it; otherwise 0 (the histogram bounds them).
+      grown.min_ns = grown.min_ns != old.min_ns ? grown.min_ns : 0;
+      grown.max_ns = grown.max_ns != old.max_ns ? grown.max_ns : 0;
+    }
+    delta.values[key] = grown;
+  }
+  for (int index = 0; index < kTraceCounters; ++index) {
+    delta.counters[index] =
+        now.counters[index] - std::min(now.counters[index], before.counters[index]);
+  }
+  return delta;
+}
+
+model::Profile traced_profile(const TraceTotals& delta, uint64_t wall_us,
+                              const memory::PgNames& names) {
+  model::Profile profile;
+  profile.add_snapshots(wall_us);
+  std::map<Group, uint64_t> on_cpu_ns;
+  std::map<Group, uint64_t> samples;
+  for (const auto& [key, value] : delta.values) {
+    if (key.flags & TRACE_KEY_NO_STATUS) continue;
+    if (key.wait_event_info == TRACE_ON_CPU_WAIT) {
+      on_cpu_ns[group_of(key)] += value.oncpu_ns;
+    } else {
+      samples[group_of(key)] += value.samples;
+    }
+  }
+  for (const auto& [key, value] : delta.values) {
+    if ((key.flags & TRACE_KEY_NO_STATUS) || key.wait_event_info == TRACE_ON_CPU_WAIT) continue;
+    const auto group = group_of(key);
+    model::TracedTime time;
+    time.runqueue_s = static_cast<double>(value.runq_ns) * 1e-9;
+    if (const auto total = samples[group]; total > 0 && value.samples > 0) {
+      time.on_cpu_s = static_cast<double>(on_cpu_ns[group]) * 1e-9 *
+                      static_cast<double>(value.samples) / static_cast<double>(total);
+    }
+    model::TracedTime blocked;
+    blocked.blocked_s = static_cast<double>(value.blocked_ns) * 1e-9;
+    blocked.waits = value.waits;
+    blocked.min_s = static_cast<double>(value.min_ns) * 1e-9;
+    blocked.max_s = static_cast<double>(value.max_ns) * 1e-9;
+    std::copy(std::begin(value.hist), std::end(value.hist), blocked.histogram.begin());
+    if (key.wait_event_info == 0) {
+      // Blocked without a wait event: asleep where PostgreSQL names no wait (the kernel's
+      // view of a sampler); runnable or running: CPU.
+      add(profile, wait_key(key, names, (key.flags & kUninterruptible) ? 'D' : 'S'), blocked);
+      add(profile, wait_key(key, names, 'R'), time);
+    } else {
+      time.merge(blocked);
+      add(profile, wait_key(key, names, 0), time);
+    }
+  }
+  // On-CPU time of a group no sample saw (shorter than a sampling period): CPU.
+  for (const auto& [group, ns] : on_cpu_ns) {
+    if (samples[group] > 0 || ns == 0) continue;
+    trace_key key{group.backend_type, 0, group.state, group.flags, group.query_id};
+    model::TracedTime time;
+    time.on_cpu_s = static_cast<double>(ns) * 1e-9;
+    add(profile, wait_key(key, names, 'R'), time);
+  }
+  return profile;
+}
+
+asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
+  programs_.reset();
+  if (auto error = TracePrograms::check_kernel()) {
+    co_return CollectorError{error->message, "", false, true};
+  }
+  auto attached = co_await memory::attach(session);
+  if (!attached) {
+    co_return CollectorError{
+        fmt::format("{}{}", kRefused, memory::refusal_reason(attached.error().message)), "", false,
+        true};
+  }
+  attachment_ = std::move(*attached);
+  auto config = trace_config(attachment_.postmaster, *attachment_.layout);
+  if (!config) co_return CollectorError{config.error().message, "", false, true};
+  config->sample_hz = sample_hz_;
+  auto programs = TracePrograms::open(*config);
+  if (!programs) co_return CollectorError{programs.error().message, "", false, true};
+  programs_ = std::move(*programs);
+  const size_t tracked = programs_->track_tree(attachment_.postmaster);
+  // The memory source's reader is not needed: the programs read each process's own memory.
+  attachment_.reader.reset();
+  previous_ = TraceTotals{};
+  previous_at_ = model::SteadyClock::now();
+  warned_.fill(0);
+  description_ = fmt::format("postmaster={} tracked={} sample_hz={} layout={} wait={} status={}",
+                             attachment_.postmaster, tracked, programs_->sample_hz(),
+                             attachment_.layout->version,
+                             config->wait_offset == 0 ? "my_wait_event_info" : "MyProc",
+                             config->status_pointer != 0 ? "MyBEEntry" : "none");
+  co_return std::nullopt;
+}
+
+base::Expected<model::Profile> TraceSource::read(model::SteadyClock::time_point now) {
+  if (!programs_) return base::Error{"the trace source is not loaded"};
+  TraceTotals totals;
+  if (auto error = programs_->read(totals)) return *error;
+  const auto delta = totals_delta(totals, previous_);
+  const auto wall = std::chrono::duration_cast<std::chrono::microseconds>(now - previous_at_);
+  previous_ = std::move(totals);
+  previous_at_ = now;
+  static constexpr std::array<std::string_view, kTraceCounters> kNames = {
+      "switches", "failed_reads", "tracked_full", "keys_full", "lost", "samples", "wakeups"};
+  for (const int counter : {kTraceReadFailures, kTraceTrackedFull, kTraceKeysFull, kTraceLost}) {
+    if (previous_.counters[counter] > warned_[counter]) {
+      warned_[counter] = previous_.counters[counter];
+      log()->warn("trace {}={} target_postmaster={}", kNames[counter], warned_[counter],
+                  attachment_.postmaster);
+    }
+  }
+  return traced_profile(delta, static_cast<uint64_t>(std::max<int64_t>(0, wall.count())),
+                        *attachment_.names);
+}
+
+asio::awaitable<CollectResult> TraceSource::collect(CollectContext& context) {
+  auto profile = read(context.now);
+  if (!profile) co_return CollectorError{profile.error().message, "", false, false};
+  if (context.sink != nullptr) context.sink->on_profile_delta(*profile, model::SystemClock::now());
+  co_return std::nullopt;
+}
+
+}  // namespace pgwaitprof::collectors::trace

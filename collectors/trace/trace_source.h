@@ -1,0 +1,62 @@
+// The traced source (`--source trace`): the BPF programs of trace_programs.h attached for one
+// server, their maps read once per period into profile deltas. prepare() finds the server's
+// processes and the addresses the programs read through the memory source's attach (the same
+// derived and verified layout, postmaster and names: collectors/memory/memory_attach.h), then
+// the exported globals of the server's executable: my_wait_event_info (14+; MyProc and the
+// layout's PGPROC offset for 13), MyBackendType and MyBEEntry. collect() delivers the time since
+// the previous read (model::Profile::add_traced; its counts are microseconds).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "collectors/collector.h"
+#include "collectors/memory/memory_attach.h"
+#include "collectors/trace/trace_programs.h"
+#include "model/profile.h"
+
+namespace pgwaitprof::collectors::trace {
+
+// The addresses the programs read, from the server's executable (pure but for reading the
+// process's maps and executable); an error names what is missing.
+base::Expected<TraceConfig> trace_config(pid_t postmaster, const memory::PgLayout& layout);
+
+// The profile of `delta` (the maps' growth between two reads) over `wall_us` microseconds:
+// each key's blocked and run-queue time, and the exact on-CPU time of each (backend type, state,
+// query id) spread over the wait events its samples showed (to CPU when none were taken). Keys
+// of processes without a status entry (the postmaster, the logger) are left out. Pure.
+model::Profile traced_profile(const TraceTotals& delta, uint64_t wall_us,
+                              const memory::PgNames& names);
+// `now` - `before`, key by key and counter by counter (both cumulative).
+TraceTotals totals_delta(const TraceTotals& now, const TraceTotals& before);
+
+class TraceSource : public Collector {
+ public:
+  std::string_view name() const override { return "trace"; }
+  // Attaches and loads; a refusal (no BTF, no right to load BPF, a verifier rejection, a
+  // server elsewhere) is one line naming the cause.
+  asio::awaitable<CollectResult> prepare(PgSession& session) override;
+  // The time since the previous read (since the load on the first) to context.sink.
+  asio::awaitable<CollectResult> collect(CollectContext& context) override;
+
+  // For the tests and the sampler line: the profile since the previous read, and the counters.
+  base::Expected<model::Profile> read(model::SteadyClock::time_point now);
+  const TraceTotals& totals() const { return previous_; }
+  const memory::Attachment& attachment() const { return attachment_; }
+  const std::string& description() const { return description_; }
+  void set_sample_hz(int hz) { sample_hz_ = hz; }
+
+ private:
+  memory::Attachment attachment_;
+  std::unique_ptr<TracePrograms> programs_;
+  TraceTotals previous_;
+  model::SteadyClock::time_point previous_at_{};
+  std::array<uint64_t, kTraceCounters> warned_{};
+  std::string description_;
+  int sample_hz_ = 1000;
+};
+
+}  // namespace pgwaitprof::collectors::trace

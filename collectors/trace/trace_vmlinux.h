@@ -1,0 +1,22 @@
+// The few kernel types the BPF programs of waits.bpf.c touch, written by hand instead of a
+// vmlinux.h dumped from the build host's BTF: with preserve_access_index every field access is
+// a CO-RE relocation that libbpf resolves against the running kernel's BTF at load time, so the
+// build needs no /sys/kernel/btf/vmlinux (package builders, containers and CI runners run other
+// kernels than the hosts the program runs on) and no 3 MB generated header.
+#pragma once
+
+#include <linux/types.h>
+
+typedef __u8 u8;
+typedef __u32 u32;
+typedef __s32 s32;
+typedef __u64 u64;
+typedef __s32 pid_t;
+typedef _Bool bool;
+
+struct task_struct {
+  pid_t pid;
+  pid_t tgid;
+} __attribute__((preserve_access_index));
+
+struct linux_binprm;

@@ -1,0 +1,290 @@
+// The traced source's BPF programs: every switch of a process of the traced server accounted
+// to the wait event it had when it left its CPU. Loaded by trace_programs.cc through the
+// skeleton bpftool generates from this file's object (collectors/CMakeLists.txt).
+//
+// A tracked process (the postmaster and every descendant, followed from fork to exit) is at any
+// time in one phase: on a CPU, blocked (switched out not runnable: it waits to be woken), or
+// runnable and not running (preempted, or woken and not yet on a CPU). At each change the
+// interval of the phase it leaves is charged, in this CPU's slot of a per-CPU hash, to the key
+// read from the process's own memory as it left its CPU: backend type, state, wait_event_info and
+// query id. A blocked interval ended by a wake-up is one wait, with its length in a log-linear
+// histogram; the run-queue time after it stays on the same key. On-CPU time is exact per
+// (backend type, state, query id) and is spread over wait events by a perf-event program that
+// samples the process on its CPU. Nothing is sent per event: user space reads the maps.
+//
+// The process's memory is only ever read (bpf_probe_read_user, which does not fault: a failed
+// read is counted, and that charge goes to nobody).
+#include "trace_vmlinux.h"
+/* clang-format off */
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+/* clang-format on */
+
+#include "trace_shared.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+// Where a server process keeps what is read, the same in every process of the server (children
+// of one postmaster share its executable's load address). Set by user space before loading.
+const volatile __u64 wait_pointer = 0;        // &my_wait_event_info (14+) or &MyProc (13)
+const volatile __u64 wait_offset = 0;         // 0, or PGPROC's wait_event_info offset (13)
+const volatile __u64 backend_type_at = 0;     // &MyBackendType
+const volatile __u64 status_pointer = 0;      // &MyBEEntry, 0 when the binary does not export it
+const volatile __u64 state_offset = 0;        // PgBackendStatus.st_state
+const volatile __u64 query_offset = ~0ull;    // PgBackendStatus.st_query_id, ~0 before 14
+
+enum phase { kUnknown = 0, kOnCpu, kBlocked, kRunnable };
+
+struct task {
+  __u64 since;
+  struct trace_key key;  // as last read when the process left a CPU
+  __u32 phase;
+  __u32 has_key;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, TRACE_MAX_TRACKED);
+  __type(key, __u32);
+  __type(value, struct task);
+} tasks SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(max_entries, TRACE_MAX_KEYS);
+  __type(key, struct trace_key);
+  __type(value, struct trace_value);
+} totals SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, kTraceCounters);
+  __type(key, __u32);
+  __type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 which) {
+  __u64* value = bpf_map_lookup_elem(&counters, &which);
+  if (value) *value += 1;
+}
+
+// The key of the current process, read from its memory; 0 when a read failed.
+static __always_inline int read_key(struct trace_key* key) {
+  __u64 pointer = 0;
+  __u32 wait = 0;
+  __s32 type = 0;
+  __builtin_memset(key, 0, sizeof(*key));
+  if (bpf_probe_read_user(&pointer, sizeof(pointer), (const void*)wait_pointer)) goto failed;
+  if (pointer && bpf_probe_read_user(&wait, sizeof(wait), (const void*)(pointer + wait_offset)))
+    goto failed;
+  if (bpf_probe_read_user(&type, sizeof(type), (const void*)backend_type_at)) goto failed;
+  key->wait_event_info = wait == TRACE_ON_CPU_WAIT ? 0 : wait;
+  key->backend_type = (__u32)type;
+  if (!status_pointer) {
+    if (type == 0) key->flags = TRACE_KEY_NO_STATUS;
+    return 1;
+  }
+  pointer = 0;
+  if (bpf_probe_read_user(&pointer, sizeof(pointer), (const void*)status_pointer)) goto failed;
+  if (!pointer) {
+    key->flags = TRACE_KEY_NO_STATUS;
+    return 1;
+  }
+  if (bpf_probe_read_user(&key->state, sizeof(key->state), (const void*)(pointer + state_offset)))
+    goto failed;
+  if (query_offset != ~0ull &&
+      bpf_probe_read_user(&key->query_id, sizeof(key->query_id),
+                          (const void*)(pointer + query_offset)))
+    goto failed;
+  return 1;
+failed:
+  count(kTraceReadFailures);
+  return 0;
+}
+
+static __always_inline __u32 log2_32(__u32 v) {
+  __u32 r, shift;
+  r = (v > 0xFFFF) << 4;
+  v >>= r;
+  shift = (v > 0xFF) << 3;
+  v >>= shift;
+  r |= shift;
+  shift = (v > 0xF) << 2;
+  v >>= shift;
+  r |= shift;
+  shift = (v > 0x3) << 1;
+  v >>= shift;
+  r |= shift;
+  r |= (v >> 1);
+  return r;
+}
+
+static __always_inline __u32 log2_64(__u64 v) {
+  __u32 high = v >> 32;
+  return high ? log2_32(high) + 32 : log2_32((__u32)v);
+}
+
+static __always_inline __u32 bucket(__u64 ns) {
+  if (ns < (1ull << TRACE_HIST_FIRST_POWER)) return 0;
+  __u32 power = log2_64(ns);
+  if (power > TRACE_HIST_LAST_POWER) return TRACE_HIST_BUCKETS - 1;
+  __u32 quarter = (ns >> (power - 2)) & 3;
+  return 1 + (power - TRACE_HIST_FIRST_POWER) * TRACE_HIST_SUB + quarter;
+}
+
+// This CPU's value of `key`, created when new; with the keys full, that of the same key with
+// query id 0.
+static __always_inline struct trace_value* value_of(struct trace_key* key) {
+  struct trace_value* value = bpf_map_lookup_elem(&totals, key);
+  if (value) return value;
+  static const struct trace_value zero;
+  bpf_map_update_elem(&totals, key, &zero, BPF_NOEXIST);
+  value = bpf_map_lookup_elem(&totals, key);
+  if (value) return value;
+  count(kTraceKeysFull);
+  key->query_id = 0;
+  value = bpf_map_lookup_elem(&totals, key);
+  if (value) return value;
+  bpf_map_update_elem(&totals, key, &zero, BPF_NOEXIST);
+  value = bpf_map_lookup_elem(&totals, key);
+  if (!value) count(kTraceLost);
+  return value;
+}
+
+static __always_inline void charge_on_cpu(struct trace_key key, __u64 ns) {
+  key.wait_event_info = TRACE_ON_CPU_WAIT;
+  struct trace_value* value = value_of(&key);
+  if (value) value->oncpu_ns += ns;
+}
+
+// The phase the task leaves, charged up to `now`; `woken`: a wake-up ends a blocked phase.
+static __always_inline void close_phase(struct task* task, __u64 now, int woken) {
+  if (!task->has_key || task->phase == kUnknown || now < task->since) return;
+  __u64 ns = now - task->since;
+  struct trace_key key = task->key;
+  if (task->phase == kOnCpu) {
+    charge_on_cpu(key, ns);
+    return;
+  }
+  struct trace_value* value = value_of(&key);
+  if (!value) return;
+  if (task->phase == kRunnable) {
+    value->runq_ns += ns;
+    return;
+  }
+  value->blocked_ns += ns;
+  value->waits += 1;
+  if (value->min_ns == 0 || ns < value->min_ns) value->min_ns = ns;
+  if (ns > value->max_ns) value->max_ns = ns;
+  // One register for the check and the index (clang would check a copy otherwise).
+  __u64 b = bucket(ns);
+  barrier_var(b);
+  if (b < TRACE_HIST_BUCKETS) value->hist[b] += 1;
+  if (woken) count(kTraceWakeups);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  __u64 now = bpf_ktime_get_ns();
+  __u32 pid = BPF_CORE_READ(prev, pid);
+  struct task* task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
+  if (task) {
+    count(kTraceSwitches);
+    // On-CPU time goes to the process's type, state and query as it leaves the CPU.
+    struct trace_key key;
+    int read = read_key(&key);
+    if (task->phase == kOnCpu && read) {
+      task->key.backend_type = key.backend_type;
+      task->key.state = key.state;
+      task->key.query_id = key.query_id;
+      task->key.flags = key.flags;
+      task->has_key = 1;
+    }
+    close_phase(task, now, 0);
+    task->since = now;
+    task->phase = (!preempt && prev_state != 0) ? kBlocked : kRunnable;
+    task->has_key = read;
+    // Asleep without a wait event, uninterruptibly (TASK_UNINTERRUPTIBLE): kernel I/O, a page
+    // fault; the sampler's kernel view tells it from an interruptible sleep the same way.
+    if (task->phase == kBlocked && key.wait_event_info == 0 && (prev_state & 2)) key.flags |= 2;
+    if (read) task->key = key;
+  }
+  pid = BPF_CORE_READ(next, pid);
+  task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
+  if (task) {
+    count(kTraceSwitches);
+    if (task->phase != kOnCpu) close_phase(task, now, 0);
+    task->since = now;
+    task->phase = kOnCpu;
+  }
+  return 0;
+}
+
+static __always_inline int woken(struct task_struct* p) {
+  __u32 pid = BPF_CORE_READ(p, pid);
+  struct task* task = bpf_map_lookup_elem(&tasks, &pid);
+  if (!task) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  if (task->phase == kBlocked) {
+    close_phase(task, now, 1);
+    task->since = now;
+    task->phase = kRunnable;
+  } else if (task->phase == kUnknown) {
+    task->since = now;
+  }
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wakeup, struct task_struct* p) { return woken(p); }
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_wakeup_new, struct task_struct* p) { return woken(p); }
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
+  __u32 pid = BPF_CORE_READ(parent, pid);
+  if (!bpf_map_lookup_elem(&tasks, &pid)) return 0;
+  __u32 child_pid = BPF_CORE_READ(child, pid);
+  struct task fresh = {};
+  long error = bpf_map_update_elem(&tasks, &child_pid, &fresh, BPF_NOEXIST);
+  if (error && error != -17 /* EEXIST */) count(kTraceTrackedFull);
+  return 0;
+}
+
+// An exec'd child (archive_command's shell, a COPY ... PROGRAM) runs another program: its memory
+// holds nothing of the server's, and it is followed no further.
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct* p) {
+  __u32 pid = BPF_CORE_READ(p, pid);
+  bpf_map_delete_elem(&tasks, &pid);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct* p) {
+  __u32 pid = BPF_CORE_READ(p, pid);
+  struct task* task = bpf_map_lookup_elem(&tasks, &pid);
+  if (!task) return 0;
+  if (task->phase == kOnCpu) close_phase(task, bpf_ktime_get_ns(), 0);
+  bpf_map_delete_elem(&tasks, &pid);
+  return 0;
+}
+
+// On-CPU time by wait event, sampled: the process on this CPU, if tracked, counted under the
+// key it shows now.
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data* ctx) {
+  __u32 pid = (__u32)bpf_get_current_pid_tgid();
+  if (!pid || !bpf_map_lookup_elem(&tasks, &pid)) return 0;
+  struct trace_key key;
+  if (!read_key(&key)) return 0;
+  count(kTraceSamples);
+  struct trace_value* value = value_of(&key);
+  if (value) value->samples += 1;
+  return 0;
+}

@@ -1,0 +1,78 @@
+// The traced source's maps turned into a profile: blocked and run-queue time per key, the exact
+// on-CPU time spread by the samples, sleeps without a wait event told from CPU, the postmaster
+// left out, and the growth between two reads.
+#include <gtest/gtest.h>
+
+#include "collectors/memory/pg_layout.h"
+#include "collectors/memory/pg_names.h"
+#include "collectors/trace/trace_source.h"
+#include "model/wait_key.h"
+
+namespace pgwaitprof::collectors::trace {
+namespace {
+
+constexpr uint32_t kClientBackend = 3;  // B_BACKEND of 15
+constexpr uint32_t kIdle = 1, kActive = 2;
+constexpr uint32_t kClientRead = 100663296u;
+
+trace_key key(uint32_t state, uint32_t wait, uint32_t flags = 0) {
+  return trace_key{kClientBackend, wait, state, flags, 0};
+}
+
+TEST(TracedProfile, ChargesEachPartToItsWaitKey) {
+  const auto* layout = memory::find_pg_layout(15);
+  ASSERT_NE(layout, nullptr);
+  const memory::PgNames names(*layout);
+  TraceTotals delta;
+  auto& read = delta.values[key(kIdle, kClientRead)];
+  read.blocked_ns = 600'000'000;
+  read.runq_ns = 50'000'000;
+  read.waits = 3;
+  read.hist[5] = 3;
+  read.samples = 1;
+  delta.values[key(kActive, 0)].samples = 3;                 // running, no wait event
+  delta.values[key(kActive, 0)].runq_ns = 10'000'000;        // preempted
+  delta.values[key(kActive, 0, 2)].blocked_ns = 20'000'000;  // asleep, uninterruptible
+  delta.values[key(kActive, TRACE_ON_CPU_WAIT)].oncpu_ns = 400'000'000;
+  delta.values[key(kIdle, TRACE_ON_CPU_WAIT)].oncpu_ns = 100'000'000;
+  delta.values[trace_key{0, 0, 0, TRACE_KEY_NO_STATUS, 0}].blocked_ns = 999'000'000;  // postmaster
+  const auto profile = traced_profile(delta, 1'000'000, names);
+  EXPECT_EQ(profile.snapshots(), 1'000'000u);
+  const model::WaitKey client_read{"client backend", "idle", "Client", "ClientRead"};
+  const model::WaitKey cpu{"client backend", "active", "CPU", "CPU"};
+  const model::WaitKey asleep{"client backend", "active", "Kernel", "uninterruptible"};
+  ASSERT_TRUE(profile.traced().contains(client_read));
+  const auto& waits = profile.traced().at(client_read);
+  EXPECT_EQ(waits.waits, 3u);
+  EXPECT_DOUBLE_EQ(waits.blocked_s, 0.6);
+  EXPECT_DOUBLE_EQ(waits.runqueue_s, 0.05);
+  // The idle group's on-CPU time went to its one sampled wait event.
+  EXPECT_DOUBLE_EQ(waits.on_cpu_s, 0.1);
+  EXPECT_EQ(profile.counts().at(client_read), 750'000u);
+  EXPECT_DOUBLE_EQ(profile.traced().at(cpu).on_cpu_s, 0.4);
+  EXPECT_DOUBLE_EQ(profile.traced().at(cpu).runqueue_s, 0.01);
+  EXPECT_EQ(profile.counts().at(cpu), 410'000u);
+  EXPECT_EQ(profile.counts().at(asleep), 20'000u);
+  EXPECT_EQ(profile.counts().size(), 3u) << "the postmaster is left out";
+}
+
+TEST(TracedProfile, TheDeltaIsTheGrowthAndTheExtremesOfTheInterval) {
+  TraceTotals before, now;
+  before.values[key(kIdle, kClientRead)].waits = 5;
+  before.values[key(kIdle, kClientRead)].max_ns = 900;
+  before.values[key(kIdle, kClientRead)].min_ns = 100;
+  now.values[key(kIdle, kClientRead)].waits = 8;
+  now.values[key(kIdle, kClientRead)].max_ns = 1500;
+  now.values[key(kIdle, kClientRead)].min_ns = 100;
+  before.counters[kTraceReadFailures] = 2;
+  now.counters[kTraceReadFailures] = 7;
+  const auto delta = totals_delta(now, before);
+  const auto& value = delta.values.at(key(kIdle, kClientRead));
+  EXPECT_EQ(value.waits, 3u);
+  EXPECT_EQ(value.max_ns, 1500u);
+  EXPECT_EQ(value.min_ns, 0u) << "the shortest since the load is not this interval's";
+  EXPECT_EQ(delta.counters[kTraceReadFailures], 5u);
+}
+
+}  // namespace
+}  // namespace pgwaitprof::collectors::trace
