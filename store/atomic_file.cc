@@ -12,9 +12,13 @@
 
 namespace pgwaitprof::store {
 
-base::Status write_file_atomically(const std::filesystem::path& path, std::string_view content,
-                                   mode_t mode, std::optional<FileOwner> owner) {
-  const auto temporary = path.string() + ".tmp." + std::to_string(::getpid());
+std::filesystem::path staged_path(const std::filesystem::path& path) {
+  return path.string() + ".tmp." + std::to_string(::getpid());
+}
+
+base::Status stage_file(const std::filesystem::path& path, std::string_view content, mode_t mode,
+                        std::optional<FileOwner> owner) {
+  const auto temporary = staged_path(path);
   auto fail = [&](const char* what, int fd) -> base::Status {
     const int failure = errno;
     if (fd >= 0) ::close(fd);
@@ -38,7 +42,17 @@ base::Status write_file_atomically(const std::filesystem::path& path, std::strin
   }
   if (::fsync(fd) != 0) return fail("fsync", fd);
   if (::close(fd) != 0) return fail("close", -1);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) return fail("rename", -1);
+  return std::nullopt;
+}
+
+base::Status publish_staged_file(const std::filesystem::path& path,
+                                 const std::filesystem::path& staged) {
+  if (::rename(staged.c_str(), path.c_str()) != 0) {
+    const int failure = errno;
+    ::unlink(staged.c_str());
+    return base::Error{
+        fmt::format("could not rename file \"{}\": {}", path.string(), std::strerror(failure))};
+  }
   const auto directory = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
@@ -46,6 +60,12 @@ base::Status write_file_atomically(const std::filesystem::path& path, std::strin
     ::close(dir_fd);
   }
   return std::nullopt;
+}
+
+base::Status write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                                   mode_t mode, std::optional<FileOwner> owner) {
+  if (auto failed = stage_file(path, content, mode, owner)) return failed;
+  return publish_staged_file(path, staged_path(path));
 }
 
 base::Status create_private_directories(const std::filesystem::path& path, mode_t mode) {

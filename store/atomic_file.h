@@ -31,6 +31,16 @@ struct FileOwner {
                                                  mode_t mode = kPrivateFileMode,
                                                  std::optional<FileOwner> owner = std::nullopt);
 
+// The two halves of write_file_atomically, for a set of files that must appear together: the
+// content in the temporary file beside `path` (staged_path: "PATH.tmp.PID"), fsynced; then that
+// file renamed to `path` and the directory fsynced. A failure leaves no temporary file.
+std::filesystem::path staged_path(const std::filesystem::path& path);
+[[nodiscard]] base::Status stage_file(const std::filesystem::path& path, std::string_view content,
+                                      mode_t mode = kPrivateFileMode,
+                                      std::optional<FileOwner> owner = std::nullopt);
+[[nodiscard]] base::Status publish_staged_file(const std::filesystem::path& path,
+                                               const std::filesystem::path& staged);
+
 // create_directories with `mode` for every directory it creates; the error is
 // "could not create directory "PATH": REASON".
 [[nodiscard]] base::Status create_private_directories(const std::filesystem::path& path,

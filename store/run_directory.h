@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,13 +27,26 @@ struct RunFile {
   RenderRun render;
 };
 
-// The files, in their order: every rendering, then report.json last (its status is the run's
-// final word, given only once everything it stands for is durable). On the first failure (a
-// full disk) it stops, leaves no temporary file, and returns "could not write file "PATH":
-// REASON".
-[[nodiscard]] base::Status write_run_directory(const std::filesystem::path& dir,
-                                               const model::Run& run,
-                                               std::span<const RunFile> files);
+// Where write_run_directory is: every rendering staged, report.json written, all in place.
+enum class RunWriteStep { kStaged, kCommitted };
+
+// The files, so that every one of them says the same state whatever ends the process: every
+// file is staged first (a temporary file beside its place, fsynced), then report.json is
+// renamed into place (the commit point: until then it says unfinished and no rendering is in
+// place), then the renderings. A process killed between the commit and
+// the last rename leaves renderings staged, which finish_interrupted_writes puts in place. On
+// the first failure (a full disk) it stops, leaves no temporary file, and returns "could not
+// write file "PATH": REASON". `at_step` is called at each step (fault injection in tests).
+[[nodiscard]] base::Status write_run_directory(
+    const std::filesystem::path& dir, const model::Run& run, std::span<const RunFile> files,
+    const std::function<void(RunWriteStep)>& at_step = {});
+
+// What a pgwaitprof killed while it wrote files left in `root` and the run and matrix
+// directories under it (ROOT/*, ROOT/*/*, ROOT/*/*/runs/*): the temporary files of processes
+// that are gone. A run directory's staged renderings are put in place when its report.json is
+// final (they are that report's); otherwise, and for every other file, they are removed.
+// Returns the temporary files handled.
+int finish_interrupted_writes(const std::filesystem::path& root);
 
 // The files other than report.json removed: after a failure they could contradict the
 // report.json that says why the run failed.
@@ -44,6 +58,9 @@ void remove_rendered_files(const std::filesystem::path& dir, std::span<const Run
 // report replaces it.
 [[nodiscard]] base::Status write_unfinished_report(const std::filesystem::path& dir, model::Run run,
                                                    RenderRun report_json);
+
+// Whether `run` is the report write_unfinished_report wrote (its process never replaced it).
+bool is_unfinished_report(const model::Run& run);
 
 // A run from a run directory or a report.json path. The error is one line ("could not open
 // report ...", "could not read report ...: ...").

@@ -8,6 +8,8 @@
 #include <iostream>
 
 #include "base/regular_file.h"
+#include "collectors/pg_session.h"
+#include "config/matrix_invocation.h"
 #include "config/matrix_plan.h"
 #include "daemon/commands/foreground.h"
 #include "daemon/commands/results_command.h"
@@ -19,6 +21,9 @@
 
 namespace pgwaitprof::commands {
 namespace {
+
+// Beside plan.yaml: the options the matrix was started with (config/matrix_invocation.h).
+constexpr const char* kInvocationFile = "invocation.yaml";
 
 std::string read_text(const std::filesystem::path& path) {
   auto text = base::read_regular_file(path, "matrix plan");
@@ -44,7 +49,42 @@ std::filesystem::path matrix_directory(const MatrixCommand& command,
           engine::plan_text_without_password(read_text(*command.plan_path), plan.target))) {
     throw std::runtime_error(failed->message);
   }
+  const config::MatrixInvocation invocation{
+      {command.duration_s, command.repeats, command.scale, command.quick},
+      collectors::split_password(plan.target).conninfo};
+  if (auto failed = store::write_file_atomically(dir / kInvocationFile,
+                                                 config::invocation_yaml(invocation))) {
+    throw std::runtime_error(failed->message);
+  }
   return dir;
+}
+
+// The plan of a resumed matrix: its plan.yaml with the options it was started with
+// (invocation.yaml; a directory of an older pgwaitprof has none, and takes the options given).
+// An option given now that contradicts them is refused; the target given now (with its
+// password) must be the one it runs on, else it runs there, the password from PGPASSWORD or
+// ~/.pgpass.
+config::MatrixPlan resumed_plan(const MatrixCommand& command) {
+  const auto& dir = *command.resume_dir;
+  auto plan = config::load_matrix_plan(dir / "plan.yaml");
+  const config::PlanOverrides given{command.duration_s, command.repeats, command.scale,
+                                    command.quick};
+  if (!std::filesystem::exists(dir / kInvocationFile)) {
+    config::apply_overrides(plan, given);
+    if (command.target) plan.target = *command.target;
+    return plan;
+  }
+  const auto saved =
+      config::parse_invocation(read_text(dir / kInvocationFile), (dir / kInvocationFile).string());
+  std::optional<std::string> given_target;
+  if (command.target) given_target = collectors::split_password(*command.target).conninfo;
+  auto resumed = config::resumed_plan(std::move(plan), saved, {given, given_target});
+  if (!resumed) {
+    throw std::runtime_error(fmt::format("could not resume \"{}\": {}", dir.string(),
+                                         collectors::mask_secrets(resumed.error().message)));
+  }
+  if (command.target) resumed->target = *command.target;
+  return std::move(*resumed);
 }
 
 int report(const engine::MatrixOutcome& outcome, const std::filesystem::path& dir) {
@@ -157,23 +197,22 @@ asio::awaitable<engine::MatrixOutcome> run_matrix_of_builds(const config::Matrix
 }  // namespace
 
 int matrix_command(const MatrixCommand& command) {
-  const auto plan_path =
-      command.resume_dir ? *command.resume_dir / "plan.yaml" : *command.plan_path;
-  if (command.resume_dir && !std::filesystem::exists(plan_path)) {
+  if (command.resume_dir && !std::filesystem::exists(*command.resume_dir / "plan.yaml")) {
     throw std::runtime_error(fmt::format("could not resume \"{}\": it holds no plan.yaml",
                                          command.resume_dir->string()));
   }
-  auto plan = config::load_matrix_plan(plan_path);
-  config::apply_overrides(plan,
-                          {command.duration_s, command.repeats, command.scale, command.quick});
+  auto plan =
+      command.resume_dir ? resumed_plan(command) : config::load_matrix_plan(*command.plan_path);
+  if (!command.resume_dir) {
+    config::apply_overrides(plan,
+                            {command.duration_s, command.repeats, command.scale, command.quick});
+    if (command.target) plan.target = *command.target;
+  }
   if (!command.split_by.empty()) plan.split_by = command.split_by;
-  if (command.target) {
-    if (config::has_builds(plan)) {
-      throw std::runtime_error(
-          "--target cannot be used with a plan of builds: its variants' \"server_bin\" run in "
-          "scratch clusters");
-    }
-    plan.target = *command.target;
+  if (command.target && config::has_builds(plan)) {
+    throw std::runtime_error(
+        "--target cannot be used with a plan of builds: its variants' \"server_bin\" run in "
+        "scratch clusters");
   }
   const auto dir = matrix_directory(command, plan);
   config::TargetConfig target;

@@ -1,6 +1,8 @@
 // Fault points.
 #include "daemon/engine/fault_point.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
@@ -8,6 +10,7 @@
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -23,6 +26,16 @@ asio::awaitable<void> fault_point(std::string_view name, base::RunControl& contr
   asio::steady_timer limit(co_await asio::this_coro::executor, std::chrono::seconds(limit_s));
   co_await (limit.async_wait(asio::experimental::as_tuple(asio::use_awaitable)) ||
             control.wait_interrupted());
+}
+
+bool fault_fails(std::string_view name) {
+  const char* failing = std::getenv("PGWAITPROF_FAULT_FAIL");
+  return failing != nullptr && name == failing;
+}
+
+void fault_kill(std::string_view name) {
+  const char* kill_at = std::getenv("PGWAITPROF_FAULT_KILL");
+  if (kill_at != nullptr && name == kill_at) ::kill(::getpid(), SIGKILL);
 }
 
 }  // namespace pgwaitprof::engine

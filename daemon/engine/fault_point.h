@@ -4,6 +4,10 @@
 // it is interrupted or for PGWAITPROF_FAULT_HOLD_SECONDS (default 60), so that a test can end it
 // by a signal at exactly that point of a run (say, while it writes its report). Without the
 // variable (always, outside those tests) a fault point does nothing.
+//
+// PGWAITPROF_FAULT_FAIL=NAME makes the operation at NAME fail as if the system refused it (say,
+// a new watchdog that cannot be started), and PGWAITPROF_FAULT_KILL=NAME makes pgwaitprof
+// SIGKILL itself at NAME (say, halfway through writing a run directory).
 #pragma once
 
 #include <asio/awaitable.hpp>
@@ -14,5 +18,11 @@
 namespace pgwaitprof::engine {
 
 asio::awaitable<void> fault_point(std::string_view name, base::RunControl& control);
+
+// Whether the operation at `name` is to fail (PGWAITPROF_FAULT_FAIL).
+bool fault_fails(std::string_view name);
+
+// SIGKILL of this process at `name` (PGWAITPROF_FAULT_KILL), as kill -9 from outside would.
+void fault_kill(std::string_view name);
 
 }  // namespace pgwaitprof::engine

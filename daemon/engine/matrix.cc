@@ -412,6 +412,8 @@ std::string configure_options(const std::filesystem::path& server_bin) {
 asio::awaitable<MatrixOutcome> execute_matrix(MatrixContext& context) {
   MatrixOutcome outcome;
   outcome.runs_total = static_cast<int>(matrix_order(context.plan).size());
+  // A resumed matrix killed while it wrote a cell's report: that cell's files made whole first.
+  (void)store::finish_interrupted_writes(context.dir);
   base::Status failed = store::create_private_directories(context.dir / "runs");
   auto servers = matrix_servers(context);
   if (!failed) failed = co_await prepare_settings(context, servers);

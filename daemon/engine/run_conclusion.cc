@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "base/logging.h"
+#include "daemon/engine/fault_point.h"
 #include "daemon/engine/run_state.h"
 #include "exporters/render/report_render.h"
 #include "loadgen/pgbench_log.h"
@@ -150,7 +151,12 @@ void write(RunState& state) {
         dir / "cpu.folded",
         client == run.cpu_profile->groups.end() ? "" : model::folded_text(client->second));
   }
-  if (!failed) failed = store::write_run_directory(dir, run, exporters::run_directory_files());
+  if (!failed) {
+    failed = store::write_run_directory(
+        dir, run, exporters::run_directory_files(), [](store::RunWriteStep step) {
+          fault_kill(step == store::RunWriteStep::kStaged ? "report-staged" : "report-committed");
+        });
+  }
   if (failed) {
     fail_report(run, failed->message);
     store::remove_rendered_files(dir, exporters::run_directory_files());

@@ -10,6 +10,8 @@
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
+#include <mutex>
+#include <set>
 
 #include "base/logging.h"
 #include "base/programs.h"
@@ -458,6 +460,21 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
   co_return std::nullopt;
 }
 
+// Staged renderings put in place or removed (store::finish_interrupted_writes), once per data
+// directory and process: the daemon's later runs need not walk its history again.
+void finish_interrupted_writes_once(const std::filesystem::path& data_dir) {
+  static std::mutex mutex;
+  static std::set<std::filesystem::path> finished;
+  {
+    const std::lock_guard lock(mutex);
+    if (!finished.insert(data_dir).second) return;
+  }
+  if (const int handled = store::finish_interrupted_writes(data_dir); handled > 0) {
+    log()->warn("finished {} file(s) a killed pgwaitprof left half written dir={}", handled,
+                data_dir.string());
+  }
+}
+
 }  // namespace
 
 asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunRequest request,
@@ -466,6 +483,8 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   begin(state, sampler);
   auto& run = state.run();
   state.outcome.exit_code = 1;
+  // What a pgwaitprof killed while it wrote a report left in this data directory: once.
+  if (state.request.run_dir.empty()) finish_interrupted_writes_once(state.request.data_dir);
   // A new data directory is its owner's only (0700); the run directory in it 0750.
   base::Status failed =
       state.request.run_dir.empty()

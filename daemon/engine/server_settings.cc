@@ -246,7 +246,7 @@ asio::awaitable<base::Expected<std::vector<std::string>>> ServerSettings::restor
     static const std::map<std::string, std::string> kNothing;
     co_return co_await apply(kNothing);
   }
-  if (auto failed = co_await journal_->restore()) co_return *failed;
+  if (auto failed = co_await journal_->restore(&current_)) co_return *failed;
   current_ = prior_;
   co_return co_await reload(journal_->session());
 }

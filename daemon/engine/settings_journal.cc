@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,8 +16,8 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "base/logging.h"
 #include "base/regular_file.h"
@@ -36,79 +37,6 @@ constexpr const char* kLockKeys = "1886877552, 1";
 auto log() {
   static auto logger = base::component_logger("settings");
   return logger;
-}
-
-// Settings whose ALTER SYSTEM value is a list of identifiers, each quoted by the server when it
-// is not a plain one (GUC_LIST_QUOTE): set again element by element so the file reads the same.
-bool list_quoted(std::string_view name) {
-  for (const char* listed : {"search_path", "temp_tablespaces", "session_preload_libraries",
-                             "shared_preload_libraries", "local_preload_libraries"}) {
-    if (name == listed) return true;
-  }
-  return false;
-}
-
-// The elements of a list setting's value as SplitIdentifierString reads it ("a, \"B c\"").
-std::vector<std::string> list_elements(std::string_view value) {
-  std::vector<std::string> elements;
-  size_t at = 0;
-  auto skip_space = [&] {
-    while (at < value.size() && std::isspace(static_cast<unsigned char>(value[at]))) ++at;
-  };
-  while (true) {
-    skip_space();
-    if (at >= value.size()) break;
-    std::string element;
-    if (value[at] == '"') {
-      for (++at; at < value.size(); ++at) {
-        if (value[at] == '"') {
-          if (at + 1 < value.size() && value[at + 1] == '"') {
-            element += '"';
-            ++at;
-          } else {
-            ++at;
-            break;
-          }
-        } else {
-          element += value[at];
-        }
-      }
-    } else {
-      while (at < value.size() && value[at] != ',') element += value[at++];
-      while (!element.empty() && std::isspace(static_cast<unsigned char>(element.back()))) {
-        element.pop_back();
-      }
-    }
-    elements.push_back(element);
-    skip_space();
-    if (at < value.size() && value[at] == ',') ++at;
-  }
-  return elements;
-}
-
-// A setting's name in SQL: as it is when it is a plain (dotted) identifier, else quoted.
-std::string setting_name_sql(std::string_view name) {
-  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char character) {
-    return std::islower(static_cast<unsigned char>(character)) ||
-           std::isdigit(static_cast<unsigned char>(character)) || character == '_' ||
-           character == '.';
-  });
-  if (plain) return std::string(name);
-  std::string quoted = "\"";
-  for (const char character : name)
-    quoted += character == '"' ? std::string("\"\"") : std::string(1, character);
-  return quoted + "\"";
-}
-
-std::string set_sql(const AutoConfEntry& entry) {
-  std::string value;
-  if (list_quoted(entry.name)) {
-    for (const auto& element : list_elements(entry.value)) {
-      value += (value.empty() ? "" : ", ") + collectors::quote_literal(element);
-    }
-  }
-  if (value.empty()) value = collectors::quote_literal(entry.value);
-  return fmt::format("ALTER SYSTEM SET {} = {}", setting_name_sql(entry.name), value);
 }
 
 std::string to_hex(std::string_view bytes) {
@@ -281,9 +209,13 @@ asio::awaitable<base::Status> check_bytes(PgSession& session,
 
 // The server back to `record`: settings replayed in their order, then, where the journal has
 // the file's bytes, the bytes written back whole and read back. The marker and the journal file
-// at `path` go only once all is back; otherwise both stay for the next invocation.
-asio::awaitable<base::Status> restore_to(PgSession& session, const JournalRecord& record,
-                                         const std::filesystem::path& path) {
+// at `path` go only once all is back; otherwise both stay for the next invocation. With what
+// the matrix `applied` (its values of the settings it touches), a line another session changed
+// meanwhile is kept and named in a warning, and the rest is put back around it by ALTER SYSTEM
+// (which rewrote the whole file when the other session ran it).
+asio::awaitable<base::Status> restore_to(
+    PgSession& session, const JournalRecord& record, const std::filesystem::path& path,
+    const std::map<std::string, std::optional<std::string>>* applied = nullptr) {
   // Whatever fails, the journal and its marker stay: the message says where the journal is.
   auto kept = [&path](const std::string& reason) {
     return base::Error{fmt::format(
@@ -297,8 +229,10 @@ asio::awaitable<base::Status> restore_to(PgSession& session, const JournalRecord
   for (const auto& entry : *current) names.push_back(entry.name);
   for (const auto& entry : record.entries) names.push_back(entry.name);
   co_await declare_custom_settings(session, names);
-  const bool bytes_known = record.bytes || record.missing;
-  for (const auto& sql : replay_statements(*current, record.entries, bytes_known)) {
+  KeptChanges changes{record.entries, {}};
+  if (applied) changes = other_sessions_changes(record.entries, *current, *applied);
+  const bool bytes_known = changes.names.empty() && (record.bytes || record.missing);
+  for (const auto& sql : replay_statements(*current, changes.target, bytes_known)) {
     if (auto failed = co_await execute_sql(session, sql)) co_return kept(failed->message);
   }
   if (bytes_known) {
@@ -314,6 +248,10 @@ asio::awaitable<base::Status> restore_to(PgSession& session, const JournalRecord
     }
   }
   if (auto failed = co_await execute_sql(session, "SELECT pg_reload_conf()")) co_return failed;
+  if (!changes.names.empty()) {
+    log()->warn("kept what another session changed with ALTER SYSTEM while the matrix ran: {}",
+                fmt::join(changes.names, ", "));
+  }
   std::error_code error;
   std::filesystem::remove(path, error);
   if (error && error != std::errc::no_such_file_or_directory) {
@@ -395,34 +333,6 @@ base::Expected<JournalRecord> journal_from_json(const std::string& text) {
   } catch (const std::exception& error) {
     return base::Error{fmt::format("could not read settings journal: {}", error.what())};
   }
-}
-
-std::vector<std::string> replay_statements(const std::vector<AutoConfEntry>& current,
-                                           const std::vector<AutoConfEntry>& original,
-                                           bool keep_marker) {
-  size_t same = 0;
-  while (same < current.size() && same < original.size() && current[same] == original[same]) {
-    ++same;
-  }
-  std::vector<std::string> statements;
-  std::set<std::string> reset;
-  bool marker = false;
-  for (size_t index = same; index < current.size(); ++index) {
-    const auto& name = current[index].name;
-    if (name == kJournalMarker) {
-      marker = true;
-    } else if (reset.insert(name).second) {
-      statements.push_back("ALTER SYSTEM RESET " + setting_name_sql(name));
-    }
-  }
-  for (size_t index = same; index < original.size(); ++index) {
-    statements.push_back(set_sql(original[index]));
-  }
-  // Last: until everything else is back, the server says a journal is unfinished.
-  if (marker && !keep_marker) {
-    statements.push_back(std::string("ALTER SYSTEM RESET ") + kJournalMarker);
-  }
-  return statements;
 }
 
 asio::awaitable<base::Status> write_auto_conf(PgSession& session,
@@ -515,9 +425,10 @@ asio::awaitable<base::Status> SettingsJournal::alter_system(const std::string& s
   co_return co_await execute_sql(*session_, sql);
 }
 
-asio::awaitable<base::Status> SettingsJournal::restore() {
+asio::awaitable<base::Status> SettingsJournal::restore(
+    const std::map<std::string, std::optional<std::string>>* applied) {
   if (!begun_) co_return std::nullopt;
-  if (auto failed = co_await restore_to(*session_, record_, path_)) co_return failed;
+  if (auto failed = co_await restore_to(*session_, record_, path_, applied)) co_return failed;
   begun_ = false;
   co_return std::nullopt;
 }

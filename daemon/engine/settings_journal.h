@@ -20,6 +20,7 @@
 
 #include <asio/awaitable.hpp>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,16 +28,10 @@
 
 #include "base/expected.h"
 #include "collectors/pg_session.h"
+#include "daemon/engine/auto_conf.h"
 #include "daemon/engine/settings_marker.h"
 
 namespace pgwaitprof::engine {
-
-// One line of postgresql.auto.conf: a setting and its value as pg_file_settings shows it.
-struct AutoConfEntry {
-  std::string name;  // lower case
-  std::string value;
-  bool operator==(const AutoConfEntry&) const = default;
-};
 
 // postgresql.auto.conf's settings in file order, as pg_file_settings shows them; the journal's
 // marker left out unless `with_marker`.
@@ -53,14 +48,6 @@ struct JournalRecord {
 };
 std::string journal_to_json(const JournalRecord& record);
 base::Expected<JournalRecord> journal_from_json(const std::string& text);
-
-// The ALTER SYSTEM statements that turn the file's `current` entries into `original`, order
-// included: ALTER SYSTEM SET appends a setting at the end, so every setting after the first
-// difference is reset and set again in the original order; the marker is reset last (kept,
-// with `keep_marker`, for the byte-for-byte write that removes it). Pure.
-std::vector<std::string> replay_statements(const std::vector<AutoConfEntry>& current,
-                                           const std::vector<AutoConfEntry>& original,
-                                           bool keep_marker = false);
 
 // How the original bytes of postgresql.auto.conf are written back: the local file where the
 // server runs on this host and this process may write as its OS user, else a large object.
@@ -98,8 +85,11 @@ class SettingsJournal {
   // Runs one ALTER SYSTEM on the lock's session.
   asio::awaitable<base::Status> alter_system(const std::string& sql);
   // The server back to the journal, checked byte for byte where the file can be read; the
-  // marker and the journal file go only then. Idempotent.
-  asio::awaitable<base::Status> restore();
+  // marker and the journal file go only then. Idempotent. `applied`: the matrix's values of the
+  // settings it touches (none: reset); with them, a line another session changed meanwhile is
+  // kept (auto_conf.h) and named in a warning.
+  asio::awaitable<base::Status> restore(
+      const std::map<std::string, std::optional<std::string>>* applied = nullptr);
   collectors::PgSession& session() { return *session_; }
 
  private:

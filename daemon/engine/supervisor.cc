@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "base/logging.h"
+#include "daemon/engine/fault_point.h"
 
 extern char** environ;
 
@@ -73,16 +74,25 @@ std::optional<unsigned long long> start_ticks(pid_t pid) {
   return ticks;
 }
 
-// Whether that process still runs: a zombie (killed, its parent not yet reaping it, or a parent
-// killed too whose orphans init has not reaped yet) is gone as far as its work goes.
-bool alive(pid_t pid, unsigned long long ticks) {
-  const auto now = start_ticks(pid);
-  if (!now || *now != ticks) return false;
+// Field 3 of /proc/PID/stat, the process's state (R, S, D, T, t, Z, ...); '\0' when gone.
+char process_state(pid_t pid) {
   std::ifstream stat(fmt::format("/proc/{}/stat", pid));
   const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const auto paren = text.rfind(')');
-  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z' &&
-         text[paren + 2] != 'X';
+  return paren != std::string::npos && paren + 2 < text.size() ? text[paren + 2] : '\0';
+}
+
+// Stopped (SIGSTOP, or held by a tracer): it runs no code until someone continues it.
+bool stopped_state(char state) { return state == 'T' || state == 't'; }
+
+// Whether that process still does its work: a zombie (killed, its parent not yet reaping it, or
+// a parent killed too whose orphans init has not reaped yet) is gone, and so is a stopped one:
+// a stopped watchdog cleans nothing up, and nobody may be left to continue it.
+bool alive(pid_t pid, unsigned long long ticks) {
+  const auto now = start_ticks(pid);
+  if (!now || *now != ticks) return false;
+  const char state = process_state(pid);
+  return state != '\0' && state != 'Z' && state != 'X' && !stopped_state(state);
 }
 
 // The owner file of a scratch directory: this process and its watchdog of the moment.
@@ -99,8 +109,13 @@ void monitor_watchdog();
 // The watchdog: this binary again, in its own session, deaf to the terminal's signals, its
 // standard input the read end of the registrations pipe. Only async-signal-safe calls between
 // fork and exec: the daemon has threads.
-void start_watchdog_locked(Watchdog& state) {
+void start_watchdog_locked(Watchdog& state, bool replacement = false) {
   if (!state.enabled || state.fd >= 0 || state.failed) return;
+  if (replacement && fault_fails("watchdog-restart")) {
+    state.failed = true;
+    log()->warn("could not start the watchdog: could not fork: injected fault");
+    return;
+  }
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     state.failed = true;
@@ -155,16 +170,17 @@ bool write_line_locked(Watchdog& state, const std::string& line) {
   return written == static_cast<ssize_t>(line.size());
 }
 
-// The watchdog died before this process (killed, or the OOM killer): a new one, told again
-// everything that is registered, and named in the owner files. When none can be started the
-// run stops as it does at SIGTERM, cleaning up what it started, rather than go on unsupervised.
-void replace_watchdog_locked(Watchdog& state, pid_t dead) {
+// The watchdog died before this process (killed, or the OOM killer), or was stopped (and then
+// killed: SIGKILL ends a stopped process too): a new one, told again everything that is
+// registered, and named in the owner files. When none can be started the run stops as it does
+// at SIGTERM, cleaning up what it started, rather than go on unsupervised.
+void replace_watchdog_locked(Watchdog& state, pid_t dead, std::string_view what = "died") {
   if (state.pid != dead) return;  // replaced already
   ::close(state.fd);
   state.fd = -1;
   ::waitpid(dead, nullptr, 0);
-  log()->warn("the watchdog (pid {}) died; starting a new one", dead);
-  start_watchdog_locked(state);
+  log()->warn("the watchdog (pid {}) {}; starting a new one", dead, what);
+  start_watchdog_locked(state, true);
   bool told = state.fd >= 0;
   for (const pid_t group : state.groups) {
     told = told && write_line_locked(state, fmt::format("group {}\n", group));
@@ -180,29 +196,32 @@ void replace_watchdog_locked(Watchdog& state, pid_t dead) {
   }
 }
 
-// Waits for the watchdog's end of the pipe to close (POLLERR on the write end: it died) and
-// replaces it. A thread of its own, blocked in poll: it notices the moment the watchdog dies,
-// whatever the rest of the process does.
+// Waits for the watchdog to die or to stop, and replaces it. It is this process's child, so
+// waitid reports both (WNOWAIT: the exit is reaped by replace_watchdog_locked); a stopped
+// watchdog would never clean up, so it is ended and replaced like a dead one. A thread of its
+// own, blocked in waitid: it notices the moment the watchdog dies or stops, whatever the rest of
+// the process does.
 void monitor_watchdog() {
   auto& state = watchdog();
   for (;;) {
-    int fd = -1;
     pid_t pid = -1;
     {
       std::lock_guard lock(state.mutex);
       if (state.fd < 0) return;  // given up
-      fd = ::fcntl(state.fd, F_DUPFD_CLOEXEC, 0);
       pid = state.pid;
     }
-    if (fd < 0) return;
-    pollfd polled{fd, 0, 0};
-    int ready = 0;
-    while ((ready = ::poll(&polled, 1, -1)) < 0 && errno == EINTR) {
+    siginfo_t info{};
+    int waited = 0;
+    while ((waited = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WSTOPPED | WNOWAIT)) <
+               0 &&
+           errno == EINTR) {
     }
-    ::close(fd);
-    if (ready < 0) return;
     std::lock_guard lock(state.mutex);
-    replace_watchdog_locked(state, pid);
+    if (state.pid != pid) continue;  // replaced by a registration that found it gone
+    if (waited < 0) return;          // not a child of ours any more: nothing to wait for
+    const bool stopped = info.si_code == CLD_STOPPED || info.si_code == CLD_TRAPPED;
+    if (stopped) ::kill(pid, SIGKILL);
+    replace_watchdog_locked(state, pid, stopped ? "was stopped and is ended" : "died");
   }
 }
 
@@ -414,6 +433,13 @@ std::vector<fs::path> sweep_abandoned_scratch_directories(const fs::path& temp_d
       return alive(owner.second.pid, owner.second.ticks);
     });
     if (owned) continue;
+    // A stopped watchdog would stay forever, stopped: it is ended (the pid and start time are
+    // that watchdog's). A stopped pgwaitprof is the user's to continue or end.
+    if (const auto found = owners.find("watchdog");
+        found != owners.end() && start_ticks(found->second.pid) == found->second.ticks &&
+        stopped_state(process_state(found->second.pid))) {
+      ::kill(found->second.pid, SIGKILL);
+    }
     stop_processes_naming(entry.path());
     std::error_code ignored;
     fs::remove_all(entry.path(), ignored);

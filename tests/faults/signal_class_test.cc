@@ -381,5 +381,90 @@ INSTANTIATE_TEST_SUITE_P(Phases, WatchdogVictim, ::testing::ValuesIn(watchdog_en
                            return std::string(info.param.phase) + "_" + info.param.victims;
                          });
 
+// A stopped watchdog (issue 47 item 4): SIGSTOP of `pgwaitprof __supervise` is noticed at once;
+// the stopped one is ended and a new one started, so a parent killed afterwards still leaves
+// nothing; a stopped pair (both stopped, nobody left to replace anything) is dead to the next
+// invocation's sweep; and when no new watchdog can start, the run stops itself cleanly.
+class WatchdogStopped : public ::testing::Test {
+ protected:
+  void SetUp() override { require_cluster(); }
+  // Nothing stopped outlives the test, whatever it found.
+  void TearDown() override {
+    if (watchdog_ > 0 && !gone(watchdog_)) ::kill(watchdog_, SIGKILL);
+  }
+  // A scratch-cluster run held at `hold` (or in its load), its watchdog found.
+  void start(const std::string& name, const std::string& hold,
+             std::vector<std::string> environment = {}) {
+    dir_ = temp_dir("watchdog-stopped-" + name);
+    environment.push_back("PGWAITPROF_FAULT_HOLD=" + hold);
+    environment.push_back("PGWAITPROF_FAULT_HOLD_SECONDS=60");
+    program_ = std::make_unique<PipedProgram>(
+        command_line({"run", "scratch", "load", SIGKILL}, dir_), environment);
+    ASSERT_TRUE(program_->until(90s, [&] {
+      return hold == "load" ? load_running(dir_.string())
+                            : program_->output().find("holding at " + hold) != std::string::npos;
+    })) << program_->output();
+    scratch_ = scratch_directory(program_->output());
+    ASSERT_FALSE(scratch_.empty()) << program_->output();
+    watchdog_ = watchdog_of(program_->pid());
+    ASSERT_GT(watchdog_, 0) << "no watchdog";
+  }
+  static bool gone(pid_t pid) {
+    const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = stat.rfind(") ");
+    return paren == std::string::npos || stat[paren + 2] == 'Z';
+  }
+  std::filesystem::path dir_;
+  std::unique_ptr<PipedProgram> program_;
+  std::string scratch_;
+  pid_t watchdog_ = -1;
+};
+
+TEST_F(WatchdogStopped, IsEndedAndReplacedSoAKilledParentStillLeavesNothing) {
+  start("replaced", "report");
+  ::kill(watchdog_, SIGSTOP);
+  pid_t second = -1;
+  EXPECT_TRUE(eventually(2s, [&] {
+    second = watchdog_of(program_->pid());
+    return second > 0 && second != watchdog_;
+  })) << program_->output();
+  EXPECT_TRUE(eventually(2s, [&] { return gone(watchdog_); })) << "the stopped one is left";
+  ::kill(program_->pid(), SIGKILL);
+  const auto code = program_->wait(60s);
+  ASSERT_TRUE(code.has_value()) << program_->output();
+  EXPECT_EQ(*code, 128 + SIGKILL);
+  expect_scratch_gone(scratch_, program_->output());
+  expect_load_gone(dir_);
+}
+
+TEST_F(WatchdogStopped, AStoppedPairIsSweptByTheNextInvocation) {
+  start("pair", "report");
+  // The parent first, so that nothing is left to notice the watchdog stop.
+  ::kill(program_->pid(), SIGSTOP);
+  ::kill(watchdog_, SIGSTOP);
+  const auto next = engine::run_command({pgwaitprof_binary(), "explain", "ClientRead"});
+  EXPECT_EQ(next.exit_code, 0) << next.output;
+  expect_scratch_gone(scratch_, program_->output() + next.output);
+  EXPECT_TRUE(eventually(5s, [&] { return gone(watchdog_); })) << "the stopped watchdog is left";
+  if (!gone(watchdog_)) ::kill(watchdog_, SIGKILL);
+  ::kill(program_->pid(), SIGKILL);
+  program_->wait(30s);
+}
+
+TEST_F(WatchdogStopped, NoNewWatchdogStopsTheRunCleanly) {
+  start("no-new", "load", {"PGWAITPROF_FAULT_FAIL=watchdog-restart"});
+  ::kill(watchdog_, SIGSTOP);
+  const auto code = program_->wait(60s);
+  ASSERT_TRUE(code.has_value()) << program_->output();
+  EXPECT_NE(*code, 0) << program_->output();
+  EXPECT_NE(program_->output().find("could not start a new watchdog"), std::string::npos)
+      << program_->output();
+  expect_scratch_gone(scratch_, program_->output());
+  expect_load_gone(dir_);
+  expect_runs_complete_or_failed_with_reason(dir_);
+  EXPECT_TRUE(eventually(2s, [&] { return gone(watchdog_); })) << "the stopped watchdog is left";
+  if (!gone(watchdog_)) ::kill(watchdog_, SIGKILL);
+}
+
 }  // namespace
 }  // namespace pgwaitprof::testing
