@@ -9,10 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace pgwaitprof::engine {
+#include "daemon/engine/settings_marker.h"  // kJournalMarker
 
-// The custom setting that marks an unfinished journal on the server.
-inline constexpr const char* kJournalMarker = "pgwaitprof.settings_journal";
+namespace pgwaitprof::engine {
 
 // One line of postgresql.auto.conf: a setting and its value as pg_file_settings shows it.
 struct AutoConfEntry {
