@@ -198,6 +198,7 @@ json as_current_version(json report) {
   report["sampler"]["source_reason"] = "";
   for (auto& stall : report["stalls"]) {
     stall["max_latency_ms"] = nullptr;
+    stall["steady_tps"] = 0.0;  // 9: before it, stalls said the median they fell from
     stall["blocker"] = "";
   }
   for (auto& slice : report["timeline"]) {
