@@ -302,7 +302,7 @@ static LoadgenProgress progress_from_json(const json& j) {
   return progress;
 }
 
-// The traced source's parts of each key (schema 9): the histogram as [bucket, count] pairs of
+// The traced source's parts of each key (schema 10): the histogram as [bucket, count] pairs of
 // its non-empty buckets.
 static json traced_to_json(const std::map<WaitKey, TracedTime>& traced) {
   json entries = json::array();

@@ -23,13 +23,14 @@ namespace pgwaitprof::model {
 // 2 added outages and latency percentiles; 3 kernel times, lock blockers and statements; 4 the
 // throughput's source, the server's tps per interval and the run's tags; 5 the source asked for
 // and why the one used was chosen, and the sampler's kernel check; 7 the on-CPU profile; 8 the
-// summary's CPU figures (summary.cpu); 9 the running client backends per interval (running),
+// summary's CPU figures (summary.cpu); 10 (9 was the shapes of branches merged together, each
+// with its own 9, never released as one) the running client backends per interval (running),
 // the kernel check's like-with-like figures (summary.kernel_check: sampled_running_aas,
 // exited_aas), a prepared transaction as a lock's blocker, the steady level a stall fell from,
 // whose connection an outage was, and the traced source's parts of a profile (profile.traced:
 // blocked, run-queue and on-CPU time, waits and their duration histogram per key).
 // Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 9;
+inline constexpr int kReportSchemaVersion = 10;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.
@@ -188,7 +189,7 @@ struct Stall {
   double tps = 0;
   double median_tps = 0;  // the run's median
   // The level it fell from (steady_tps() in run_analysis.h); 0 when none was left (or the
-  // report is older than schema 9, whose stalls were found against the median).
+  // report is older than schema 10, whose stalls were found against the median).
   double steady_tps = 0;
   double client_backends = 0;    // average active+idle-in-transaction client backends
   std::vector<StallWait> waits;  // most frequent first

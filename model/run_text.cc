@@ -164,7 +164,7 @@ std::string Stall::summary() const {
     text += fmt::format(", {:.0f}/{:.0f} backends on {}", waits.front().backends, client_backends,
                         blocked ? "Lock | " + blocker : waits.front().wait);
   }
-  // Reports before schema 9 compared with the median; a stall over most of the run leaves no
+  // Reports before schema 10 compared with the median; a stall over most of the run leaves no
   // steady level to name.
   if (steady_tps > 0) {
     text += fmt::format(" (steady {:.0f} tps)", steady_tps);

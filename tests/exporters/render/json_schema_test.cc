@@ -107,7 +107,7 @@ model::Run run_with_everything() {
       read_json(fs::path(PGWAITPROF_FIXTURES) / "report_v3_latency_kernel.json"));
   run.throughput_source = "pgbench";
   run.tags = {{"loadgen", "pgbench"}};
-  // The traced source's parts (schema 9), on a key of the profile's table and of a slice.
+  // The traced source's parts (schema 10), on a key of the profile's table and of a slice.
   model::TracedTime traced;
   traced.blocked_s = 0.2, traced.runqueue_s = 0.01, traced.on_cpu_s = 0.001, traced.waits = 1;
   traced.min_s = traced.max_s = 0.2;
