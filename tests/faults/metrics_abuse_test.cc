@@ -164,9 +164,9 @@ TEST_F(MetricsAbuse, AReconnectingFloodDoesNotKeepAScraperOut) {
   std::this_thread::sleep_for(1s);
   // The target is a second for the program as shipped (release: median 0.14 s, max 0.33 s). The
   // fault lane drives the sanitizer build (deploy/test.sh sets ASAN_OPTIONS for it), whose loop is
-  // several times slower beside CI's other lanes (median 0.51 s, max over 1 s): three seconds
-  // there.
-  const auto budget = std::getenv("ASAN_OPTIONS") != nullptr ? 3s : 1s;
+  // several times slower beside CI's other lanes (median 0.51 s, max over 1 s; on 2026-12-05
+  // median 0.69 s and one scrape past 3 s beside the version matrix's lane): five seconds there.
+  const auto budget = std::getenv("ASAN_OPTIONS") != nullptr ? 5s : 1s;
   std::vector<double> latencies;
   std::vector<std::string> failures;
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -249,9 +249,9 @@ TEST_F(MetricsAbuse, AFloodOfWrongPasswordsDoesNotKeepAKnownScraperWaiting) {
   std::this_thread::sleep_for(1s);
   // The target is a second for the program as shipped (release: median 0.14 s, max 0.33 s). The
   // fault lane drives the sanitizer build (deploy/test.sh sets ASAN_OPTIONS for it), whose loop is
-  // several times slower beside CI's other lanes (median 0.51 s, max over 1 s): three seconds
-  // there.
-  const auto budget = std::getenv("ASAN_OPTIONS") != nullptr ? 3s : 1s;
+  // several times slower beside CI's other lanes (median 0.51 s, max over 1 s; on 2026-12-05
+  // median 0.69 s and one scrape past 3 s beside the version matrix's lane): five seconds there.
+  const auto budget = std::getenv("ASAN_OPTIONS") != nullptr ? 5s : 1s;
   std::vector<double> latencies;
   std::vector<std::string> failures;
   for (int attempt = 0; attempt < 5; ++attempt) {
