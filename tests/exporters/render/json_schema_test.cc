@@ -125,6 +125,9 @@ model::Run run_with_everything() {
   run.run_to_run = model::RunToRun{3, 3, {{"tps", 1000, 20, 60}}};
   run.timeline.front().running = {20, 31};  // the memory source's running client backends
   run.query_ids[42] = 7;
+  // A server of 17 or later describes its wait events (pg_wait_events).
+  run.environment.wait_event_descriptions["Client | ClientRead"] =
+      "Waiting to read data from the client";
   run.statements.push_back(
       {42, "SELECT $1", 7, {{"CPU", 7}}, uint64_t{100}, base::Milliseconds(0.25)});
   model::LockBlocker blocker;
