@@ -284,9 +284,10 @@ TEST_F(MemorySourceTest, TheKernelCheckCountsBackendsThatExitBetweenReadings) {
 
 // pg_stat_activity asked for by name on a busy local server (2 clients of pgbench -S on 2 cores,
 // each backend on a CPU most of the time): the report sets the kernel's CPU beside the sampled
-// one and warns that the sampled CPU is below it, as the query waits for a CPU to look (issue
-// 39: about half the kernel's). It measures the machine: deploy/test.sh runs it alone, with the
-// rate checks (where more processes than cores queue, the band's run-queue part hides the bias).
+// one, and its verdict, the warning and the text agree with the figures. How far below the
+// kernel's the sampled CPU falls is the machine's, not the program's: about half on issue 39's
+// host (OUTSIDE, warned), 0.89 of it in a CI run of 2026-12-05 (1.24 against 1.39, within);
+// the warning's wording is tested on fixed figures in tests/model/kernel_check_test.cc.
 TEST_F(MemorySourceTest, ActivityOnABusyLocalServerIsCheckedAgainstTheKernel) {
   const auto dir = temp_dir("activity-check");
   auto run = pgwaitprof_run(dir, {test_conninfo(), "--source", "activity"},
@@ -296,16 +297,25 @@ TEST_F(MemorySourceTest, ActivityOnABusyLocalServerIsCheckedAgainstTheKernel) {
   EXPECT_EQ(run.report["sampler"]["source_reason"], "");
   const auto& check = run.report["summary"]["kernel_check"];
   ASSERT_TRUE(check.is_object()) << run.report["summary"].dump();
-  EXPECT_TRUE(check["judged"].get<bool>()) << check.dump();
-  EXPECT_FALSE(check["within"].get<bool>()) << check.dump();
+  std::cout << "activity source against the kernel: " << check.dump() << "\n";
+  ASSERT_TRUE(check["judged"].get<bool>()) << check.dump();
+  EXPECT_TRUE(check["sampled_running_aas"].is_null()) << check.dump();
+  // Two clients on a CPU most of the time: the kernel sees it, whatever the sampler does.
+  EXPECT_GT(check["on_cpu_aas"].get<double>(), 1.0) << check.dump();
+  const double sampled = check["sampled_cpu_aas"].get<double>();
+  const double slack = 0.02 + 2 * check["sampled_stderr"].get<double>();
+  const bool below = sampled < check["lowest"].get<double>() - slack;
+  const bool above = sampled > check["highest"].get<double>() + slack;
+  EXPECT_EQ(check["within"].get<bool>(), !below && !above) << check.dump();
+  EXPECT_FALSE(above) << check.dump();
   bool warned = false;
   for (const auto& warning : run.report["warnings"]) {
     warned |= warning.get<std::string>().find("is below the kernel's") != std::string::npos;
   }
-  EXPECT_TRUE(warned) << run.report["warnings"].dump() << check.dump();
+  EXPECT_EQ(warned, below) << run.report["warnings"].dump() << check.dump();
   const auto text = read_text(run.dir / "report.txt");
   EXPECT_NE(text.find("kernel: on a CPU"), std::string::npos) << text;
-  EXPECT_NE(text.find(": OUTSIDE "), std::string::npos) << text;
+  EXPECT_NE(text.find(below ? ": OUTSIDE " : ": within "), std::string::npos) << text;
   std::filesystem::remove_all(dir);
 }
 
