@@ -74,6 +74,10 @@ void TargetSampler::Fanout::on_statement_texts(const std::map<int64_t, std::stri
   for (auto* sink : sinks) sink->on_statement_texts(texts);
 }
 
+void TargetSampler::Fanout::on_statement_delta(const model::StatementDelta& delta) {
+  for (auto* sink : sinks) sink->on_statement_delta(delta);
+}
+
 TargetSampler::TargetSampler(asio::any_io_executor executor, SamplerOptions options)
     : executor_(executor),
       options_(std::move(options)),

@@ -118,6 +118,7 @@ class TargetSampler {
     void on_kernel_times(const model::KernelTimes& times) override;
     void on_lock_waits(const model::LockLookup& lookup) override;
     void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
+    void on_statement_delta(const model::StatementDelta& delta) override;
   };
 
   asio::any_io_executor executor_;

@@ -97,6 +97,17 @@ void RunRecorder::on_profile_delta(const Profile& delta, SystemClock::time_point
       .profile.merge(delta);
 }
 
+void RunRecorder::on_statement_delta(const StatementDelta& delta) {
+  for (const auto& [query_id, waits] : delta) {
+    if (query_id == 0) continue;
+    for (const auto& [key, count] : waits) {
+      if (is_idle(key) || count == 0) continue;
+      query_ids_[query_id] += count;
+      statement_waits_[query_id][intern_key(key)] += count;
+    }
+  }
+}
+
 void RunRecorder::add_progress(const LoadgenProgress& progress,
                                std::optional<SteadyClock::time_point> arrived) {
   double end_s = progress.elapsed.count();

@@ -33,6 +33,7 @@ class RunRecorder : public SampleSink {
   void on_kernel_times(const KernelTimes& times) override;
   void on_lock_waits(const LockLookup& lookup) override;
   void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
+  void on_statement_delta(const StatementDelta& delta) override;
   // Kept, and filed at finish() over the load generator's intervals (finish_server_throughput).
   void on_server_throughput(const ServerThroughput& reading) override;
   void on_cpu_samples(const CpuSampleBatch& batch) override;

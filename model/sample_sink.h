@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@
 #include "model/sampler_source.h"
 
 namespace pgwaitprof::model {
+
+// Time per statement (query id) and wait key since the previous read, from a source that knows
+// it without snapshots (the traced source: microseconds, as its profile's counts).
+using StatementDelta = std::map<int64_t, std::map<WaitKey, uint64_t>>;
 
 class SampleSink {
  public:
@@ -63,6 +68,8 @@ class SampleSink {
   virtual void on_lock_waits(const LockLookup& lookup) { (void)lookup; }
   // The text of statements by query id, fetched once per new query id (literals replaced).
   virtual void on_statement_texts(const std::map<int64_t, std::string>& texts) { (void)texts; }
+  // Time per query id and wait key (the traced source), beside its profile delta.
+  virtual void on_statement_delta(const StatementDelta& delta) { (void)delta; }
   // On-CPU samples of the server's processes since the previous batch (--cpu-profile).
   virtual void on_cpu_samples(const CpuSampleBatch& batch) { (void)batch; }
 };

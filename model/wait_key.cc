@@ -85,17 +85,26 @@ std::optional<WaitKey> classify(const BackendSample& backend) {
   return owned(key_view(backend));
 }
 
-const WaitKey* intern_key(const BackendSample& backend) {
-  if (backend.hidden) return nullptr;
+namespace {
+
+const WaitKey* intern_view(const KeyView& view) {
   // Never destroyed: the keys outlive every sink that holds a pointer to one.
   static auto* const keys = new std::unordered_set<WaitKey, KeyHash, KeyEqual>();
   static std::mutex mutex;
-  const auto view = key_view(backend);
   const std::lock_guard lock(mutex);
   if (const auto found = keys->find(view); found != keys->end()) return &*found;
   // Element addresses of an unordered_set survive rehashing.
   return &*keys->insert(owned(view)).first;
 }
+
+}  // namespace
+
+const WaitKey* intern_key(const BackendSample& backend) {
+  if (backend.hidden) return nullptr;
+  return intern_view(key_view(backend));
+}
+
+const WaitKey* intern_key(const WaitKey& key) { return intern_view(key_view(key)); }
 
 void assign_keys(Snapshot& snapshot) {
   // Rows of one key often follow each other (a thousand sessions in one sleep): comparing with

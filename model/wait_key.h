@@ -35,6 +35,8 @@ std::optional<WaitKey> classify(const BackendSample& backend);
 // (there are a few hundred at most), so that sinks count by pointer instead of comparing
 // strings; null for a hidden backend. Thread-safe; allocates only for a key never seen before.
 const WaitKey* intern_key(const BackendSample& backend);
+// The same for a key made elsewhere (the traced source's).
+const WaitKey* intern_key(const WaitKey& key);
 // The key a sampler filed with the backend (BackendSample::key), or intern_key() of it.
 inline const WaitKey* key_of(const BackendSample& backend) {
   return backend.key != nullptr ? backend.key : intern_key(backend);

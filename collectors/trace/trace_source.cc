@@ -55,11 +55,15 @@ uint64_t microseconds(double seconds) {
   return static_cast<uint64_t>(std::llround(std::max(0.0, seconds) * 1e6));
 }
 
-// Nothing for a part without time or waits (a key's blocked part when it never blocked).
-void add(model::Profile& profile, const model::WaitKey& key, const model::TracedTime& time) {
+// Nothing for a part without time or waits (a key's blocked part when it never blocked); the
+// time also goes to the statement the process ran, where it had a query id.
+void add(TracedDelta& delta, const model::WaitKey& key, uint64_t query_id,
+         const model::TracedTime& time) {
   if (time.time_s() <= 0 && time.waits == 0) return;
-  profile.add(key, microseconds(time.time_s()));
-  profile.add_traced(key, time);
+  const auto us = microseconds(time.time_s());
+  delta.profile.add(key, us);
+  delta.profile.add_traced(key, time);
+  if (query_id != 0 && us > 0) delta.statements[static_cast<int64_t>(query_id)][key] += us;
 }
 
 }  // namespace
@@ -131,8 +135,12 @@ TraceTotals totals_delta(const TraceTotals& now, const TraceTotals& before) {
 
 model::Profile traced_profile(const TraceTotals& delta, uint64_t wall_us,
                               const memory::PgNames& names) {
-  model::Profile profile;
-  profile.add_snapshots(wall_us);
+  return traced_delta(delta, wall_us, names).profile;
+}
+
+TracedDelta traced_delta(const TraceTotals& delta, uint64_t wall_us, const memory::PgNames& names) {
+  TracedDelta traced;
+  traced.profile.add_snapshots(wall_us);
   std::map<Group, uint64_t> on_cpu_ns;
   std::map<Group, uint64_t> samples;
   for (const auto& [key, value] : delta.values) {
@@ -161,11 +169,12 @@ model::Profile traced_profile(const TraceTotals& delta, uint64_t wall_us,
     if (key.wait_event_info == 0) {
       // Blocked without a wait event: asleep where PostgreSQL names no wait (the kernel's
       // view of a sampler); runnable or running: CPU.
-      add(profile, wait_key(key, names, (key.flags & kUninterruptible) ? 'D' : 'S'), blocked);
-      add(profile, wait_key(key, names, 'R'), time);
+      add(traced, wait_key(key, names, (key.flags & kUninterruptible) ? 'D' : 'S'), key.query_id,
+          blocked);
+      add(traced, wait_key(key, names, 'R'), key.query_id, time);
     } else {
       time.merge(blocked);
-      add(profile, wait_key(key, names, 0), time);
+      add(traced, wait_key(key, names, 0), key.query_id, time);
     }
   }
   // On-CPU time of a group no sample saw (shorter than a sampling period): CPU.
@@ -174,9 +183,9 @@ model::Profile traced_profile(const TraceTotals& delta, uint64_t wall_us,
     trace_key key{group.backend_type, 0, group.state, group.flags, group.query_id};
     model::TracedTime time;
     time.on_cpu_s = static_cast<double>(ns) * 1e-9;
-    add(profile, wait_key(key, names, 'R'), time);
+    add(traced, wait_key(key, names, 'R'), group.query_id, time);
   }
-  return profile;
+  return traced;
 }
 
 asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
@@ -212,6 +221,12 @@ asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
 }
 
 base::Expected<model::Profile> TraceSource::read(model::SteadyClock::time_point now) {
+  auto traced = read_delta(now);
+  if (!traced) return traced.error();
+  return std::move(traced->profile);
+}
+
+base::Expected<TracedDelta> TraceSource::read_delta(model::SteadyClock::time_point now) {
   if (!programs_) return base::Error{"the trace source is not loaded"};
   TraceTotals totals;
   if (auto error = programs_->read(totals)) return *error;
@@ -228,14 +243,17 @@ base::Expected<model::Profile> TraceSource::read(model::SteadyClock::time_point 
                   attachment_.postmaster);
     }
   }
-  return traced_profile(delta, static_cast<uint64_t>(std::max<int64_t>(0, wall.count())),
-                        *attachment_.names);
+  return traced_delta(delta, static_cast<uint64_t>(std::max<int64_t>(0, wall.count())),
+                      *attachment_.names);
 }
 
 asio::awaitable<CollectResult> TraceSource::collect(CollectContext& context) {
-  auto profile = read(context.now);
-  if (!profile) co_return CollectorError{profile.error().message, "", false, false};
-  if (context.sink != nullptr) context.sink->on_profile_delta(*profile, model::SystemClock::now());
+  auto traced = read_delta(context.now);
+  if (!traced) co_return CollectorError{traced.error().message, "", false, false};
+  if (context.sink != nullptr) {
+    context.sink->on_profile_delta(traced->profile, model::SystemClock::now());
+    if (!traced->statements.empty()) context.sink->on_statement_delta(traced->statements);
+  }
   co_return std::nullopt;
 }
 

@@ -17,6 +17,7 @@
 #include "collectors/memory/memory_attach.h"
 #include "collectors/trace/trace_programs.h"
 #include "model/profile.h"
+#include "model/sample_sink.h"
 
 namespace pgwaitprof::collectors::trace {
 
@@ -24,12 +25,20 @@ namespace pgwaitprof::collectors::trace {
 // process's maps and executable); an error names what is missing.
 base::Expected<TraceConfig> trace_config(pid_t postmaster, const memory::PgLayout& layout);
 
+// What one read of the maps gives: the profile, and the same time per statement (query id).
+struct TracedDelta {
+  model::Profile profile;
+  model::StatementDelta statements;
+};
+
 // The profile of `delta` (the maps' growth between two reads) over `wall_us` microseconds:
 // each key's blocked and run-queue time, and the exact on-CPU time of each (backend type, state,
 // query id) spread over the wait events its samples showed (to CPU when none were taken). Keys
 // of processes without a status entry (the postmaster, the logger) are left out. Pure.
 model::Profile traced_profile(const TraceTotals& delta, uint64_t wall_us,
                               const memory::PgNames& names);
+// The same, with the time of processes that had a query id per statement and wait key.
+TracedDelta traced_delta(const TraceTotals& delta, uint64_t wall_us, const memory::PgNames& names);
 // `now` - `before`, key by key and counter by counter (both cumulative).
 TraceTotals totals_delta(const TraceTotals& now, const TraceTotals& before);
 
@@ -44,6 +53,7 @@ class TraceSource : public Collector {
 
   // For the tests and the sampler line: the profile since the previous read, and the counters.
   base::Expected<model::Profile> read(model::SteadyClock::time_point now);
+  base::Expected<TracedDelta> read_delta(model::SteadyClock::time_point now);
   const TraceTotals& totals() const { return previous_; }
   const memory::Attachment& attachment() const { return attachment_; }
   const std::string& description() const { return description_; }

@@ -12,6 +12,7 @@
 #include "exporters/render/report_common.h"
 #include "exporters/render/report_render.h"
 #include "exporters/render/report_sections.h"
+#include "exporters/render/report_traced.h"
 #include "exporters/render/text_format.h"
 #include "model/summary.h"
 
@@ -184,6 +185,11 @@ std::string render_profile_csv(const model::Run& run, const RenderOptions& optio
   const ProfileTable table = model::summarize(run, csv_options).profile;
   std::vector<std::string> header = table.columns;
   for (const char* column : {"count", "share", "aas", "aas_stderr"}) header.emplace_back(column);
+  // A traced profile's count is microseconds: its time, waits and durations follow.
+  const bool traced = run.profile.exact();
+  if (traced) {
+    for (auto& column : traced_csv_columns()) header.push_back(std::move(column));
+  }
   std::string out = csv_row(header);
   for (const auto& row : table.rows) {
     std::vector<std::string> fields = row.fields;
@@ -192,6 +198,9 @@ std::string render_profile_csv(const model::Run& run, const RenderOptions& optio
     fields.push_back(fmt::format("{:.4f}", row.stat.aas));
     const auto error = error_text(row.stat.aas_stderr, row.stat.errors_reliable, 4);
     fields.push_back(error == "-" ? "" : error);
+    if (traced) {
+      for (auto& field : traced_csv_fields(row)) fields.push_back(std::move(field));
+    }
     out += csv_row(fields);
   }
   return out;

@@ -13,6 +13,7 @@
 #include "exporters/render/report_html_charts.h"
 #include "exporters/render/report_render.h"
 #include "exporters/render/report_sections.h"
+#include "exporters/render/report_traced.h"
 #include "exporters/render/text_format.h"
 
 namespace pgwaitprof::exporters {
@@ -22,9 +23,28 @@ using namespace text_format;
 
 namespace {
 
+// Idle sessions and sleeping background processes, apart from the shares.
+std::string html_idle_table(const model::Run& run, const ProfileTable& table) {
+  if (table.idle.empty()) return "";
+  std::string html = fmt::format(
+      "<div><h3>Idle (not in shares): {}</h3>\n<table class=\"idle\"><thead><tr><th "
+      "class=\"n\">{}</th><th>idle wait (backend type)</th><th class=\"n\">AAS</th></tr></thead>"
+      "<tbody>\n",
+      html_escape(idle_amount(run, table)), amount_header(run));
+  for (const auto& row : table.idle) {
+    html += fmt::format("<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td></tr>\n",
+                        amount_text(run, row.stat.count), html_escape(row.label), row.stat.aas);
+  }
+  return html + "</tbody></table></div>\n";
+}
+
 // With `cpu_link`, the CPU row leads to "where the CPU went".
 std::string html_profile_table(const model::Run& run, const ProfileTable& table,
                                const RenderOptions& options, bool cpu_link) {
+  if (run.profile.exact()) {
+    return "<div class=\"tables\"><div>\n" + traced_html_table(table) + "</div>\n" +
+           html_idle_table(run, table) + "</div>\n";
+  }
   std::string html = "<table class=\"profile\">\n<thead><tr><th class=\"n\">count</th><th>" +
                      html_escape(table.dimension) +
                      "</th><th class=\"n\">share</th><th class=\"n\">AAS</th><th class=\"n\">± "
@@ -67,19 +87,7 @@ std::string html_profile_table(const model::Run& run, const ProfileTable& table,
   html = "<p class=\"note\">" + html_escape(intro) + "</p>\n<div class=\"tables\"><div>\n" + html +
          "</div>\n";
 
-  if (!table.idle.empty()) {
-    html += fmt::format(
-        "<div><h3>Idle (not in shares): {} samples, {:.2f} sessions on average</h3>\n<table "
-        "class=\"idle\"><thead><tr><th class=\"n\">count</th><th>idle wait (backend type)</th><th "
-        "class=\"n\">AAS</th></tr></thead><tbody>\n",
-        table.idle_total, table.idle_aas());
-    for (const auto& row : table.idle) {
-      html +=
-          fmt::format("<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{:.2f}</td></tr>\n",
-                      row.stat.count, html_escape(row.label), row.stat.aas);
-    }
-    html += "</tbody></table></div>\n";
-  }
+  html += html_idle_table(run, table);
   return html + "</div>\n";
 }
 
@@ -170,6 +178,7 @@ h2{font-size:16px;margin:26px 0 8px}
 h3{font-size:14px;margin:0 0 6px}
 .tables{display:flex;flex-wrap:wrap;gap:16px 32px;align-items:flex-start}
 .tables table.idle{font-size:12.5px}
+.durations{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:8px 24px}
 .banner+h3{margin-top:10px}
 .sub{color:var(--muted)}
 .status{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;
@@ -476,6 +485,13 @@ std::string render_html(const model::Run& run, const RenderOptions& options) {
           svg_top_waits(summary.waits, options) + "</div>\n";
   html += "<h2>Wait event profile</h2>\n<div class=\"panel\">\n" +
           html_profile_table(run, summary.profile, options, summary.cpu.has_value()) + "</div>\n";
+  if (const auto durations = svg_wait_durations(summary.waits); !durations.empty()) {
+    html +=
+        "<h2>Wait durations</h2>\n<div class=\"panel\">\n<p class=\"note\">Blocking waits of "
+        "the wait events with the most blocked time, by duration (traced, exact; "
+        "logarithmic axis, 4 buckets per power of two).</p>\n" +
+        durations + "</div>\n";
+  }
   html += html_flame_sections(run, summary);
   std::vector<std::string> stalls;
   for (const auto& stall : run.stalls) stalls.push_back(stall.summary());

@@ -90,7 +90,4 @@ FlameStyler cpu_flame_style();
 std::string html_flame_panel(const std::string& id, const nlohmann::json& tree,
                              const std::string& help, const std::string& fallback);
 
-// A small square in the wait class's colour, for tables and legends; "" for no class.
-std::string swatch(std::string_view wait_class);
-
 }  // namespace pgwaitprof::exporters::report_detail

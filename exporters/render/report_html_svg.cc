@@ -14,6 +14,7 @@ namespace pgwaitprof::exporters::report_detail {
 namespace {
 
 using text_format::html_escape;
+using text_format::swatch;
 using text_format::wait_class_colour;
 
 // Round axis steps (1, 2, 5 x 10^n) and the axis top they give for `max`.
@@ -320,12 +321,6 @@ std::string svg_wait_bar(const ProfileRow& row, double mid, double left, const A
 }
 
 }  // namespace
-
-std::string swatch(std::string_view wait_class) {
-  if (wait_class.empty()) return "";
-  return fmt::format(R"(<span class="sw" style="background:{}"></span>)",
-                     wait_class_colour(wait_class));
-}
 
 std::string svg_timeline(const model::Run& run, const std::vector<TimelineRow>& rows,
                          const std::vector<ChartSeries>& series,

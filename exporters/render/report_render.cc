@@ -14,6 +14,7 @@
 #include "exporters/render/report_common.h"
 #include "exporters/render/report_facts.h"
 #include "exporters/render/report_sections.h"
+#include "exporters/render/report_traced.h"
 #include "exporters/render/text_format.h"
 
 namespace pgwaitprof::exporters {
@@ -56,55 +57,10 @@ class TextWriter {
   std::string out_;
 };
 
-// A wait's duration for the traced columns: "183us", "4.10ms", "1.002s"; "-" for none.
-std::string duration_text(double seconds) {
-  if (seconds <= 0) return "-";
-  if (seconds < 1e-3) return fmt::format("{:.0f}us", seconds * 1e6);
-  if (seconds < 1) return fmt::format("{:.2f}ms", seconds * 1e3);
-  return fmt::format("{:.3f}s", seconds);
-}
-
-// The hackers' table of a traced run: exact time and waits per row, their durations, and the
-// run-queue time inside the row's time.
-void text_traced_profile(TextWriter& out, const ProfileTable& table,
-                         const std::vector<std::string>& labels, size_t width) {
-  out.line(
-      "(traced: waits, time, run queue, mean and max are exact; on-CPU time by wait event is "
-      "sampled in the kernel; p50 and p99 from log-linear buckets, 4 per power of two; a "
-      "wait is a blocking one, ended by a wake-up)");
-  out.line(fmt::format("  {:>9}  {:>10}  {}  {:>6}  {:>7}  {:>8}  {:>8}  {:>8}  {:>8}  {:>9}",
-                       "waits", "time s", pad_right(table.dimension, width), "share", "AAS", "mean",
-                       "p50", "p99", "max", "run queue"));
-  for (size_t index = 0; index < table.rows.size(); ++index) {
-    const auto& row = table.rows[index];
-    const model::TracedTime traced = row.traced.value_or(model::TracedTime{});
-    out.line(fmt::format(
-        "  {:>9}  {:>10.3f}  {}  {:>6}  {:>7.2f}  {:>8}  {:>8}  {:>8}  {:>8}  {:>9.3f}",
-        traced.waits, static_cast<double>(row.stat.count) * 1e-6, pad_right(labels[index], width),
-        percent(row.stat.share), row.stat.aas, duration_text(traced.mean_s()),
-        duration_text(traced.percentile_s(0.5)), duration_text(traced.percentile_s(0.99)),
-        duration_text(traced.longest_s()), traced.runqueue_s));
-  }
-  out.line(fmt::format("  {:>9}  {:>10.3f}  {}  {:>6}  {:>7.2f}", "",
-                       static_cast<double>(table.total) * 1e-6, pad_right("total", width),
-                       table.total > 0 ? "100.0%" : "-", table.total_aas()));
-}
-
-void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& table,
-                  const RenderOptions& options) {
-  out.section(profile_title(table, options) + ": " + profile_heading(run, table, options));
-  if (!table.note.empty()) out.line("(" + table.note + ")");
-  if (const auto excluded = table.window.description(); !excluded.empty()) {
-    out.line("(" + excluded + "; --no-trim keeps it)");
-  }
-  std::vector<std::string> labels;
-  labels.reserve(table.rows.size());
-  for (const auto& row : table.rows) labels.push_back(text_escape(row.label));
-  const size_t width = label_width(labels, table.dimension);
-  if (run.profile.exact()) {
-    text_traced_profile(out, table, labels, width);
-    return;
-  }
+// The sampled sources' table: count, share, AAS and its error per row, the CPU row's kernel
+// figures under it.
+void text_sampled_table(TextWriter& out, const ProfileTable& table,
+                        const std::vector<std::string>& labels, size_t width) {
   out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7}  {}", "count", pad_right(table.dimension, width),
                        "share", "AAS", pad_left("± err", 6)));
   for (size_t index = 0; index < table.rows.size(); ++index) {
@@ -124,19 +80,35 @@ void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& ta
   out.line(fmt::format("  {:>9}  {}  {:>6}  {:>7.2f}", table.total, pad_right("total", width),
                        table.total > 0 ? "100.0%" : "-", table.total_aas()));
   out.line("  (" + model::error_method_note() + ")");
+}
 
+void text_profile(TextWriter& out, const model::Run& run, const ProfileTable& table,
+                  const RenderOptions& options) {
+  out.section(profile_title(table, options) + ": " + profile_heading(run, table, options));
+  if (!table.note.empty()) out.line("(" + table.note + ")");
+  if (const auto excluded = table.window.description(); !excluded.empty()) {
+    out.line("(" + excluded + "; --no-trim keeps it)");
+  }
+  std::vector<std::string> labels;
+  labels.reserve(table.rows.size());
+  for (const auto& row : table.rows) labels.push_back(text_escape(row.label));
+  const size_t width = label_width(labels, table.dimension);
+  if (run.profile.exact()) {
+    for (const auto& line : traced_text_table(table, labels, width)) out.line(line);
+  } else {
+    text_sampled_table(out, table, labels, width);
+  }
   if (table.idle.empty()) return;
-  out.section(fmt::format("idle (not in shares): {} samples, {:.2f} sessions on average",
-                          table.idle_total, table.idle_aas()));
+  out.section("idle (not in shares): " + idle_amount(run, table));
   std::vector<std::string> idle_labels;
   idle_labels.reserve(table.idle.size());
   for (const auto& row : table.idle) idle_labels.push_back(text_escape(row.label));
   size_t idle_width = display_width("idle wait (backend type)");
   for (const auto& label : idle_labels) idle_width = std::max(idle_width, display_width(label));
-  out.line(fmt::format("  {:>9}  {}  {:>7}", "count",
+  out.line(fmt::format("  {:>9}  {}  {:>7}", amount_header(run),
                        pad_right("idle wait (backend type)", idle_width), "AAS"));
   for (size_t index = 0; index < table.idle.size(); ++index) {
-    out.line(fmt::format("  {:>9}  {}  {:>7.2f}", table.idle[index].stat.count,
+    out.line(fmt::format("  {:>9}  {}  {:>7.2f}", amount_text(run, table.idle[index].stat.count),
                          pad_right(idle_labels[index], idle_width), table.idle[index].stat.aas));
   }
 }
@@ -313,18 +285,11 @@ std::string render_text(const model::Run& run, const RenderOptions& options) {
 
 namespace {
 
-std::string md_profile(const model::Run& run, const ProfileTable& table,
-                       const RenderOptions& options) {
-  std::string out;
-  std::string title = profile_title(table, options);
-  title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-  out += "\n## " + markdown_escape(title) + "\n\n" +
-         markdown_escape(profile_heading(run, table, options)) + ".\n\n";
-  if (!table.note.empty()) out += markdown_escape(table.note) + ".\n\n";
-  if (const auto excluded = table.window.description(); !excluded.empty()) {
-    out += markdown_escape(excluded) + " (`--no-trim` keeps it).\n\n";
-  }
-  out += markdown_row({"count", markdown_escape(table.dimension), "share", "AAS", "± err"});
+// The sampled sources' table: count, share, AAS and its error per row, the CPU row's kernel
+// figures under it.
+std::string md_sampled_table(const ProfileTable& table) {
+  std::string out =
+      markdown_row({"count", markdown_escape(table.dimension), "share", "AAS", "± err"});
   out += "|---:|:---|---:|---:|---:|\n";
   for (const auto& row : table.rows) {
     out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
@@ -340,7 +305,26 @@ std::string md_profile(const model::Run& run, const ProfileTable& table,
   out += markdown_row({fmt::format("**{}**", table.total), "**total**",
                        table.total > 0 ? "100.0%" : "-", fmt::format("{:.2f}", table.total_aas()),
                        ""});
-  out += "\n" + markdown_escape(model::error_method_note()) + ".\n";
+  return out;
+}
+
+std::string md_profile(const model::Run& run, const ProfileTable& table,
+                       const RenderOptions& options) {
+  std::string out;
+  std::string title = profile_title(table, options);
+  title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+  out += "\n## " + markdown_escape(title) + "\n\n" +
+         markdown_escape(profile_heading(run, table, options)) + ".\n\n";
+  if (!table.note.empty()) out += markdown_escape(table.note) + ".\n\n";
+  if (const auto excluded = table.window.description(); !excluded.empty()) {
+    out += markdown_escape(excluded) + " (`--no-trim` keeps it).\n\n";
+  }
+  if (run.profile.exact()) {
+    out += traced_markdown_table(table);
+  } else {
+    out += md_sampled_table(table);
+  }
+  if (!run.profile.exact()) out += "\n" + markdown_escape(model::error_method_note()) + ".\n";
   if (const auto meanings = row_meanings(run, table); !meanings.empty()) {
     out += "\nWhat the events above mean (`pgwaitprof explain EVENT` says more):\n\n";
     for (const auto& [label, meaning] : meanings) {
@@ -348,11 +332,11 @@ std::string md_profile(const model::Run& run, const ProfileTable& table,
     }
   }
   if (!table.idle.empty()) {
-    out += fmt::format("\n### Idle (not in shares)\n\n{} samples, {:.2f} sessions on average.\n\n",
-                       table.idle_total, table.idle_aas());
-    out += markdown_row({"count", "idle wait (backend type)", "AAS"}) + "|---:|:---|---:|\n";
+    out += "\n### Idle (not in shares)\n\n" + markdown_escape(idle_amount(run, table)) + ".\n\n";
+    out += markdown_row({amount_header(run), "idle wait (backend type)", "AAS"}) +
+           "|---:|:---|---:|\n";
     for (const auto& row : table.idle) {
-      out += markdown_row({fmt::format("{}", row.stat.count), markdown_escape(row.label),
+      out += markdown_row({amount_text(run, row.stat.count), markdown_escape(row.label),
                            fmt::format("{:.2f}", row.stat.aas)});
     }
   }

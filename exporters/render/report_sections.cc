@@ -214,12 +214,17 @@ std::optional<SectionTable> statements_section(const model::Run& run, size_t top
   const double snapshots = static_cast<double>(run.profile.snapshots());
   SectionTable table;
   table.title = "statements: which statement waits on what";
+  // A traced run's statements are the exact time of the processes that had the query id.
+  const std::string basis = run.profile.exact() ? "traced time" : "non-idle samples";
   table.notes.push_back(
-      with_calls ? "AAS per query id (non-idle samples), its share of the load and its top waits; "
-                   "calls and mean time from pg_stat_statements over the run; literals shown as ?."
-                 : "AAS per query id (non-idle samples), its share of the load and its top waits "
-                   "(no calls and mean time: pg_stat_statements was not loaded); literals shown "
-                   "as ?.");
+      with_calls ? fmt::format("AAS per query id ({}), its share of the load and its top waits; "
+                               "calls and mean time from pg_stat_statements over the run; "
+                               "literals shown as ?.",
+                               basis)
+                 : fmt::format("AAS per query id ({}), its share of the load and its top waits "
+                               "(no calls and mean time: pg_stat_statements was not loaded); "
+                               "literals shown as ?.",
+                               basis));
   if (with_calls) {
     table.header = {"AAS", "share", "calls", "mean ms", "top waits", "statement"};
     table.right_aligned = {true, true, true, true, false, false};

@@ -367,4 +367,10 @@ std::string_view wait_class_colour(std::string_view wait_class) {
   return "#393b79";
 }
 
+std::string swatch(std::string_view wait_class) {
+  if (wait_class.empty()) return "";
+  return fmt::format(R"(<span class="sw" style="background:{}"></span>)",
+                     wait_class_colour(wait_class));
+}
+
 }  // namespace pgwaitprof::exporters::text_format

@@ -76,6 +76,8 @@ using model::wait_class_before;
 // The colour of a wait class (CPU green, LWLock pink, Lock red, IO blue, IPC purple, Client
 // grey, ...) in every chart and heat map, "#rrggbb"; one colour for every class not listed.
 std::string_view wait_class_colour(std::string_view wait_class);
+// A small square in the wait class's colour, for HTML tables and legends; "" for no class.
+std::string swatch(std::string_view wait_class);
 
 // '&', '<', '>', '"' and '\'' as entities: safe in element text and in quoted attributes.
 // Other control characters than a line break and a tab are written out ("\x1b").

@@ -214,6 +214,31 @@ TEST(RunRecorderStatements, WaitsPerQueryIdWithTheirTexts) {
   EXPECT_FALSE(end.calls);
 }
 
+// Issue 48: the traced source delivers time per query id and wait key (microseconds) beside its
+// profile; the statements are built from it as from snapshots, idle time and query id 0 left
+// out.
+TEST(RunRecorderStatements, TracedTimePerQueryIdMakesTheStatements) {
+  const Clock clock;
+  RunRecorder recorder(clock.start, clock.wall, 1s);
+  const WaitKey lock{"client backend", "active", "Lock", "transactionid"};
+  const WaitKey cpu{"client backend", "active", "CPU", "CPU"};
+  const WaitKey idle{"client backend", "idle", "Client", "ClientRead"};
+  recorder.on_statement_delta({{100, {{lock, 700'000}, {cpu, 100'000}}}, {0, {{cpu, 50'000}}}});
+  recorder.on_statement_delta({{100, {{lock, 300'000}, {idle, 900'000}}}, {-7, {{cpu, 20'000}}}});
+  recorder.on_statement_texts({{100, "UPDATE pgbench_branches SET ..."}, {-7, "END;"}});
+  model::Run run;
+  recorder.finish(clock.start + 1s, run);
+  ASSERT_EQ(run.statements.size(), 2u);
+  EXPECT_EQ(run.statements[0].query_id, 100);
+  EXPECT_EQ(run.statements[0].samples, 1'100'000u);
+  EXPECT_EQ(run.statements[0].waits.at("Lock | transactionid"), 1'000'000u);
+  EXPECT_EQ(run.statements[0].waits.at("CPU"), 100'000u);
+  EXPECT_FALSE(run.statements[0].waits.contains("Client | ClientRead")) << "idle is not load";
+  EXPECT_EQ(run.statements[1].query_id, -7);
+  EXPECT_EQ(run.statements[1].text, "END;");
+  EXPECT_EQ(run.query_ids.size(), 2u) << "query id 0 is nobody's";
+}
+
 TEST(ReportJsonV3, KernelLocksAndStatementsRoundTrip) {
   model::Run run;
   run.id = "r";

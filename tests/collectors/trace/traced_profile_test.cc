@@ -56,6 +56,38 @@ TEST(TracedProfile, ChargesEachPartToItsWaitKey) {
   EXPECT_EQ(profile.counts().size(), 3u) << "the postmaster is left out";
 }
 
+// Issue 48 item 1: the query id read from the backend's status entry gives each statement its
+// exact time per wait event, the on-CPU part included; time without a query id (0) is nobody's.
+TEST(TracedProfile, StatementsGetTheTimeOfTheProcessesThatRanThem) {
+  const auto* layout = memory::find_pg_layout(15);
+  ASSERT_NE(layout, nullptr);
+  const memory::PgNames names(*layout);
+  constexpr uint64_t kQuery = 0x8000000000000007ull;  // a negative query id as PostgreSQL's int8
+  constexpr uint32_t kWalWrite = 0x01000000u | 6u;    // any LWLock: its name does not matter here
+  TraceTotals delta;
+  auto& lock = delta.values[trace_key{kClientBackend, kWalWrite, kActive, 0, kQuery}];
+  lock.blocked_ns = 30'000'000;
+  lock.waits = 2;
+  lock.samples = 1;
+  delta.values[trace_key{kClientBackend, 0, kActive, 0, kQuery}].samples = 3;
+  delta.values[trace_key{kClientBackend, TRACE_ON_CPU_WAIT, kActive, 0, kQuery}].oncpu_ns =
+      80'000'000;
+  delta.values[trace_key{kClientBackend, 0, kActive, 0, 0}].samples = 1;
+  delta.values[trace_key{kClientBackend, TRACE_ON_CPU_WAIT, kActive, 0, 0}].oncpu_ns = 5'000'000;
+  const auto traced = traced_delta(delta, 1'000'000, names);
+  ASSERT_EQ(traced.statements.size(), 1u);
+  const auto& waits = traced.statements.at(static_cast<int64_t>(kQuery));
+  EXPECT_LT(static_cast<int64_t>(kQuery), 0);
+  const model::WaitKey cpu{"client backend", "active", "CPU", "CPU"};
+  // On-CPU 80 ms spread over the group's 4 samples: 60 ms CPU, 20 ms in the lock wait's key.
+  EXPECT_EQ(waits.at(cpu), 60'000u);
+  uint64_t total = 0;
+  for (const auto& [key, us] : waits) total += us;
+  EXPECT_EQ(total, 110'000u) << "blocked 30 ms + on a CPU 80 ms";
+  // The profile has the query-less time too.
+  EXPECT_EQ(traced.profile.counts().at(cpu), 65'000u);
+}
+
 TEST(TracedProfile, TheDeltaIsTheGrowthAndTheExtremesOfTheInterval) {
   TraceTotals before, now;
   before.values[key(kIdle, kClientRead)].waits = 5;
