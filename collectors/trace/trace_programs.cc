@@ -182,13 +182,7 @@ TracePrograms::~TracePrograms() {
 
 bool TracePrograms::track(pid_t pid) {
   const __u32 key = static_cast<__u32>(pid);
-  struct Task {
-    __u64 since;
-    trace_key key;
-    __u32 phase;
-    __u32 has_key;
-  } fresh{};
-  static_assert(sizeof(Task) == 40);
+  const trace_task fresh{};
   const int error = bpf_map__update_elem(skeleton_->maps.tasks, &key, sizeof key, &fresh,
                                          sizeof fresh, BPF_NOEXIST);
   return error == 0 || error == -EEXIST;

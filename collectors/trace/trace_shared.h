@@ -49,6 +49,22 @@ struct trace_value {
   __u32 hist[TRACE_HIST_BUCKETS];
 };
 
+// A tracked process (the tasks map's value; user space adds the processes that exist at load
+// with all zeros): its phase since `since`, and the key it had when it last left a CPU.
+struct trace_task {
+  __u64 since;
+  struct trace_key key;  // as last read when the process left a CPU
+  __u32 phase;           // waits.bpf.c's enum phase; 0 until its first switch
+  __u32 has_key;
+  // The process's status entry (MyBEEntry) and backend type once the entry is set: neither
+  // changes afterwards (pgstat_bestart runs after the type is known), so they are read once.
+  // At exit MyBEEntry goes back to NULL before the process gives up its PGPROC, so until then
+  // the slot is still its own; after that it switches a few times at most on its way out.
+  __u64 status_entry;
+  __u32 backend_type;
+  __u32 unused;
+};
+
 // Counters, one per-CPU array slot each.
 enum trace_counter {
   kTraceSwitches = 0,  // switches of tracked processes (in or out)

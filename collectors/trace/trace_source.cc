@@ -207,6 +207,13 @@ asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
   if (!programs) co_return CollectorError{programs.error().message, "", false, true};
   programs_ = std::move(*programs);
   const size_t tracked = programs_->track_tree(attachment_.postmaster);
+  if (tracked == 0) {
+    programs_.reset();
+    co_return CollectorError{
+        fmt::format("{}could not add the postmaster (pid {}) to the traced processes", kRefused,
+                    attachment_.postmaster),
+        "", false, true};
+  }
   // The memory source's reader is not needed: the programs read each process's own memory.
   attachment_.reader.reset();
   previous_ = TraceTotals{};

@@ -38,18 +38,11 @@ const volatile __u64 query_offset = ~0ull;    // PgBackendStatus.st_query_id, ~0
 
 enum phase { kUnknown = 0, kOnCpu, kBlocked, kRunnable };
 
-struct task {
-  __u64 since;
-  struct trace_key key;  // as last read when the process left a CPU
-  __u32 phase;
-  __u32 has_key;
-};
-
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, TRACE_MAX_TRACKED);
   __type(key, __u32);
-  __type(value, struct task);
+  __type(value, struct trace_task);
 } tasks SEC(".maps");
 
 struct {
@@ -71,8 +64,10 @@ static __always_inline void count(__u32 which) {
   if (value) *value += 1;
 }
 
-// The key of the current process, read from its memory; 0 when a read failed.
-static __always_inline int read_key(struct trace_key* key) {
+// The key of the current process (`task`), read from its memory; 0 when a read failed. Two
+// reads per switch (the wait event and its pointer) and two of the status entry (state, query
+// id); the type and the entry's address only until the entry is set.
+static __always_inline int read_key(struct trace_task* task, struct trace_key* key) {
   __u64 pointer = 0;
   __u32 wait = 0;
   __s32 type = 0;
@@ -80,18 +75,24 @@ static __always_inline int read_key(struct trace_key* key) {
   if (bpf_probe_read_user(&pointer, sizeof(pointer), (const void*)wait_pointer)) goto failed;
   if (pointer && bpf_probe_read_user(&wait, sizeof(wait), (const void*)(pointer + wait_offset)))
     goto failed;
-  if (bpf_probe_read_user(&type, sizeof(type), (const void*)backend_type_at)) goto failed;
   key->wait_event_info = wait == TRACE_ON_CPU_WAIT ? 0 : wait;
-  key->backend_type = (__u32)type;
-  if (!status_pointer) {
-    if (type == 0) key->flags = TRACE_KEY_NO_STATUS;
-    return 1;
-  }
-  pointer = 0;
-  if (bpf_probe_read_user(&pointer, sizeof(pointer), (const void*)status_pointer)) goto failed;
-  if (!pointer) {
-    key->flags = TRACE_KEY_NO_STATUS;
-    return 1;
+  pointer = task->status_entry;
+  if (pointer) {
+    key->backend_type = task->backend_type;
+  } else {
+    if (bpf_probe_read_user(&type, sizeof(type), (const void*)backend_type_at)) goto failed;
+    key->backend_type = (__u32)type;
+    if (!status_pointer) {
+      if (type == 0) key->flags = TRACE_KEY_NO_STATUS;
+      return 1;
+    }
+    if (bpf_probe_read_user(&pointer, sizeof(pointer), (const void*)status_pointer)) goto failed;
+    if (!pointer) {
+      key->flags = TRACE_KEY_NO_STATUS;
+      return 1;
+    }
+    task->status_entry = pointer;
+    task->backend_type = (__u32)type;
   }
   if (bpf_probe_read_user(&key->state, sizeof(key->state), (const void*)(pointer + state_offset)))
     goto failed;
@@ -161,7 +162,7 @@ static __always_inline void charge_on_cpu(struct trace_key key, __u64 ns) {
 }
 
 // The phase the task leaves, charged up to `now`; `woken`: a wake-up ends a blocked phase.
-static __always_inline void close_phase(struct task* task, __u64 now, int woken) {
+static __always_inline void close_phase(struct trace_task* task, __u64 now, int woken) {
   if (!task->has_key || task->phase == kUnknown || now < task->since) return;
   __u64 ns = now - task->since;
   struct trace_key key = task->key;
@@ -191,12 +192,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
              unsigned int prev_state) {
   __u64 now = bpf_ktime_get_ns();
   __u32 pid = BPF_CORE_READ(prev, pid);
-  struct task* task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
+  struct trace_task* task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
   if (task) {
     count(kTraceSwitches);
     // On-CPU time goes to the process's type, state and query as it leaves the CPU.
     struct trace_key key;
-    int read = read_key(&key);
+    int read = read_key(task, &key);
     if (task->phase == kOnCpu && read) {
       task->key.backend_type = key.backend_type;
       task->key.state = key.state;
@@ -226,7 +227,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
 
 static __always_inline int woken(struct task_struct* p) {
   __u32 pid = BPF_CORE_READ(p, pid);
-  struct task* task = bpf_map_lookup_elem(&tasks, &pid);
+  struct trace_task* task = bpf_map_lookup_elem(&tasks, &pid);
   if (!task) return 0;
   __u64 now = bpf_ktime_get_ns();
   if (task->phase == kBlocked) {
@@ -250,7 +251,7 @@ int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
   __u32 pid = BPF_CORE_READ(parent, pid);
   if (!bpf_map_lookup_elem(&tasks, &pid)) return 0;
   __u32 child_pid = BPF_CORE_READ(child, pid);
-  struct task fresh = {};
+  struct trace_task fresh = {};
   long error = bpf_map_update_elem(&tasks, &child_pid, &fresh, BPF_NOEXIST);
   if (error && error != -17 /* EEXIST */) count(kTraceTrackedFull);
   return 0;
@@ -268,7 +269,7 @@ int BPF_PROG(on_exec, struct task_struct* p) {
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct* p) {
   __u32 pid = BPF_CORE_READ(p, pid);
-  struct task* task = bpf_map_lookup_elem(&tasks, &pid);
+  struct trace_task* task = bpf_map_lookup_elem(&tasks, &pid);
   if (!task) return 0;
   if (task->phase == kOnCpu) close_phase(task, bpf_ktime_get_ns(), 0);
   bpf_map_delete_elem(&tasks, &pid);
@@ -280,9 +281,10 @@ int BPF_PROG(on_exit, struct task_struct* p) {
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data* ctx) {
   __u32 pid = (__u32)bpf_get_current_pid_tgid();
-  if (!pid || !bpf_map_lookup_elem(&tasks, &pid)) return 0;
+  struct trace_task* task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
+  if (!task) return 0;
   struct trace_key key;
-  if (!read_key(&key)) return 0;
+  if (!read_key(task, &key)) return 0;
   count(kTraceSamples);
   struct trace_value* value = value_of(&key);
   if (value) value->samples += 1;
