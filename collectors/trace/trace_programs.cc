@@ -181,10 +181,21 @@ TracePrograms::~TracePrograms() {
 }
 
 bool TracePrograms::track(pid_t pid) {
-  const __u32 key = static_cast<__u32>(pid);
+  // Task storage is keyed by a pidfd: the process itself, not a number that could be reused.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return false;  // gone
+  auto* count = &skeleton_->bss->tracked_count;
+  if (__atomic_fetch_add(count, 1, __ATOMIC_RELAXED) >= TRACE_MAX_TRACKED) {
+    __atomic_fetch_sub(count, 1, __ATOMIC_RELAXED);
+    ::close(pidfd);
+    return false;
+  }
   const trace_task fresh{};
-  const int error = bpf_map__update_elem(skeleton_->maps.tasks, &key, sizeof key, &fresh,
+  const int error = bpf_map__update_elem(skeleton_->maps.tasks, &pidfd, sizeof pidfd, &fresh,
                                          sizeof fresh, BPF_NOEXIST);
+  ::close(pidfd);
+  // Already there: its fork was followed in the kernel, and counted there.
+  if (error != 0) __atomic_fetch_sub(count, 1, __ATOMIC_RELAXED);
   return error == 0 || error == -EEXIST;
 }
 
@@ -195,17 +206,7 @@ size_t TracePrograms::track_tree(pid_t root) {
 }
 
 size_t TracePrograms::tracked() const {
-  const int fd = bpf_map__fd(skeleton_->maps.tasks);
-  size_t count = 0;
-  __u32 key = 0;
-  __u32 next = 0;
-  const __u32* previous = nullptr;
-  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
-    ++count;
-    key = next;
-    previous = &key;
-  }
-  return count;
+  return static_cast<size_t>(__atomic_load_n(&skeleton_->bss->tracked_count, __ATOMIC_RELAXED));
 }
 
 base::Status TracePrograms::read(TraceTotals& into) const {

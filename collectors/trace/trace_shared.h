@@ -56,11 +56,13 @@ struct trace_task {
   struct trace_key key;  // as last read when the process left a CPU
   __u32 phase;           // waits.bpf.c's enum phase; 0 until its first switch
   __u32 has_key;
-  // The process's status entry (MyBEEntry) and backend type once the entry is set: neither
-  // changes afterwards (pgstat_bestart runs after the type is known), so they are read once.
-  // At exit MyBEEntry goes back to NULL before the process gives up its PGPROC, so until then
-  // the slot is still its own; after that it switches a few times at most on its way out.
+  // The process's status entry (MyBEEntry), backend type and the address of its wait event's
+  // word (in its PGPROC) once the entry is set: none changes afterwards (pgstat_bestart runs
+  // after the type is known and the PGPROC taken), so they are read once. At exit MyBEEntry and
+  // the wait event's pointer are reset before the process gives up its PGPROC, so until then
+  // both are still its own; after that it switches a few times at most on its way out.
   __u64 status_entry;
+  __u64 wait_at;
   __u32 backend_type;
   __u32 unused;
 };

@@ -38,12 +38,18 @@ const volatile __u64 query_offset = ~0ull;    // PgBackendStatus.st_query_id, ~0
 
 enum phase { kUnknown = 0, kOnCpu, kBlocked, kRunnable };
 
+// The tracked processes' own state, kept by the kernel with each task_struct: a switch of an
+// untracked process costs a pointer read, not a hash lookup. Bounded by tracked_count.
 struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, TRACE_MAX_TRACKED);
-  __type(key, __u32);
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
   __type(value, struct trace_task);
 } tasks SEC(".maps");
+
+// Processes tracked now (user space adds those that existed at load, with their count); a
+// fork beyond TRACE_MAX_TRACKED is not followed, and counted.
+__u64 tracked_count = 0;
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -64,17 +70,29 @@ static __always_inline void count(__u32 which) {
   if (value) *value += 1;
 }
 
-// The key of the current process (`task`), read from its memory; 0 when a read failed. Two
-// reads per switch (the wait event and its pointer) and two of the status entry (state, query
-// id); the type and the entry's address only until the entry is set.
+static __always_inline struct trace_task* tracked(struct task_struct* p) {
+  return bpf_task_storage_get(&tasks, p, 0, 0);
+}
+
+// Follows `p` no further (it exited, or exec'd another program).
+static __always_inline void untrack(struct task_struct* p) {
+  if (bpf_task_storage_delete(&tasks, p) == 0) __sync_fetch_and_sub(&tracked_count, 1);
+}
+
+// The key of the current process (`task`), read from its memory; 0 when a read failed. Three
+// reads a switch once the process has its status entry (the wait event, the entry's state and
+// query id); until then also the wait event's pointer, the backend type and the entry's address.
 static __always_inline int read_key(struct trace_task* task, struct trace_key* key) {
   __u64 pointer = 0;
+  __u64 wait_at = task->wait_at;
   __u32 wait = 0;
   __s32 type = 0;
   __builtin_memset(key, 0, sizeof(*key));
-  if (bpf_probe_read_user(&pointer, sizeof(pointer), (const void*)wait_pointer)) goto failed;
-  if (pointer && bpf_probe_read_user(&wait, sizeof(wait), (const void*)(pointer + wait_offset)))
-    goto failed;
+  if (!wait_at) {
+    if (bpf_probe_read_user(&pointer, sizeof(pointer), (const void*)wait_pointer)) goto failed;
+    wait_at = pointer ? pointer + wait_offset : 0;
+  }
+  if (wait_at && bpf_probe_read_user(&wait, sizeof(wait), (const void*)wait_at)) goto failed;
   key->wait_event_info = wait == TRACE_ON_CPU_WAIT ? 0 : wait;
   pointer = task->status_entry;
   if (pointer) {
@@ -91,8 +109,11 @@ static __always_inline int read_key(struct trace_task* task, struct trace_key* k
       key->flags = TRACE_KEY_NO_STATUS;
       return 1;
     }
+    // The status entry is set after the PGPROC (InitProcess): the wait event's word is in it
+    // from now on.
     task->status_entry = pointer;
     task->backend_type = (__u32)type;
+    task->wait_at = wait_at;
   }
   if (bpf_probe_read_user(&key->state, sizeof(key->state), (const void*)(pointer + state_offset)))
     goto failed;
@@ -191,8 +212,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
   __u64 now = bpf_ktime_get_ns();
-  __u32 pid = BPF_CORE_READ(prev, pid);
-  struct trace_task* task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
+  struct trace_task* task = tracked(prev);
   if (task) {
     count(kTraceSwitches);
     // On-CPU time goes to the process's type, state and query as it leaves the CPU.
@@ -214,8 +234,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
     if (task->phase == kBlocked && key.wait_event_info == 0 && (prev_state & 2)) key.flags |= 2;
     if (read) task->key = key;
   }
-  pid = BPF_CORE_READ(next, pid);
-  task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
+  task = tracked(next);
   if (task) {
     count(kTraceSwitches);
     if (task->phase != kOnCpu) close_phase(task, now, 0);
@@ -226,8 +245,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
 }
 
 static __always_inline int woken(struct task_struct* p) {
-  __u32 pid = BPF_CORE_READ(p, pid);
-  struct trace_task* task = bpf_map_lookup_elem(&tasks, &pid);
+  struct trace_task* task = tracked(p);
   if (!task) return 0;
   __u64 now = bpf_ktime_get_ns();
   if (task->phase == kBlocked) {
@@ -248,12 +266,16 @@ int BPF_PROG(on_wakeup_new, struct task_struct* p) { return woken(p); }
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
-  __u32 pid = BPF_CORE_READ(parent, pid);
-  if (!bpf_map_lookup_elem(&tasks, &pid)) return 0;
-  __u32 child_pid = BPF_CORE_READ(child, pid);
-  struct trace_task fresh = {};
-  long error = bpf_map_update_elem(&tasks, &child_pid, &fresh, BPF_NOEXIST);
-  if (error && error != -17 /* EEXIST */) count(kTraceTrackedFull);
+  if (!tracked(parent)) return 0;
+  if (__sync_fetch_and_add(&tracked_count, 1) >= TRACE_MAX_TRACKED) {
+    __sync_fetch_and_sub(&tracked_count, 1);
+    count(kTraceTrackedFull);
+    return 0;
+  }
+  if (!bpf_task_storage_get(&tasks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE)) {
+    __sync_fetch_and_sub(&tracked_count, 1);
+    count(kTraceTrackedFull);
+  }
   return 0;
 }
 
@@ -261,18 +283,16 @@ int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
 // holds nothing of the server's, and it is followed no further.
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct* p) {
-  __u32 pid = BPF_CORE_READ(p, pid);
-  bpf_map_delete_elem(&tasks, &pid);
+  untrack(p);
   return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct* p) {
-  __u32 pid = BPF_CORE_READ(p, pid);
-  struct trace_task* task = bpf_map_lookup_elem(&tasks, &pid);
+  struct trace_task* task = tracked(p);
   if (!task) return 0;
   if (task->phase == kOnCpu) close_phase(task, bpf_ktime_get_ns(), 0);
-  bpf_map_delete_elem(&tasks, &pid);
+  untrack(p);
   return 0;
 }
 
@@ -280,8 +300,7 @@ int BPF_PROG(on_exit, struct task_struct* p) {
 // key it shows now.
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data* ctx) {
-  __u32 pid = (__u32)bpf_get_current_pid_tgid();
-  struct trace_task* task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
+  struct trace_task* task = tracked(bpf_get_current_task_btf());
   if (!task) return 0;
   struct trace_key key;
   if (!read_key(task, &key)) return 0;
