@@ -78,6 +78,10 @@ void TargetSampler::Fanout::on_statement_delta(const model::StatementDelta& delt
   for (auto* sink : sinks) sink->on_statement_delta(delta);
 }
 
+void TargetSampler::Fanout::on_trace_counts(const model::TraceCounts& counts) {
+  for (auto* sink : sinks) sink->on_trace_counts(counts);
+}
+
 TargetSampler::TargetSampler(asio::any_io_executor executor, SamplerOptions options)
     : executor_(executor),
       options_(std::move(options)),

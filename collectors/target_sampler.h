@@ -119,6 +119,7 @@ class TargetSampler {
     void on_lock_waits(const model::LockLookup& lookup) override;
     void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
     void on_statement_delta(const model::StatementDelta& delta) override;
+    void on_trace_counts(const model::TraceCounts& counts) override;
   };
 
   asio::any_io_executor executor_;

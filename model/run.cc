@@ -237,6 +237,34 @@ static json optional_latency(const std::optional<LatencySummary>& latency) {
   return latency ? latency_to_json(*latency) : json();
 }
 
+static json trace_counts_to_json(const std::optional<TraceCounts>& counts) {
+  if (!counts) return nullptr;
+  return {{"switches", counts->switches},
+          {"wakeups", counts->wakeups},
+          {"samples", counts->samples},
+          {"failed_reads", counts->failed_reads},
+          {"tracked_full", counts->tracked_full},
+          {"keys_full", counts->keys_full},
+          {"lost", counts->lost},
+          {"tracked", counts->tracked},
+          {"switch_ns", counts->switch_ns}};
+}
+
+static std::optional<TraceCounts> trace_counts_from_json(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  TraceCounts counts;
+  counts.switches = j.value("switches", uint64_t{0});
+  counts.wakeups = j.value("wakeups", uint64_t{0});
+  counts.samples = j.value("samples", uint64_t{0});
+  counts.failed_reads = j.value("failed_reads", uint64_t{0});
+  counts.tracked_full = j.value("tracked_full", uint64_t{0});
+  counts.keys_full = j.value("keys_full", uint64_t{0});
+  counts.lost = j.value("lost", uint64_t{0});
+  counts.tracked = j.value("tracked", uint64_t{0});
+  counts.switch_ns = j.value("switch_ns", 0.0);
+  return counts;
+}
+
 static json sampler_to_json(const SamplerInfo& sampler) {
   return {{"source", to_string(sampler.source)},
           {"requested_source", to_string(sampler.requested)},
@@ -247,7 +275,8 @@ static json sampler_to_json(const SamplerInfo& sampler) {
           {"snapshots", sampler.snapshots},
           {"missed_ticks", sampler.missed_ticks},
           {"snapshot_p99_ms", sampler.snapshot_p99.count()},
-          {"hidden_backends", sampler.hidden_backends}};
+          {"hidden_backends", sampler.hidden_backends},
+          {"trace", trace_counts_to_json(sampler.trace)}};
 }
 
 static SamplerInfo sampler_from_json(const json& j) {
@@ -268,6 +297,9 @@ static SamplerInfo sampler_from_json(const json& j) {
   sampler.missed_ticks = j.value("missed_ticks", uint64_t{0});
   sampler.snapshot_p99 = base::Milliseconds(j.value("snapshot_p99_ms", 0.0));
   sampler.hidden_backends = j.value("hidden_backends", 0);
+  if (const auto trace = j.find("trace"); trace != j.end()) {
+    sampler.trace = trace_counts_from_json(*trace);
+  }
   return sampler;
 }
 

@@ -28,9 +28,10 @@ namespace pgwaitprof::model {
 // the kernel check's like-with-like figures (summary.kernel_check: sampled_running_aas,
 // exited_aas), a prepared transaction as a lock's blocker, the steady level a stall fell from,
 // whose connection an outage was, and the traced source's parts of a profile (profile.traced:
-// blocked, run-queue and on-CPU time, waits and their duration histogram per key).
+// blocked, run-queue and on-CPU time, waits and their duration histogram per key); 11 the
+// traced source's own counts (sampler.trace: switches, failed reads, full maps, lost charges).
 // Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 10;
+inline constexpr int kReportSchemaVersion = 11;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.
@@ -235,6 +236,7 @@ struct SamplerInfo {
   uint64_t missed_ticks = 0;
   base::Milliseconds snapshot_p99{0};
   int hidden_backends = 0;
+  std::optional<TraceCounts> trace;  // the traced source's counts; none for the others
 };
 
 // Where a repeat of the run should land, from the spread of the same figures over earlier

@@ -435,6 +435,7 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
   run.sampler.snapshots = profile_.snapshots();
   run.sampler.missed_ticks = missed_ticks_;
   run.sampler.hidden_backends = hidden_backends_;
+  run.sampler.trace = trace_counts_;
   run.sampler.achieved_hz = duration > base::Seconds(0)
                                 ? static_cast<double>(profile_.snapshots()) / duration.count()
                                 : 0;

@@ -34,6 +34,7 @@ class RunRecorder : public SampleSink {
   void on_lock_waits(const LockLookup& lookup) override;
   void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
   void on_statement_delta(const StatementDelta& delta) override;
+  void on_trace_counts(const TraceCounts& counts) override { trace_counts_ = counts; }
   // Kept, and filed at finish() over the load generator's intervals (finish_server_throughput).
   void on_server_throughput(const ServerThroughput& reading) override;
   void on_cpu_samples(const CpuSampleBatch& batch) override;
@@ -92,6 +93,7 @@ class RunRecorder : public SampleSink {
   // Per query id: non-idle samples per (interned) wait key.
   std::map<int64_t, std::map<const WaitKey*, uint64_t>> statement_waits_;
   std::map<int64_t, std::string> statement_texts_;
+  std::optional<TraceCounts> trace_counts_;
   std::map<int64_t, std::pair<uint64_t, base::Milliseconds>> statement_stats_;
   // Blocked backends seen per (lock, blocker) key, over the run and per interval.
   std::map<std::string, LockBlocker> lock_blockers_;

@@ -70,6 +70,8 @@ class SampleSink {
   virtual void on_statement_texts(const std::map<int64_t, std::string>& texts) { (void)texts; }
   // Time per query id and wait key (the traced source), beside its profile delta.
   virtual void on_statement_delta(const StatementDelta& delta) { (void)delta; }
+  // The traced source's own counts since it was loaded.
+  virtual void on_trace_counts(const TraceCounts& counts) { (void)counts; }
   // On-CPU samples of the server's processes since the previous batch (--cpu-profile).
   virtual void on_cpu_samples(const CpuSampleBatch& batch) { (void)batch; }
 };

@@ -51,7 +51,7 @@ std::string_view sampler_source_limits(SamplerSource source) {
   if (source == SamplerSource::kTrace) {
     return "trace reads a server on this host only; its on-CPU time by wait event is sampled in "
            "the kernel, its blocked and run-queue time and wait counts are exact; it shows no "
-           "application_name, background workers' own type names, or query ids";
+           "application_name or background workers' own type names, and query ids from 14 on";
   }
   if (source == SamplerSource::kMemory) {
     return "memory reads a server on this host only, and shows no application_name and LWLocks "

@@ -4,6 +4,7 @@
 // of source names that config validation and the CLI read.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,5 +43,22 @@ bool takes_snapshots(SamplerSource source);
 
 // What a source cannot show, one line for logs and reports; "" when it shows everything.
 std::string_view sampler_source_limits(SamplerSource source);
+
+// The traced source's own counts over the run (collectors/trace/): how much it saw, and what
+// it could not read or keep (a failed read of a process's memory is charged to nobody; a
+// process or a key that did not fit its map is counted, never guessed).
+struct TraceCounts {
+  uint64_t switches = 0;      // context switches of the server's processes, in or out
+  uint64_t wakeups = 0;       // wake-ups that ended a blocking wait
+  uint64_t samples = 0;       // in-kernel on-CPU samples of the server's processes
+  uint64_t failed_reads = 0;  // reads of a process's memory that failed
+  uint64_t tracked_full = 0;  // forks not followed: the tracked processes' map was full
+  uint64_t keys_full = 0;     // keys that did not fit (charged with query id 0)
+  uint64_t lost = 0;          // charges lost altogether
+  uint64_t tracked = 0;       // processes tracked at the end
+  // The switch program's own time per event where the kernel's BPF statistics are on
+  // (kernel.bpf_stats_enabled), else 0.
+  double switch_ns = 0;
+};
 
 }  // namespace pgwaitprof::model

@@ -205,6 +205,14 @@ size_t TracePrograms::track_tree(pid_t root) {
   return added;
 }
 
+double TracePrograms::switch_ns() const {
+  bpf_prog_info info{};
+  __u32 length = sizeof info;
+  const int fd = bpf_program__fd(skeleton_->progs.on_switch);
+  if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || info.run_cnt == 0) return 0;
+  return static_cast<double>(info.run_time_ns) / static_cast<double>(info.run_cnt);
+}
+
 size_t TracePrograms::tracked() const {
   return static_cast<size_t>(__atomic_load_n(&skeleton_->bss->tracked_count, __ATOMIC_RELAXED));
 }

@@ -69,6 +69,9 @@ class TracePrograms {
   // How many processes are tracked now.
   size_t tracked() const;
   int sample_hz() const { return sample_hz_; }
+  // The switch program's own time per run where the kernel keeps BPF statistics
+  // (kernel.bpf_stats_enabled), 0 where it does not.
+  double switch_ns() const;
 
  private:
   TracePrograms() = default;

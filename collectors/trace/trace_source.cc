@@ -254,12 +254,30 @@ base::Expected<TracedDelta> TraceSource::read_delta(model::SteadyClock::time_poi
                       *attachment_.names);
 }
 
+model::TraceCounts TraceSource::counts() const {
+  model::TraceCounts counts;
+  const auto& total = previous_.counters;
+  counts.switches = total[kTraceSwitches];
+  counts.wakeups = total[kTraceWakeups];
+  counts.samples = total[kTraceSamples];
+  counts.failed_reads = total[kTraceReadFailures];
+  counts.tracked_full = total[kTraceTrackedFull];
+  counts.keys_full = total[kTraceKeysFull];
+  counts.lost = total[kTraceLost];
+  if (programs_) {
+    counts.tracked = programs_->tracked();
+    counts.switch_ns = programs_->switch_ns();
+  }
+  return counts;
+}
+
 asio::awaitable<CollectResult> TraceSource::collect(CollectContext& context) {
   auto traced = read_delta(context.now);
   if (!traced) co_return CollectorError{traced.error().message, "", false, false};
   if (context.sink != nullptr) {
     context.sink->on_profile_delta(traced->profile, model::SystemClock::now());
     if (!traced->statements.empty()) context.sink->on_statement_delta(traced->statements);
+    context.sink->on_trace_counts(counts());
   }
   co_return std::nullopt;
 }

@@ -55,6 +55,8 @@ class TraceSource : public Collector {
   base::Expected<model::Profile> read(model::SteadyClock::time_point now);
   base::Expected<TracedDelta> read_delta(model::SteadyClock::time_point now);
   const TraceTotals& totals() const { return previous_; }
+  // Its own counts since the load (the last read's), for the report's sampler line.
+  model::TraceCounts counts() const;
   const memory::Attachment& attachment() const { return attachment_; }
   const std::string& description() const { return description_; }
   void set_sample_hz(int hz) { sample_hz_ = hz; }

@@ -153,6 +153,31 @@ std::string status_banner(const model::Run& run) {
   return banner;
 }
 
+namespace {
+
+// What the traced source saw and lost: switches a second, the switch program's own time where
+// the kernel keeps BPF statistics, and every failed read, full map and lost charge.
+std::string trace_counts_text(const model::TraceCounts& counts, double traced_s) {
+  std::string text;
+  if (traced_s > 0) {
+    text +=
+        fmt::format(", {:.0f} switches a second", static_cast<double>(counts.switches) / traced_s);
+  }
+  if (counts.switch_ns > 0)
+    text += fmt::format(" ({:.0f} ns each in the kernel)", counts.switch_ns);
+  text += fmt::format(", {} processes tracked", counts.tracked);
+  for (const auto& [count, what] :
+       {std::pair{counts.failed_reads, "failed reads of a process's memory (charged to nobody)"},
+        std::pair{counts.tracked_full, "forks not followed (tracked processes' map full)"},
+        std::pair{counts.keys_full, "keys charged with query id 0 (keys' map full)"},
+        std::pair{counts.lost, "charges lost"}}) {
+    if (count > 0) text += fmt::format(", {} {}", count, what);
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string sampler_line(const model::SamplerInfo& sampler) {
   std::string line(to_string(sampler.source));
   if (sampler.requested == model::SamplerSource::kAuto && !sampler.source_reason.empty()) {
@@ -160,10 +185,12 @@ std::string sampler_line(const model::SamplerInfo& sampler) {
   }
   if (sampler.source == model::SamplerSource::kTrace) {
     // Its profile's "snapshots" are microseconds of wall-clock time.
+    const double traced_s = static_cast<double>(sampler.snapshots) * 1e-6;
     line += fmt::format(
         " (every switch of the server's processes, in the kernel; on-CPU time by wait event "
         "sampled at {:g} Hz per CPU), {:.1f} s traced",
-        sampler.hz, static_cast<double>(sampler.snapshots) * 1e-6);
+        sampler.hz, traced_s);
+    if (sampler.trace) line += trace_counts_text(*sampler.trace, traced_s);
     return line;
   }
   if (sampler.source == model::SamplerSource::kPgWaitSampling) {

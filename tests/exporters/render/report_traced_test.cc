@@ -139,6 +139,26 @@ TEST(ReportTraced, HtmlDrawsEachTopWaitsDurationsBucketByBucket) {
   EXPECT_EQ(render_html(load_run("report_v1.json")).find("Wait durations"), std::string::npos);
 }
 
+// Every failed read, full map and lost charge is reported with the switches a second (schema 11).
+TEST(ReportTraced, TheSamplerLineStatesWhatTheTracedSourceSawAndLost) {
+  model::Run run = traced_run();
+  run.sampler.source = model::SamplerSource::kTrace;
+  run.sampler.requested = model::SamplerSource::kTrace;
+  run.sampler.hz = 1000;
+  run.sampler.snapshots = 10'000'000;
+  run.sampler.trace = model::TraceCounts{123'000, 40'000, 20'000, 3, 0, 5, 0, 12, 527.4};
+  const std::string text = render_text(run);
+  EXPECT_NE(text.find("10.0 s traced, 12300 switches a second (527 ns each in the kernel), 12 "
+                      "processes tracked, 3 failed reads of a process's memory (charged to "
+                      "nobody), 5 keys charged with query id 0 (keys' map full)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("forks not followed"), std::string::npos) << "nothing to say: not said";
+  const auto json = nlohmann::json::parse(render_json(run));
+  EXPECT_EQ(json.at("sampler").at("trace").at("failed_reads"), 3);
+  EXPECT_EQ(model::run_from_json(json).sampler.trace->keys_full, 5u);
+}
+
 TEST(ReportTraced, AHostileWaitNameIsEscapedInEveryFormat) {
   const model::Run run = traced_run(escaping_test::kHostile);
   const std::string text = render_text(run);
