@@ -232,9 +232,10 @@ std::optional<double> RunRecorder::loadgen_offset_s() const {
 // what backends handed over since the reading before (collectors/server_throughput.h): each
 // hand-over holds a backend's transactions since its previous one, a second before at most, so
 // the increase is spread evenly over the second before the middle of its reading, within the
-// load generator's intervals (its clients hand over their last transactions when they exit:
-// what is seen in the second after its end is its last interval's; a reading seen before its
-// first interval is none of the load's). Each interval's time is the part of it between the
+// load generator's intervals (its clients hand over their last transactions when they exit,
+// which the last reading waits for: that is placed before the moment the load ended, which may
+// be after its last report, as sysbench does not report its last second; a reading seen before
+// its first interval is none of the load's). Each interval's time is the part of it between the
 // load's start and its end (or the last reading); a figure with a part of a reading longer than
 // half an interval (readings missed) is the mean of more than its interval, and says so.
 void RunRecorder::finish_server_throughput() {
@@ -256,10 +257,10 @@ void RunRecorder::finish_server_throughput() {
     const double to_s = since_start(reading.to).count();
     if (to_s <= from_s) continue;
     read_to_s = std::max(read_to_s, to_s);
-    // Seen within a second after the load generator's end: its clients' last hand-overs.
-    const double middle_s = (from_s + to_s) / 2;
-    const double seen_s =
-        middle_s > load_end_s && middle_s <= load_end_s + kHandOverS ? load_end_s : middle_s;
+    // The last reading waits for the load generator's backends to exit, and holds their last
+    // hand-overs: seen when the load ended, where the one before it (ten an interval) ended.
+    const bool last = &reading == &server_readings_.back() && from_s > load_start_s;
+    const double seen_s = last ? from_s : (from_s + to_s) / 2;
     if (seen_s <= load_start_s) continue;
     const double spread_from_s = std::max(load_start_s, seen_s - kHandOverS);
     const double spread_s = seen_s - spread_from_s;
