@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
+#include <mutex>
 
 #include "base/logging.h"
 
@@ -183,6 +184,8 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   last_reading_.reset();
   if (mode_ == config::LocalMode::kNo) co_return std::nullopt;
   sampler_pid_ = session.backend_pid();
+  host_ = session.host();
+  port_ = session.port();
   // A server in a container or a chroot on this host names its processes by its own pids.
   auto found = co_await find_session_server(session);
   processes_ = found ? *found : ServerProcesses();
@@ -333,37 +336,75 @@ void KernelStage::read_states(model::Snapshot& snapshot) {
   }
 }
 
+void add_kernel_times(const std::vector<KernelReading>& readings,
+                      const std::map<KernelReadingId, Schedstat>& previous,
+                      int64_t previous_epoch_us, const std::set<int32_t>& own,
+                      model::KernelTimes& times) {
+  for (const auto& reading : readings) {
+    const auto before = previous.find({reading.pid, reading.backend_start});
+    if (before == previous.end() && reading.backend_start <= previous_epoch_us) continue;
+    const Schedstat from = before == previous.end() ? Schedstat{} : before->second;
+    const model::KernelTime time{seconds_between(from.on_cpu_ns, reading.stat.on_cpu_ns),
+                                 seconds_between(from.runqueue_ns, reading.stat.runqueue_ns)};
+    const bool ours = reading.backend_start < 0 || own.contains(reading.pid);
+    const char* group = ours                                       ? model::kSamplerBackend
+                        : reading.backend_type == "client backend" ? model::kClientBackends
+                                                                   : model::kBackgroundProcesses;
+    times.by_group[group].add(time);
+    if (!ours && !reading.backend_type.empty())
+      times.by_backend_type[reading.backend_type].add(time);
+  }
+}
+
+namespace {
+std::mutex own_sessions_mutex;
+std::set<const PgSession*> own_sessions;
+}  // namespace
+
+OwnSession::OwnSession(const PgSession& session) : session_(&session) {
+  const std::lock_guard lock(own_sessions_mutex);
+  own_sessions.insert(session_);
+}
+
+OwnSession::~OwnSession() {
+  const std::lock_guard lock(own_sessions_mutex);
+  own_sessions.erase(session_);
+}
+
+std::set<int32_t> OwnSession::backends_on(const std::string& host, const std::string& port) {
+  std::set<int32_t> pids;
+  const std::lock_guard lock(own_sessions_mutex);
+  for (const PgSession* session : own_sessions) {
+    if (session->connected() && session->host() == host && session->port() == port) {
+      pids.insert(session->backend_pid());
+    }
+  }
+  return pids;
+}
+
 void KernelStage::read_times(const model::Snapshot& snapshot, model::SteadyClock::time_point now,
                              model::SampleSink& sink) {
   model::KernelTimes times;
   times.from = last_reading_.value_or(now);
   times.to = now;
-  std::map<std::pair<int32_t, int64_t>, Schedstat> current;
-  auto account = [&](std::pair<int32_t, int64_t> id, const std::string& group,
-                     const std::string& backend_type) {
-    const pid_t process = processes_.host_pid(id.first);
-    const auto stat = process > 0 ? read_schedstat(process) : std::nullopt;
-    if (!stat) return;
-    current[id] = *stat;
-    if (!last_reading_) return;
-    // A backend started since the last reading spent all its time in this interval; one that
-    // is merely new to us (the first reading) has no interval yet.
-    const auto before = previous_.find(id);
-    const bool started_since = id.second > last_reading_epoch_us_;
-    if (before == previous_.end() && !started_since) return;
-    const Schedstat from = before == previous_.end() ? Schedstat{} : before->second;
-    const model::KernelTime time{seconds_between(from.on_cpu_ns, stat->on_cpu_ns),
-                                 seconds_between(from.runqueue_ns, stat->runqueue_ns)};
-    times.by_group[group].add(time);
-    if (!backend_type.empty()) times.by_backend_type[backend_type].add(time);
+  std::vector<KernelReading> readings;
+  readings.reserve(snapshot.backends.size() + 1);
+  auto read = [&](int32_t pid, int64_t backend_start, const std::string& backend_type) {
+    const pid_t process = processes_.host_pid(pid);
+    if (const auto stat = process > 0 ? read_schedstat(process) : std::nullopt) {
+      readings.push_back({pid, backend_start, backend_type, *stat});
+    }
   };
   for (const auto& backend : snapshot.backends) {
-    account({backend.pid, backend.backend_start.count()},
-            backend.backend_type == "client backend" ? model::kClientBackends
-                                                     : model::kBackgroundProcesses,
-            backend.backend_type);
+    read(backend.pid, backend.backend_start.count(), backend.backend_type);
   }
-  account({sampler_pid_, -1}, model::kSamplerBackend, "");
+  read(sampler_pid_, -1, "");
+  std::map<KernelReadingId, Schedstat> current;
+  for (const auto& reading : readings) current[{reading.pid, reading.backend_start}] = reading.stat;
+  if (last_reading_) {
+    add_kernel_times(readings, previous_, last_reading_epoch_us_,
+                     OwnSession::backends_on(host_, port_), times);
+  }
   // Backends that exited since the last reading: their time after it, and the whole lives of
   // those that came and went between the readings (pgbench -C), from the postmaster's reaped
   // children. Background processes' exits count too (an autovacuum worker): no group is known.
@@ -398,7 +439,9 @@ asio::awaitable<CollectResult> KernelStage::collect(CollectContext& context) {
   if (!local_ || context.snapshot == nullptr) co_return std::nullopt;
   read_states(*context.snapshot);
   if (!last_reading_ || context.now - *last_reading_ >= kTimesEvery) {
-    read_times(*context.snapshot, context.now, *context.sink);
+    // Timed as the schedstat files are read, after the states (hundreds of /proc reads with the
+    // activity source): a reading's interval is the one its figures cover.
+    read_times(*context.snapshot, model::SteadyClock::now(), *context.sink);
   }
   co_return std::nullopt;
 }

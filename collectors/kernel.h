@@ -11,9 +11,11 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/time.h"
 #include "collectors/collector.h"
@@ -62,6 +64,49 @@ class ExitedTime {
  private:
   std::optional<base::Seconds> reaped_;
   base::Seconds owed_{0};
+};
+
+// One process's schedstat in a reading of the kernel times: a backend of the snapshot (its
+// pid, backend start and pg_stat_activity's backend_type) or, with backend_start -1 and no
+// type, the sampler's own backend (which the snapshot leaves out).
+struct KernelReading {
+  int32_t pid = 0;
+  int64_t backend_start = -1;
+  std::string backend_type;
+  Schedstat stat;
+};
+using KernelReadingId = std::pair<int32_t, int64_t>;  // (pid, backend start)
+
+// Adds one reading's times to `times` (pure, for tests): each process's time since `previous`
+// (the reading before, whose wall-clock time is `previous_epoch_us`, as backend_start counts);
+// a process missing from it counts from its start when it started after that reading (its whole
+// life is in this one), else not at all (merely new to us). Each time goes to its group:
+// pgwaitprof's own backends (the sampler's, and those in `own`: a run's connection) to the
+// sampler's, for they are not the load; other client backends to theirs; the rest to background
+// processes; and, for backends not pgwaitprof's own, to their backend type.
+void add_kernel_times(const std::vector<KernelReading>& readings,
+                      const std::map<KernelReadingId, Schedstat>& previous,
+                      int64_t previous_epoch_us, const std::set<int32_t>& own,
+                      model::KernelTimes& times);
+
+// pgwaitprof's own sessions besides a sampler's (a run's connection, which queries the server
+// several times a second): registered for the object's life, each is looked up by the server it
+// is connected to now (host and port as libpq names them: it reconnects after a restart) and
+// the pid of its backend there, so that the kernel view counts that backend as pgwaitprof's,
+// beside the sampler's, not as a client backend of the load (on a loaded host each of its
+// queries waits for a CPU: 0.1 AAS of run queue for a run's connection was counted as the
+// load's). Process-wide; sessions are used on the I/O thread that reads the kernel times.
+class OwnSession {
+ public:
+  explicit OwnSession(const PgSession& session);
+  ~OwnSession();
+  OwnSession(const OwnSession&) = delete;
+  OwnSession& operator=(const OwnSession&) = delete;
+  // The backends of the registered sessions connected to host:port, as that server names them.
+  static std::set<int32_t> backends_on(const std::string& host, const std::string& port);
+
+ private:
+  const PgSession* session_;
 };
 
 // Whether the server of backend `backend_pid` whose data directory is `data_directory` (both as
@@ -145,6 +190,7 @@ class KernelStage : public Collector {
   config::LocalMode mode_;
   bool local_ = false;
   pid_t sampler_pid_ = -1;     // as the server names it
+  std::string host_, port_;    // where the sampler's session is connected (OwnSession)
   ServerProcesses processes_;  // the server's pids to this host's
   std::optional<model::SteadyClock::time_point> last_reading_;
   int64_t last_reading_epoch_us_ = 0;  // the same moment as a backend_start

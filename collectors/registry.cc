@@ -64,10 +64,10 @@ std::vector<ScheduledCollector> make_run_collectors(RunCollectorOptions options)
   schedule.push_back({std::make_unique<LoadgenKernelCollector>(options.loadgen_pid),
                       as_duration(options.interval)});
   if (options.own_statements) {
-    schedule.push_back({std::make_unique<ServerThroughputCollector>(
-                            options.own_statements, options.interval, options.statement_calls),
-                        as_duration(options.interval), true,
-                        as_duration(ServerThroughputCollector::kHandOverLag)});
+    schedule.push_back(
+        {std::make_unique<ServerThroughputCollector>(options.own_statements,
+                                                     options.statement_calls),
+         as_duration(options.interval / ServerThroughputCollector::kReadingsPerInterval), true});
   }
   // Drained several times a second, so its buffers never fill at 999 Hz, and once more when
   // the run ends, so its last 200 ms are in the profile too.
@@ -147,7 +147,7 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
   if (schedule.empty()) co_return;
   std::vector<std::chrono::steady_clock::time_point> due;
   for (const auto& entry : schedule) {
-    due.push_back(entry.at_start_and_stop ? start : start + entry.period + entry.lag);
+    due.push_back(entry.at_start_and_stop ? start : start + entry.period);
   }
   SessionKeeper keeper(reconnect, context);
   // Logged once per change, not per collection: a failing collector fails every time.
@@ -163,10 +163,7 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
     co_await keeper.ready(schedule, next);
     for (size_t index = 0; index < schedule.size(); ++index) {
       if (due[index] > next) continue;
-      // The collection at the start has no lag; the next one is a period and the lag later.
-      due[index] +=
-          schedule[index].period +
-          (due[index] == start ? schedule[index].lag : std::chrono::steady_clock::duration(0));
+      due[index] += schedule[index].period;
       context.now = next;
       auto error = co_await collect_timed(*schedule[index].collector, context);
       const std::string message = error ? error->message : "";

@@ -26,10 +26,6 @@ struct ScheduledCollector {
   // Also collected once when the schedule starts and once when it stops (counters whose
   // differences are the reading: the first and the last interval are covered too).
   bool at_start_and_stop = false;
-  // After the first collection, each one is this long after its period's end: for counters
-  // the server fills in late (pg_stat_database's, handed over by backends at most once a
-  // second), so that a reading holds what happened up to the period's end.
-  std::chrono::steady_clock::duration lag{0};
 };
 
 // Stages that amend every snapshot before the sinks see it (activity source only).

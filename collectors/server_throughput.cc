@@ -1,6 +1,12 @@
 // pg_stat_database's transactions (and pg_stat_statements' calls) per reading.
 #include "collectors/server_throughput.h"
 
+#include <fmt/format.h>
+
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
 #include <charconv>
 #include <string>
 
@@ -19,6 +25,10 @@ constexpr const char* kTransactionsQuery =
 constexpr const char* kWithCallsQuery =
     "SELECT (SELECT sum(xact_commit + xact_rollback) FROM pg_stat_database)::int8, "
     "(SELECT sum(calls) FROM pg_stat_statements)::int8";
+// The client backends that started since $1 (Unix time), this session's left out.
+constexpr const char* kLoadBackendsQuery =
+    "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+    "AND pid <> pg_backend_pid() AND backend_start >= to_timestamp($1::float8)";
 
 std::optional<uint64_t> counter(const PGresult* result, int column) {
   if (PQntuples(result) < 1 || PQnfields(result) <= column) return std::nullopt;
@@ -27,6 +37,10 @@ std::optional<uint64_t> counter(const PGresult* result, int column) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+std::chrono::steady_clock::duration as_duration(base::Seconds seconds) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(seconds);
 }
 
 }  // namespace
@@ -51,13 +65,42 @@ asio::awaitable<CollectResult> ServerThroughputCollector::prepare(PgSession& ses
   co_return std::nullopt;
 }
 
+asio::awaitable<void> ServerThroughputCollector::wait_for_load_backends(PgSession& session) {
+  const auto since = std::chrono::duration<double>(run_start_->time_since_epoch()).count();
+  const std::vector<std::string> params{fmt::format("{:.6f}", since)};
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto deadline = model::SteadyClock::now() + as_duration(kLastReadingWait);
+  for (bool gone = false; !gone;) {
+    auto left = co_await session.execute(kLoadBackendsQuery, params);
+    gone = !left.ok() || counter(left.result.get(), 0).value_or(0) == 0 ||
+           model::SteadyClock::now() >= deadline;
+    if (!gone) log()->debug("waiting for the load's backends to exit");
+    timer.expires_after(as_duration(kPollEvery));
+    co_await timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+  }
+}
+
 asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext& context) {
   auto& session = *context.session;
+  // The first collection is due at the run's start (context.now), before the load generator
+  // was started: its backends are those that started since.
+  if (!run_start_) {
+    run_start_ =
+        model::SystemClock::now() - std::chrono::duration_cast<model::SystemClock::duration>(
+                                        model::SteadyClock::now() - context.now);
+  }
+  if (context.last && session.connected()) co_await wait_for_load_backends(session);
+  // pgwaitprof's own queries on this session are taken out as they are sent, but the server
+  // shows them when the backend hands them over: at the first and the last reading they are
+  // handed over first (PostgreSQL 15 and later), so that none straddles the run's ends (this
+  // session sends a dozen a second).
+  if ((!previous_ || context.last) && session.connected() && session.server_version() >= 150000) {
+    (void)co_await session.execute("SELECT pg_stat_force_next_flush()");
+  }
   // Chosen before co_await: GCC 12 miscompiles ?: in a co_await's arguments.
   const std::string query = with_calls_ ? kWithCallsQuery : kTransactionsQuery;
-  // When the counters were read, not when the reading was due: one taken late on a busy host
-  // (the collectors before it on the session, the loop behind) holds the transactions up to
-  // then, and the readings either side of it must say so.
+  // When the counters were read, not when the reading was due: the middle of the round trip
+  // (on a busy host the query may wait for a CPU on either side).
   const auto sent = model::SteadyClock::now();
   auto read = co_await session.execute(query);
   if (!read.ok()) {
@@ -66,12 +109,7 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
     co_return collector_error(*read.error, session);
   }
   ServerCounters now;
-  // Taken kHandOverLag after an interval's end, a reading stands for that end (the header), the
-  // first after a reconnection too; the first (the start) and the last (the load ended, its
-  // backends gone) for their own time.
-  now.at = read_before_ && !context.last
-               ? sent - std::chrono::duration_cast<model::SteadyClock::duration>(kHandOverLag)
-               : sent;
+  now.at = sent + (model::SteadyClock::now() - sent) / 2;
   const auto transactions = counter(read.result.get(), 0);
   if (!transactions) {
     CollectorError error;
@@ -84,27 +122,9 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
   now.own_statements = own_statements_();
   log()->debug("server counters transactions={} calls={} own_statements={} last={}",
                now.transactions, now.calls.value_or(0), now.own_statements, context.last);
-  // A last reading of less than most of an interval joins the one before it (see the header).
-  constexpr double kShortestReading = 0.9;
-  auto reading = previous_ ? throughput_between(*previous_, now) : std::nullopt;
+  const auto reading = previous_ ? throughput_between(*previous_, now) : std::nullopt;
   previous_ = now;
-  read_before_ = true;
-  if (reading && pending_ && context.last &&
-      base::Seconds(reading->to - reading->from) < kShortestReading * interval_) {
-    pending_->to = reading->to;
-    pending_->transactions += reading->transactions;
-    if (pending_->calls && reading->calls) *pending_->calls += *reading->calls;
-    reading.reset();
-  }
-  if (pending_ && (reading || context.last)) {
-    context.sink->on_server_throughput(*pending_);
-    pending_.reset();
-  }
-  if (reading && context.last) {
-    context.sink->on_server_throughput(*reading);
-  } else if (reading) {
-    pending_ = reading;
-  }
+  if (reading) context.sink->on_server_throughput(*reading);
   co_return std::nullopt;
 }
 

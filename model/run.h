@@ -89,8 +89,8 @@ struct TimelineSlice {
   // (pg_stat_database), beside or instead of the load generator's own figures.
   std::optional<double> server_tps;
   std::optional<double> server_calls_per_s;
-  // The server's figure is the mean of a reading that covered more than this interval (the
-  // run's last stub folded into the interval before it): a smear, not this interval's own.
+  // The server's figure holds part of a reading that covered more than half an interval (the
+  // readings between were missed): a smear, not this interval's own.
   bool server_tps_spread = false;
   Background background;
   std::optional<HostCpu> cpu;

@@ -239,13 +239,16 @@ std::optional<double> RunRecorder::loadgen_offset_s() const {
 // The server's transactions per interval of the timeline, counted over the load generator's
 // own interval there (its clock's offset from the run's, loadgen_offset_s()), so that both
 // figures of an interval cover the same time: the first one too, whose report covers the time
-// pgbench's clients took to connect and the first part of its load, which a reading on the run's
-// clock would split. A reading is spread over the intervals it overlaps in proportion to the time;
-// its time before the load generator's first interval is none of the load's, and neither is
-// the moment after its last (the last reading is taken when it has exited: its summary, its
-// disconnections) when it reported up to its end. A figure with a part of a reading longer
-// than an interval and a quarter (a reading missed, the last stub folded into the one before)
-// is the mean of more than its interval, and says so.
+// pgbench's clients took to connect and the first part of its load. A reading's increase is
+// what backends handed over since the reading before (collectors/server_throughput.h): each
+// hand-over holds a backend's transactions since its previous one, a second before at most, so
+// the increase is spread evenly over the second before the middle of its reading, within the
+// load generator's intervals (its clients hand over their last transactions when they exit,
+// which the last reading waits for: that is placed before the moment the load ended, which may
+// be after its last report, as sysbench does not report its last second; a reading seen before
+// its first interval is none of the load's). Each interval's time is the part of it between the
+// load's start and its end (or the last reading); a figure with a part of a reading longer than
+// half an interval (readings missed) is the mean of more than its interval, and says so.
 void RunRecorder::finish_server_throughput() {
   const double interval_s = interval_.count();
   const double offset_s = loadgen_offset_s().value_or(0);
@@ -257,29 +260,40 @@ void RunRecorder::finish_server_throughput() {
     load_start_s = offset_s + first * interval_s;
     load_end_s = offset_s + (last + 1) * interval_s;
   }
+  constexpr double kHandOverS = 1.0;
   std::map<size_t, ServerTotals> by_slice;
+  double read_to_s = 0;
   for (const auto& reading : server_readings_) {
-    double to_s = since_start(reading.to).count();
-    if (&reading == &server_readings_.back() && to_s - load_end_s < interval_s) {
-      to_s = std::min(to_s, load_end_s);
-    }
-    const double from_s = std::max({0.0, load_start_s, since_start(reading.from).count()});
-    const double length_s = to_s - from_s;
-    if (length_s <= 0) continue;
-    const bool long_reading = length_s > 1.25 * interval_s;
-    const double first = std::max(0.0, std::floor((from_s - offset_s) / interval_s));
-    for (double index = first; offset_s + index * interval_s < to_s; ++index) {
-      const double overlap_s = std::min(to_s, offset_s + (index + 1) * interval_s) -
-                               std::max(from_s, offset_s + index * interval_s);
+    const double from_s = since_start(reading.from).count();
+    const double to_s = since_start(reading.to).count();
+    if (to_s <= from_s) continue;
+    read_to_s = std::max(read_to_s, to_s);
+    // The last reading waits for the load generator's backends to exit, and holds their last
+    // hand-overs: seen when the load ended, where the one before it (ten an interval) ended.
+    const bool last = &reading == &server_readings_.back() && from_s > load_start_s;
+    const double seen_s = last ? from_s : (from_s + to_s) / 2;
+    if (seen_s <= load_start_s) continue;
+    const double spread_from_s = std::max(load_start_s, seen_s - kHandOverS);
+    const double spread_s = seen_s - spread_from_s;
+    const bool long_reading = to_s - from_s > 0.5 * interval_s;
+    const double first = std::max(0.0, std::floor((spread_from_s - offset_s) / interval_s));
+    for (double index = first; offset_s + index * interval_s < seen_s; ++index) {
+      const double overlap_s = std::min(seen_s, offset_s + (index + 1) * interval_s) -
+                               std::max(spread_from_s, offset_s + index * interval_s);
       if (overlap_s <= 0) continue;
       auto& totals = by_slice[static_cast<size_t>(index)];
-      totals.transactions += reading.transactions * overlap_s / length_s;
+      totals.transactions += reading.transactions * overlap_s / spread_s;
       if (reading.calls) {
-        totals.calls = totals.calls.value_or(0) + *reading.calls * overlap_s / length_s;
+        totals.calls = totals.calls.value_or(0) + *reading.calls * overlap_s / spread_s;
       }
-      totals.covered += base::Seconds(overlap_s);
       if (long_reading && overlap_s > 0.02 * interval_s) totals.spread = true;
     }
+  }
+  for (auto& [index, totals] : by_slice) {
+    const double start_s = offset_s + static_cast<double>(index) * interval_s;
+    const double to_s = start_s < load_end_s ? std::min(load_end_s, read_to_s) : read_to_s;
+    totals.covered = base::Seconds(
+        std::max(0.0, std::min(to_s, start_s + interval_s) - std::max(load_start_s, start_s)));
   }
   set_server_figures(by_slice, throughput_from_server_, timeline_);
 }

@@ -46,8 +46,8 @@ class RunRecorder : public SampleSink {
     double transactions = 0;
     std::optional<double> calls;
     base::Seconds covered{0};
-    // Part of a reading that covered more than this interval (the last stub folded into the
-    // interval before, a reading missed): the interval's figure is that reading's mean.
+    // Part of a reading that covered more than half an interval (readings missed): the
+    // interval's figure is partly that reading's mean.
     bool spread = false;
   };
   const ServerTotals& server_totals() const { return server_totals_; }

@@ -377,6 +377,7 @@ asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point 
   const auto began = SteadyClock::now();
   checkpoint.start = began - start;
   collectors::PgSession session(co_await asio::this_coro::executor);
+  const collectors::OwnSession own(session);  // its backend is pgwaitprof's in the kernel view
   if (auto error = co_await session.connect(state.request.conninfo, kConnectTimeout)) {
     checkpoint.error = "could not connect: " + error->message;
   } else if (auto done = co_await session.execute("CHECKPOINT"); !done.ok()) {

@@ -9,6 +9,7 @@
 
 #include "base/expected.h"
 #include "base/run_control.h"
+#include "collectors/kernel.h"
 #include "collectors/pg_session.h"
 #include "collectors/statements.h"
 #include "daemon/engine/run_request.h"
@@ -28,7 +29,9 @@ struct RunState {
   RunRequest request;
   RunOutcome outcome;
   collectors::PgSession session;  // the run's own connection: set-up, then run collectors
-  std::string loadgen;            // the load generator's path
+  // Its backend is pgwaitprof's, not the load's, in the kernel view (with the sampler's).
+  collectors::OwnSession own_session{session};
+  std::string loadgen;  // the load generator's path
   loadgen::LoadgenCommand command;
   std::string pgbench_log;  // everything the load generator (and pgbench -i) wrote
   // pg_stat_statements before the load, for deltas; compute_query_id's value.

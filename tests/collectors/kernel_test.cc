@@ -197,6 +197,45 @@ TEST(ExitedTime, TheReapedGrowthLessWhatWasCountedBefore) {
   EXPECT_NEAR(exited.next(Seconds(0.2), Seconds(0)).count(), 0, 1e-9);
 }
 
+// Issue 47 item 13: one CPU-bound backend of pgbench -c 1 measured 1.08 AAS on a CPU and on the
+// run queue on a loaded CI machine. The client backends' group held pgwaitprof's own run
+// connection too, whose queries (five a second) each waited for a CPU there: 0.3 s of run queue
+// in 3 s. pgwaitprof's own backends count with the sampler's, and the load's client backends
+// are the load's.
+TEST(KernelTimes, PgwaitprofsOwnBackendsAreTheSamplersNotTheLoads) {
+  constexpr int64_t kBefore = 1'000'000;  // the previous reading, as backend_start counts
+  const auto stat = [](double on_cpu_s, double runqueue_s) {
+    return Schedstat{static_cast<uint64_t>(on_cpu_s * 1e9),
+                     static_cast<uint64_t>(runqueue_s * 1e9)};
+  };
+  const std::map<KernelReadingId, Schedstat> previous{
+      {{100, 500}, stat(2.0, 1.0)},   // pgbench's backend
+      {{200, 400}, stat(0.1, 0.5)},   // the run's connection
+      {{300, -1}, stat(0.05, 0.05)},  // the sampler's
+      {{400, 300}, stat(9.0, 0.0)}};  // the checkpointer
+  const std::vector<KernelReading> readings{
+      {100, 500, "client backend", stat(2.6, 1.4)},
+      {200, 400, "client backend", stat(0.11, 0.8)},
+      {300, -1, "", stat(0.06, 0.07)},
+      {400, 300, "checkpointer", stat(9.01, 0.0)},
+      // Started after the previous reading: its whole life is in this one.
+      {500, kBefore + 10, "client backend", stat(0.2, 0.1)},
+      // Merely new to us (it started before the previous reading): none of it.
+      {600, kBefore - 10, "client backend", stat(5.0, 5.0)}};
+  model::KernelTimes times;
+  add_kernel_times(readings, previous, kBefore, {200}, times);
+  const auto& clients = times.by_group.at(model::kClientBackends);
+  EXPECT_NEAR(clients.on_cpu.count(), 0.6 + 0.2, 1e-6);
+  EXPECT_NEAR(clients.runqueue.count(), 0.4 + 0.1, 1e-6);
+  const auto& own = times.by_group.at(model::kSamplerBackend);
+  EXPECT_NEAR(own.on_cpu.count(), 0.01 + 0.01, 1e-6);
+  EXPECT_NEAR(own.runqueue.count(), 0.3 + 0.02, 1e-6);
+  EXPECT_NEAR(times.by_group.at(model::kBackgroundProcesses).on_cpu.count(), 0.01, 1e-6);
+  // By backend type (the Prometheus counters): the load's client backends only.
+  EXPECT_NEAR(times.by_backend_type.at("client backend").runqueue.count(), 0.5, 1e-6);
+  EXPECT_EQ(times.by_backend_type.size(), 2u);
+}
+
 // wchan is trusted only after a sleeping process read as a function: a process that spins (on a
 // CPU or on the run queue) reads "0", as every process does where wchan does not work.
 TEST(ProcessStates, ReadsWchanFirstOnlyWhereASleeperShowsItWorks) {
