@@ -46,8 +46,14 @@ void ContinuousProfile::on_snapshot(const Snapshot& snapshot) {
 }
 
 void ContinuousProfile::on_profile_delta(const Profile& delta, SystemClock::time_point) {
-  current_.snapshots += delta.snapshots();
-  for (const auto& [key, count] : delta.counts()) current_.wait_samples[key] += count;
+  // A traced profile's counts are microseconds and its snapshots the wall-clock microseconds
+  // (profile.h); by the source, as an interval with nothing traced has no traced keys either.
+  if (current_.source == SamplerSource::kTrace || delta.exact()) {
+    for (const auto& [key, time] : delta.traced()) current_.traced[key].merge(time);
+  } else {
+    current_.snapshots += delta.snapshots();
+    for (const auto& [key, count] : delta.counts()) current_.wait_samples[key] += count;
+  }
   publish();
 }
 

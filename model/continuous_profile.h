@@ -16,6 +16,7 @@
 #include "model/profile.h"
 #include "model/sample_sink.h"
 #include "model/sampler_source.h"
+#include "model/traced_time.h"
 #include "model/wait_tracker.h"
 
 namespace pgwaitprof::model {
@@ -44,6 +45,10 @@ struct TargetMetrics {
   uint64_t snapshots = 0;
   uint64_t missed_ticks = 0;
   std::map<WaitKey, uint64_t> wait_samples;
+  // The traced source (collectors/trace/): per wait key, its blocked, run-queue and on-CPU time,
+  // its blocking waits and their durations. Its profiles count microseconds, not samples: they
+  // fill this, never wait_samples or snapshots.
+  std::map<WaitKey, TracedTime> traced;
   std::map<std::pair<std::string, std::string>, Histogram> wait_durations;
   Histogram snapshot_durations{snapshot_duration_buckets()};
   std::map<std::string, CollectorStatus> collectors;

@@ -77,4 +77,27 @@ std::vector<base::Seconds> snapshot_duration_buckets() {
   return {100us, 250us, 500us, 1ms, 2500us, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 1s};
 }
 
+std::vector<base::Seconds> traced_duration_buckets() {
+  std::vector<base::Seconds> bounds;
+  // Divided, not multiplied by 1e-9: the double nearest to 2^power ns, which the exposition's 16
+  // significant digits write as its decimal (0.268435456) for all but three bounds.
+  for (int power = kTracedFirstPower; power <= kTracedLastPower + 1; ++power) {
+    bounds.emplace_back(std::ldexp(1.0, power) / 1e9);
+  }
+  return bounds;
+}
+
+Histogram traced_duration_histogram(const TracedTime& traced) {
+  Histogram histogram(traced_duration_buckets());
+  for (int index = 0; index < kTracedBuckets; ++index) {
+    // Bucket 0 (below 2^10 ns) is below the first bound; the four of power p lie below 2^(p+1)
+    // ns, the bound after 2^p's; the last traced bucket (2^36 ns and longer) is +Inf's.
+    const auto exported = static_cast<size_t>(index == 0 ? 0 : (index - 1) / kTracedPerPower + 1);
+    histogram.bucket_counts[exported] += traced.histogram[index];
+    histogram.count += traced.histogram[index];
+  }
+  histogram.sum = base::Seconds(traced.blocked_s);
+  return histogram;
+}
+
 }  // namespace pgwaitprof::model

@@ -107,4 +107,14 @@ struct Histogram {
 std::vector<base::Seconds> wait_duration_buckets();
 std::vector<base::Seconds> snapshot_duration_buckets();
 
+// The bounds of the traced source's exported wait durations: every power of two from 2^10 ns
+// (1.024 us) to 2^36 ns (68.7 s). Each is an edge of the traced buckets (traced_time.h: four per
+// power of two), so an exported bucket sums whole traced buckets and nothing is interpolated. A
+// traced bucket holds [lower, upper): a wait of exactly 2^p ns counts above le = 2^p ns, the one
+// nanosecond per bound where "less than" and Prometheus' "at most" differ.
+std::vector<base::Seconds> traced_duration_buckets();
+// The blocking waits of `traced` in those buckets: the count of its histogram, the sum of its
+// blocked time (the kernel charges blocked time only with the wait that ends it: one total).
+Histogram traced_duration_histogram(const TracedTime& traced);
+
 }  // namespace pgwaitprof::model

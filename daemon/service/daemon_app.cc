@@ -179,9 +179,11 @@ config::ValidatedConfig DaemonApp::load() const {
 void DaemonApp::start_target(const config::TargetConfig& target) {
   auto sampler = std::make_shared<collectors::TargetSampler>(io_.get_executor(),
                                                              collectors::sampler_options(target));
+  // pgwaitprof_sampler_info's rate: of the snapshots, or of the traced source's in-kernel on-CPU
+  // samples; pg_wait_sampling samples at its own period.
   auto profile = std::make_shared<model::ContinuousProfile>(
-      target.name, target.source, model::takes_snapshots(target.source) ? target.hz : 0,
-      target.labels);
+      target.name, target.source,
+      target.source != model::SamplerSource::kPgWaitSampling ? target.hz : 0, target.labels);
   sampler->add_sink(profile.get());
   targets_[target.name] = Target{target, sampler, profile};
   // The sampler delivers to the profile until its run() ends: both live until then.

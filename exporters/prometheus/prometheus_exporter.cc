@@ -5,6 +5,9 @@
 #include <prometheus/gauge.h>
 #include <prometheus/text_serializer.h>
 
+#include <map>
+#include <tuple>
+
 #include "base/logging.h"
 #include "exporters/prometheus/basic_auth.h"
 
@@ -67,9 +70,21 @@ struct Families {
              MetricType::Counter);
   MetricFamily durations =
       family("pgwaitprof_wait_duration_seconds",
-             "Estimated length of contiguous waits, from consecutive snapshots of one "
+             "Length of waits: exact from the traced source (by backend type, in buckets of "
+             "powers of two nanoseconds), else estimated from consecutive snapshots of one "
              "backend.",
              MetricType::Histogram);
+  MetricFamily wait_seconds =
+      family("pgwaitprof_wait_seconds_total",
+             "Time of the target's processes per wait key, from the traced source: blocked in the "
+             "wait (part=\"blocked\"), runnable and waiting for a CPU with the wait event still "
+             "set (\"runqueue\"), on a CPU with it set (\"on_cpu\", the exact on-CPU time "
+             "spread by in-kernel samples); its rate is average active sessions.",
+             MetricType::Counter);
+  MetricFamily waits =
+      family("pgwaitprof_waits_total",
+             "Blocking waits (switched out until woken) per wait key, from the traced source.",
+             MetricType::Counter);
   MetricFamily snapshot_durations = family("pgwaitprof_snapshot_duration_seconds",
                                            "Time the snapshot query took.", MetricType::Histogram);
   MetricFamily missed =
@@ -105,8 +120,9 @@ struct Families {
              MetricType::Counter);
   MetricFamily sampler_info =
       family("pgwaitprof_sampler_info",
-             "The sampling source of a target and its configured rate (0 for "
-             "pg_wait_sampling, which samples at its own period); always 1.",
+             "The sampling source of a target and its configured rate (for trace, of its "
+             "in-kernel samples of on-CPU time; 0 for pg_wait_sampling, which samples at its own "
+             "period); always 1.",
              MetricType::Gauge);
   MetricFamily collector_success =
       family("pgwaitprof_collector_success", "1 when the latest collection per collector worked.",
@@ -128,57 +144,103 @@ struct Families {
              MetricType::Gauge);
 };
 
-void add_target(Families& families, const model::TargetMetrics& target) {
-  // Every series of a target: its name, the series' own labels, the config's constant labels.
-  auto labels = [&target](std::vector<ClientMetric::Label> own = {}) {
+using Labels = std::vector<ClientMetric::Label>;
+
+// Every series of a target: its name, the series' own labels, the config's constant labels.
+struct TargetLabels {
+  const model::TargetMetrics& target;
+  Labels operator()(Labels own = {}) const {
     own.insert(own.begin(), {"target", target.target});
     for (const auto& [name, value] : target.labels) own.push_back({name, value});
     return own;
-  };
-  families.snapshots.metric.push_back(counter(labels(), static_cast<double>(target.snapshots)));
+  }
+};
+
+Labels key_labels(const model::WaitKey& key) {
+  return {{"backend_type", key.backend_type},
+          {"state", key.state},
+          {"wait_event_type", key.wait_event_type},
+          {"wait_event", key.wait_event}};
+}
+
+void add_kernel_check(Families& families, const model::KernelCheck& check,
+                      const TargetLabels& labels) {
+  for (const auto& [view, aas] : {std::pair{"sampled_cpu", check.sampled_cpu_aas},
+                                  std::pair{"kernel_on_cpu", check.on_cpu_aas},
+                                  std::pair{"kernel_runqueue", check.runqueue_aas},
+                                  std::pair{"kernel_exited", check.exited_aas}}) {
+    families.check_sessions.metric.push_back(gauge(labels({{"view", view}}), aas));
+  }
+  if (check.sampled_running_aas) {
+    families.check_sessions.metric.push_back(
+        gauge(labels({{"view", "sampled_running"}}), *check.sampled_running_aas));
+  }
+  if (check.judged()) {
+    families.check_within.metric.push_back(gauge(labels(), check.within() ? 1 : 0));
+  }
+}
+
+// The traced source's series: per wait key its time by part and its blocking waits, and per
+// (backend type, wait event) the durations of those waits, states merged. A part or a count is
+// exported once it is non-zero: the series of a key never disappear, as its totals only grow.
+void add_traced(Families& families, const model::TargetMetrics& target,
+                const TargetLabels& labels) {
+  std::map<std::tuple<std::string, std::string, std::string>, model::TracedTime> by_event;
+  for (const auto& [key, time] : target.traced) {
+    for (const auto& [part, seconds] :
+         {std::pair{"blocked", time.blocked_s}, std::pair{"runqueue", time.runqueue_s},
+          std::pair{"on_cpu", time.on_cpu_s}}) {
+      if (seconds <= 0) continue;
+      auto own = key_labels(key);
+      own.push_back({"part", part});
+      families.wait_seconds.metric.push_back(counter(labels(std::move(own)), seconds));
+    }
+    if (time.waits == 0) continue;
+    families.waits.metric.push_back(
+        counter(labels(key_labels(key)), static_cast<double>(time.waits)));
+    by_event[{key.backend_type, key.wait_event_type, key.wait_event}].merge(time);
+  }
+  for (const auto& [event, time] : by_event) {
+    const auto& [backend_type, wait_event_type, wait_event] = event;
+    families.durations.metric.push_back(histogram(labels({{"backend_type", backend_type},
+                                                          {"wait_event_type", wait_event_type},
+                                                          {"wait_event", wait_event}}),
+                                                  model::traced_duration_histogram(time)));
+  }
+}
+
+void add_run(Families& families, const model::ActiveRun& run, const TargetLabels& labels) {
+  families.run_active.metric.push_back(
+      gauge(labels({{"run_id", run.run_id}, {"workload", run.workload}}), 1));
+  if (run.tps) families.tps.metric.push_back(gauge(labels(), *run.tps));
+  if (run.latency) families.latency.metric.push_back(gauge(labels(), run.latency->count()));
+}
+
+void add_target(Families& families, const model::TargetMetrics& target) {
+  const TargetLabels labels{target};
+  // The traced source takes no snapshots and counts no samples: its time is wait_seconds.
+  if (target.source != model::SamplerSource::kTrace) {
+    families.snapshots.metric.push_back(counter(labels(), static_cast<double>(target.snapshots)));
+  }
   families.sampler_info.metric.push_back(
       gauge(labels({{"source", std::string(to_string(target.source))},
                     {"requested", std::string(to_string(target.requested))},
                     {"hz", fmt::format("{:g}", target.hz)}}),
             1));
-  if (const auto& check = target.kernel_check) {
-    for (const auto& [view, aas] : {std::pair{"sampled_cpu", check->sampled_cpu_aas},
-                                    std::pair{"kernel_on_cpu", check->on_cpu_aas},
-                                    std::pair{"kernel_runqueue", check->runqueue_aas},
-                                    std::pair{"kernel_exited", check->exited_aas}}) {
-      families.check_sessions.metric.push_back(gauge(labels({{"view", view}}), aas));
-    }
-    if (check->sampled_running_aas) {
-      families.check_sessions.metric.push_back(
-          gauge(labels({{"view", "sampled_running"}}), *check->sampled_running_aas));
-    }
-    if (check->judged()) {
-      families.check_within.metric.push_back(gauge(labels(), check->within() ? 1 : 0));
-    }
-  }
+  if (target.kernel_check) add_kernel_check(families, *target.kernel_check, labels);
   for (const auto& [key, count] : target.wait_samples) {
-    families.samples.metric.push_back(counter(labels({{"backend_type", key.backend_type},
-                                                      {"state", key.state},
-                                                      {"wait_event_type", key.wait_event_type},
-                                                      {"wait_event", key.wait_event}}),
-                                              static_cast<double>(count)));
+    families.samples.metric.push_back(counter(labels(key_labels(key)), static_cast<double>(count)));
   }
   for (const auto& [wait, values] : target.wait_durations) {
     families.durations.metric.push_back(
         histogram(labels({{"wait_event_type", wait.first}, {"wait_event", wait.second}}), values));
   }
+  add_traced(families, target, labels);
   families.snapshot_durations.metric.push_back(histogram(labels(), target.snapshot_durations));
   families.missed.metric.push_back(counter(labels(), static_cast<double>(target.missed_ticks)));
   families.up.metric.push_back(gauge(labels(), target.up ? 1 : 0));
   families.hidden.metric.push_back(gauge(labels(), target.hidden_backends));
-  if (target.run) {
-    families.run_active.metric.push_back(
-        gauge(labels({{"run_id", target.run->run_id}, {"workload", target.run->workload}}), 1));
-    if (target.run->tps) families.tps.metric.push_back(gauge(labels(), *target.run->tps));
-    if (target.run->latency) {
-      families.latency.metric.push_back(gauge(labels(), target.run->latency->count()));
-    }
-  }
+  if (target.run) add_run(families, *target.run, labels);
   for (const auto& [backend_type, time] : target.kernel_by_backend_type) {
     families.backend_cpu.metric.push_back(
         counter(labels({{"backend_type", backend_type}}), time.on_cpu.count()));
@@ -200,10 +262,11 @@ std::vector<MetricFamily> build_metric_families(const TargetMetricsList& targets
   for (const auto& target : targets) add_target(built, *target);
   std::vector<MetricFamily> families;
   for (auto* family :
-       {&built.snapshots, &built.samples, &built.durations, &built.snapshot_durations,
-        &built.missed, &built.up, &built.hidden, &built.run_active, &built.tps, &built.latency,
-        &built.collector_duration, &built.collector_success, &built.sampler_info,
-        &built.backend_cpu, &built.backend_runqueue, &built.check_sessions, &built.check_within}) {
+       {&built.snapshots, &built.samples, &built.durations, &built.wait_seconds, &built.waits,
+        &built.snapshot_durations, &built.missed, &built.up, &built.hidden, &built.run_active,
+        &built.tps, &built.latency, &built.collector_duration, &built.collector_success,
+        &built.sampler_info, &built.backend_cpu, &built.backend_runqueue, &built.check_sessions,
+        &built.check_within}) {
     if (!family->metric.empty()) families.push_back(std::move(*family));
   }
   return families;

@@ -81,8 +81,8 @@ fi
 check "promtool check config deploy/prometheus/prometheus.yml" promtool check config "$prometheus_config"
 check "promtool check rules deploy/prometheus/rules.yml" promtool check rules "$rules"
 
-# Synthetic series at 100 Hz: AAS must leave out state "idle" and background processes asleep
-# (Activity, Extension, Timeout) but keep
+# Synthetic series at 100 Hz (and of a traced target, in seconds): AAS must leave out state "idle"
+# and background processes asleep (Activity, Extension, Timeout) but keep
 # "idle in transaction", background waits other than Activity, and same-named events of two
 # wait types apart; alerts must hold for their whole "for" before firing.
 cat >"$work_dir/rules_test.yml" <<EOF
@@ -122,6 +122,17 @@ tests:
         values: '0+750x40'
       - series: 'pgwaitprof_wait_samples_total{instance="h:9816",job="pgwaitprof",target="t",backend_type="client backend",state="active",wait_event_type="IO",wait_event="WALWrite"}'
         values: '0+1500x40'
+      # Target "u" of the traced source: seconds per wait key and part, no samples or snapshots.
+      - series: 'pgwaitprof_wait_seconds_total{instance="h:9816",job="pgwaitprof",target="u",backend_type="client backend",state="active",wait_event_type="CPU",wait_event="CPU",part="on_cpu"}'
+        values: '0+15x40'
+      - series: 'pgwaitprof_wait_seconds_total{instance="h:9816",job="pgwaitprof",target="u",backend_type="client backend",state="active",wait_event_type="LWLock",wait_event="WALWrite",part="blocked"}'
+        values: '0+7.5x40'
+      - series: 'pgwaitprof_wait_seconds_total{instance="h:9816",job="pgwaitprof",target="u",backend_type="client backend",state="active",wait_event_type="LWLock",wait_event="WALWrite",part="runqueue"}'
+        values: '0+3.75x40'
+      - series: 'pgwaitprof_wait_seconds_total{instance="h:9816",job="pgwaitprof",target="u",backend_type="client backend",state="idle",wait_event_type="Client",wait_event="ClientRead",part="blocked"}'
+        values: '0+30x40'
+      - series: 'pgwaitprof_wait_seconds_total{instance="h:9816",job="pgwaitprof",target="u",backend_type="checkpointer",state="background",wait_event_type="Activity",wait_event="CheckpointerMain",part="blocked"}'
+        values: '0+15x40'
     promql_expr_test:
       - expr: pgwaitprof:aas:by_wait_event
         eval_time: 5m
@@ -136,6 +147,10 @@ tests:
             value: 0.5
           - labels: 'pgwaitprof:aas:by_wait_event{instance="h:9816",target="t",wait_event_type="IO",wait_event="WALWrite"}'
             value: 1
+          - labels: 'pgwaitprof:aas:by_wait_event{instance="h:9816",target="u",wait_event_type="CPU",wait_event="CPU"}'
+            value: 1
+          - labels: 'pgwaitprof:aas:by_wait_event{instance="h:9816",target="u",wait_event_type="LWLock",wait_event="WALWrite"}'
+            value: 0.75
       - expr: pgwaitprof:aas:by_wait_class
         eval_time: 5m
         exp_samples:
@@ -147,11 +162,17 @@ tests:
             value: 2
           - labels: 'pgwaitprof:aas:by_wait_class{instance="h:9816",target="t",wait_event_type="LWLock"}'
             value: 0.5
+          - labels: 'pgwaitprof:aas:by_wait_class{instance="h:9816",target="u",wait_event_type="CPU"}'
+            value: 1
+          - labels: 'pgwaitprof:aas:by_wait_class{instance="h:9816",target="u",wait_event_type="LWLock"}'
+            value: 0.75
       - expr: pgwaitprof:aas
         eval_time: 5m
         exp_samples:
           - labels: 'pgwaitprof:aas{instance="h:9816",target="t"}'
             value: 5.5
+          - labels: 'pgwaitprof:aas{instance="h:9816",target="u"}'
+            value: 1.75
       - expr: pgwaitprof:sampler_achieved_hz
         eval_time: 5m
         exp_samples:

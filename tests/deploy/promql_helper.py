@@ -10,7 +10,8 @@ import sys
 # DESIGN.md "Prometheus metrics", plus the collector wrapper's gauges (STYLE.md, node_exporter
 # pattern). Keep in step with the daemon's exposition; prometheus_e2e.sh checks the real one.
 COUNTERS = ["pgwaitprof_snapshots_total", "pgwaitprof_wait_samples_total",
-            "pgwaitprof_missed_ticks_total"]
+            "pgwaitprof_missed_ticks_total", "pgwaitprof_wait_seconds_total",
+            "pgwaitprof_waits_total"]
 HISTOGRAMS = ["pgwaitprof_wait_duration_seconds", "pgwaitprof_snapshot_duration_seconds"]
 GAUGES = ["pgwaitprof_up", "pgwaitprof_hidden_backends", "pgwaitprof_run_active",
           "pgwaitprof_loadgen_tps", "pgwaitprof_loadgen_latency_seconds",
@@ -22,7 +23,7 @@ EXPORTED = set(COUNTERS) | set(GAUGES) | {
 # Series Prometheus itself adds for every scrape target.
 PROMETHEUS_SERIES = {"up"}
 LABELS = {"target", "backend_type", "state", "wait_event_type", "wait_event", "run_id",
-          "workload", "version", "revision", "collector", "le", "instance", "job", "view"}
+          "workload", "version", "revision", "collector", "le", "instance", "job", "view", "part"}
 STATES = {"active", "idle", "idle in transaction", "background"}
 
 KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or",

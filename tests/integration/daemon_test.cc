@@ -1,8 +1,10 @@
 // The sampling daemon against the real scratch cluster of deploy/test.sh: sampling rate at
-// 1000 Hz, the exposition (checked by promtool), reconnection, signals, reload, privileges
-// and the pg_wait_sampling source.
+// 1000 Hz, the exposition (checked by promtool), reconnection, signals, reload, privileges,
+// the pg_wait_sampling source, and the traced source's series (as root).
 #include <chrono>
+#include <cmath>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -359,6 +361,174 @@ TEST_F(DaemonTest, MemorySourceSamplesAt10kHzUnderLoad) {
         << daemon.process->log();
   }
   load->wait(15s);
+}
+
+// One histogram series of an exposition: its buckets (le -> cumulative count), _sum and _count.
+struct HistogramSeries {
+  std::map<double, double> buckets;
+  std::optional<double> sum, count;
+};
+
+// Every series of histogram `name`, by its labels without le.
+std::map<std::string, HistogramSeries> histograms(const std::string& exposition,
+                                                  const std::string& name) {
+  std::map<std::string, HistogramSeries> found;
+  std::istringstream lines(exposition);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with('#')) continue;
+    const auto open = line.find('{');
+    const auto close = line.rfind('}');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    const std::string series = line.substr(0, open);
+    std::string labels = line.substr(open + 1, close - open - 1);
+    const double value = std::stod(line.substr(close + 2));
+    if (series == name + "_bucket") {
+      const auto le = labels.rfind(",le=\"");
+      const double bound = std::stod(labels.substr(le + 5, labels.size() - le - 6));
+      found[labels.substr(0, le)].buckets[bound] = value;
+    } else if (series == name + "_sum") {
+      found[labels].sum = value;
+    } else if (series == name + "_count") {
+      found[labels].count = value;
+    }
+  }
+  return found;
+}
+
+// Valid exposition of a histogram: cumulative buckets ending at +Inf, which equals _count, and a
+// _sum that the buckets allow (each wait between its bucket's bounds).
+void expect_valid_histogram(const std::string& labels, const HistogramSeries& series) {
+  ASSERT_TRUE(series.sum && series.count) << labels;
+  ASSERT_FALSE(series.buckets.empty()) << labels;
+  EXPECT_TRUE(std::isinf(series.buckets.rbegin()->first)) << labels;
+  EXPECT_EQ(series.buckets.rbegin()->second, *series.count) << labels;
+  double previous = 0, lowest = 0, highest = 0, below = 0;
+  for (const auto& [bound, cumulative] : series.buckets) {
+    const double in_bucket = cumulative - previous;
+    EXPECT_GE(in_bucket, 0) << labels << " le=" << bound;
+    if (in_bucket > 0) {
+      highest += in_bucket * bound;
+      lowest += in_bucket * below;
+    }
+    previous = cumulative;
+    below = bound;
+  }
+  EXPECT_GE(*series.sum, lowest * (1 - 1e-9)) << labels;
+  if (!std::isinf(highest)) {
+    EXPECT_LE(*series.sum, highest * (1 + 1e-9)) << labels;
+  }
+}
+
+class DaemonTraceTest : public DaemonTest {
+ protected:
+  void SetUp() override {
+    DaemonTest::SetUp();
+    ASSERT_EQ(getuid(), 0u) << "the traced source's tests run as root, like CI";
+  }
+};
+
+// `sessions` psql sessions at once, each running `SELECT pg_sleep(0.2)` `sleeps` times.
+void sleep_in_sessions(const std::filesystem::path& dir, int sessions, int sleeps) {
+  std::vector<std::unique_ptr<ChildProcess>> running;
+  for (int session = 0; session < sessions; ++session) {
+    std::vector<std::string> argv{base::find_executable("psql"), "-X", "-q", "-At"};
+    for (int sleep = 0; sleep < sleeps; ++sleep) {
+      argv.insert(argv.end(), {"-c", "SELECT pg_sleep(0.2)"});
+    }
+    argv.push_back(test_conninfo());
+    running.push_back(
+        std::make_unique<ChildProcess>(argv, dir / ("sleeps-" + std::to_string(session) + ".log")));
+  }
+  for (auto& session : running) EXPECT_EQ(session->wait(30s).value_or(-1), 0) << session->log();
+}
+
+// How far the histogram series `labels` grew from `before` to `after`: per bucket, and its sum.
+HistogramSeries histogram_growth(const std::string& before, const std::string& after,
+                                 const std::string& labels) {
+  const auto then = histograms(before, "pgwaitprof_wait_duration_seconds");
+  auto now = histograms(after, "pgwaitprof_wait_duration_seconds")[labels];
+  const auto was = then.contains(labels) ? then.at(labels) : HistogramSeries{};
+  for (auto& [bound, cumulative] : now.buckets) {
+    if (was.buckets.contains(bound)) cumulative -= was.buckets.at(bound);
+  }
+  if (now.sum) *now.sum -= was.sum.value_or(0);
+  if (now.count) *now.count -= was.count.value_or(0);
+  return now;
+}
+
+// A daemon target of the traced source (issue 48) under pgbench: no samples or snapshots (its
+// profiles count microseconds), the time per wait key and part, its waits, and the exact
+// histogram of their durations, valid exposition. Four sessions sleep five times 0.2 s: 20
+// PgSleep waits, all between 2^27 and 2^28 ns, 4 s of blocked time.
+TEST_F(DaemonTraceTest, ExportsWaitTimeWaitsAndTheirExactDurations) {
+  Daemon daemon("trace", target_yaml("traced", 1000, "trace"));
+  ASSERT_TRUE(eventually(
+      20s,
+      [&] { return daemon.value("pgwaitprof_wait_seconds_total{target=\"traced\"").has_value(); }))
+      << daemon.process->log() << daemon.metrics();
+  auto load = pgbench_load(daemon.dir, {"-c", "2", "-j", "1", "-R", "200", "-T", "10"});
+  const std::string sleep_histogram =
+      "target=\"traced\",backend_type=\"client backend\",wait_event_type=\"Timeout\","
+      "wait_event=\"PgSleep\"";
+  std::this_thread::sleep_for(1s);
+  const std::string before = daemon.metrics();
+  constexpr int kSessions = 4, kSleeps = 5;
+  constexpr double kWaits = kSessions * kSleeps, kSlept = kWaits * 0.2;
+  sleep_in_sessions(daemon.dir, kSessions, kSleeps);
+  // Every wait that ended is read within a read period (200 ms).
+  ASSERT_TRUE(eventually(10s, [&] {
+    return histogram_growth(before, daemon.metrics(), sleep_histogram).count.value_or(0) >= kWaits;
+  })) << daemon.metrics();
+  std::this_thread::sleep_for(500ms);
+  const std::string after = daemon.metrics();
+  load->wait(15s);
+
+  EXPECT_FALSE(metric(after, "pgwaitprof_wait_samples_total{target=\"traced\"")) << after;
+  EXPECT_FALSE(metric(after, "pgwaitprof_snapshots_total{target=\"traced\""));
+  EXPECT_EQ(metric(after,
+                   "pgwaitprof_sampler_info{target=\"traced\",source=\"trace\","
+                   "requested=\"trace\",hz=\"1000\"}"),
+            1.0)
+      << after;
+  for (const auto& [labels, series] : histograms(after, "pgwaitprof_wait_duration_seconds")) {
+    expect_valid_histogram(labels, series);
+  }
+  const auto sleeps = histogram_growth(before, after, sleep_histogram);
+  ASSERT_TRUE(sleeps.buckets.contains(0.134217728) && sleeps.buckets.contains(0.268435456))
+      << after;
+  EXPECT_EQ(sleeps.buckets.at(0.134217728), 0);
+  EXPECT_EQ(sleeps.buckets.at(0.268435456), kWaits);
+  EXPECT_EQ(sleeps.buckets.at(INFINITY), kWaits);
+  EXPECT_EQ(sleeps.count.value_or(0), kWaits);
+  EXPECT_NEAR(sleeps.sum.value_or(0), kSlept, kSlept * 0.05);
+
+  // The counters: the sleeps' waits and blocked time (the sessions were active), and the time
+  // pgbench's idle backends waited for a CPU after ClientRead.
+  auto grown = [&](const std::string& series) {
+    return metric_sum(after, series) - metric_sum(before, series);
+  };
+  const std::string sleep_key =
+      "{target=\"traced\",backend_type=\"client backend\",state=\"active\","
+      "wait_event_type=\"Timeout\",wait_event=\"PgSleep\"";
+  EXPECT_EQ(grown("pgwaitprof_waits_total" + sleep_key + "}"), kWaits);
+  EXPECT_NEAR(grown("pgwaitprof_wait_seconds_total" + sleep_key + ",part=\"blocked\"}"), kSlept,
+              kSlept * 0.05);
+  EXPECT_GT(grown("pgwaitprof_wait_seconds_total{target=\"traced\",backend_type=\"client "
+                  "backend\",state=\"idle\",wait_event_type=\"Client\",wait_event=\"ClientRead\","
+                  "part=\"runqueue\"}"),
+            0)
+      << after;
+  EXPECT_GT(histogram_growth(before, after,
+                             "target=\"traced\",backend_type=\"client backend\","
+                             "wait_event_type=\"Client\",wait_event=\"ClientRead\"")
+                .count.value_or(0),
+            0)
+      << after;
+
+  write_text(daemon.dir / "metrics.txt", after);
+  auto check = engine::run_command(
+      {"/bin/sh", "-c", "promtool check metrics < " + (daemon.dir / "metrics.txt").string()});
+  EXPECT_EQ(check.exit_code, 0) << check.output;
 }
 
 }  // namespace

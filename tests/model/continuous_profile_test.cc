@@ -70,5 +70,58 @@ TEST(ContinuousProfileTest, KernelCheckCoversTheLastMinute) {
   EXPECT_EQ(profile.published()->source, SamplerSource::kActivity);
 }
 
+// A traced profile as collectors/trace delivers it: counts of microseconds over the wall-clock
+// microseconds, the traced parts beside them.
+Profile traced_delta(uint64_t wall_us, double sleep_s, uint64_t sleeps) {
+  Profile delta;
+  delta.add_snapshots(wall_us);
+  const WaitKey key{"client backend", "active", "Timeout", "PgSleep"};
+  TracedTime time;
+  time.blocked_s = sleep_s * static_cast<double>(sleeps);
+  time.runqueue_s = 0.001;
+  time.waits = sleeps;
+  time.histogram[1 + (27 - kTracedFirstPower) * kTracedPerPower + 1] = sleeps;
+  delta.add(key, static_cast<uint64_t>(time.time_s() * 1e6));
+  delta.add_traced(key, time);
+  return delta;
+}
+
+// The traced source's microseconds are not samples: a daemon target of source trace counts
+// no snapshots and no samples from them (they were exported as pgwaitprof_snapshots_total and
+// pgwaitprof_wait_samples_total, a million "samples" a second of wall-clock time).
+TEST(ContinuousProfileTest, TracedMicrosecondsAreNeitherSnapshotsNorSamples) {
+  ContinuousProfile profile("t", SamplerSource::kTrace, 0);
+  profile.on_profile_delta(traced_delta(1'000'000, 0.2, 3), SystemClock::now());
+  // An interval in which nothing was traced still has its wall-clock time.
+  Profile nothing;
+  nothing.add_snapshots(1'000'000);
+  profile.on_profile_delta(nothing, SystemClock::now());
+  EXPECT_EQ(profile.current().snapshots, 0u);
+  EXPECT_TRUE(profile.current().wait_samples.empty());
+  EXPECT_EQ(profile.published()->snapshots, 0u);
+}
+
+TEST(ContinuousProfileTest, TracedDeltasAddUpToTimeWaitsAndDurations) {
+  ContinuousProfile profile("t", SamplerSource::kTrace, 0);
+  profile.on_profile_delta(traced_delta(1'000'000, 0.2, 3), SystemClock::now());
+  profile.on_profile_delta(traced_delta(1'000'000, 0.2, 2), SystemClock::now());
+  const auto& traced = profile.published()->traced;
+  ASSERT_EQ(traced.size(), 1u);
+  const auto& time = traced.at({"client backend", "active", "Timeout", "PgSleep"});
+  EXPECT_EQ(time.waits, 5u);
+  EXPECT_NEAR(time.blocked_s, 1.0, 1e-12);
+  EXPECT_NEAR(time.runqueue_s, 0.002, 1e-12);
+  EXPECT_EQ(traced_duration_histogram(time).count, 5u);
+  // A sampler's profile deltas (pg_wait_sampling) still count samples and periods.
+  ContinuousProfile sampled("s", SamplerSource::kPgWaitSampling, 0);
+  Profile counts;
+  counts.add_snapshots(100);
+  counts.add({"client backend", "active", "IO", "DataFileRead"}, 40);
+  sampled.on_profile_delta(counts, SystemClock::now());
+  EXPECT_EQ(sampled.current().snapshots, 100u);
+  EXPECT_EQ(sampled.current().wait_samples.size(), 1u);
+  EXPECT_TRUE(sampled.current().traced.empty());
+}
+
 }  // namespace
 }  // namespace pgwaitprof::model

@@ -223,5 +223,74 @@ TEST(WaitTracker, AWaitMissingFromOneSnapshotIsTwoWaits) {
   EXPECT_NEAR(second[0].estimated_length.count(), 0.010, 1e-9);
 }
 
+// The exported bounds of traced durations are powers of two, 1.024 us to 68.7 s, and each is an
+// edge of the traced buckets, so no traced bucket straddles one.
+TEST(TracedDurationHistogram, BoundsArePowersOfTwoNanosecondsOnTracedEdges) {
+  const auto bounds = traced_duration_buckets();
+  ASSERT_EQ(bounds.size(), 27u);
+  EXPECT_DOUBLE_EQ(bounds.front().count(), 1024e-9);
+  EXPECT_DOUBLE_EQ(bounds.back().count(), std::ldexp(1.0, 36) * 1e-9);
+  for (size_t bound = 1; bound < bounds.size(); ++bound) {
+    EXPECT_DOUBLE_EQ(bounds[bound].count(), 2 * bounds[bound - 1].count()) << bound;
+  }
+  // (Equal but for the last bit: a nanosecond is not a binary fraction of a second.)
+  for (const auto bound : bounds) {
+    int edges = 0;
+    for (int index = 0; index < kTracedBuckets; ++index) {
+      if (std::abs(traced_bucket_upper_s(index) - bound.count()) <= 1e-12 * bound.count()) ++edges;
+    }
+    EXPECT_EQ(edges, 1) << bound.count();
+  }
+}
+
+// Every traced bucket is summed, whole, into the exported bucket whose range holds its own: a
+// distinct count per traced bucket shows where each one went.
+TEST(TracedDurationHistogram, EachTracedBucketLandsWholeInTheBucketHoldingIt) {
+  TracedTime traced;
+  uint64_t total = 0;
+  for (int index = 0; index < kTracedBuckets; ++index) {
+    traced.histogram[index] = 1ull << (index % 20);
+    total += traced.histogram[index];
+  }
+  traced.blocked_s = 12.5;
+  traced.waits = total;
+  const auto exported = traced_duration_histogram(traced);
+  const auto& bounds = exported.upper_bounds;
+  ASSERT_EQ(exported.bucket_counts.size(), bounds.size() + 1);
+  std::vector<uint64_t> expected(bounds.size() + 1, 0);
+  for (int index = 0; index < kTracedBuckets; ++index) {
+    // The exported bucket with the first bound at or above the traced bucket's upper edge.
+    const double upper = traced_bucket_upper_s(index);
+    size_t bucket = 0;
+    while (bucket < bounds.size() && bounds[bucket].count() < upper * (1 - 1e-12)) ++bucket;
+    // ...and the traced bucket starts at or above the bound before it.
+    if (bucket > 0) {
+      EXPECT_GE(traced_bucket_lower_s(index), bounds[bucket - 1].count() * (1 - 1e-12)) << index;
+    }
+    expected[bucket] += traced.histogram[index];
+  }
+  EXPECT_EQ(exported.bucket_counts, expected);
+  EXPECT_EQ(exported.count, total);
+  EXPECT_DOUBLE_EQ(exported.sum.count(), 12.5);
+}
+
+TEST(TracedDurationHistogram, APgSleepOf200MsIsBelowTheBoundAfter134Ms) {
+  // 0.2002 s: bucket [2^27 + 2^25, 2^27 + 2 * 2^25) ns = [167.8, 201.3) ms.
+  TracedTime traced;
+  traced.histogram[1 + (27 - kTracedFirstPower) * kTracedPerPower + 1] = 10;
+  traced.blocked_s = 2.002;
+  const auto exported = traced_duration_histogram(traced);
+  size_t bucket = 0;
+  while (exported.bucket_counts[bucket] == 0) ++bucket;
+  EXPECT_DOUBLE_EQ(exported.upper_bounds[bucket].count(), 0.268435456);
+  EXPECT_DOUBLE_EQ(exported.upper_bounds[bucket - 1].count(), 0.134217728);
+  EXPECT_EQ(exported.bucket_counts[bucket], 10u);
+  EXPECT_EQ(exported.count, 10u);
+  // Nothing traced, nothing exported: an empty histogram, every bucket 0.
+  const auto empty = traced_duration_histogram(TracedTime{});
+  EXPECT_EQ(empty.count, 0u);
+  EXPECT_EQ(empty.sum.count(), 0);
+}
+
 }  // namespace
 }  // namespace pgwaitprof::model
