@@ -2,11 +2,15 @@
 #include "collectors/trace/trace_source.h"
 
 #include <fmt/format.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "base/logging.h"
 #include "collectors/memory/remote_process.h"
@@ -179,8 +183,13 @@ model::Profile traced_profile(const TraceTotals& delta, uint64_t wall_us,
   return profile;
 }
 
+TraceSource::~TraceSource() {
+  if (postmaster_fd_ >= 0) ::close(postmaster_fd_);
+}
+
 asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
   programs_.reset();
+  if (postmaster_fd_ >= 0) ::close(std::exchange(postmaster_fd_, -1));
   if (auto error = TracePrograms::check_kernel()) {
     co_return CollectorError{error->message, "", false, true};
   }
@@ -191,6 +200,8 @@ asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
         true};
   }
   attachment_ = std::move(*attached);
+  postmaster_fd_ = static_cast<int>(::syscall(SYS_pidfd_open, attachment_.postmaster, 0));
+  if (postmaster_fd_ < 0) co_return postmaster_exited();  // between the look-up and now
   auto config = trace_config(attachment_.postmaster, *attachment_.layout);
   if (!config) co_return CollectorError{config.error().message, "", false, true};
   config->sample_hz = sample_hz_;
@@ -236,7 +247,17 @@ asio::awaitable<CollectResult> TraceSource::collect(CollectContext& context) {
   auto profile = read(context.now);
   if (!profile) co_return CollectorError{profile.error().message, "", false, false};
   if (context.sink != nullptr) context.sink->on_profile_delta(*profile, model::SystemClock::now());
+  // A restarted server's new postmaster is no child of a process the programs follow.
+  if (pollfd exited{postmaster_fd_, POLLIN, 0}; ::poll(&exited, 1, 0) > 0) {
+    co_return postmaster_exited();
+  }
   co_return std::nullopt;
+}
+
+CollectorError TraceSource::postmaster_exited() const {
+  return CollectorError{
+      fmt::format("the server's postmaster (pid {}) has exited", attachment_.postmaster), "", true,
+      false};
 }
 
 }  // namespace pgwaitprof::collectors::trace

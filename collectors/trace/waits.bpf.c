@@ -2,15 +2,15 @@
 // to the wait event it had when it left its CPU. Loaded by trace_programs.cc through the
 // skeleton bpftool generates from this file's object (collectors/CMakeLists.txt).
 //
-// A tracked process (the postmaster and every descendant, followed from fork to exit) is at any
-// time in one phase: on a CPU, blocked (switched out not runnable: it waits to be woken), or
-// runnable and not running (preempted, or woken and not yet on a CPU). At each change the
-// interval of the phase it leaves is charged, in this CPU's slot of a per-CPU hash, to the key
-// read from the process's own memory as it left its CPU: backend type, state, wait_event_info and
-// query id. A blocked interval ended by a wake-up is one wait, with its length in a log-linear
-// histogram; the run-queue time after it stays on the same key. On-CPU time is exact per
-// (backend type, state, query id) and is spread over wait events by a perf-event program that
-// samples the process on its CPU. Nothing is sent per event: user space reads the maps.
+// A tracked process (the postmaster and every descendant, followed from fork to its last switch)
+// is at any time in one phase: on a CPU, blocked (switched out not runnable: it waits to be
+// woken), or runnable and not running (preempted, or woken and not yet on a CPU). At each
+// change the interval of the phase it leaves is charged, in this CPU's slot of a per-CPU hash, to
+// the key read from the process's own memory as it left its CPU: backend type, state,
+// wait_event_info and query id. A blocked interval ended by a wake-up is one wait, with its length
+// in a log-linear histogram; the run-queue time after it stays on the same key. On-CPU time is
+// exact per (backend type, state, query id) and is spread over wait events by a perf-event program
+// that samples the process on its CPU. Nothing is sent per event: user space reads the maps.
 //
 // The process's memory is only ever read (bpf_probe_read_user, which does not fault: a failed
 // read is counted, and that charge goes to nobody).
@@ -29,12 +29,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 // Where a server process keeps what is read, the same in every process of the server (children
 // of one postmaster share its executable's load address). Set by user space before loading.
-const volatile __u64 wait_pointer = 0;        // &my_wait_event_info (14+) or &MyProc (13)
-const volatile __u64 wait_offset = 0;         // 0, or PGPROC's wait_event_info offset (13)
-const volatile __u64 backend_type_at = 0;     // &MyBackendType
-const volatile __u64 status_pointer = 0;      // &MyBEEntry, 0 when the binary does not export it
-const volatile __u64 state_offset = 0;        // PgBackendStatus.st_state
-const volatile __u64 query_offset = ~0ull;    // PgBackendStatus.st_query_id, ~0 before 14
+const volatile __u64 wait_pointer = 0;      // &my_wait_event_info (14+) or &MyProc (13)
+const volatile __u64 wait_offset = 0;       // 0, or PGPROC's wait_event_info offset (13)
+const volatile __u64 backend_type_at = 0;   // &MyBackendType
+const volatile __u64 status_pointer = 0;    // &MyBEEntry, 0 when the binary does not export it
+const volatile __u64 state_offset = 0;      // PgBackendStatus.st_state
+const volatile __u64 query_offset = ~0ull;  // PgBackendStatus.st_query_id, ~0 before 14
 
 enum phase { kUnknown = 0, kOnCpu, kBlocked, kRunnable };
 
@@ -95,9 +95,8 @@ static __always_inline int read_key(struct trace_key* key) {
   }
   if (bpf_probe_read_user(&key->state, sizeof(key->state), (const void*)(pointer + state_offset)))
     goto failed;
-  if (query_offset != ~0ull &&
-      bpf_probe_read_user(&key->query_id, sizeof(key->query_id),
-                          (const void*)(pointer + query_offset)))
+  if (query_offset != ~0ull && bpf_probe_read_user(&key->query_id, sizeof(key->query_id),
+                                                   (const void*)(pointer + query_offset)))
     goto failed;
   return 1;
 failed:
@@ -194,9 +193,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
   struct task* task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
   if (task) {
     count(kTraceSwitches);
-    // On-CPU time goes to the process's type, state and query as it leaves the CPU.
-    struct trace_key key;
-    int read = read_key(&key);
+    // On-CPU time goes to the process's type, state and query as it leaves the CPU. An exiting
+    // process has no memory of its own to read any more (exit_mm): its intervals up to its last
+    // switch, the teardown of its memory included, go to the key it had.
+    struct trace_key key = task->key;
+    int read = (BPF_CORE_READ(prev, flags) & PF_EXITING) ? task->has_key : read_key(&key);
     if (task->phase == kOnCpu && read) {
       task->key.backend_type = key.backend_type;
       task->key.state = key.state;
@@ -212,6 +213,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
     // fault; the sampler's kernel view tells it from an interruptible sleep the same way.
     if (task->phase == kBlocked && key.wait_event_info == 0 && (prev_state & 2)) key.flags |= 2;
     if (read) task->key = key;
+    // Its last switch: followed no further (the kernel's account of it ends here too).
+    if (prev_state & TASK_DEAD) bpf_map_delete_elem(&tasks, &pid);
   }
   pid = BPF_CORE_READ(next, pid);
   task = pid ? bpf_map_lookup_elem(&tasks, &pid) : 0;
@@ -245,12 +248,19 @@ int BPF_PROG(on_wakeup, struct task_struct* p) { return woken(p); }
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_wakeup_new, struct task_struct* p) { return woken(p); }
 
+// A child starts with its parent's key: until its first read succeeds (its copy of the
+// parent's pages may not be mapped yet, and bpf_probe_read_user cannot fault them in), it is
+// the parent's copy, without a status entry of its own.
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
   __u32 pid = BPF_CORE_READ(parent, pid);
-  if (!bpf_map_lookup_elem(&tasks, &pid)) return 0;
+  struct task* parent_task = bpf_map_lookup_elem(&tasks, &pid);
+  if (!parent_task) return 0;
   __u32 child_pid = BPF_CORE_READ(child, pid);
   struct task fresh = {};
+  fresh.key = parent_task->key;
+  fresh.key.flags |= TRACE_KEY_NO_STATUS;
+  fresh.has_key = parent_task->has_key;
   long error = bpf_map_update_elem(&tasks, &child_pid, &fresh, BPF_NOEXIST);
   if (error && error != -17 /* EEXIST */) count(kTraceTrackedFull);
   return 0;
@@ -265,22 +275,15 @@ int BPF_PROG(on_exec, struct task_struct* p) {
   return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct* p) {
-  __u32 pid = BPF_CORE_READ(p, pid);
-  struct task* task = bpf_map_lookup_elem(&tasks, &pid);
-  if (!task) return 0;
-  if (task->phase == kOnCpu) close_phase(task, bpf_ktime_get_ns(), 0);
-  bpf_map_delete_elem(&tasks, &pid);
-  return 0;
-}
-
 // On-CPU time by wait event, sampled: the process on this CPU, if tracked, counted under the
 // key it shows now.
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data* ctx) {
   __u32 pid = (__u32)bpf_get_current_pid_tgid();
   if (!pid || !bpf_map_lookup_elem(&tasks, &pid)) return 0;
+  // An exiting process has no memory of its own left to read.
+  struct task_struct* current = (struct task_struct*)bpf_get_current_task();
+  if (BPF_CORE_READ(current, flags) & PF_EXITING) return 0;
   struct trace_key key;
   if (!read_key(&key)) return 0;
   count(kTraceSamples);

@@ -19,8 +19,8 @@ using namespace std::chrono_literals;
 
 // The traced source's program names, as `bpftool prog show` lists them.
 inline const std::set<std::string>& traced_program_names() {
-  static const std::set<std::string> names{"on_switch", "on_wakeup", "on_wakeup_new", "on_fork",
-                                           "on_exec",   "on_exit",   "on_sample"};
+  static const std::set<std::string> names{"on_switch", "on_wakeup", "on_wakeup_new",
+                                           "on_fork",   "on_exec",   "on_sample"};
   return names;
 }
 
