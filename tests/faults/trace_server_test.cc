@@ -267,8 +267,12 @@ TEST_F(TraceServerFaults, AThousandBackendsAreAllTrackedWithinTheMapsBounds) {
   for (const char* full : {"trace tracked_full=", "trace keys_full=", "trace lost="}) {
     EXPECT_EQ(run.log().find(full), std::string::npos) << run.log();
   }
-  std::cout << fmt::format("tracked {}, peak resident {:.0f} MiB\n", *tracked, peak_mib);
-  EXPECT_LT(peak_mib, 512);
+  // The sanitizer build (deploy/test.sh sets ASAN_OPTIONS for it) keeps shadow memory and a
+  // quarantine of 256 MB of freed blocks: 526 MiB there against 44 MiB for the release build.
+  const double bound_mib = env("ASAN_OPTIONS").empty() ? 256 : 1024;
+  std::cout << fmt::format("tracked {}, peak resident {:.0f} MiB (bound {:.0f})\n", *tracked,
+                           peak_mib, bound_mib);
+  EXPECT_LT(peak_mib, bound_mib);
   EXPECT_FALSE(any_left(watch.seen()));
   std::filesystem::remove_all(dir);
 }
