@@ -198,7 +198,9 @@ TEST_F(TraceServerFaults, TwoRunsTracingOneServerAtOnceCountTheSameWaits) {
       reads(first_report), reads(second_report), on_cpu(first_report), on_cpu(second_report));
   ASSERT_GT(reads(first_report), 500);
   EXPECT_NEAR(reads(second_report), reads(first_report), 0.02 * reads(first_report));
-  EXPECT_NEAR(on_cpu(second_report), on_cpu(first_report), 0.05 * on_cpu(first_report));
+  // Each run's own connection queries the server every second (its tps, background
+  // activity), client time that both see over windows that start and end apart: 30 ms more.
+  EXPECT_NEAR(on_cpu(second_report), on_cpu(first_report), 0.05 * on_cpu(first_report) + 0.03);
   auto held = watch_first.seen();
   held.merge(watch_second.seen());
   EXPECT_FALSE(any_left(held));
