@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -81,6 +83,16 @@ class TracePrograms {
   int sample_hz_ = 0;
   int cpus_ = 0;
 };
+
+// The verifier's own words in libbpf's messages of a failed load: the program it rejected and
+// the last `count` non-empty lines of its log (what it refused and where), joined with " / ";
+// nothing when the messages hold no verifier log (the load failed before the verifier ran).
+// Pure.
+struct VerifierRejection {
+  std::string program;
+  std::string tail;
+};
+std::optional<VerifierRejection> verifier_rejection(std::string_view messages, size_t count = 3);
 
 // The children of each process from /proc/*/stat's parent pids: `root` and its descendants.
 std::vector<pid_t> process_tree(pid_t root);

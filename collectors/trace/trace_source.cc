@@ -2,11 +2,15 @@
 #include "collectors/trace/trace_source.h"
 
 #include <fmt/format.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "base/logging.h"
 #include "collectors/memory/remote_process.h"
@@ -188,8 +192,13 @@ TracedDelta traced_delta(const TraceTotals& delta, uint64_t wall_us, const memor
   return traced;
 }
 
+TraceSource::~TraceSource() {
+  if (postmaster_fd_ >= 0) ::close(postmaster_fd_);
+}
+
 asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
   programs_.reset();
+  if (postmaster_fd_ >= 0) ::close(std::exchange(postmaster_fd_, -1));
   if (auto error = TracePrograms::check_kernel()) {
     co_return CollectorError{error->message, "", false, true};
   }
@@ -200,6 +209,8 @@ asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
         true};
   }
   attachment_ = std::move(*attached);
+  postmaster_fd_ = static_cast<int>(::syscall(SYS_pidfd_open, attachment_.postmaster, 0));
+  if (postmaster_fd_ < 0) co_return postmaster_exited();  // between the look-up and now
   auto config = trace_config(attachment_.postmaster, *attachment_.layout);
   if (!config) co_return CollectorError{config.error().message, "", false, true};
   config->sample_hz = sample_hz_;
@@ -279,7 +290,17 @@ asio::awaitable<CollectResult> TraceSource::collect(CollectContext& context) {
     if (!traced->statements.empty()) context.sink->on_statement_delta(traced->statements);
     context.sink->on_trace_counts(counts());
   }
+  // A restarted server's new postmaster is no child of a process the programs follow.
+  if (pollfd exited{postmaster_fd_, POLLIN, 0}; ::poll(&exited, 1, 0) > 0) {
+    co_return postmaster_exited();
+  }
   co_return std::nullopt;
+}
+
+CollectorError TraceSource::postmaster_exited() const {
+  return CollectorError{
+      fmt::format("the server's postmaster (pid {}) has exited", attachment_.postmaster), "", true,
+      false};
 }
 
 }  // namespace pgwaitprof::collectors::trace

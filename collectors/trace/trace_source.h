@@ -44,11 +44,18 @@ TraceTotals totals_delta(const TraceTotals& now, const TraceTotals& before);
 
 class TraceSource : public Collector {
  public:
+  TraceSource() = default;
+  ~TraceSource() override;
+  TraceSource(const TraceSource&) = delete;
+  TraceSource& operator=(const TraceSource&) = delete;
   std::string_view name() const override { return "trace"; }
-  // Attaches and loads; a refusal (no BTF, no right to load BPF, a verifier rejection, a
-  // server elsewhere) is one line naming the cause.
+  // Attaches and loads (the programs of an earlier prepare() are detached first); a refusal (no
+  // BTF, no right to load BPF, a verifier rejection, a server elsewhere) is one line naming the
+  // cause.
   asio::awaitable<CollectResult> prepare(PgSession& session) override;
-  // The time since the previous read (since the load on the first) to context.sink.
+  // The time since the previous read (since the load on the first) to context.sink. Once the
+  // postmaster has exited (the server restarted), that last delivery is followed by a lost
+  // connection: the sampler connects again, and prepare() attaches to the new postmaster.
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 
   // For the tests and the sampler line: the profile since the previous read, and the counters.
@@ -62,6 +69,9 @@ class TraceSource : public Collector {
   void set_sample_hz(int hz) { sample_hz_ = hz; }
 
  private:
+  // A lost connection, so that the sampler attaches again.
+  CollectorError postmaster_exited() const;
+
   memory::Attachment attachment_;
   std::unique_ptr<TracePrograms> programs_;
   TraceTotals previous_;
@@ -69,6 +79,7 @@ class TraceSource : public Collector {
   std::array<uint64_t, kTraceCounters> warned_{};
   std::string description_;
   int sample_hz_ = 1000;
+  int postmaster_fd_ = -1;  // a pidfd of attachment_.postmaster: readable once it has exited
 };
 
 }  // namespace pgwaitprof::collectors::trace

@@ -15,8 +15,12 @@ typedef __s32 pid_t;
 typedef _Bool bool;
 
 struct task_struct {
+  unsigned int flags;
   pid_t pid;
   pid_t tgid;
 } __attribute__((preserve_access_index));
+
+#define PF_EXITING 0x00000004  // do_exit() has begun: the process's memory may be gone
+#define TASK_DEAD 0x00000080   // a sched_switch's prev_state: the process's last switch
 
 struct linux_binprm;

@@ -2,15 +2,15 @@
 // to the wait event it had when it left its CPU. Loaded by trace_programs.cc through the
 // skeleton bpftool generates from this file's object (collectors/CMakeLists.txt).
 //
-// A tracked process (the postmaster and every descendant, followed from fork to exit) is at any
-// time in one phase: on a CPU, blocked (switched out not runnable: it waits to be woken), or
-// runnable and not running (preempted, or woken and not yet on a CPU). At each change the
-// interval of the phase it leaves is charged, in this CPU's slot of a per-CPU hash, to the key
-// read from the process's own memory as it left its CPU: backend type, state, wait_event_info and
-// query id. A blocked interval ended by a wake-up is one wait, with its length in a log-linear
-// histogram; the run-queue time after it stays on the same key. On-CPU time is exact per
-// (backend type, state, query id) and is spread over wait events by a perf-event program that
-// samples the process on its CPU. Nothing is sent per event: user space reads the maps.
+// A tracked process (the postmaster and every descendant, followed from fork to its last switch)
+// is at any time in one phase: on a CPU, blocked (switched out not runnable: it waits to be
+// woken), or runnable and not running (preempted, or woken and not yet on a CPU). At each
+// change the interval of the phase it leaves is charged, in this CPU's slot of a per-CPU hash, to
+// the key read from the process's own memory as it left its CPU: backend type, state,
+// wait_event_info and query id. A blocked interval ended by a wake-up is one wait, with its length
+// in a log-linear histogram; the run-queue time after it stays on the same key. On-CPU time is
+// exact per (backend type, state, query id) and is spread over wait events by a perf-event program
+// that samples the process on its CPU. Nothing is sent per event: user space reads the maps.
 //
 // The process's memory is only ever read (bpf_probe_read_user, which does not fault: a failed
 // read is counted, and that charge goes to nobody).
@@ -29,12 +29,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 // Where a server process keeps what is read, the same in every process of the server (children
 // of one postmaster share its executable's load address). Set by user space before loading.
-const volatile __u64 wait_pointer = 0;        // &my_wait_event_info (14+) or &MyProc (13)
-const volatile __u64 wait_offset = 0;         // 0, or PGPROC's wait_event_info offset (13)
-const volatile __u64 backend_type_at = 0;     // &MyBackendType
-const volatile __u64 status_pointer = 0;      // &MyBEEntry, 0 when the binary does not export it
-const volatile __u64 state_offset = 0;        // PgBackendStatus.st_state
-const volatile __u64 query_offset = ~0ull;    // PgBackendStatus.st_query_id, ~0 before 14
+const volatile __u64 wait_pointer = 0;      // &my_wait_event_info (14+) or &MyProc (13)
+const volatile __u64 wait_offset = 0;       // 0, or PGPROC's wait_event_info offset (13)
+const volatile __u64 backend_type_at = 0;   // &MyBackendType
+const volatile __u64 status_pointer = 0;    // &MyBEEntry, 0 when the binary does not export it
+const volatile __u64 state_offset = 0;      // PgBackendStatus.st_state
+const volatile __u64 query_offset = ~0ull;  // PgBackendStatus.st_query_id, ~0 before 14
 
 enum phase { kUnknown = 0, kOnCpu, kBlocked, kRunnable };
 
@@ -117,9 +117,8 @@ static __always_inline int read_key(struct trace_task* task, struct trace_key* k
   }
   if (bpf_probe_read_user(&key->state, sizeof(key->state), (const void*)(pointer + state_offset)))
     goto failed;
-  if (query_offset != ~0ull &&
-      bpf_probe_read_user(&key->query_id, sizeof(key->query_id),
-                          (const void*)(pointer + query_offset)))
+  if (query_offset != ~0ull && bpf_probe_read_user(&key->query_id, sizeof(key->query_id),
+                                                   (const void*)(pointer + query_offset)))
     goto failed;
   return 1;
 failed:
@@ -215,9 +214,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
   struct trace_task* task = tracked(prev);
   if (task) {
     count(kTraceSwitches);
-    // On-CPU time goes to the process's type, state and query as it leaves the CPU.
-    struct trace_key key;
-    int read = read_key(task, &key);
+    // On-CPU time goes to the process's type, state and query as it leaves the CPU. An exiting
+    // process has no memory of its own to read any more (exit_mm): its intervals up to its last
+    // switch, the teardown of its memory included, go to the key it had.
+    struct trace_key key = task->key;
+    int read = (prev->flags & PF_EXITING) ? task->has_key : read_key(task, &key);
     if (task->phase == kOnCpu && read) {
       task->key.backend_type = key.backend_type;
       task->key.state = key.state;
@@ -233,6 +234,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
     // fault; the sampler's kernel view tells it from an interruptible sleep the same way.
     if (task->phase == kBlocked && key.wait_event_info == 0 && (prev_state & 2)) key.flags |= 2;
     if (read) task->key = key;
+    // Its last switch: followed no further (the kernel's account of it ends here too).
+    if (prev_state & TASK_DEAD) untrack(prev);
   }
   task = tracked(next);
   if (task) {
@@ -264,18 +267,27 @@ int BPF_PROG(on_wakeup, struct task_struct* p) { return woken(p); }
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_wakeup_new, struct task_struct* p) { return woken(p); }
 
+// A child starts with its parent's key: until its first read succeeds (its copy of the
+// parent's pages may not be mapped yet, and bpf_probe_read_user cannot fault them in), it is
+// the parent's copy, without a status entry of its own.
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
-  if (!tracked(parent)) return 0;
+  struct trace_task* parent_task = tracked(parent);
+  if (!parent_task) return 0;
   if (__sync_fetch_and_add(&tracked_count, 1) >= TRACE_MAX_TRACKED) {
     __sync_fetch_and_sub(&tracked_count, 1);
     count(kTraceTrackedFull);
     return 0;
   }
-  if (!bpf_task_storage_get(&tasks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE)) {
+  struct trace_task* fresh = bpf_task_storage_get(&tasks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!fresh) {
     __sync_fetch_and_sub(&tracked_count, 1);
     count(kTraceTrackedFull);
+    return 0;
   }
+  fresh->key = parent_task->key;
+  fresh->key.flags |= TRACE_KEY_NO_STATUS;
+  fresh->has_key = parent_task->has_key;
   return 0;
 }
 
@@ -287,21 +299,15 @@ int BPF_PROG(on_exec, struct task_struct* p) {
   return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct* p) {
-  struct trace_task* task = tracked(p);
-  if (!task) return 0;
-  if (task->phase == kOnCpu) close_phase(task, bpf_ktime_get_ns(), 0);
-  untrack(p);
-  return 0;
-}
-
 // On-CPU time by wait event, sampled: the process on this CPU, if tracked, counted under the
 // key it shows now.
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data* ctx) {
-  struct trace_task* task = tracked(bpf_get_current_task_btf());
+  struct task_struct* current = bpf_get_current_task_btf();
+  struct trace_task* task = tracked(current);
   if (!task) return 0;
+  // An exiting process has no memory of its own left to read.
+  if (current->flags & PF_EXITING) return 0;
   struct trace_key key;
   if (!read_key(task, &key)) return 0;
   count(kTraceSamples);

@@ -28,11 +28,6 @@ asio::awaitable<void> fault_point(std::string_view name, base::RunControl& contr
             control.wait_interrupted());
 }
 
-bool fault_fails(std::string_view name) {
-  const char* failing = std::getenv("PGWAITPROF_FAULT_FAIL");
-  return failing != nullptr && name == failing;
-}
-
 void fault_kill(std::string_view name) {
   const char* kill_at = std::getenv("PGWAITPROF_FAULT_KILL");
   if (kill_at != nullptr && name == kill_at) ::kill(::getpid(), SIGKILL);

@@ -19,13 +19,19 @@ struct OwnCluster {
   std::string host, port, data, conninfo;
   // `preload`: the server's shared_preload_libraries instead of the script's (SCRATCH_PRELOAD);
   // `isolation`: the server isolated as a container isolates one (SCRATCH_ISOLATION: "pid",
-  // "chroot" or "root:PATH"), with the server of `bin` (default Debian's 15).
+  // "chroot" or "root:PATH"), with the server of `bin` (default Debian's 15);
+  // `max_connections` instead of the script's 200 when given (SCRATCH_MAX_CONNECTIONS).
   explicit OwnCluster(const std::filesystem::path& where,
                       const std::optional<std::string>& preload = std::nullopt,
-                      const std::string& isolation = "", const std::string& bin = "")
+                      const std::string& isolation = "", const std::string& bin = "",
+                      int max_connections = 0)
       : dir(where / "cluster") {
     std::vector<std::string> argv{"bash", script(), "start", dir.string()};
     if (!bin.empty()) argv.push_back(bin);
+    if (max_connections > 0) {
+      argv.insert(argv.begin(),
+                  {"env", "SCRATCH_MAX_CONNECTIONS=" + std::to_string(max_connections)});
+    }
     if (preload) argv.insert(argv.begin(), {"env", "SCRATCH_PRELOAD=" + *preload});
     if (!isolation.empty()) argv.insert(argv.begin(), {"env", "SCRATCH_ISOLATION=" + isolation});
     auto started = engine::run_command(argv);

@@ -25,6 +25,7 @@
 #include "collectors/kernel.h"
 #include "model/profile.h"
 #include "model/wait_key.h"
+#include "tests/integration/bpf_objects.h"
 #include "tests/integration/harness.h"
 
 namespace pgwaitprof::testing {
@@ -227,23 +228,9 @@ TEST_F(TraceSourceTest, OnCpuAndRunQueueTimeOfClientBackendsIsTheKernelsSchedsta
             << " s\n";
 }
 
-// `bpftool prog show` names of the traced source's programs loaded now.
-size_t loaded_programs() {
-  const auto shown = engine::run_command({base::find_executable("bpftool"), "prog", "show"});
-  size_t count = 0;
-  for (const char* name : {"on_switch", "on_wakeup", "on_sample", "on_fork", "on_exit"}) {
-    for (size_t at = shown.output.find(std::string("name ") + name); at != std::string::npos;
-         at = shown.output.find(std::string("name ") + name, at + 1)) {
-      ++count;
-    }
-  }
-  return count;
-}
-
+// The run's own programs and links, by id: the earlier tests' (freed after an RCU grace
+// period) and other traced runs on this machine (the fault lane's) do not count.
 TEST_F(TraceSourceTest, NothingStaysLoadedAfterATracedRunIsKilled) {
-  // The earlier tests' programs go as the kernel frees them (after an RCU grace period).
-  ASSERT_TRUE(eventually(10s, [] { return loaded_programs() == 0; }))
-      << "another traced run is loaded";
   const auto data = temp_dir("trace-kill");
   const std::vector<std::string> argv{pgwaitprof_binary(),
                                       "run",
@@ -267,7 +254,17 @@ TEST_F(TraceSourceTest, NothingStaysLoadedAfterATracedRunIsKilled) {
   pid_t run = 0;
   ASSERT_EQ(posix_spawn(&run, args[0], &actions, nullptr, args.data(), environ), 0);
   posix_spawn_file_actions_destroy(&actions);
-  EXPECT_TRUE(eventually(30s, [] { return loaded_programs() > 0; }));
+  // Every program, and a link for each tracepoint program (the perf links follow them).
+  BpfObjects held;
+  EXPECT_TRUE(eventually(30s,
+                         [&] {
+                           held = bpf_objects_of(run);
+                           return held.programs.size() == traced_program_names().size() &&
+                                  held.links.size() >= traced_program_names().size() - 1;
+                         }))
+      << held.programs.size() << " programs, " << held.links.size() << " links";
+  std::this_thread::sleep_for(200ms);
+  held.merge(bpf_objects_of(run));
   // pgbench, its child, would run on for its 60 s: it goes too, by its pid.
   const auto tree = collectors::trace::process_tree(run);
   ::kill(run, SIGKILL);
@@ -276,7 +273,7 @@ TEST_F(TraceSourceTest, NothingStaysLoadedAfterATracedRunIsKilled) {
   for (const pid_t pid : tree) {
     if (pid != run) ::kill(pid, SIGKILL);
   }
-  EXPECT_TRUE(eventually(10s, [] { return loaded_programs() == 0; }));
+  EXPECT_FALSE(any_left(held));
   std::filesystem::remove_all(data);
 }
 

@@ -67,7 +67,7 @@ window_once() {  # $1: round, $2: configuration
   switches=$((($(context_switches) - switches) / window))
   if [ "$1" = stats ]; then
     bpftool prog show | awk -v round="$1" -v ctxt="$switches" '
-      / name (on_switch|on_wakeup|on_wakeup_new|on_sample|on_fork|on_exec|on_exit) / {
+      / name (on_switch|on_wakeup|on_wakeup_new|on_sample|on_fork|on_exec) / {
         for (i = 1; i <= NF; i++) {
           if ($i == "name") name = $(i + 1)
           if ($i == "run_time_ns") ns = $(i + 1)
