@@ -50,6 +50,7 @@ void PgSession::assign_socket() {
 }
 
 void PgSession::close() {
+  waiting_idle_ = false;
   release_socket();
   connection_.reset();
 }
@@ -146,8 +147,61 @@ asio::awaitable<std::optional<PgError>> PgSession::connect(const std::string& co
   }
   if (!error && PQsetnonblocking(connection_.get(), 1) != 0)
     error = connection_error("setnonblocking");
-  if (error) close();
-  co_return error;
+  if (error) {
+    close();
+    co_return error;
+  }
+  farewell_.reset();
+  libpq_receiver_ = PQsetNoticeReceiver(connection_.get(), &PgSession::receive_notice, this);
+  co_return std::nullopt;
+}
+
+void PgSession::begin_query() {
+  ++queries_begun_;
+  if (waiting_idle_) {
+    waiting_idle_ = false;
+    socket_.cancel();
+  }
+}
+
+bool PgSession::query_in_flight() const {
+  return connection_ && PQtransactionStatus(connection_.get()) == PQTRANS_ACTIVE;
+}
+
+void PgSession::receive_notice(void* session, const PGresult* notice) {
+  auto* self = static_cast<PgSession*>(session);
+  const char* severity = PQresultErrorField(notice, PG_DIAG_SEVERITY_NONLOCALIZED);
+  if (severity == nullptr) severity = PQresultErrorField(notice, PG_DIAG_SEVERITY);
+  const std::string_view level = severity == nullptr ? "" : severity;
+  if (level == "FATAL" || level == "PANIC") {
+    const char* sqlstate = PQresultErrorField(notice, PG_DIAG_SQLSTATE);
+    self->farewell_ = PgError{one_line(PQresultErrorMessage(notice)), sqlstate ? sqlstate : ""};
+    return;
+  }
+  // libpq's default receiver takes no argument of its own.
+  if (self->libpq_receiver_ != nullptr) self->libpq_receiver_(nullptr, notice);
+}
+
+asio::awaitable<std::optional<PgError>> PgSession::wait_closed() {
+  if (!connected() || assigned_fd_ < 0) {
+    co_return farewell_ ? *farewell_ : connection_error("not connected");
+  }
+  if (query_in_flight()) co_return PgError{"could not watch the session: a query is in flight", ""};
+  const uint64_t began = queries_begun_;
+  for (;;) {
+    waiting_idle_ = true;
+    const auto error = co_await wait_socket(false);
+    // A query began meanwhile: what came is its reader's to read.
+    if (queries_begun_ != began) co_return std::nullopt;
+    waiting_idle_ = false;
+    if (error) co_return std::nullopt;  // cancelled: the caller's own wait ended first
+    const bool read = PQconsumeInput(connection_.get()) != 0;
+    // Parses what came: a FATAL reaches receive_notice(), even after the end of the connection.
+    PQisBusy(connection_.get());
+    if (!read || farewell_ || !connected()) {
+      co_return farewell_ ? *farewell_ : connection_error("server closed the connection");
+    }
+  }
 }
 
 asio::awaitable<PgOutcome> PgSession::finish_query() {
@@ -193,6 +247,7 @@ asio::awaitable<PgOutcome> PgSession::finish_query() {
 asio::awaitable<std::optional<PgError>> PgSession::prepare(const std::string& name,
                                                            const std::string& sql) {
   if (!connected()) co_return PgError{"not connected", ""};
+  begin_query();
   if (PQsendPrepare(connection_.get(), name.c_str(), sql.c_str(), 0, nullptr) == 0) {
     co_return connection_error("could not send prepare");
   }
@@ -206,6 +261,7 @@ asio::awaitable<PgOutcome> PgSession::execute_prepared(const std::string& name,
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& param : params) values.push_back(param.c_str());
+  begin_query();
   if (PQsendQueryPrepared(connection_.get(), name.c_str(), static_cast<int>(values.size()),
                           values.data(), nullptr, nullptr, 0) == 0) {
     co_return PgOutcome{nullptr, connection_error("could not send query")};
@@ -215,6 +271,7 @@ asio::awaitable<PgOutcome> PgSession::execute_prepared(const std::string& name,
 
 std::optional<PgError> PgSession::send_prepared(const std::string& name) {
   if (!connected()) return PgError{"not connected", ""};
+  begin_query();
   if (PQsendQueryPrepared(connection_.get(), name.c_str(), 0, nullptr, nullptr, nullptr, 0) == 0) {
     return connection_error("could not send query");
   }
@@ -227,6 +284,7 @@ asio::awaitable<PgOutcome> PgSession::execute(const std::string& sql,
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& param : params) values.push_back(param.c_str());
+  begin_query();
   if (PQsendQueryParams(connection_.get(), sql.c_str(), static_cast<int>(values.size()), nullptr,
                         values.data(), nullptr, nullptr, 0) == 0) {
     co_return PgOutcome{nullptr, connection_error("could not send query")};
@@ -236,6 +294,7 @@ asio::awaitable<PgOutcome> PgSession::execute(const std::string& sql,
 
 asio::awaitable<PgOutcome> PgSession::execute_script(const std::string& sql) {
   if (!connected()) co_return PgOutcome{nullptr, PgError{"not connected", ""}};
+  begin_query();
   if (PQsendQuery(connection_.get(), sql.c_str()) == 0) {
     co_return PgOutcome{nullptr, connection_error("could not send query")};
   }
@@ -256,6 +315,7 @@ asio::awaitable<std::optional<PgError>> PgSession::flush_copy() {
 asio::awaitable<PgOutcome> PgSession::copy_from(const std::string& sql,
                                                 std::function<bool(std::string&)> next) {
   if (!connected()) co_return PgOutcome{nullptr, PgError{"not connected", ""}};
+  begin_query();
   if (PQsendQuery(connection_.get(), sql.c_str()) == 0) {
     co_return PgOutcome{nullptr, connection_error("could not send query")};
   }

@@ -80,6 +80,16 @@ class PgSession {
   asio::awaitable<PgOutcome> copy_from(const std::string& sql,
                                        std::function<bool(std::string&)> next);
 
+  // Waits, while no query is in flight, until the server ends the session (pg_terminate_backend,
+  // a shutdown, a crash) and returns why: the server's FATAL message when it sent one. For a
+  // caller that sends no query for a while (the memory source's sampler) and races this wait
+  // (||) against its own: a lost session is then seen at once, not at the next query. The
+  // socket has one reader at a time: with a query in flight this returns an error at once (a
+  // caller's mistake, made visible); a query started meanwhile ends the wait before it reads
+  // anything, as a cancellation does, with std::nullopt. Whatever else the server sends an idle
+  // session (a notice, a parameter status) is read and the wait goes on.
+  asio::awaitable<std::optional<PgError>> wait_closed();
+
   void close();
   bool connected() const;
   int server_version() const;  // PQserverVersion, e.g. 150004
@@ -102,6 +112,14 @@ class PgSession {
   void assign_socket();
   void release_socket();
   PgError connection_error(const char* what) const;
+  // Every query begins here: it ends a wait_closed() in progress (its socket wait is cancelled
+  // before the query's own reads start).
+  void begin_query();
+  bool query_in_flight() const;
+  // libpq hands the notices of an idle session (a FATAL before the server closes it among them)
+  // to the notice receiver: a FATAL is kept as the reason the session ended, the rest go on to
+  // libpq's own receiver.
+  static void receive_notice(void* session, const PGresult* notice);
 
   asio::any_io_executor executor_;
   PgConnection connection_;
@@ -109,6 +127,10 @@ class PgSession {
   asio::posix::stream_descriptor socket_;
   int assigned_fd_ = -1;
   uint64_t statements_ = 0;
+  uint64_t queries_begun_ = 0;
+  bool waiting_idle_ = false;  // wait_closed() has a socket wait pending
+  PQnoticeReceiver libpq_receiver_ = nullptr;
+  std::optional<PgError> farewell_;  // the FATAL the server sent before it closed the session
 };
 
 }  // namespace pgwaitprof::collectors

@@ -1,6 +1,7 @@
 // The target sampler's loop for the memory source: the reader thread's snapshots delivered as
-// they arrive, and the target's collectors between them.
+// they arrive, the target's collectors between them, and the session watched while it is idle.
 #include <algorithm>
+#include <asio/experimental/awaitable_operators.hpp>
 #include <asio/post.hpp>
 #include <asio/use_awaitable.hpp>
 
@@ -27,7 +28,13 @@ asio::awaitable<void> TargetSampler::sample_memory() {
   while (state_ == SamplerState::kSampling && !lost_) {
     auto wake_at = names_due;
     for (const auto at : due) wake_at = std::min(wake_at, at);
-    co_await memory_->wait(wake_at);
+    // The session is idle meanwhile: a server that ends it (a terminated backend, a shutdown)
+    // is seen at once, not at a collector's next query, which may be seconds away or never
+    // come; until then the sampler would neither reconnect nor show the outage.
+    if (auto closed = co_await idle_until_woken(wake_at)) {
+      connection_lost(closed->message);
+      break;
+    }
     if (auto failure = memory_->failure()) {
       connection_lost(*failure);
       break;
@@ -63,6 +70,14 @@ asio::awaitable<void> TargetSampler::sample_memory() {
     }
   }
   memory_->stop();
+}
+
+asio::awaitable<std::optional<PgError>> TargetSampler::idle_until_woken(
+    model::SteadyClock::time_point until) {
+  using namespace asio::experimental::awaitable_operators;
+  auto woke = co_await (memory_->wait(until) || session_.wait_closed());
+  if (woke.index() == 0) co_return std::nullopt;
+  co_return std::get<1>(std::move(woke));
 }
 
 }  // namespace pgwaitprof::collectors
