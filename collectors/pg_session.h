@@ -11,10 +11,11 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "collectors/conninfo.h"
 
 namespace pgwaitprof::collectors {
 
@@ -44,35 +45,6 @@ struct PgOutcome {
   std::optional<PgError> error;
   bool ok() const { return !error.has_value(); }
 };
-
-// A connection string or URI for logs and reports, read by libpq's own parser
-// (PQconninfoParse): with a password (or sslpassword) it is rebuilt in keyword form with the
-// value masked, "host=db1 password=********"; without one it is returned as written. A string
-// libpq cannot parse is masked as text (mask_secrets).
-std::string mask_password(const std::string& conninfo);
-// Every password in a text that may quote a connection string (libpq's and pgbench's error
-// messages do, e.g. `invalid URI: "postgresql://u:secret@[::1"`) masked, wherever it appears:
-// keyword values read as libpq reads them (quoted, or bare with backslash escapes), a URI's
-// user info and its password query parameter, percent-encoded or not.
-std::string mask_secrets(std::string_view text);
-// mask_secrets() over memory that must keep its length (the process's own argv, which every
-// local user reads in /proc/PID/cmdline): each secret byte becomes '*', so the password's
-// length stays visible. If libpq would still read a password in the result, all of it is '*'.
-void mask_secrets_in_place(std::span<char> text);
-
-// A connection string split for a child process: the string without its password (so it can go
-// in an argv, which every local user can read in /proc) and the password (for PGPASSWORD in the
-// child's environment, readable only by its owner). A string libpq cannot parse is returned
-// whole, with no password: the child reports the syntax error itself.
-struct ConninfoWithoutPassword {
-  std::string conninfo;
-  std::string password;  // "" when the string has none
-};
-ConninfoWithoutPassword split_password(const std::string& conninfo);
-
-// A string literal for SQL text where no parameter can go (ALTER SYSTEM): quotes doubled, and
-// E'...' with backslashes doubled when it has any, as PQescapeLiteral writes it.
-std::string quote_literal(std::string_view value);
 
 // Text of a result cell; "" for NULL.
 inline std::string cell(const PGresult* result, int row, int column) {
@@ -108,6 +80,16 @@ class PgSession {
   asio::awaitable<PgOutcome> copy_from(const std::string& sql,
                                        std::function<bool(std::string&)> next);
 
+  // Waits, while no query is in flight, until the server ends the session (pg_terminate_backend,
+  // a shutdown, a crash) and returns why: the server's FATAL message when it sent one. For a
+  // caller that sends no query for a while (the memory source's sampler) and races this wait
+  // (||) against its own: a lost session is then seen at once, not at the next query. The
+  // socket has one reader at a time: with a query in flight this returns an error at once (a
+  // caller's mistake, made visible); a query started meanwhile ends the wait before it reads
+  // anything, as a cancellation does, with std::nullopt. Whatever else the server sends an idle
+  // session (a notice, a parameter status) is read and the wait goes on.
+  asio::awaitable<std::optional<PgError>> wait_closed();
+
   void close();
   bool connected() const;
   int server_version() const;  // PQserverVersion, e.g. 150004
@@ -130,6 +112,14 @@ class PgSession {
   void assign_socket();
   void release_socket();
   PgError connection_error(const char* what) const;
+  // Every query begins here: it ends a wait_closed() in progress (its socket wait is cancelled
+  // before the query's own reads start).
+  void begin_query();
+  bool query_in_flight() const;
+  // libpq hands the notices of an idle session (a FATAL before the server closes it among them)
+  // to the notice receiver: a FATAL is kept as the reason the session ended, the rest go on to
+  // libpq's own receiver.
+  static void receive_notice(void* session, const PGresult* notice);
 
   asio::any_io_executor executor_;
   PgConnection connection_;
@@ -137,6 +127,10 @@ class PgSession {
   asio::posix::stream_descriptor socket_;
   int assigned_fd_ = -1;
   uint64_t statements_ = 0;
+  uint64_t queries_begun_ = 0;
+  bool waiting_idle_ = false;  // wait_closed() has a socket wait pending
+  PQnoticeReceiver libpq_receiver_ = nullptr;
+  std::optional<PgError> farewell_;  // the FATAL the server sent before it closed the session
 };
 
 }  // namespace pgwaitprof::collectors

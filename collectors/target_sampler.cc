@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
-#include <asio/post.hpp>
 #include <asio/use_awaitable.hpp>
 
 #include "base/backoff.h"
@@ -19,7 +18,6 @@ namespace {
 
 using namespace std::chrono_literals;
 constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
-constexpr int kMemorySnapshotsPerTurn = 64;
 constexpr auto kTickLineEvery = 100ms;
 // A snapshot query that has not answered in this long is taken for a dead connection (a
 // network partition can leave a socket open without any answer ever coming).
@@ -476,57 +474,6 @@ asio::awaitable<void> TargetSampler::deliver_stages() {
   fanout_.on_snapshot(snapshot_);
   delivered_ = true;
   sample_delivered_.notify();
-}
-
-// The memory source reads on its own thread; here its snapshots are named and delivered as
-// they arrive, the target's collectors run between them, and the names of new databases and
-// background workers are looked up once a second when there are any.
-asio::awaitable<void> TargetSampler::sample_memory() {
-  using namespace std::chrono_literals;
-  memory_->start(executor_, options_.hz, options_.local != config::LocalMode::kNo);
-  std::vector<model::SteadyClock::time_point> due;
-  const auto start = model::SteadyClock::now();
-  for (const auto& entry : collectors_) due.push_back(start + entry.period);
-  auto names_due = start + 1s;
-  while (state_ == SamplerState::kSampling && !lost_) {
-    auto wake_at = names_due;
-    for (const auto at : due) wake_at = std::min(wake_at, at);
-    co_await memory_->wait(wake_at);
-    if (auto failure = memory_->failure()) {
-      connection_lost(*failure);
-      break;
-    }
-    count_missed(memory_->take_missed());
-    // At most 64 snapshots of one batch, then the other handlers of the I/O thread (signals,
-    // the control socket, other targets) get their turn: under a reader faster than the sinks
-    // the loop never waits.
-    for (int taken = 0; taken < kMemorySnapshotsPerTurn && state_ == SamplerState::kSampling &&
-                        memory_->next(snapshot_, taken == 0);
-         ++taken) {
-      fanout_.on_collector_status(memory_->name(), snapshot_.query_duration, true);
-      co_await deliver_stages();
-    }
-    co_await asio::post(executor_, asio::use_awaitable);
-    auto now = model::SteadyClock::now();
-    for (size_t index = 0; index < collectors_.size() && !lost_; ++index) {
-      if (due[index] > now) continue;
-      due[index] = now + collectors_[index].period;
-      CollectContext context{&session_, &fanout_, nullptr, delivered_ ? &snapshot_ : nullptr, now};
-      if (auto error = co_await collect_timed(*collectors_[index].collector, context);
-          error && error->connection_lost) {
-        connection_lost(error->message);
-      }
-      now = model::SteadyClock::now();
-    }
-    if (now >= names_due && !lost_) {
-      names_due = now + 1s;
-      CollectContext context{&session_, &fanout_, nullptr, nullptr, now};
-      if (auto error = co_await memory_->collect(context); error && error->connection_lost) {
-        connection_lost(error->message);
-      }
-    }
-  }
-  memory_->stop();
 }
 
 asio::awaitable<void> TargetSampler::sample_wait_sampling() {

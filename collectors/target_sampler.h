@@ -85,6 +85,9 @@ class TargetSampler {
   asio::awaitable<void> sample_activity();
   asio::awaitable<void> sample_wait_sampling();
   asio::awaitable<void> sample_memory();
+  // The memory reader's wait (memory::MemorySource::wait) raced against the end of the idle
+  // session: why the server ended it, or nothing when the reader woke first.
+  asio::awaitable<std::optional<PgError>> idle_until_woken(model::SteadyClock::time_point until);
   // One snapshot in three steps, so the next query can go out before this one is processed.
   bool send_snapshot();
   // Ends sampling when a snapshot query has not answered in 5 s.

@@ -29,8 +29,15 @@ namespace {
 using asio::ip::tcp;
 constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
 
-// Connections accepted in one go before the loop turns to the others' reads.
+// Connections accepted in one go before the loop turns to the others' reads, and how many a
+// turn may refuse at their accept besides (a refusal costs a peek and a close).
 constexpr int kAcceptBatch = 64;
+constexpr int kRefuseBatch = 1024;
+// The kernel's queue of connections not yet accepted. A scraper's connection waits behind all of
+// those a flood put there first: with the kernel's 4,096 and a loop that accepts 5,000 a second
+// (a loaded machine), a second. Behind kMaxConnections it waits a few tens of milliseconds; a
+// flood that fills the queue has its new connections dropped until the loop has taken some.
+constexpr int kListenBacklog = static_cast<int>(MetricsHttpServer::kMaxConnections);
 
 // The niceness of the threads that check passwords (the sampler's stays 0): a flood of wrong
 // passwords cannot take the CPU from the sampler.
@@ -149,16 +156,22 @@ size_t end_of_head(std::string_view received) {
   return lf + 2;
 }
 
-// Whether the kernel already holds a whole request head for `socket` that the loop has not read
-// yet (MSG_PEEK: nothing is taken). A scraper whose request has arrived is not a stalled
-// connection of a flood, even when a busy loop (a sanitizer build, a loaded machine) has not
-// read it before more connections arrive.
-bool head_waiting(asio::ip::tcp::socket& socket) {
+// How much of its request head a connection still reading it has sent: nothing yet, a part, or
+// all of it. `read` bytes of it the loop has read already; the rest is looked at in the kernel
+// (MSG_PEEK: nothing is taken). A scraper whose request has arrived is not a stalled connection
+// of a flood, even when a busy loop (a sanitizer build, a loaded machine) has not read it
+// before more connections arrive; one that has sent nothing may be a scraper between its
+// connect and its request.
+enum class HeadSent { kNothing, kPart, kWhole };
+HeadSent head_sent(asio::ip::tcp::socket& socket, size_t read) {
   std::array<char, 4096> peeked{};
   const ssize_t got =
       ::recv(socket.native_handle(), peeked.data(), peeked.size(), MSG_PEEK | MSG_DONTWAIT);
-  return got > 0 && end_of_head(std::string_view(peeked.data(), static_cast<size_t>(got))) !=
-                        std::string_view::npos;
+  if (got > 0 && end_of_head(std::string_view(peeked.data(), static_cast<size_t>(got))) !=
+                     std::string_view::npos) {
+    return HeadSent::kWhole;
+  }
+  return got > 0 || read > 0 ? HeadSent::kPart : HeadSent::kNothing;
 }
 
 }  // namespace
@@ -171,6 +184,7 @@ struct MetricsHttpServer::Connection {
   std::string peer;
   uint64_t serial = 0;
   bool reading_header = true;
+  size_t head_read = 0;  // bytes of the request head read so far
 
   // Closes the socket when `after` passes (its pending read or write then ends).
   void close_after(std::chrono::milliseconds after, const std::shared_ptr<Connection>& self) {
@@ -204,7 +218,7 @@ MetricsHttpServer::MetricsHttpServer(const std::string& listen, Render render, A
   acceptor_.open(endpoint.protocol(), error);
   if (!error) acceptor_.set_option(tcp::acceptor::reuse_address(true), error);
   if (!error) acceptor_.bind(endpoint, error);
-  if (!error) acceptor_.listen(asio::socket_base::max_listen_connections, error);
+  if (!error) acceptor_.listen(kListenBacklog, error);
   if (error) {
     throw std::runtime_error(
         fmt::format("could not listen on \"{}\": {}", listen, error.message()));
@@ -246,13 +260,24 @@ asio::awaitable<void> MetricsHttpServer::accept_loop() {
     // Every connection the kernel holds, one after another (the acceptor is non-blocking):
     // under a flood a scraper's connection waits behind the others in the kernel's queue, so
     // the queue is drained without a trip through the reactor per connection.
-    for (int accepted = 0; accepted < kAcceptBatch && !error; ++accepted) {
+    for (int accepted = 0, refused = 0; accepted < kAcceptBatch && refused < kRefuseBatch;) {
       tcp::socket socket(io_);
       acceptor_.accept(socket, error);
       if (error) break;
-      auto connection = std::make_shared<Connection>(std::move(socket), io_.get_executor());
       std::error_code ignored;
-      connection->peer = connection->socket.remote_endpoint(ignored).address().to_string();
+      std::string peer = socket.remote_endpoint(ignored).address().to_string();
+      // Over a cap, a connection that has sent part of its request and not the rest is a
+      // flood's (a scraper sends its request whole, in one write): closed at once, before it
+      // costs a coroutine and a timer, so that the loop keeps up with the kernel's queue, behind
+      // which a scraper's connection waits.
+      if (over_cap(peer) && head_sent(socket, 0) == HeadSent::kPart) {
+        socket.close(ignored);
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      auto connection = std::make_shared<Connection>(std::move(socket), io_.get_executor());
+      connection->peer = std::move(peer);
       admit(connection);
       if (!connection->socket.is_open()) continue;  // over a cap with nobody to evict
       connection->close_after(kHeaderDeadline, connection);
@@ -274,20 +299,30 @@ void MetricsHttpServer::admit(const std::shared_ptr<Connection>& connection) {
   const bool peer_over = from_peer > kMaxConnectionsPerPeer;
   if (!peer_over && connections_.size() <= kMaxConnections) return;
   // The oldest connection still sending its header (of the peer over its cap, else of all)
-  // makes room; the new one is refused only when every other is being answered or has its whole
-  // request waiting to be read.
-  for (auto& [serial, open] : connections_) {
-    if (open == connection || !open->reading_header || head_waiting(open->socket)) continue;
-    if (peer_over && open->peer != connection->peer) continue;
-    const auto evicted = open;  // forget() erases the map's reference
-    std::error_code ignored;
-    evicted->socket.close(ignored);
-    forget(*evicted);
-    return;
+  // makes room: first one that has sent a part of it, then one that has sent nothing yet; the
+  // new one is refused only when every other is being answered or has its whole request
+  // waiting to be read.
+  for (const HeadSent evictable : {HeadSent::kPart, HeadSent::kNothing}) {
+    for (auto& [serial, open] : connections_) {
+      if (open == connection || !open->reading_header) continue;
+      if (peer_over && open->peer != connection->peer) continue;
+      if (head_sent(open->socket, open->head_read) != evictable) continue;
+      const auto evicted = open;  // forget() erases the map's reference
+      std::error_code ignored;
+      evicted->socket.close(ignored);
+      forget(*evicted);
+      return;
+    }
   }
   std::error_code ignored;
   connection->socket.close(ignored);
   forget(*connection);
+}
+
+bool MetricsHttpServer::over_cap(const std::string& peer) const {
+  const auto from_peer = per_peer_.find(peer);
+  return connections_.size() >= kMaxConnections ||
+         (from_peer != per_peer_.end() && from_peer->second >= kMaxConnectionsPerPeer);
 }
 
 void MetricsHttpServer::forget(const Connection& connection) {
@@ -336,6 +371,7 @@ asio::awaitable<void> MetricsHttpServer::serve(std::shared_ptr<Connection> conne
       co_return;
     }
     received.append(buffer.data(), got);
+    connection->head_read = received.size();
     head_end = end_of_head(received);
     if (head_end == std::string::npos && received.size() > kMaxRequestBytes) {
       answer = status_only(431, "Request Header Fields Too Large");

@@ -6,13 +6,15 @@
 // line each hold every thread and then fill the listen backlog: a real scrape got nothing in
 // 10 s. Here a connection costs a socket and a timer, not a thread, and:
 // - every connection must finish its request line and headers within kHeaderDeadline of its
-//   accept, or it is closed; the kernel's accept queue is drained in batches, since a
-//   scraper's connection waits behind the flood's there;
+//   accept, or it is closed; the kernel's accept queue is drained in batches and kept to
+//   kMaxConnections (the kernel's 4,096 held a scraper a second behind a flood's connections
+//   on a loaded machine), since a scraper's connection waits behind the flood's there;
 // - at most kMaxConnections are open in all and kMaxConnectionsPerPeer from one address; a new
-//   connection beyond either cap is not refused but closes the oldest one of that peer (or of
-//   all) that is still sending its header: a flood evicts itself, while a scraper, whose
-//   request follows its connect at once, is answered long before kMaxConnections newer
-//   connections could evict it;
+//   connection beyond either cap that has sent part of its request and not the rest is closed
+//   at its accept (a flood's: a scraper sends its request in one write); any other closes the
+//   oldest one of that peer (or of all) still sending its header, one that has sent a part
+//   before one that has sent nothing yet: a flood evicts itself, while a scraper, whose request
+//   follows its connect at once, is answered long before newer connections could evict it;
 // - the exposition is rendered only when the metrics changed (the caller's `render` caches it)
 //   and written from that buffer, so an answer costs a write;
 // - basic auth checks, which may wait for a bcrypt, run on a small pool of their own and never
@@ -70,6 +72,8 @@ class MetricsHttpServer {
   asio::awaitable<void> accept_loop();
   asio::awaitable<void> serve(std::shared_ptr<Connection> connection);
   void admit(const std::shared_ptr<Connection>& connection);
+  // Whether one more connection from `peer` would pass a cap.
+  bool over_cap(const std::string& peer) const;
   void forget(const Connection& connection);
   asio::awaitable<bool> authorized(const std::string& client, const std::string& header);
 

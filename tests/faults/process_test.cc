@@ -1,8 +1,10 @@
 // Faults around the processes pgwaitprof starts (issue 8 items 3, 8, 10): a signal while the
 // scratch cluster is created or pgbench -i runs leaves nothing behind; pgbench dies with a
 // killed daemon and starts with default signal dispositions; the password is never in a
-// pgbench command line.
+// pgbench command line; the sampler's session ended by the server is an outage, seen at once.
 #include <fmt/format.h>
+
+#include <iostream>
 
 #include "base/programs.h"
 #include "tests/faults/fault_harness.h"
@@ -180,6 +182,52 @@ TEST_F(ProcessFaults, SamplerOutageMidRunIsRecorded) {
   EXPECT_TRUE(marked);
   // The HTML chart shades it.
   EXPECT_NE(read_text(run_dir / "report.html").find("\"outages\":[["), std::string::npos);
+}
+
+// Issue 47 item 13: the memory source's sampler sends no query for seconds at a time (none
+// while there is no Lock wait, no new statement, database or background worker), so a session
+// the server ended was noticed only at the next query, if one came. Its backend is ended here
+// the way pg_terminate_backend ends it (SIGTERM), from outside, so that no new session or
+// statement gives the sampler a reason to query: the daemon says so at once and reconnects.
+TEST_F(ProcessFaults, ATerminatedSamplerSessionIsNoticedAtOnceWithTheMemorySource) {
+  FaultDaemon daemon("terminated-session", "    source: memory\n");
+  ASSERT_TRUE(daemon.up()) << daemon.process->log();
+  // The daemon's one session (earlier tests' sessions may take a moment to go).
+  engine::CommandResult found;
+  ASSERT_TRUE(eventually(
+      5s,
+      [&] {
+        found = psql("SELECT pid FROM pg_stat_activity WHERE application_name = 'pgwaitprof'");
+        return found.exit_code == 0 &&
+               std::count(found.output.begin(), found.output.end(), '\n') == 1;
+      }))
+      << "the daemon's sessions: " << found.output;
+  const pid_t backend = std::atoi(found.output.c_str());
+  ASSERT_GT(backend, 0) << found.output;
+  // That look-up's own session and statement have been seen (and their names fetched) before
+  // the backend goes.
+  std::this_thread::sleep_for(1500ms);
+  const auto lost = "lost connection to target=local";
+  ASSERT_EQ(daemon.process->log().find(lost), std::string::npos) << daemon.process->log();
+  const auto terminated = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(backend, SIGTERM), 0);
+  const bool noticed =
+      eventually(5s, [&] { return daemon.process->log().find(lost) != std::string::npos; });
+  const double after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - terminated).count();
+  std::cout << fmt::format(
+      "the terminated session was noticed after {:.3f} s (polled every 50 ms)\n", after);
+  ASSERT_TRUE(noticed) << "not noticed in 5 s:\n" << daemon.process->log();
+  EXPECT_LT(after, 1.0);
+  // The server's own words, not libpq's "server closed the connection unexpectedly".
+  EXPECT_NE(daemon.process->log().find("terminating connection due to administrator command"),
+            std::string::npos)
+      << daemon.process->log();
+  // Sampling again on a new session.
+  EXPECT_TRUE(eventually(10s, [&] {
+    return daemon.process->log().find("connection restored target=local") != std::string::npos;
+  })) << daemon.process->log();
+  EXPECT_TRUE(daemon.up()) << daemon.process->log();
 }
 
 }  // namespace

@@ -129,10 +129,22 @@ bool load_running(const std::string& needle) {
 // No postmaster, backend or child of the scratch cluster is left, nor its directory: the
 // watchdog's work when pgwaitprof was killed, so within a bound.
 void expect_scratch_gone(const std::string& scratch, const std::string& output) {
-  EXPECT_TRUE(eventually(
-      30s, [&] { return processes_with(scratch).empty() && !std::filesystem::exists(scratch); }))
-      << scratch << " left: " << processes_with(scratch).size() << " processes\n"
-      << output;
+  const bool gone = eventually(
+      30s, [&] { return processes_with(scratch).empty() && !std::filesystem::exists(scratch); });
+  std::string left;
+  for (const pid_t pid : processes_with(scratch)) {
+    const std::string status = read_text("/proc/" + std::to_string(pid) + "/status");
+    auto field = [&](const std::string& name) {
+      const auto at = status.find("\n" + name + ":");
+      return at == std::string::npos ? std::string()
+                                     : status.substr(at + 1, status.find('\n', at + 1) - at - 1);
+    };
+    left += fmt::format("  pid {} ({}, {}, {}): {}\n", pid, field("State"), field("PPid"),
+                        field("Uid"), cmdline_of(pid));
+  }
+  EXPECT_TRUE(gone) << scratch << (std::filesystem::exists(scratch) ? " is still there" : "")
+                    << ", processes left:\n"
+                    << left << output;
 }
 
 // No pgbench of the run in `dir` is still running.
