@@ -1,11 +1,12 @@
 // The traced source on every major (issue 48, item 6): 13, 14, 16, 17 and 18 on the servers of
 // deploy/fetch-servers.sh and 15 on Debian's, each on the cluster deploy/version-matrix.sh
 // started for it (PGWAITPROF_TEST_PG<major>). Per major: a run with --source trace whose report
-// has exact time, waits and durations per wait event; and the witnesses of item 4 with the
-// source attached in this process: ten pg_sleep(0.2) as ten Timeout | PgSleep waits of 200 ms,
-// the client backends' on-CPU and run-queue time against the kernel's schedstat, and the query
-// id the programs read with each wait (14+) as pg_stat_statements has it. 13 has no
-// my_wait_event_info: its waits are read through MyProc and PGPROC's wait_event_info.
+// has exact time, waits and durations per wait event (and top SQL by query id from 14 on); and
+// the witnesses of item 4 with the source attached in this process: ten pg_sleep(0.2) as ten
+// Timeout | PgSleep waits of 200 ms, the client backends' on-CPU and run-queue time against the
+// kernel's schedstat, and the query id the programs read with each wait (14+) as
+// pg_stat_statements has it. 13 has no my_wait_event_info: its waits are read through MyProc and
+// PGPROC's wait_event_info.
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <unistd.h>
@@ -49,8 +50,20 @@ TEST_P(TracedMatrixTest, TracedRunHasExactTimeWaitsAndDurationsPerWaitEvent) {
   const auto run = pgwaitprof_run(dir / "data", {conninfo_, "--source", "trace"},
                                   {"-c", "2", "-j", "2", "-T", "3"});
   expect_traced_run(run, name("traced"));
-  if (run.report.is_object()) {
-    EXPECT_EQ(run.report["environment"]["server_version_num"].get<int>() / 10000, GetParam());
+  ASSERT_TRUE(run.report.is_object());
+  EXPECT_EQ(run.report["environment"]["server_version_num"].get<int>() / 10000, GetParam());
+  // Top SQL from the traced time per query id read in the kernel (14+: st_query_id), with
+  // pg_stat_statements' calls; 13 says why there are none.
+  if (GetParam() >= 14) {
+    bool traced = false;
+    for (const auto& statement : run.report["statements"]) {
+      traced |= statement.value("calls", 0) > 0 && statement.value("samples", 0) > 0 &&
+                statement["text"].get<std::string>().find("pgbench_") != std::string::npos;
+    }
+    EXPECT_TRUE(traced) << run.report["statements"].dump();
+  } else {
+    EXPECT_NE(run.report["statements_note"].get<std::string>().find("13"), std::string::npos)
+        << run.report.dump().substr(0, 3000);
   }
   std::filesystem::remove_all(dir);
 }
@@ -71,9 +84,9 @@ uint64_t statement_query_id(const std::string& conninfo, const std::string& stat
 TEST_P(TracedMatrixTest, WitnessesHold) {
   const int major = GetParam();
   const auto dir = temp_dir(name("witnesses"));
-  ChildProcess pgbench({base::find_executable("pgbench"), "-n", "-S", "-c", "2", "-j", "2", "-T",
-                        "30", conninfo_},
-                       dir / "pgbench.log");
+  ChildProcess pgbench(
+      {base::find_executable("pgbench"), "-n", "-S", "-c", "2", "-j", "2", "-T", "30", conninfo_},
+      dir / "pgbench.log");
   auto source = attached_trace_source(conninfo_);
   ASSERT_FALSE(source->description().empty());
   std::cout << name("trace") << ": " << source->description() << "\n";
@@ -84,11 +97,12 @@ TEST_P(TracedMatrixTest, WitnessesHold) {
   Connection sleeper(conninfo_);
   const pid_t postmaster = source->attachment().postmaster;
   std::vector<pid_t> pids;
-  ASSERT_TRUE(eventually(10s, [&] {
-    pids = client_backends(postmaster);
-    return pids.size() == 3;
-  })) << pids.size()
-      << " client backends\n"
+  ASSERT_TRUE(eventually(10s,
+                         [&] {
+                           pids = client_backends(postmaster);
+                           return pids.size() == 3;
+                         }))
+      << pids.size() << " client backends\n"
       << pgbench.log();
   const auto witness = cpu_witness(*source, pids, [&] {
     for (int index = 0; index < 10; ++index) sleeper.exec("SELECT pg_sleep(0.2)");
