@@ -149,6 +149,57 @@ TEST_F(TraceSourceTest, OnCpuAndRunQueueTimeOfClientBackendsIsTheKernelsSchedsta
   expect_schedstat_witness(witness, "pg15");
 }
 
+// A process forked by a traced server while its tree is read from /proc is followed: the root is
+// tracked first, so the kernel follows its fork (read first, the child forked between the
+// reading and the root's tracking was in neither). The "server" is a child of this test that
+// forks a grandchild when asked on a pipe, asked just after /proc was read.
+TEST(TracePrograms, AChildForkedWhileTheTreeIsReadIsFollowed) {
+  ASSERT_EQ(getuid(), 0u) << "the traced source's tests run as root, like CI";
+  int ask[2], told[2];
+  ASSERT_EQ(::pipe(ask), 0);
+  ASSERT_EQ(::pipe(told), 0);
+  const pid_t root = ::fork();
+  ASSERT_GE(root, 0);
+  if (root == 0) {
+    ::close(ask[1]);
+    ::close(told[0]);
+    char byte = 0;
+    while (::read(ask[0], &byte, 1) == 1) {
+      const pid_t child = ::fork();
+      if (child == 0) {
+        ::pause();
+        ::_exit(0);
+      }
+      if (::write(told[1], &child, sizeof child) != sizeof child) ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  ::close(ask[0]);
+  ::close(told[1]);
+  auto programs = collectors::trace::TracePrograms::open({});
+  pid_t child = 0;
+  if (programs) {
+    (*programs)->track_tree(root, [&](pid_t of) {
+      auto tree = collectors::trace::process_tree(of);
+      EXPECT_EQ(::write(ask[1], "x", 1), 1);
+      EXPECT_EQ(::read(told[0], &child, sizeof child), static_cast<ssize_t>(sizeof child));
+      return tree;
+    });
+  }
+  // Asked while both live (an exit ends the following).
+  const bool root_followed = programs && (*programs)->tracks(root);
+  const bool child_followed = programs && child > 0 && (*programs)->tracks(child);
+  ::close(ask[1]);
+  ::close(told[0]);
+  if (child > 0) ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(root, &status, 0);
+  ASSERT_TRUE(programs) << programs.error().message;
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(root_followed);
+  EXPECT_TRUE(child_followed) << "forked after /proc was read";
+}
+
 // The ids of the BPF programs process `pid` holds, loaded or through a link: each such file
 // descriptor's "prog_id" in /proc/<pid>/fdinfo. A run's own programs are told from those of
 // other traced runs (the version matrix's, beside this suite) by them.
