@@ -84,30 +84,48 @@ inline std::vector<pid_t> client_backends(pid_t postmaster) {
   return found;
 }
 
+// The kernel's times of `pids` summed: on a CPU and waiting for one, in seconds.
+struct KernelTimes {
+  double on_cpu = 0, waiting = 0;
+  double sum() const { return on_cpu + waiting; }
+};
+inline KernelTimes kernel_times(const std::vector<pid_t>& pids) {
+  KernelTimes times;
+  for (const pid_t pid : pids) {
+    const auto [on_cpu, waiting] = schedstat(pid);
+    times.on_cpu += on_cpu;
+    times.waiting += waiting;
+  }
+  return times;
+}
+
 // One window of the schedstat witness: the client backends' traced on-CPU and run-queue time
-// against the kernel's times of the processes `pids` over the same window.
+// against the kernel's times of the processes `pids` over the same window. Each read of the
+// source is bracketed by two readings of the kernel's times: on a loaded machine the test's
+// own process waits for a CPU between them (the three backends of the version matrix's window
+// gain 0.1 s of run-queue time in such a gap), so the kernel's time over the traced window lies
+// between the narrowest and the widest of the readings.
 struct CpuWitness {
   model::Profile profile;  // the traced source's, of the window
   double traced_cpu = 0, traced_queue = 0;
-  double kernel_cpu = 0, kernel_queue = 0;
+  KernelTimes start_before, start_after, end_before, end_after;
+  double kernel_least() const { return end_before.sum() - start_after.sum(); }
+  double kernel_most() const { return end_after.sum() - start_before.sum(); }
 };
 
-// Reads the source (the baseline) and the processes' schedstat, calls `during`, and reads both
-// again. `pids` must be every client backend alive in the window.
+// Reads the source (the baseline), calls `during`, and reads it again. `pids` must be every
+// client backend alive in the window.
 template <typename During>
 CpuWitness cpu_witness(collectors::trace::TraceSource& source, const std::vector<pid_t>& pids,
                        During during) {
   CpuWitness witness;
+  witness.start_before = kernel_times(pids);
   EXPECT_TRUE(source.read(model::SteadyClock::now()));
-  std::map<pid_t, std::pair<double, double>> before;
-  for (const pid_t pid : pids) before[pid] = schedstat(pid);
+  witness.start_after = kernel_times(pids);
   during();
+  witness.end_before = kernel_times(pids);
   auto profile = source.read(model::SteadyClock::now());
-  for (const pid_t pid : pids) {
-    const auto [on_cpu, waiting] = schedstat(pid);
-    witness.kernel_cpu += on_cpu - before[pid].first;
-    witness.kernel_queue += waiting - before[pid].second;
-  }
+  witness.end_after = kernel_times(pids);
   EXPECT_TRUE(profile) << profile.error().message;
   if (!profile) return witness;
   witness.profile = std::move(*profile);
@@ -119,20 +137,32 @@ CpuWitness cpu_witness(collectors::trace::TraceSource& source, const std::vector
   return witness;
 }
 
-// The witness: on-CPU + run-queue time within 2 % of the kernel's. The split alone is printed,
-// not bounded: 2.4 % apart in one of four runs on a loaded machine, and 10 % (3.65 s traced on
-// a CPU against schedstat's 3.32 s, the sum within 2 %) in the merged tree's full test run
-// beside two other lanes. Where the traced source puts the boundary between a wake-up's
-// run-queue time and the time on a CPU is an open question of issue 48; the witness is the sum.
+// The witness: on-CPU + run-queue time within 2 % of the kernel's over the window (between its
+// least and most, each widened by 2 %). The split alone is printed, not bounded: 2.4 % apart in
+// one of four runs on a loaded machine, and 10 % (3.65 s traced on a CPU against schedstat's
+// 3.32 s, the sum within 2 %) in the merged tree's full test run beside two other lanes. Where
+// the traced source puts the boundary between a wake-up's run-queue time and the time on a CPU
+// is an open question of issue 48; the witness is the sum.
 inline void expect_schedstat_witness(const CpuWitness& witness, const std::string& label) {
-  const double kernel = witness.kernel_cpu + witness.kernel_queue;
-  EXPECT_GT(witness.kernel_cpu, 0.5) << label;
-  EXPECT_NEAR(witness.traced_cpu + witness.traced_queue, kernel, kernel * 0.02)
-      << label << "\n"
-      << describe_traced(witness.profile);
-  std::cout << label << " on a CPU: traced " << witness.traced_cpu << " s, schedstat "
-            << witness.kernel_cpu << " s; waiting for one: traced " << witness.traced_queue
-            << " s, schedstat " << witness.kernel_queue << " s\n";
+  const double traced = witness.traced_cpu + witness.traced_queue;
+  // Enough time for 2 % to mean something (1.7 s in the version matrix's lane, 0.3 s of it on
+  // a CPU: six majors side by side on 2 cores).
+  EXPECT_GT(witness.kernel_least(), 0.5) << label;
+  EXPECT_GE(traced, witness.kernel_least() * 0.98) << label << "\n"
+                                                   << describe_traced(witness.profile);
+  EXPECT_LE(traced, witness.kernel_most() * 1.02) << label << "\n"
+                                                  << describe_traced(witness.profile);
+  const double kernel_cpu = (witness.end_before.on_cpu + witness.end_after.on_cpu -
+                             witness.start_before.on_cpu - witness.start_after.on_cpu) /
+                            2;
+  const double kernel_queue = (witness.end_before.waiting + witness.end_after.waiting -
+                               witness.start_before.waiting - witness.start_after.waiting) /
+                              2;
+  std::cout << fmt::format(
+      "{} on a CPU: traced {:.4f} s, schedstat {:.4f} s; waiting for one: traced {:.4f} s, "
+      "schedstat {:.4f} s; the sum traced {:.4f} s, schedstat {:.4f} to {:.4f} s\n",
+      label, witness.traced_cpu, kernel_cpu, witness.traced_queue, kernel_queue, traced,
+      witness.kernel_least(), witness.kernel_most());
 }
 
 // Ten `SELECT pg_sleep(0.2)` in the profile: ten Timeout | PgSleep waits of client backends,

@@ -117,9 +117,11 @@ TEST_P(TracedMatrixTest, WitnessesHold) {
             << " keys_full=" << counters[kTraceKeysFull] << " lost=" << counters[kTraceLost]
             << " samples=" << counters[kTraceSamples] << " wakeups=" << counters[kTraceWakeups]
             << "\n";
-  // Every read of the processes' memory succeeded (the addresses are this major's), and the
-  // maps held everything.
-  EXPECT_EQ(counters[kTraceReadFailures], 0u);
+  // The reads of the processes' memory succeeded (the addresses are this major's: wrong ones
+  // fail at every switch; a read that fails where a new backend has not yet touched its page of
+  // shared memory is rare: one in 464 connections of pgbench -C on 16, three in 2,328 switches
+  // in the version matrix's lane), and the maps held everything.
+  EXPECT_LT(counters[kTraceReadFailures] * 100, counters[kTraceSwitches]);
   EXPECT_EQ(counters[kTraceTrackedFull] + counters[kTraceKeysFull] + counters[kTraceLost], 0u);
   expect_ten_sleeps_of_200ms(witness.profile, name("sleeps"));
   // Read from the status entry with each switch: the sleeping session is active (st_state).
