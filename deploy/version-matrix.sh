@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The version matrix of deploy/test.sh (issue 29): one scratch cluster per supported major other
-# than Debian's 15 (13, 14, 16, 17, 18: the servers deploy/fetch-servers.sh keeps in its cache),
-# started side by side, then the tests labelled "versions" (tests/versions), one ctest test per
-# major, side by side too, and the matrix of two builds as variants (versions_builds), given the
-# clusters' bin directories in PGWAITPROF_TEST_SERVER_BINS ("16=DIR 17=DIR ...": the copies the
-# postgres user can enter); the clusters are stopped at the end. BUILD_DIR as for deploy/test.sh.
+# The version matrix of deploy/test.sh (issue 29): one scratch cluster per supported major (13,
+# 14, 16, 17, 18: the servers deploy/fetch-servers.sh keeps in its cache; and Debian's 15, for
+# the traced source's tests of issue 48), started side by side, then the tests labelled
+# "versions" (tests/versions), one ctest test per major, side by side too, and the matrix of two
+# builds as variants (versions_builds), given the clusters' bin directories in
+# PGWAITPROF_TEST_SERVER_BINS ("16=DIR 17=DIR ...": the copies the postgres user can enter); the
+# clusters are stopped at the end. BUILD_DIR as for deploy/test.sh.
 # Small clusters (scale 1, 50 connections): the tests run 3-4 s of pgbench on each.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +19,7 @@ stop_clusters() {
 }
 trap stop_clusters EXIT
 pids=()
-for bin in $("$root/deploy/fetch-servers.sh" --list); do
+for bin in $("$root/deploy/fetch-servers.sh" --list) /usr/lib/postgresql/15/bin; do
   cluster=$(mktemp -d /tmp/pgwaitprof-versions-XXXXXX)
   clusters+=("$cluster")
   SCRATCH_SCALE=1 SCRATCH_MAX_CONNECTIONS=50 \

@@ -244,9 +244,11 @@ bool TracePrograms::track(pid_t pid) {
   return error == 0 || error == -EEXIST;
 }
 
-size_t TracePrograms::track_tree(pid_t root) {
-  size_t added = 0;
-  for (const pid_t pid : process_tree(root)) added += track(pid) ? 1 : 0;
+size_t TracePrograms::track_tree(pid_t root, const std::function<std::vector<pid_t>(pid_t)>& tree) {
+  size_t added = track(root) ? 1 : 0;
+  for (const pid_t pid : tree(root)) {
+    if (pid != root) added += track(pid) ? 1 : 0;
+  }
   return added;
 }
 
@@ -256,6 +258,16 @@ double TracePrograms::switch_ns() const {
   const int fd = bpf_program__fd(skeleton_->progs.on_switch);
   if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || info.run_cnt == 0) return 0;
   return static_cast<double>(info.run_time_ns) / static_cast<double>(info.run_cnt);
+}
+
+bool TracePrograms::tracks(pid_t pid) const {
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return false;
+  trace_task task{};
+  const int error =
+      bpf_map__lookup_elem(skeleton_->maps.tasks, &pidfd, sizeof pidfd, &task, sizeof task, 0);
+  ::close(pidfd);
+  return error == 0;
 }
 
 size_t TracePrograms::tracked() const {

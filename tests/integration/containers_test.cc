@@ -10,6 +10,7 @@
 
 #include "tests/integration/harness.h"
 #include "tests/integration/own_cluster.h"
+#include "tests/integration/trace_witness.h"
 
 namespace pgwaitprof::testing {
 namespace {
@@ -98,10 +99,10 @@ TEST_F(ContainersTest, AServerInAChrootIsSampledFromMemoryWithTheKernelView) {
   expect_sampled_as_local(cluster, "chroot-run");
 }
 
-// PostgreSQL 19 needs a newer C library than this host's: it runs in a sid root. Making the root
-// takes minutes and Debian's mirror (deploy/sid-root.sh), which CI's budget does not give every
-// run; where the root is there, the test runs.
-TEST_F(ContainersTest, PostgreSQL19InASidRootIsSampledFromMemoryWithTheKernelView) {
+// PostgreSQL 19 needs a newer C library than this host's: it runs in a sid root, sampled from
+// memory and traced. Making the root takes minutes and Debian's mirror (deploy/sid-root.sh),
+// which CI's budget does not give every run; where the root is there, the test runs.
+TEST_F(ContainersTest, PostgreSQL19InASidRootIsSampledFromMemoryAndTraced) {
   const auto root = sid_root();
   if (root.empty()) {
     GTEST_SKIP() << "no Debian sid root with PostgreSQL 19: make it with deploy/sid-root.sh "
@@ -114,6 +115,11 @@ TEST_F(ContainersTest, PostgreSQL19InASidRootIsSampledFromMemoryWithTheKernelVie
                                             "SHOW server_version_num", cluster.conninfo});
   EXPECT_EQ(version.output.substr(0, 2), "19") << version.output;
   expect_sampled_as_local(cluster, "sid-root-run");
+  // And traced (issue 48): the programs read the processes under their root as any server's.
+  const RemovedAtEnd traced{temp_dir("sid-root-trace")};
+  expect_traced_run(pgwaitprof_run(traced.dir, {cluster.conninfo, "--source", "trace"},
+                                   {"-c", "2", "-j", "2", "-T", "3"}),
+                    "pg19");
 }
 
 // pgwaitprof in a PID namespace of its own, the server outside it: the server's postmaster, at
