@@ -139,6 +139,7 @@ TEST_F(TraceServerFaults, ARestartedServersNewPostmasterIsFollowed) {
   EXPECT_GT(watch.seen().programs.size(), traced_program_names().size())
       << "the programs were not loaded again for the new postmaster";
   EXPECT_FALSE(any_left(watch.seen()));
+  cluster.stop();  // before its directory goes: a server without one would run on
   std::filesystem::remove_all(dir);
 }
 
@@ -276,6 +277,7 @@ TEST_F(TraceServerFaults, AThousandBackendsAreAllTrackedWithinTheMapsBounds) {
                            peak_mib, bound_mib);
   EXPECT_LT(peak_mib, bound_mib);
   EXPECT_FALSE(any_left(watch.seen()));
+  cluster.stop();  // before its directory goes: a server without one would run on
   std::filesystem::remove_all(dir);
 }
 

@@ -41,11 +41,18 @@ struct OwnCluster {
     data = variable(started.output, "PGWAITPROF_TEST_PGDATA");
     conninfo = "host=" + host + " port=" + port + " user=postgres dbname=postgres";
   }
-  ~OwnCluster() { engine::run_command({"bash", script(), "stop", dir.string()}); }
+  // Stops and removes it now (before the test removes the directory around it), once.
+  void stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    engine::run_command({"bash", script(), "stop", dir.string()});
+  }
+  ~OwnCluster() { stop(); }
   OwnCluster(const OwnCluster&) = delete;
   OwnCluster& operator=(const OwnCluster&) = delete;
 
  private:
+  bool stopped_ = false;
   static std::string script() {
     return std::string(PGWAITPROF_SOURCE_DIR) + "/deploy/scratch-cluster.sh";
   }
