@@ -323,7 +323,16 @@ void ProcessStates::clear() {
 
 void KernelStage::read_states(model::Snapshot& snapshot) {
   states_.next_reading();
+  // pgwaitprof's own sessions (the run's connection) count with the sampler's in the kernel's
+  // times (add_kernel_times): their states are not the load's either, so that the client
+  // backends sampled running compare like with like (a run connection waiting for a CPU on a
+  // loaded host was 0.19 AAS sampled running that the kernel's client row no longer held).
+  const auto own = OwnSession::backends_on(host_, port_);
   for (auto& backend : snapshot.backends) {
+    if (own.contains(backend.pid)) {
+      backend.kernel_state = 0;
+      continue;
+    }
     // Only a backend PostgreSQL says is not waiting needs the kernel's word, and only when the
     // source did not read it as it sampled.
     const pid_t process = processes_.host_pid(backend.pid);
