@@ -22,27 +22,20 @@
 #include "tests/integration/backend_states.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/trace_witness.h"
+#include "tests/versions/major_fixture.h"
 
 namespace pgwaitprof::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-class TracedMatrixTest : public ::testing::TestWithParam<int> {
+class TracedMatrixTest : public MajorTest {
  protected:
   void SetUp() override {
-    const std::string variable = "PGWAITPROF_TEST_PG" + std::to_string(GetParam());
-    conninfo_ = env(variable.c_str());
-    if (conninfo_.empty()) {
-      FAIL() << variable << " is not set: run the version matrix through "
-             << "deploy/version-matrix.sh";
-    }
+    MajorTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_EQ(getuid(), 0u) << "the traced source's tests run as root, like CI";
   }
-  std::string name(const std::string& what) const {
-    return "pg" + std::to_string(GetParam()) + "-" + what;
-  }
-  std::string conninfo_;
 };
 
 TEST_P(TracedMatrixTest, TracedRunHasExactTimeWaitsAndDurationsPerWaitEvent) {

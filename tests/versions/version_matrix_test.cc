@@ -23,25 +23,15 @@
 #include "daemon/engine/scratch_cluster.h"
 #include "tests/integration/backend_states.h"
 #include "tests/integration/harness.h"
+#include "tests/versions/major_fixture.h"
 
 namespace pgwaitprof::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-class VersionMatrixTest : public ::testing::TestWithParam<int> {
+class VersionMatrixTest : public MajorTest {
  protected:
-  void SetUp() override {
-    const std::string variable = "PGWAITPROF_TEST_PG" + std::to_string(GetParam());
-    conninfo_ = env(variable.c_str());
-    if (conninfo_.empty()) {
-      FAIL() << variable << " is not set: run the version matrix through "
-             << "deploy/version-matrix.sh";
-    }
-  }
-  std::string name(const std::string& what) const {
-    return "pg" + std::to_string(GetParam()) + "-" + what;
-  }
   engine::CommandResult psql(const std::string& sql) const {
     return engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-v",
                                 "ON_ERROR_STOP=1", "-c", sql, conninfo_});
@@ -77,8 +67,6 @@ class VersionMatrixTest : public ::testing::TestWithParam<int> {
       EXPECT_EQ(warning.dump().find("collect"), std::string::npos) << warning.dump();
     }
   }
-
-  std::string conninfo_;
 };
 
 TEST_P(VersionMatrixTest, ProfiledRunMarksTheCheckpointAndShowsTopSql) {
