@@ -47,9 +47,12 @@ std::vector<std::unique_ptr<Collector>> make_snapshot_stages(const SamplerOption
 
 std::vector<ScheduledCollector> make_target_collectors(const SamplerOptions& options) {
   std::vector<ScheduledCollector> schedule;
-  if (!model::takes_snapshots(options.source)) return schedule;
-  // At most 10 lookups a second, and only while Lock waits exist (the collector checks).
+  const bool traced = options.source == model::SamplerSource::kTrace;
+  if (!model::takes_snapshots(options.source) && !traced) return schedule;
+  // At most 10 lookups a second, and only while Lock waits exist (the collector checks; the
+  // traced source's sampler gives it the processes blocked on locks at each read).
   schedule.push_back({std::make_unique<LockBlockerCollector>(), std::chrono::milliseconds(100)});
+  if (traced) return schedule;
   // Five lookups a second, and only while the latest snapshot shows a query id not seen before.
   schedule.push_back({std::make_unique<StatementTextCollector>(), std::chrono::milliseconds(200)});
   return schedule;

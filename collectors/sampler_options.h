@@ -14,6 +14,9 @@ struct SamplerOptions {
   std::string name;      // the target's name, the `target` label
   std::string conninfo;  // "" = PG* environment variables
   double hz = 0;         // ticks per second of the activity source
+  // With auto, the traced source's in-kernel on-CPU samples per second where it is chosen (0:
+  // hz); a named traced source's are hz.
+  double trace_hz = 0;
   model::SamplerSource source = model::SamplerSource::kAuto;
   std::chrono::milliseconds wait_sampling_poll{0};
   std::chrono::milliseconds connect_timeout{5000};

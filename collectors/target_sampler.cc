@@ -35,6 +35,7 @@ SamplerOptions sampler_options(const config::TargetConfig& target) {
   options.name = target.name;
   options.conninfo = target.dsn;
   options.hz = target.hz;
+  options.trace_hz = target.trace_hz;
   options.source = target.source;
   options.wait_sampling_poll = target.pg_wait_sampling_poll;
   options.local = target.local;
@@ -100,9 +101,13 @@ TargetSampler::TargetSampler(asio::any_io_executor executor, SamplerOptions opti
   if (source == SamplerSource::kPgWaitSampling) {
     wait_sampling_source_ = std::make_unique<WaitSamplingSource>();
   }
-  if (source == SamplerSource::kTrace) {
+  if (source == SamplerSource::kTrace || source == SamplerSource::kAuto) {
     trace_source_ = std::make_unique<trace::TraceSource>();
-    trace_source_->set_sample_hz(static_cast<int>(options_.hz));
+    const double hz =
+        source == SamplerSource::kAuto && options_.trace_hz > 0 ? options_.trace_hz : options_.hz;
+    trace_source_->set_sample_hz(static_cast<int>(hz));
+    // Auto traces a server once per process: a daemon's other targets on it read memory.
+    trace_source_->set_once_per_server(source == SamplerSource::kAuto);
   }
   // Until a connection decides: what auto falls back to.
   in_use_ = source == SamplerSource::kAuto ? SamplerSource::kActivity : source;
@@ -133,9 +138,13 @@ void TargetSampler::stop() {
   session_.close();
 }
 
+double TargetSampler::source_hz() const {
+  return in_use_ == model::SamplerSource::kTrace ? trace_source_->sample_hz() : options_.hz;
+}
+
 double TargetSampler::source_period_s() const {
   // The traced source's counts are microseconds.
-  if (trace_source_) return 1e-6;
+  if (in_use_ == model::SamplerSource::kTrace) return 1e-6;
   if (const auto* wait_sampling =
           dynamic_cast<const WaitSamplingSource*>(wait_sampling_source_.get())) {
     return wait_sampling->period_s();
@@ -277,13 +286,18 @@ asio::awaitable<CollectResult> TargetSampler::prepare_source() {
   } else if (not_here) {
     why_not = not_local_reason(*not_here);
   } else {
+    // Traced in the kernel where it allows it, else read from memory (issue 48).
+    auto untraced = co_await prepare_traced();
+    if (!untraced) co_return std::nullopt;
+    if (!untraced->refused) co_return untraced;  // the connection failed: retried as any attempt
     auto refused = co_await memory_source_->prepare(session_);
     if (!refused) {
       use_source(memory_source_.get(), SamplerSource::kMemory,
-                 "local server, read " + memory_source_->attachment().rights);
+                 "local server, read " + memory_source_->attachment().rights +
+                     " (not traced: " + untraced->message + ")");
       co_return std::nullopt;
     }
-    if (!refused->refused) co_return refused;  // the connection failed: retried as any attempt
+    if (!refused->refused) co_return refused;
     why_not = memory::refusal_reason(refused->message);
   }
   if (why_not != reason_) {
@@ -292,6 +306,25 @@ asio::awaitable<CollectResult> TargetSampler::prepare_source() {
   }
   use_source(activity_source_.get(), SamplerSource::kActivity, why_not);
   co_return co_await source_->prepare(session_);
+}
+
+asio::awaitable<CollectResult> TargetSampler::prepare_traced() {
+  auto refused = co_await trace_source_->prepare(session_);
+  if (!refused) {
+    use_source(trace_source_.get(), model::SamplerSource::kTrace,
+               "local server, traced in the kernel");
+    co_return std::nullopt;
+  }
+  if (refused->refused) {
+    // "trace source refused: WHY" -> WHY, said once per reason.
+    static constexpr std::string_view kPrefix = "trace source refused: ";
+    if (refused->message.starts_with(kPrefix)) refused->message.erase(0, kPrefix.size());
+    if (refused->message != untraced_) {
+      log()->info("trace source not used target={} reason=\"{}\"", options_.name, refused->message);
+      untraced_ = refused->message;
+    }
+  }
+  co_return refused;
 }
 
 void TargetSampler::on_failed_attempt(const CollectorError& error,
@@ -319,7 +352,7 @@ void TargetSampler::on_connected(bool reconnected) {
     const double gap_s =
         std::chrono::duration<double>(model::SteadyClock::now() - down_since_).count();
     // The ticks that fell into the gap were not sampled: count them as missed.
-    if (model::takes_snapshots(options_.source)) {
+    if (model::takes_snapshots(in_use_)) {
       count_missed(static_cast<uint64_t>(gap_s * options_.hz));
     }
     log()->info("connection restored target={} gap_s={:.3f}", options_.name, gap_s);
@@ -331,7 +364,7 @@ void TargetSampler::on_connected(bool reconnected) {
         "sampling target={} source=memory hz={} server_version={} dsn=\"{}\" {} limits=\"{}\"",
         options_.name, options_.hz, server_version_, mask_password(options_.conninfo),
         memory_->attachment().description, model::sampler_source_limits(in_use_));
-  } else if (trace_source_) {
+  } else if (in_use_ == model::SamplerSource::kTrace) {
     log()->info(
         "sampling target={} source=trace read_every_ms={} server_version={} dsn=\"{}\" {} "
         "limits=\"{}\"",
@@ -491,10 +524,17 @@ asio::awaitable<void> TargetSampler::sample_wait_sampling() {
     } else {
       sample_delivered_.notify();
     }
+    // The traced source's processes blocked on locks, for the look-up of their blockers.
+    const model::Snapshot* latest = nullptr;
+    if (in_use_ == model::SamplerSource::kTrace) {
+      trace_source_->lock_waiters(snapshot_);
+      snapshot_.taken_at_steady = started;
+      latest = &snapshot_;
+    }
     for (size_t index = 0; index < collectors_.size(); ++index) {
       if (due[index] > model::SteadyClock::now()) continue;
       due[index] += collectors_[index].period;
-      CollectContext collector_context{&session_, &fanout_, nullptr, nullptr,
+      CollectContext collector_context{&session_, &fanout_, nullptr, latest,
                                        model::SteadyClock::now()};
       co_await collect_timed(*collectors_[index].collector, collector_context);
     }

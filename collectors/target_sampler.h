@@ -62,6 +62,9 @@ class TargetSampler {
   // was the sampler's: "local server, read as root", "the server is on another host", ...
   model::SamplerSource source_in_use() const { return in_use_; }
   const std::string& source_reason() const { return reason_; }
+  // The rate of the source in use: the traced source's in-kernel on-CPU samples a second (auto
+  // may choose it at another rate than hz), else hz.
+  double source_hz() const;
   int server_version() const { return server_version_; }
   const std::string& last_error() const { return last_error_; }
   // The source refused this target (CollectorError::refused): last_error() says why.
@@ -77,9 +80,13 @@ class TargetSampler {
 
  private:
   asio::awaitable<CollectResult> connect();
-  // The source of this connection prepared: the one asked for, or with auto the memory source
+  // The source of this connection prepared: the one asked for, or with auto the traced source
+  // where the server is local and the kernel lets this process trace it, else the memory source
   // where the server is local and readable, else activity.
   asio::awaitable<CollectResult> prepare_source();
+  // Auto's first choice: the traced source prepared, or why not (refused, or the connection
+  // failed).
+  asio::awaitable<CollectResult> prepare_traced();
   void use_source(Collector* source, model::SamplerSource kind, std::string reason);
   asio::awaitable<void> sample();
   asio::awaitable<void> sample_activity();
@@ -132,7 +139,7 @@ class TargetSampler {
   base::AsyncEvent stopped_;
   base::AsyncPulse sample_delivered_;
   Fanout fanout_;
-  // The sources this target may use: the one asked for, or for auto both memory and activity.
+  // The sources this target may use: the one asked for, or for auto trace, memory and activity.
   std::unique_ptr<memory::MemorySource> memory_source_;
   std::unique_ptr<ActivitySource> activity_source_;
   std::unique_ptr<Collector> wait_sampling_source_;
@@ -142,6 +149,7 @@ class TargetSampler {
   memory::MemorySource* memory_ = nullptr;  // source_, when it is the memory source
   model::SamplerSource in_use_ = model::SamplerSource::kActivity;
   std::string reason_;
+  std::string untraced_;  // why auto did not trace, as last logged
   std::vector<std::unique_ptr<Collector>> stages_;
   std::vector<ScheduledCollector> collectors_;
   model::Snapshot snapshot_;  // reused: its backends' storage survives from tick to tick

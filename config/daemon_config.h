@@ -30,6 +30,9 @@ struct TargetConfig {
   std::string name = "default";  // label value "target"
   std::string dsn;               // libpq connection string or URI; "" means PG* variables
   double hz = kDefaultHz;
+  // The traced source's in-kernel on-CPU samples per second where auto chooses it (a named
+  // traced source's rate is hz).
+  double trace_hz = kDefaultTraceHz;
   model::SamplerSource source = model::SamplerSource::kAuto;
   // How often pg_wait_sampling's profile is read when it is the source.
   std::chrono::milliseconds pg_wait_sampling_poll{1000};

@@ -88,7 +88,38 @@ std::optional<KernelCheck> kernel_check(const Run& run) {
   return make_kernel_check(counts, kernel, exited);
 }
 
+bool trace_witness_judged(const TraceWitness& witness) {
+  return witness.kernel_s() >= kTraceWitnessLeastS;
+}
+
+bool trace_witness_within(const TraceWitness& witness) {
+  if (!trace_witness_judged(witness)) return true;
+  return std::abs(witness.traced_s() - witness.kernel_s()) <=
+         kTraceWitnessTolerance * witness.kernel_s() + kTraceWitnessSlackS;
+}
+
+double trace_witness_difference(const TraceWitness& witness) {
+  return witness.kernel_s() > 0 ? witness.traced_s() / witness.kernel_s() - 1 : 0;
+}
+
+namespace {
+
+std::optional<std::string> trace_witness_warning(const TraceWitness& witness) {
+  if (trace_witness_within(witness)) return std::nullopt;
+  return fmt::format(
+      "the traced time of client backends ({:.3f} s on a CPU + {:.3f} s waiting for one) is "
+      "{:+.1f} % off the kernel's own accounting of the same processes ({:.3f} s + {:.3f} s, "
+      "schedstat; expected within {:.0f} %): the traced figures miss or double some switches",
+      witness.on_cpu_s, witness.runqueue_s, 100 * trace_witness_difference(witness),
+      witness.kernel_on_cpu_s, witness.kernel_runqueue_s, 100 * kTraceWitnessTolerance);
+}
+
+}  // namespace
+
 std::optional<std::string> kernel_check_warning(const Run& run) {
+  if (run.sampler.source == SamplerSource::kTrace) {
+    return run.sampler.trace ? trace_witness_warning(run.sampler.trace->witness) : std::nullopt;
+  }
   const auto check = kernel_check(run);
   if (!check) {
     if (run.sampler.source != SamplerSource::kActivity) return std::nullopt;

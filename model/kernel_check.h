@@ -81,6 +81,17 @@ KernelCheck make_kernel_check(const SampledCounts& counts, const KernelTime& cli
 // were (a remote server, --local false) or the source takes no snapshots (pg_wait_sampling).
 std::optional<KernelCheck> kernel_check(const Run& run);
 
+// The traced source's check (TraceWitness): its client backends' on-CPU + run-queue time within
+// 2 % of the kernel's (issue 48), give or take 10 ms (a tick of the kernel's lag per read of a
+// process on a CPU); no verdict before the kernel has counted 0.1 s of them.
+inline constexpr double kTraceWitnessTolerance = 0.02;
+inline constexpr double kTraceWitnessSlackS = 0.01;
+inline constexpr double kTraceWitnessLeastS = 0.1;
+bool trace_witness_judged(const TraceWitness& witness);
+bool trace_witness_within(const TraceWitness& witness);
+// traced / kernel - 1 (0 when the kernel counted nothing).
+double trace_witness_difference(const TraceWitness& witness);
+
 // The report's warning when the check fails, and for a source that has no check, what its CPU
 // share is worth; none when there is nothing to say.
 std::optional<std::string> kernel_check_warning(const Run& run);

@@ -247,7 +247,12 @@ static json trace_counts_to_json(const std::optional<TraceCounts>& counts) {
           {"keys_full", counts->keys_full},
           {"lost", counts->lost},
           {"tracked", counts->tracked},
-          {"switch_ns", counts->switch_ns}};
+          {"switch_ns", counts->switch_ns},
+          {"witness",
+           {{"on_cpu_s", counts->witness.on_cpu_s},
+            {"runqueue_s", counts->witness.runqueue_s},
+            {"kernel_on_cpu_s", counts->witness.kernel_on_cpu_s},
+            {"kernel_runqueue_s", counts->witness.kernel_runqueue_s}}}};
 }
 
 static std::optional<TraceCounts> trace_counts_from_json(const json& j) {
@@ -262,6 +267,12 @@ static std::optional<TraceCounts> trace_counts_from_json(const json& j) {
   counts.lost = j.value("lost", uint64_t{0});
   counts.tracked = j.value("tracked", uint64_t{0});
   counts.switch_ns = j.value("switch_ns", 0.0);
+  if (const auto witness = j.find("witness"); witness != j.end() && witness->is_object()) {
+    counts.witness.on_cpu_s = witness->value("on_cpu_s", 0.0);
+    counts.witness.runqueue_s = witness->value("runqueue_s", 0.0);
+    counts.witness.kernel_on_cpu_s = witness->value("kernel_on_cpu_s", 0.0);
+    counts.witness.kernel_runqueue_s = witness->value("kernel_runqueue_s", 0.0);
+  }
   return counts;
 }
 

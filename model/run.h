@@ -29,9 +29,10 @@ namespace pgwaitprof::model {
 // exited_aas), a prepared transaction as a lock's blocker, the steady level a stall fell from,
 // whose connection an outage was, and the traced source's parts of a profile (profile.traced:
 // blocked, run-queue and on-CPU time, waits and their duration histogram per key); 11 the
-// traced source's own counts (sampler.trace: switches, failed reads, full maps, lost charges).
-// Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 11;
+// traced source's own counts (sampler.trace: switches, failed reads, full maps, lost charges);
+// 12 the traced source's witness (sampler.trace.witness: its client backends' time against the
+// kernel's). Documents of older versions still load (their new fields take defaults).
+inline constexpr int kReportSchemaVersion = 12;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.

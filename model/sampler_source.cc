@@ -60,4 +60,11 @@ std::string_view sampler_source_limits(SamplerSource source) {
   return "";
 }
 
+void TraceWitness::add(const TraceWitness& other) {
+  on_cpu_s += other.on_cpu_s;
+  runqueue_s += other.runqueue_s;
+  kernel_on_cpu_s += other.kernel_on_cpu_s;
+  kernel_runqueue_s += other.kernel_runqueue_s;
+}
+
 }  // namespace pgwaitprof::model

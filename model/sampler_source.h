@@ -47,6 +47,21 @@ std::string_view sampler_source_limits(SamplerSource source);
 // The traced source's own counts over the run (collectors/trace/): how much it saw, and what
 // it could not read or keep (a failed read of a process's memory is charged to nobody; a
 // process or a key that did not fit its map is counted, never guessed).
+// The traced source's witness (the kernel check of a traced run): the client backends' time the
+// programs charged on a CPU and waiting for one, against the kernel's own accounting of the same
+// processes (the fields /proc/<pid>/schedstat shows: se.sum_exec_runtime, sched_info.run_delay)
+// over the same reads, summed over the processes tracked from one read to the next. Each side
+// counts the interval in progress at a read (the kernel's a tick late at most).
+struct TraceWitness {
+  double on_cpu_s = 0;
+  double runqueue_s = 0;
+  double kernel_on_cpu_s = 0;
+  double kernel_runqueue_s = 0;
+  double traced_s() const { return on_cpu_s + runqueue_s; }
+  double kernel_s() const { return kernel_on_cpu_s + kernel_runqueue_s; }
+  void add(const TraceWitness& other);
+};
+
 struct TraceCounts {
   uint64_t switches = 0;      // context switches of the server's processes, in or out
   uint64_t wakeups = 0;       // wake-ups that ended a blocking wait
@@ -59,6 +74,7 @@ struct TraceCounts {
   // The switch program's own time per event where the kernel's BPF statistics are on
   // (kernel.bpf_stats_enabled), else 0.
   double switch_ns = 0;
+  TraceWitness witness;
 };
 
 }  // namespace pgwaitprof::model

@@ -314,4 +314,33 @@ base::Status TracePrograms::read(TraceTotals& into) const {
   return std::nullopt;
 }
 
+base::Status TracePrograms::read_progress(std::vector<trace_progress>& into) const {
+  into.clear();
+  const int fd = bpf_iter_create(bpf_link__fd(skeleton_->links.dump_tasks));
+  if (fd < 0) {
+    return base::Error{
+        fmt::format("could not read the traced processes: {}", std::strerror(errno))};
+  }
+  // Bounded: one record per tracked process, at most TRACE_MAX_TRACKED of them.
+  trace_progress record{};
+  size_t have = 0;
+  int error = 0;
+  for (;;) {
+    const ssize_t got = ::read(fd, reinterpret_cast<char*>(&record) + have, sizeof record - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) error = errno;
+    if (got <= 0) break;
+    have += static_cast<size_t>(got);
+    if (have < sizeof record) continue;
+    if (into.size() < TRACE_MAX_TRACKED) into.push_back(record);
+    have = 0;
+  }
+  ::close(fd);
+  if (error != 0 || have != 0) {
+    return base::Error{fmt::format("could not read the traced processes: {}",
+                                   error != 0 ? std::strerror(error) : "a record was cut short")};
+  }
+  return std::nullopt;
+}
+
 }  // namespace pgwaitprof::collectors::trace

@@ -78,6 +78,8 @@ class TracePrograms {
   // Whether `pid` is followed now.
   bool tracks(pid_t pid) const;
   base::Status read(TraceTotals& into) const;
+  // Every tracked process now, from the task iterator (waits.bpf.c's dump_tasks).
+  base::Status read_progress(std::vector<trace_progress>& into) const;
   // How many processes are tracked now.
   size_t tracked() const;
   int sample_hz() const { return sample_hz_; }

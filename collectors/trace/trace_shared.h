@@ -65,6 +65,37 @@ struct trace_task {
   __u64 wait_at;
   __u32 backend_type;
   __u32 unused;
+  // The time charged to the process since it was tracked: the witness's traced side
+  // (trace_progress), beside the kernel's own accounting of it.
+  __u64 oncpu_ns;
+  __u64 runq_ns;
+};
+
+// One tracked process as the task iterator (waits.bpf.c's dump_tasks) writes it at a read: its
+// phase and the key it has in it, so that a wait in progress is charged up to the read (and the
+// rest when it ends), and the witness: the time charged to it against the kernel's own
+// accounting of the same process (/proc/<pid>/schedstat's first two fields).
+struct trace_progress {
+  __u64 now;       // when it was written (bpf_ktime_get_ns)
+  __u64 since;     // when the phase began
+  __u64 oncpu_ns;  // charged to the process since it was tracked (trace_task)
+  __u64 runq_ns;
+  __u64 kernel_oncpu_ns;  // the kernel's: se.sum_exec_runtime
+  __u64 kernel_runq_ns;   // sched_info.run_delay
+  __u64 start_time;       // with pid, the process (a pid may be reused)
+  struct trace_key key;
+  __u32 pid;
+  __u32 phase;  // waits.bpf.c's enum phase
+  __u32 has_key;
+  __u32 unused;
+};
+
+// waits.bpf.c's phases of a tracked process.
+enum trace_phase {
+  kTracePhaseUnknown = 0,
+  kTracePhaseOnCpu,
+  kTracePhaseBlocked,
+  kTracePhaseRunnable
 };
 
 // Counters, one per-CPU array slot each.

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -192,12 +194,54 @@ TracedDelta traced_delta(const TraceTotals& delta, uint64_t wall_us, const memor
   return traced;
 }
 
+namespace {
+
+// The servers (postmaster pids) the traced sources of this process trace now, how many each.
+std::mutex traced_mutex;
+std::map<pid_t, int> traced_servers;
+
+}  // namespace
+
 TraceSource::~TraceSource() {
+  unload();
   if (postmaster_fd_ >= 0) ::close(postmaster_fd_);
 }
 
-asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
+void TraceSource::unload() {
+  if (!programs_) return;
   programs_.reset();
+  std::lock_guard lock(traced_mutex);
+  if (const auto it = traced_servers.find(attachment_.postmaster);
+      it != traced_servers.end() && --it->second == 0) {
+    traced_servers.erase(it);
+  }
+}
+
+base::Status TraceSource::load(const TraceConfig& config) {
+  std::lock_guard lock(traced_mutex);
+  if (once_per_server_ && traced_servers.contains(attachment_.postmaster)) {
+    return base::Error{
+        fmt::format("{}another target of this process traces this server already", kRefused)};
+  }
+  if (once_per_server_ && traced_servers.size() >= kMaxServersOnce) {
+    return base::Error{
+        fmt::format("{}this process traces {} servers already", kRefused, traced_servers.size())};
+  }
+  auto programs = TracePrograms::open(config);
+  if (!programs) return programs.error();
+  programs_ = std::move(*programs);
+  if (programs_->track_tree(attachment_.postmaster) == 0) {
+    programs_.reset();
+    return base::Error{
+        fmt::format("{}could not add the postmaster (pid {}) to the traced processes", kRefused,
+                    attachment_.postmaster)};
+  }
+  ++traced_servers[attachment_.postmaster];
+  return std::nullopt;
+}
+
+asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
+  unload();
   if (postmaster_fd_ >= 0) ::close(std::exchange(postmaster_fd_, -1));
   if (auto error = TracePrograms::check_kernel()) {
     co_return CollectorError{error->message, "", false, true};
@@ -214,24 +258,18 @@ asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
   auto config = trace_config(attachment_.postmaster, *attachment_.layout);
   if (!config) co_return CollectorError{config.error().message, "", false, true};
   config->sample_hz = sample_hz_;
-  auto programs = TracePrograms::open(*config);
-  if (!programs) co_return CollectorError{programs.error().message, "", false, true};
-  programs_ = std::move(*programs);
-  const size_t tracked = programs_->track_tree(attachment_.postmaster);
-  if (tracked == 0) {
-    programs_.reset();
-    co_return CollectorError{
-        fmt::format("{}could not add the postmaster (pid {}) to the traced processes", kRefused,
-                    attachment_.postmaster),
-        "", false, true};
-  }
+  if (auto error = load(*config)) co_return CollectorError{error->message, "", false, true};
   // The memory source's reader is not needed: the programs read each process's own memory.
   attachment_.reader.reset();
   previous_ = TraceTotals{};
   previous_at_ = model::SteadyClock::now();
+  // The processes at the load: the kernel's times of the first window are read against them.
+  if (auto error = programs_->read_progress(progress_)) progress_.clear();
+  witness_ = {};
+  client_type_ = attachment_.names->backend_type_code("B_BACKEND");
   warned_.fill(0);
   description_ = fmt::format("postmaster={} tracked={} sample_hz={} layout={} wait={} status={}",
-                             attachment_.postmaster, tracked, programs_->sample_hz(),
+                             attachment_.postmaster, programs_->tracked(), programs_->sample_hz(),
                              attachment_.layout->version,
                              config->wait_offset == 0 ? "my_wait_event_info" : "MyProc",
                              config->status_pointer != 0 ? "MyBEEntry" : "none");
@@ -248,9 +286,25 @@ base::Expected<TracedDelta> TraceSource::read_delta(model::SteadyClock::time_poi
   if (!programs_) return base::Error{"the trace source is not loaded"};
   TraceTotals totals;
   if (auto error = programs_->read(totals)) return *error;
-  const auto delta = totals_delta(totals, previous_);
-  const auto wall = std::chrono::duration_cast<std::chrono::microseconds>(now - previous_at_);
-  previous_ = std::move(totals);
+  std::vector<trace_progress> progress;
+  if (auto error = programs_->read_progress(progress)) return *error;
+  std::optional<model::KernelTimes> kernel;
+  if (!progress_.empty()) {
+    witness_.add(witness_between(progress_, progress, client_type_));
+    const auto all = witness_between(progress_, progress, client_type_, true);
+    kernel.emplace();
+    kernel->from = previous_at_;
+    kernel->to = now;
+    kernel->by_group[model::kClientBackends] = {base::Seconds(all.kernel_on_cpu_s),
+                                                base::Seconds(all.kernel_runqueue_s),
+                                                now - previous_at_};
+  }
+  progress_ = std::move(progress);
+  const auto cumulative = with_progress(std::move(totals), progress_);
+  const auto delta = totals_delta(cumulative, previous_);
+  const auto from = previous_at_;
+  const auto wall = std::chrono::duration_cast<std::chrono::microseconds>(now - from);
+  raise_to(previous_, cumulative);
   previous_at_ = now;
   static constexpr std::array<std::string_view, kTraceCounters> kNames = {
       "switches", "failed_reads", "tracked_full", "keys_full", "lost", "samples", "wakeups"};
@@ -261,8 +315,22 @@ base::Expected<TracedDelta> TraceSource::read_delta(model::SteadyClock::time_poi
                   attachment_.postmaster);
     }
   }
-  return traced_delta(delta, static_cast<uint64_t>(std::max<int64_t>(0, wall.count())),
-                      *attachment_.names);
+  auto traced = traced_delta(delta, static_cast<uint64_t>(std::max<int64_t>(0, wall.count())),
+                             *attachment_.names);
+  traced.from = from;
+  traced.to = now;
+  traced.kernel = std::move(kernel);
+  return traced;
+}
+
+void TraceSource::lock_waiters(model::Snapshot& snapshot) const {
+  snapshot.backends.clear();
+  for (const int32_t pid : blocked_on_locks(progress_)) {
+    model::BackendSample backend;
+    backend.pid = pid;
+    backend.wait_event_type = "Lock";
+    snapshot.backends.push_back(std::move(backend));
+  }
 }
 
 model::TraceCounts TraceSource::counts() const {
@@ -279,6 +347,7 @@ model::TraceCounts TraceSource::counts() const {
     counts.tracked = programs_->tracked();
     counts.switch_ns = programs_->switch_ns();
   }
+  counts.witness = witness_;
   return counts;
 }
 
@@ -286,7 +355,14 @@ asio::awaitable<CollectResult> TraceSource::collect(CollectContext& context) {
   auto traced = read_delta(context.now);
   if (!traced) co_return CollectorError{traced.error().message, "", false, false};
   if (context.sink != nullptr) {
-    context.sink->on_profile_delta(traced->profile, model::SystemClock::now());
+    // Placed in the middle of the window it covers, not at its end (a second's time charged
+    // to the next interval); the kernel's times over the same window beside it.
+    context.sink->on_profile_delta(
+        traced->profile,
+        model::SystemClock::now() -
+            std::chrono::duration_cast<model::SystemClock::duration>(
+                (model::SteadyClock::now() - traced->from) - (traced->to - traced->from) / 2));
+    if (traced->kernel) context.sink->on_kernel_times(*traced->kernel);
     if (!traced->statements.empty()) context.sink->on_statement_delta(traced->statements);
     context.sink->on_trace_counts(counts());
   }

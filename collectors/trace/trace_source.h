@@ -16,6 +16,7 @@
 #include "collectors/collector.h"
 #include "collectors/memory/memory_attach.h"
 #include "collectors/trace/trace_programs.h"
+#include "collectors/trace/trace_progress.h"
 #include "model/profile.h"
 #include "model/sample_sink.h"
 
@@ -29,6 +30,11 @@ base::Expected<TraceConfig> trace_config(pid_t postmaster, const memory::PgLayou
 struct TracedDelta {
   model::Profile profile;
   model::StatementDelta statements;
+  // The window read (from the previous read to this one), and the kernel's own times of the
+  // client backends tracked over all of it (the witness's kernel side); none on the first read.
+  model::SteadyClock::time_point from;
+  model::SteadyClock::time_point to;
+  std::optional<model::KernelTimes> kernel;
 };
 
 // The profile of `delta` (the maps' growth between two reads) over `wall_us` microseconds:
@@ -61,24 +67,42 @@ class TraceSource : public Collector {
   // For the tests and the sampler line: the profile since the previous read, and the counters.
   base::Expected<model::Profile> read(model::SteadyClock::time_point now);
   base::Expected<TracedDelta> read_delta(model::SteadyClock::time_point now);
+  // Delivered so far: the maps' totals and the intervals in progress at the last read.
   const TraceTotals& totals() const { return previous_; }
   // Its own counts since the load (the last read's), for the report's sampler line.
   model::TraceCounts counts() const;
+  // The processes blocked on a heavyweight lock at the last read, as rows of `snapshot` (pid and
+  // wait event type only), for the sampler's look-up of their blockers.
+  void lock_waiters(model::Snapshot& snapshot) const;
   const memory::Attachment& attachment() const { return attachment_; }
   const std::string& description() const { return description_; }
   void set_sample_hz(int hz) { sample_hz_ = hz; }
+  int sample_hz() const { return sample_hz_; }
+  // Auto's source: refuses a server that another source of this process traces already (a
+  // daemon with hundreds of targets on one server loads the programs once), and a server past
+  // the kMaxServersOnce-th.
+  void set_once_per_server(bool once) { once_per_server_ = once; }
+  static constexpr size_t kMaxServersOnce = 8;
 
  private:
   // A lost connection, so that the sampler attaches again.
   CollectorError postmaster_exited() const;
+  // Loads the programs for the attached server (under the lock of the servers traced).
+  base::Status load(const TraceConfig& config);
+  // Detaches the programs, and the server from the ones this process traces.
+  void unload();
 
   memory::Attachment attachment_;
   std::unique_ptr<TracePrograms> programs_;
-  TraceTotals previous_;
+  TraceTotals previous_;  // delivered so far: the maps' totals with the intervals in progress
+  std::vector<trace_progress> progress_;  // the tracked processes at the last read
+  model::TraceWitness witness_;
+  uint32_t client_type_ = 0;  // B_BACKEND's value in this major
   model::SteadyClock::time_point previous_at_{};
   std::array<uint64_t, kTraceCounters> warned_{};
   std::string description_;
   int sample_hz_ = 1000;
+  bool once_per_server_ = false;
   int postmaster_fd_ = -1;  // a pidfd of attachment_.postmaster: readable once it has exited
 };
 

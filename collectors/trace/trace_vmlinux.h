@@ -14,10 +14,32 @@ typedef __u64 u64;
 typedef __s32 pid_t;
 typedef _Bool bool;
 
+struct sched_entity {
+  u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
+struct sched_info {
+  unsigned long long run_delay;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
   unsigned int flags;
   pid_t pid;
   pid_t tgid;
+  u64 start_time;
+  struct sched_entity se;
+  struct sched_info sched_info;
+} __attribute__((preserve_access_index));
+
+// The task iterator's context (bpf_iter__task in the kernel).
+struct seq_file;
+struct bpf_iter_meta {
+  struct seq_file* seq;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter__task {
+  struct bpf_iter_meta* meta;
+  struct task_struct* task;
 } __attribute__((preserve_access_index));
 
 #define PF_EXITING 0x00000004  // do_exit() has begun: the process's memory may be gone

@@ -36,7 +36,12 @@ const volatile __u64 status_pointer = 0;    // &MyBEEntry, 0 when the binary doe
 const volatile __u64 state_offset = 0;      // PgBackendStatus.st_state
 const volatile __u64 query_offset = ~0ull;  // PgBackendStatus.st_query_id, ~0 before 14
 
-enum phase { kUnknown = 0, kOnCpu, kBlocked, kRunnable };
+enum phase {
+  kUnknown = kTracePhaseUnknown,
+  kOnCpu = kTracePhaseOnCpu,
+  kBlocked = kTracePhaseBlocked,
+  kRunnable = kTracePhaseRunnable
+};
 
 // The tracked processes' own state, kept by the kernel with each task_struct: a switch of an
 // untracked process costs a pointer read, not a hash lookup. Bounded by tracked_count.
@@ -188,12 +193,14 @@ static __always_inline void close_phase(struct trace_task* task, __u64 now, int 
   struct trace_key key = task->key;
   if (task->phase == kOnCpu) {
     charge_on_cpu(key, ns);
+    task->oncpu_ns += ns;
     return;
   }
   struct trace_value* value = value_of(&key);
   if (!value) return;
   if (task->phase == kRunnable) {
     value->runq_ns += ns;
+    task->runq_ns += ns;
     return;
   }
   value->blocked_ns += ns;
@@ -313,5 +320,31 @@ int on_sample(struct bpf_perf_event_data* ctx) {
   count(kTraceSamples);
   struct trace_value* value = value_of(&key);
   if (value) value->samples += 1;
+  return 0;
+}
+
+// Every tracked process at a read (user space reads the iterator once per interval): its phase
+// and key, and the time charged to it beside the kernel's own accounting of it. Only read: the
+// tasks' storage is written by the programs above alone.
+SEC("iter/task")
+int dump_tasks(struct bpf_iter__task* ctx) {
+  struct task_struct* p = ctx->task;
+  if (!p) return 0;
+  struct trace_task* task = tracked(p);
+  if (!task) return 0;
+  struct trace_progress record;
+  __builtin_memset(&record, 0, sizeof(record));
+  record.now = bpf_ktime_get_ns();
+  record.since = task->since;
+  record.oncpu_ns = task->oncpu_ns;
+  record.runq_ns = task->runq_ns;
+  record.kernel_oncpu_ns = p->se.sum_exec_runtime;
+  record.kernel_runq_ns = p->sched_info.run_delay;
+  record.start_time = p->start_time;
+  record.key = task->key;
+  record.pid = (__u32)p->pid;
+  record.phase = task->phase;
+  record.has_key = task->has_key;
+  bpf_seq_write(ctx->meta->seq, &record, sizeof(record));
   return 0;
 }

@@ -160,6 +160,7 @@ int run_command(const RunCommand& command) {
   target.hz =
       command.hz.value_or(command.source == model::SamplerSource::kTrace ? config::kDefaultTraceHz
                                                                          : config::kDefaultHz);
+  if (command.hz) target.trace_hz = *command.hz;
   target.source = command.source;
   target.local = command.local;
   TerminalObserver observer(command.brief);

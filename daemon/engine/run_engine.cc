@@ -506,6 +506,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   if (!failed) failed = co_await wait_for_sampler(state, sampler, control);
   run.sampler.source = sampler.source_in_use();
   run.sampler.source_reason = sampler.source_reason();
+  if (run.sampler.source == model::SamplerSource::kTrace) run.sampler.hz = sampler.source_hz();
   run.sampler.period = base::Seconds(sampler.source_period_s());
 
   const auto start = SteadyClock::now();

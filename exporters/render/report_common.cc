@@ -215,7 +215,27 @@ std::string sampler_line(const model::SamplerInfo& sampler) {
   return line;
 }
 
+namespace {
+
+// The traced source's check: its client backends' time against the kernel's own accounting.
+std::string trace_witness_line(const model::TraceWitness& witness) {
+  const char* verdict = !model::trace_witness_judged(witness)  ? "too little to judge,"
+                        : model::trace_witness_within(witness) ? "within"
+                                                               : "OUTSIDE";
+  return fmt::format(
+      "client backends traced {:.3f} s on a CPU + {:.3f} s waiting for one, the kernel's "
+      "{:.3f} s + {:.3f} s (schedstat of the same processes over the same reads): {} {:.0f} % "
+      "({:+.2f} %)",
+      witness.on_cpu_s, witness.runqueue_s, witness.kernel_on_cpu_s, witness.kernel_runqueue_s,
+      verdict, 100 * model::kTraceWitnessTolerance, 100 * model::trace_witness_difference(witness));
+}
+
+}  // namespace
+
 std::string kernel_check_line(const model::Run& run, const model::Summary& summary) {
+  if (run.sampler.source == model::SamplerSource::kTrace && run.sampler.trace) {
+    return trace_witness_line(run.sampler.trace->witness);
+  }
   if (!model::takes_snapshots(run.sampler.source)) return "";
   const auto& check = summary.kernel_check;
   if (!check) {

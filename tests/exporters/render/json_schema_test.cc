@@ -120,7 +120,8 @@ model::Run run_with_everything() {
     }
   }
   // The traced source's own counts (schema 11).
-  run.sampler.trace = model::TraceCounts{1000, 400, 50, 2, 0, 0, 0, 9, 527.0};
+  run.sampler.trace =
+      model::TraceCounts{1000, 400, 50, 2, 0, 0, 0, 9, 527.0, {0.5, 0.2, 0.51, 0.2}};
   run.work = model::WorkDone{2000, 65536, 100, base::Seconds(1.5)};
   run.checkpoint_after =
       model::CheckpointAfter{base::Seconds(30), base::Seconds(2), "", run.profile};

@@ -146,7 +146,7 @@ TEST(ReportTraced, TheSamplerLineStatesWhatTheTracedSourceSawAndLost) {
   run.sampler.requested = model::SamplerSource::kTrace;
   run.sampler.hz = 1000;
   run.sampler.snapshots = 10'000'000;
-  run.sampler.trace = model::TraceCounts{123'000, 40'000, 20'000, 3, 0, 5, 0, 12, 527.4};
+  run.sampler.trace = model::TraceCounts{123'000, 40'000, 20'000, 3, 0, 5, 0, 12, 527.4, {}};
   const std::string text = render_text(run);
   EXPECT_NE(text.find("10.0 s traced, 12300 switches a second (527 ns each in the kernel), 12 "
                       "processes tracked, 3 failed reads of a process's memory (charged to "

@@ -1,0 +1,97 @@
+#include "collectors/trace/trace_progress.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace pgwaitprof::collectors::trace {
+namespace {
+
+// The interval of `phase` in progress at the record, in ns (0 in another phase).
+uint64_t in_progress(const trace_progress& task, uint32_t phase) {
+  return task.phase == phase && task.now > task.since ? task.now - task.since : 0;
+}
+
+struct Charged {
+  uint64_t on_cpu = 0;
+  uint64_t runq = 0;
+  uint64_t kernel_on_cpu = 0;
+  uint64_t kernel_runq = 0;
+};
+
+Charged charged(const trace_progress& task) {
+  return {task.oncpu_ns + in_progress(task, kTracePhaseOnCpu),
+          task.runq_ns + in_progress(task, kTracePhaseRunnable), task.kernel_oncpu_ns,
+          task.kernel_runq_ns};
+}
+
+double seconds_between(uint64_t before, uint64_t now) {
+  return (static_cast<double>(now) - static_cast<double>(before)) * 1e-9;
+}
+
+}  // namespace
+
+TraceTotals with_progress(TraceTotals totals, const std::vector<trace_progress>& tasks) {
+  for (const auto& task : tasks) {
+    if (!task.has_key) continue;
+    if (const auto ns = in_progress(task, kTracePhaseBlocked); ns > 0) {
+      totals.values[task.key].blocked_ns += ns;
+    } else if (const auto queued = in_progress(task, kTracePhaseRunnable); queued > 0) {
+      totals.values[task.key].runq_ns += queued;
+    }
+  }
+  return totals;
+}
+
+void raise_to(TraceTotals& delivered, const TraceTotals& now) {
+  for (const auto& [key, value] : now.values) {
+    auto& kept = delivered.values[key];
+    kept.blocked_ns = std::max(kept.blocked_ns, value.blocked_ns);
+    kept.runq_ns = std::max(kept.runq_ns, value.runq_ns);
+    kept.oncpu_ns = std::max(kept.oncpu_ns, value.oncpu_ns);
+    kept.waits = std::max(kept.waits, value.waits);
+    kept.samples = std::max(kept.samples, value.samples);
+    kept.min_ns = value.min_ns;
+    kept.max_ns = value.max_ns;
+    for (int index = 0; index < TRACE_HIST_BUCKETS; ++index) {
+      kept.hist[index] = std::max(kept.hist[index], value.hist[index]);
+    }
+  }
+  delivered.counters = now.counters;
+}
+
+model::TraceWitness witness_between(const std::vector<trace_progress>& before,
+                                    const std::vector<trace_progress>& now, uint32_t client_type,
+                                    bool any_phase) {
+  std::map<std::pair<uint32_t, uint64_t>, const trace_progress*> earlier;
+  for (const auto& task : before) {
+    if (any_phase || task.phase != kTracePhaseUnknown) earlier[{task.pid, task.start_time}] = &task;
+  }
+  model::TraceWitness witness;
+  for (const auto& task : now) {
+    if (task.key.backend_type != client_type || (task.key.flags & TRACE_KEY_NO_STATUS)) continue;
+    const auto found = earlier.find({task.pid, task.start_time});
+    if (found == earlier.end()) continue;
+    const auto from = charged(*found->second);
+    const auto to = charged(task);
+    witness.on_cpu_s += seconds_between(from.on_cpu, to.on_cpu);
+    witness.runqueue_s += seconds_between(from.runq, to.runq);
+    witness.kernel_on_cpu_s += seconds_between(from.kernel_on_cpu, to.kernel_on_cpu);
+    witness.kernel_runqueue_s += seconds_between(from.kernel_runq, to.kernel_runq);
+  }
+  return witness;
+}
+
+std::vector<int32_t> blocked_on_locks(const std::vector<trace_progress>& tasks) {
+  static constexpr uint32_t kLockClass = 0x03000000u;  // PG_WAIT_LOCK, the same in every major
+  std::vector<int32_t> pids;
+  for (const auto& task : tasks) {
+    if (task.has_key && task.phase == kTracePhaseBlocked &&
+        (task.key.wait_event_info & 0xff000000u) == kLockClass) {
+      pids.push_back(static_cast<int32_t>(task.pid));
+    }
+  }
+  return pids;
+}
+
+}  // namespace pgwaitprof::collectors::trace

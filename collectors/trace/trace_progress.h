@@ -1,0 +1,40 @@
+// What the task iterator (waits.bpf.c's dump_tasks) gives at each read of the maps: every
+// tracked process's phase and key, and the time charged to it beside the kernel's own
+// accounting of it. From it, a wait or a wait for a CPU still in progress at a read is charged up
+// to the read (the rest when it ends: a row lock held over several intervals shows in each, and
+// one still held when a run ends is in its report), and the witness compares the charged time
+// with the kernel's. Pure.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "collectors/trace/trace_programs.h"
+#include "model/sampler_source.h"
+
+namespace pgwaitprof::collectors::trace {
+
+// `totals` with each tracked process's blocked or run-queue interval in progress added, up to
+// the record's time, on the key it will be charged to when it ends. (An on-CPU interval is not:
+// its key is read as it ends.)
+TraceTotals with_progress(TraceTotals totals, const std::vector<trace_progress>& tasks);
+
+// Raises `delivered` to `now` field by field: what has been delivered never falls. A wait charged
+// in progress up to one read and ended before the next is charged in full by the programs; the
+// part delivered already is not delivered again.
+void raise_to(TraceTotals& delivered, const TraceTotals& now);
+
+// The witness from one read to the next, over the processes of backend type `client_type` (with a
+// status entry) in both (the same pid and start time) whose phase was known at the first: each
+// side's growth, the interval in progress at each read included. With `any_phase`, the
+// processes whose phase was not known yet too (what the traced side missed of them is no
+// concern of the kernel's side, which the kernel view shows).
+model::TraceWitness witness_between(const std::vector<trace_progress>& before,
+                                    const std::vector<trace_progress>& now, uint32_t client_type,
+                                    bool any_phase = false);
+
+// The processes blocked on a heavyweight lock at the read (wait event class Lock): whose
+// blockers the sampler looks up, as it does for the Lock waits of a snapshot.
+std::vector<int32_t> blocked_on_locks(const std::vector<trace_progress>& tasks);
+
+}  // namespace pgwaitprof::collectors::trace

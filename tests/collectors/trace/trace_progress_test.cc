@@ -1,0 +1,128 @@
+// The task iterator's records at a read: waits in progress charged up to the read and not again
+// when they end, what was delivered never falling, and the witness over the processes tracked
+// from one read to the next.
+#include "collectors/trace/trace_progress.h"
+
+#include <gtest/gtest.h>
+
+#include "collectors/trace/trace_source.h"
+
+namespace pgwaitprof::collectors::trace {
+namespace {
+
+constexpr uint32_t kClient = 3;  // B_BACKEND of 15
+constexpr uint32_t kWalSync = 167772203u;
+constexpr uint64_t kMs = 1'000'000;
+
+trace_key key_of(uint32_t wait) { return trace_key{kClient, wait, 2, 0, 0}; }
+
+trace_progress task(uint32_t pid, uint32_t phase, uint64_t since, uint64_t now,
+                    uint32_t wait = kWalSync) {
+  trace_progress record{};
+  record.pid = pid;
+  record.start_time = 1000 + pid;
+  record.phase = phase;
+  record.since = since;
+  record.now = now;
+  record.key = key_of(wait);
+  record.has_key = 1;
+  return record;
+}
+
+TEST(TraceProgress, AWaitInProgressIsChargedUpToTheReadAndItsRestWhenItEnds) {
+  TraceTotals delivered;
+  // Read 1 at 300 ms: a wait since 100 ms is in progress (200 ms so far).
+  auto first = with_progress(TraceTotals{}, {task(7, kTracePhaseBlocked, 100 * kMs, 300 * kMs)});
+  auto delta = totals_delta(first, delivered);
+  raise_to(delivered, first);
+  EXPECT_EQ(delta.values[key_of(kWalSync)].blocked_ns, 200 * kMs);
+  EXPECT_EQ(delta.values[key_of(kWalSync)].waits, 0u);
+  // Read 2 at 1,000 ms: it ended at 700 ms (600 ms, one wait, charged by the programs).
+  TraceTotals maps;
+  maps.values[key_of(kWalSync)].blocked_ns = 600 * kMs;
+  maps.values[key_of(kWalSync)].waits = 1;
+  auto second = with_progress(maps, {task(7, kTracePhaseOnCpu, 700 * kMs, 1000 * kMs)});
+  delta = totals_delta(second, delivered);
+  raise_to(delivered, second);
+  EXPECT_EQ(delta.values[key_of(kWalSync)].blocked_ns, 400 * kMs);  // the rest only
+  EXPECT_EQ(delta.values[key_of(kWalSync)].waits, 1u);
+  EXPECT_EQ(delivered.values[key_of(kWalSync)].blocked_ns, 600 * kMs);
+}
+
+TEST(TraceProgress, RunQueueTimeInProgressGoesToTheWaitItFollowsAndOnCpuTimeWaits) {
+  const auto totals = with_progress(
+      TraceTotals{}, {task(1, kTracePhaseRunnable, 10 * kMs, 15 * kMs),
+                      task(2, kTracePhaseOnCpu, 0, 50 * kMs), task(3, kTracePhaseUnknown, 0, 9)});
+  ASSERT_EQ(totals.values.size(), 1u);
+  EXPECT_EQ(totals.values.at(key_of(kWalSync)).runq_ns, 5 * kMs);
+  EXPECT_EQ(totals.values.at(key_of(kWalSync)).blocked_ns, 0u);
+}
+
+TEST(TraceProgress, AProcessWhoseKeyWasNotReadIsChargedNothing) {
+  auto unread = task(4, kTracePhaseBlocked, 0, 10 * kMs);
+  unread.has_key = 0;
+  EXPECT_TRUE(with_progress(TraceTotals{}, {unread}).values.empty());
+}
+
+TEST(TraceProgress, WhatWasDeliveredNeverFallsAndIsNotDeliveredTwice) {
+  // A wait seen in progress (300 ms) whose end the next read of the maps just missed: the next
+  // read has neither the progress nor the charge, so nothing is delivered; then the charge.
+  TraceTotals delivered;
+  const auto first = with_progress(TraceTotals{}, {task(5, kTracePhaseBlocked, 0, 300 * kMs)});
+  raise_to(delivered, first);
+  const TraceTotals nothing;
+  EXPECT_EQ(totals_delta(nothing, delivered).values.size(), 0u);
+  raise_to(delivered, nothing);
+  TraceTotals ended;
+  ended.values[key_of(kWalSync)].blocked_ns = 320 * kMs;
+  EXPECT_EQ(totals_delta(ended, delivered).values.at(key_of(kWalSync)).blocked_ns, 20 * kMs);
+}
+
+TEST(TraceProgress, TheWitnessComparesTheSameProcessesOverTheSameReads) {
+  auto at = [](uint32_t pid, uint32_t phase, uint64_t since, uint64_t now, uint64_t on_cpu,
+               uint64_t runq, uint64_t kernel_on_cpu, uint64_t kernel_runq) {
+    auto record = task(pid, phase, since, now);
+    record.oncpu_ns = on_cpu;
+    record.runq_ns = runq;
+    record.kernel_oncpu_ns = kernel_on_cpu;
+    record.kernel_runq_ns = kernel_runq;
+    return record;
+  };
+  const std::vector<trace_progress> before = {
+      at(10, kTracePhaseBlocked, 0, 1000 * kMs, 100 * kMs, 10 * kMs, 100 * kMs, 10 * kMs),
+      at(11, kTracePhaseUnknown, 0, 1000 * kMs, 0, 0, 50 * kMs, 0),  // phase not known yet
+      at(12, kTracePhaseOnCpu, 900 * kMs, 1000 * kMs, 0, 0, 100 * kMs, 0)};
+  auto other_type = at(13, kTracePhaseBlocked, 0, 2000 * kMs, 0, 0, 900 * kMs, 0);
+  other_type.key.backend_type = kClient + 1;
+  auto reused = at(10, kTracePhaseBlocked, 0, 2000 * kMs, 0, 0, 5 * kMs, 0);
+  reused.start_time = 99;  // another process with pid 10
+  const std::vector<trace_progress> now = {
+      at(10, kTracePhaseRunnable, 1900 * kMs, 2000 * kMs, 300 * kMs, 20 * kMs, 300 * kMs,
+         20 * kMs),  // + 100 ms queued now, not in the kernel's figure yet
+      at(11, kTracePhaseBlocked, 0, 2000 * kMs, 10 * kMs, 0, 60 * kMs, 0),
+      at(12, kTracePhaseBlocked, 0, 2000 * kMs, 400 * kMs, 0, 400 * kMs, 0), other_type, reused};
+  const auto witness = witness_between(before, now, kClient);
+  // pid 10: on CPU +200 ms, queue +10 +100 ms; pid 12: on CPU 400 - 100 (in progress before).
+  EXPECT_NEAR(witness.on_cpu_s, 0.2 + 0.3, 1e-9);
+  EXPECT_NEAR(witness.runqueue_s, 0.11, 1e-9);
+  EXPECT_NEAR(witness.kernel_on_cpu_s, 0.2 + 0.3, 1e-9);
+  EXPECT_NEAR(witness.kernel_runqueue_s, 0.01, 1e-9);
+  // The kernel's side of every client process in both reads, pid 11 included.
+  const auto kernel = witness_between(before, now, kClient, true);
+  EXPECT_NEAR(kernel.kernel_on_cpu_s, 0.2 + 0.01 + 0.3, 1e-9);
+}
+
+TEST(TraceProgress, TheProcessesBlockedOnHeavyweightLocksAreTheOnesWhoseBlockersAreLookedUp) {
+  constexpr uint32_t kTransactionId = 0x03000004u;                     // Lock | transactionid
+  constexpr uint32_t kLockManager = 0x01000000u | 42;                  // an LWLock
+  auto runnable = task(3, kTracePhaseRunnable, 0, 1, kTransactionId);  // woken, lock granted
+  auto unread = task(4, kTracePhaseBlocked, 0, 1, kTransactionId);
+  unread.has_key = 0;
+  const auto pids = blocked_on_locks({task(1, kTracePhaseBlocked, 0, 1, kTransactionId),
+                                      task(2, kTracePhaseBlocked, 0, 1, kLockManager), runnable,
+                                      unread, task(5, kTracePhaseBlocked, 0, 1, kWalSync)});
+  EXPECT_EQ(pids, std::vector<int32_t>{1});
+}
+
+}  // namespace
+}  // namespace pgwaitprof::collectors::trace
