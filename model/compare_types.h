@@ -104,8 +104,8 @@ struct TracedFigure {
 // A wait event's blocking waits as the traced source measured them (collectors/trace/), in one
 // cell on both sides: how many a second, how much time (AAS: blocked, run queue and on-CPU
 // time with the event set, per second of the window), and their p99 duration. Only where both
-// sides have traced runs; the waits of the load (non-idle, and a client session's ClientRead
-// between statements), not background processes sleeping in their main loops.
+// sides have traced runs; the waits of the load: idle sessions and background processes asleep
+// are left out, as in the rest of compare.
 struct TracedWaitMove {
   std::string variant;
   int clients = 0;

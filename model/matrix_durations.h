@@ -27,8 +27,8 @@ struct WaitDurations {
 
 struct CellDurations {
   int traced_runs = 0;  // completed runs of the cell with traced figures in their window
-  // Every event of the load with blocking waits (model/traced_waits.h: load_wait), the most
-  // time first.
+  // Every non-idle event with blocking waits (model/traced_waits.h: load_wait), the most time
+  // first.
   std::vector<WaitDurations> events;
   const WaitDurations* find(const std::string& name) const;
 };

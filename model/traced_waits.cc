@@ -7,7 +7,7 @@
 
 namespace pgwaitprof::model {
 
-bool load_wait(const WaitKey& key) { return !is_idle(key) || key.state == "idle"; }
+bool load_wait(const WaitKey& key) { return !is_idle(key); }
 
 std::optional<RunWaits> run_traced_waits(
     const Run& run, const std::function<std::string(const WaitKey&)>& name_of) {

@@ -16,10 +16,11 @@
 
 namespace pgwaitprof::model {
 
-// Whether a traced key's waits are the load's: every non-idle key, and a client session's wait
-// for its next statement (Client | ClientRead while idle between transactions: the load's round
-// trip, whose count and durations move with the clients), but not a background process
-// sleeping in its main loop.
+// Whether a traced key's waits are the load's: the non-idle ones, as in every other part of a
+// report. Idle sessions are left out here too: the traced source charges every idle session of
+// the server, pgwaitprof's own connection included (an idle ClientRead wait of 0.98 s in a
+// 1-client pgbench run), so an idle ClientRead's durations are not the load's round trips; a
+// transaction's own round trips are (ClientRead while idle in transaction).
 bool load_wait(const WaitKey& key);
 
 // The parts of one wait name: its keys' traced time merged, and its class.

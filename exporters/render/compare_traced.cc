@@ -60,7 +60,7 @@ std::string traced_waits_title() {
 std::string traced_waits_note() {
   return "traced: counts and time are exact, p99 from log-linear buckets (4 per power of two), "
          "with repeats the mean of the runs' p99; a wait is a blocking one, ended by a wake-up; "
-         "ClientRead of sessions idle between statements counts as the load's";
+         "idle sessions not counted";
 }
 
 CompareTable traced_waits_table(const model::Comparison& comparison, bool variant_column) {

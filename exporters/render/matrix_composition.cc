@@ -103,12 +103,13 @@ std::vector<std::pair<std::string, std::string>> shown_durations(const MatrixTab
   return events;
 }
 
-// "4.10ms ±0.21ms"; "-" where the cell's traced runs had no such wait.
+// "4.10ms ±210us"; "-" where the cell's traced runs had no such wait.
 std::string p99_cell(const model::WaitDurations* event, const std::string& separator) {
   if (event == nullptr) return "-";
   std::string text = report_detail::duration_text(event->p99_s);
   if (std::isfinite(event->p99_error)) {
-    text += separator + report_detail::duration_text(event->p99_error);
+    text +=
+        separator + (event->p99_error > 0 ? report_detail::duration_text(event->p99_error) : "0");
   }
   return text;
 }

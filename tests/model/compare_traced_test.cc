@@ -88,7 +88,7 @@ TEST(CompareTraced, LoneRunsWithoutATimelineAreNotTested) {
 
 TEST(CompareTraced, AWaitOnlyOneSideHasHasNoP99OnTheOther) {
   std::vector<model::Run> a = {traced_run("", 8, 1000, 1, {{kWalWrite, 500, 1e-3}})};
-  std::vector<model::Run> b = {traced_run("", 8, 1000, 1, {{kIdleClientRead, 500, 1e-3}})};
+  std::vector<model::Run> b = {traced_run("", 8, 1000, 1, {{kClientRead, 500, 1e-3}})};
   const auto comparison = compare_runs(a, b);
   const auto* wal = find_move(comparison, "LWLock | WALWrite");
   ASSERT_NE(wal, nullptr);
@@ -100,11 +100,17 @@ TEST(CompareTraced, AWaitOnlyOneSideHasHasNoP99OnTheOther) {
   EXPECT_TRUE(std::isinf(read->waits_per_s.relative_pct));  // new on B
 }
 
-TEST(CompareTraced, IdleClientReadIsTheLoadsAndABackgroundSleepIsNot) {
-  const std::vector<TracedWaits> waits = {{kIdleClientRead, 800, 200e-6}, {kWalWriterMain, 5, 0.2}};
+TEST(CompareTraced, IdleSessionsAndBackgroundSleepsAreNotTheLoads) {
+  // A transaction's round trips count; an idle session's wait for its next statement and the
+  // walwriter asleep do not (idle sessions include pgwaitprof's own connection).
+  const std::vector<TracedWaits> waits = {
+      {kClientRead, 800, 200e-6}, {kIdleClientRead, 3, 0.9}, {kWalWriterMain, 5, 0.2}};
   const auto comparison =
       compare_runs({traced_run("", 8, 1000, 1, waits)}, {traced_run("", 8, 1000, 1, waits)});
-  EXPECT_NE(find_move(comparison, "Client | ClientRead"), nullptr);
+  const auto* read = find_move(comparison, "Client | ClientRead");
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->waits_a, 800u);
+  EXPECT_NEAR(read->p99_s.a, 200e-6, 1e-9);
   EXPECT_EQ(find_move(comparison, "Activity | WalWriterMain"), nullptr);
 }
 

@@ -48,6 +48,7 @@ inline Run traced_run(const std::string& variant, int clients, double tps, int r
 }
 
 inline const WaitKey kWalWrite{"client backend", "active", "LWLock", "WALWrite"};
+inline const WaitKey kClientRead{"client backend", "idle in transaction", "Client", "ClientRead"};
 inline const WaitKey kIdleClientRead{"client backend", "idle", "Client", "ClientRead"};
 inline const WaitKey kWalWriterMain{"walwriter", "background", "Activity", "WalWriterMain"};
 
