@@ -86,6 +86,40 @@ TEST(CompareTraced, LoneRunsWithoutATimelineAreNotTested) {
   EXPECT_TRUE(move->moved.empty());
 }
 
+// A lone run of 40 one-second intervals whose WALWrite waits a second alternate around `rate`
+// (± 5 %): long enough for batch means over its timeline.
+model::Run lone_run_with_timeline(double rate) {
+  model::Run run = run_of("", 8, 1000);
+  for (int second = 0; second < 40; ++second) {
+    TimelineSlice slice;
+    slice.start = base::Seconds(second);
+    slice.duration = base::Seconds(1);
+    const auto waits = static_cast<uint64_t>(rate * (second % 2 == 0 ? 0.95 : 1.05));
+    const auto time = fixed_waits(waits, 100e-6);
+    slice.profile.add(kWalWrite, static_cast<uint64_t>(std::llround(time.time_s() * 1e6)));
+    slice.profile.add_traced(kWalWrite, time);
+    slice.profile.add_snapshots(1000000);
+    run.profile.merge(slice.profile);
+    run.timeline.push_back(slice);
+  }
+  return run;
+}
+
+TEST(CompareTraced, LoneRunsAreTestedAgainstTheirOwnBatchMeansForWaitsAndTime) {
+  const auto comparison =
+      compare_runs({lone_run_with_timeline(1000)}, {lone_run_with_timeline(1500)});
+  const auto* move = find_move(comparison, "LWLock | WALWrite");
+  ASSERT_NE(move, nullptr);
+  EXPECT_DOUBLE_EQ(move->waits_per_s.a, 1000);
+  EXPECT_TRUE(std::isfinite(move->waits_per_s.stderr_a));
+  EXPECT_GT(move->waits_per_s.stderr_a, 0);
+  EXPECT_EQ(move->waits_per_s.significant, std::optional<bool>(true));
+  EXPECT_EQ(move->aas.significant, std::optional<bool>(true));
+  // A lone run's p99 has no error: not tested.
+  EXPECT_FALSE(move->p99_s.significant.has_value());
+  EXPECT_EQ(move->moved, (std::vector<std::string>{"waits", "time"}));
+}
+
 TEST(CompareTraced, AWaitOnlyOneSideHasHasNoP99OnTheOther) {
   std::vector<model::Run> a = {traced_run("", 8, 1000, 1, {{kWalWrite, 500, 1e-3}})};
   std::vector<model::Run> b = {traced_run("", 8, 1000, 1, {{kClientRead, 500, 1e-3}})};
