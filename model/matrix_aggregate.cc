@@ -359,6 +359,7 @@ void set_composition(MatrixCell& cell, const std::vector<const Run*>& runs) {
   std::stable_sort(cell.events.begin(), cell.events.end(),
                    [](const WaitShare& a, const WaitShare& b) { return a.share > b.share; });
   cell.functions = function_composition(runs);
+  cell.durations = cell_durations(runs);
 }
 
 }  // namespace pgwaitprof::model

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/matrix_durations.h"
 #include "model/run.h"
 #include "model/run_estimates.h"
 #include "model/scalability.h"
@@ -55,6 +56,8 @@ struct MatrixCell {
   // by their share of the on-CPU samples, mean over the runs with a profile, largest first;
   // share_error between repeats (NaN with one run), aas the sessions on a CPU it stands for.
   std::vector<WaitShare> functions;
+  // Traced runs (--source trace): each wait event's blocking waits a second and durations.
+  CellDurations durations;
   const WaitShare* find_class(const std::string& name) const;
   const WaitShare* find_event(const std::string& name) const;
   const WaitShare* find_function(const std::string& name) const;
@@ -109,8 +112,8 @@ std::string variant_label(const std::string& variant);
 WaitKeyEstimate single_run_error(const Run& run,
                                  const std::function<bool(const WaitKey&)>& selected);
 
-// Sets the cell's profile_runs, error_source, aas_total, classes and events from its completed
-// runs (runs without snapshots are left out).
+// Sets the cell's profile_runs, error_source, aas_total, classes, events, functions and
+// durations from its completed runs (runs without snapshots are left out).
 void set_composition(MatrixCell& cell, const std::vector<const Run*>& runs);
 
 // The dominant wait of a pooled profile: the non-idle display name with the most samples (one

@@ -1,7 +1,8 @@
 // Text, Markdown and JSON of a comparison. Every format shows the same tables: throughput (and
 // p99 latency where the runs have it) with the change, its 95 % interval, the p-value and the
-// verdict; average latency; the wait profile by class per cell; the wait events that moved; and
-// for matrices, each variant's scalability model (sigma, kappa, N*) side by side.
+// verdict; average latency; the wait profile by class per cell; the wait events that moved (and
+// for traced runs their counts, time and p99 durations, compare_traced.cc); and for matrices,
+// each variant's scalability model (sigma, kappa, N*) side by side.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "base/json_text.h"
 #include "exporters/render/compare.h"
+#include "exporters/render/compare_detail.h"
 #include "exporters/render/matrix_detail.h"
 #include "exporters/render/matrix_table.h"
 #include "exporters/render/text_format.h"
@@ -76,6 +78,7 @@ bool one_variant(const Comparison& comparison) {
 struct Tables {
   std::string heading;
   Table throughput, p99, latency, classes, waits, functions;
+  compare_detail::CompareTable traced;  // the traced waits that moved
   std::vector<bool> throughput_right, p99_right, latency_right, classes_right, waits_right,
       functions_right;
 };
@@ -216,6 +219,7 @@ Tables build_tables(const Comparison& comparison) {
     if (variant_column) tables.waits.back().insert(tables.waits.back().begin(), move.variant);
   }
   function_table(comparison, variant_column, tables);
+  tables.traced = compare_detail::traced_waits_table(comparison, variant_column);
   return tables;
 }
 
@@ -329,6 +333,11 @@ std::string render_comparison_text(const Comparison& comparison) {
     out += std::string("\n") + kFunctionTitle + "\n" +
            text_table(tables.functions, tables.functions_right);
   }
+  if (!tables.traced.rows.empty()) {
+    out += "\n" + compare_detail::traced_waits_title() + "\n" +
+           text_table(tables.traced.rows, tables.traced.right) +
+           "note: " + compare_detail::traced_waits_note() + "\n";
+  }
   if (!comparison.scalability.empty()) {
     out += std::string("\n") + kScalabilityTitle + "\n" +
            text_table(scalability_table(comparison), {false, false, false, false, false});
@@ -360,6 +369,11 @@ std::string render_comparison_markdown(const Comparison& comparison) {
     section(kWaitTitle, tables.waits, tables.waits_right);
   }
   if (!tables.functions.empty()) section(kFunctionTitle, tables.functions, tables.functions_right);
+  if (!tables.traced.rows.empty()) {
+    const auto title = compare_detail::traced_waits_title();
+    section(title.c_str(), tables.traced.rows, tables.traced.right);
+    out += markdown_escape(compare_detail::traced_waits_note()) + ".\n\n";
+  }
   if (!comparison.scalability.empty()) {
     section(kScalabilityTitle, scalability_table(comparison), {false, false, false, false, false});
   }
@@ -485,6 +499,10 @@ std::string render_comparison_json(const Comparison& comparison) {
                    {"waits", std::move(waits)}};
   // Only comparisons of runs with CPU profiles carry the key.
   if (!functions.empty()) document["functions"] = std::move(functions);
+  // Only comparisons of traced runs on both sides carry the key.
+  if (!comparison.traced_waits.empty()) {
+    document["traced_waits"] = compare_detail::traced_waits_json(comparison);
+  }
   // Only comparisons of matrices that both have a fit carry the key.
   if (!comparison.scalability.empty()) {
     json scalability = json::array();

@@ -1,5 +1,7 @@
 // The rows of each variant's wait-profile tables: the cells' share per wait class and per top
-// wait event with its error (aggregated in model/matrix_aggregate.cc), and their titles.
+// wait event with its error (aggregated in model/matrix_aggregate.cc), the top CPU functions,
+// and for traced runs the top wait events' p99 duration and waits a second
+// (model/matrix_durations.h); and their titles.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 
 #include "exporters/render/matrix_detail.h"
 #include "exporters/render/matrix_table.h"
+#include "exporters/render/report_traced.h"
 #include "exporters/render/text_format.h"
 
 namespace pgwaitprof::exporters::matrix_detail {
@@ -73,6 +76,74 @@ std::vector<std::string> shown_functions(const MatrixTable& table, const std::st
   return names;
 }
 
+// The traced events shown for a variant: each cell's few with the most time, ranked by their
+// largest time.
+std::vector<std::pair<std::string, std::string>> shown_durations(const MatrixTable& table,
+                                                                 const std::string& variant) {
+  std::map<std::string, std::pair<double, std::string>> largest;  // AAS, wait class
+  for (const int clients : table.clients) {
+    const MatrixCell* cell = table.find(variant, clients);
+    if (cell == nullptr) continue;
+    const auto& events = cell->durations.events;
+    for (size_t index = 0; index < std::min(kTopEventsPerCell, events.size()); ++index) {
+      auto& entry = largest[events[index].name];
+      entry.first = std::max(entry.first, events[index].aas);
+      entry.second = events[index].wait_class;
+    }
+  }
+  std::vector<std::pair<std::string, std::pair<double, std::string>>> ranked(largest.begin(),
+                                                                             largest.end());
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::vector<std::pair<std::string, std::string>> events;
+  for (const auto& [name, entry] : ranked) {
+    if (events.size() == kShownEvents) break;
+    events.emplace_back(name, entry.second);
+  }
+  return events;
+}
+
+// "4.10ms ±210us"; "-" where the cell's traced runs had no such wait.
+std::string p99_cell(const model::WaitDurations* event, const std::string& separator) {
+  if (event == nullptr) return "-";
+  std::string text = report_detail::duration_text(event->p99_s);
+  if (std::isfinite(event->p99_error)) {
+    text +=
+        separator + (event->p99_error > 0 ? report_detail::duration_text(event->p99_error) : "0");
+  }
+  return text;
+}
+
+std::string rate_cell(const model::WaitDurations* event, const std::string& separator) {
+  if (event == nullptr) return "0";
+  std::string text = text_format::format_tps(event->waits_per_s);
+  if (std::isfinite(event->waits_per_s_error)) {
+    text += separator + text_format::format_tps(event->waits_per_s_error);
+  }
+  return text;
+}
+
+// The traced rows: a heading and one row per shown event, for the p99 and for the rate.
+void add_duration_rows(const MatrixTable& table, const std::string& variant,
+                       const std::string& separator, std::vector<CompositionRow>& rows) {
+  using Kind = CompositionRow::Kind;
+  const auto events = shown_durations(table, variant);
+  if (events.empty()) return;
+  using Cell = std::string (*)(const model::WaitDurations*, const std::string&);
+  for (const auto& [heading, format] :
+       {std::pair<const char*, Cell>{"p99 of the blocking waits (traced)", &p99_cell},
+        std::pair<const char*, Cell>{"blocking waits a second (traced)", &rate_cell}}) {
+    rows.push_back({Kind::kHeading, heading, "", std::vector<std::string>(table.clients.size())});
+    for (const auto& [name, wait_class] : events) {
+      rows.push_back({Kind::kEvent, name, wait_class,
+                      row_cells(table, variant, [&](const MatrixCell* cell) -> std::string {
+                        if (cell == nullptr || cell->durations.traced_runs == 0) return "";
+                        return format(cell->durations.find(name), separator);
+                      })});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> table_wait_classes(const MatrixTable& table) {
@@ -90,9 +161,19 @@ std::vector<std::string> table_wait_classes(const MatrixTable& table) {
 
 std::string composition_title() { return "wait profile by clients (share of non-idle samples, %)"; }
 
-std::string composition_note() {
-  return "± is the standard error of the mean over repeats, or of one run's batch means (none "
-         "when too short)";
+std::string composition_note(const MatrixTable& table) {
+  std::string note =
+      "± is the standard error of the mean over repeats, or of one run's batch means (none "
+      "when too short)";
+  const bool traced = std::any_of(table.cells.begin(), table.cells.end(),
+                                  [](const auto& cell) { return cell.durations.traced_runs > 0; });
+  if (traced) {
+    note +=
+        "; traced cells: a wait is a blocking one (ended by a wake-up), counted exactly, its "
+        "p99 from log-linear buckets (4 per power of two); with repeats the mean of the runs' "
+        "p99 and waits a second ± the standard error between them (none for one run)";
+  }
+  return note;
 }
 
 std::vector<CompositionRow> composition_rows(const MatrixTable& table, const std::string& variant,
@@ -144,6 +225,7 @@ std::vector<CompositionRow> composition_rows(const MatrixTable& table, const std
                       return share != nullptr ? percent_with_error(*share, separator) : "0";
                     })});
   }
+  add_duration_rows(table, variant, separator, rows);
   return rows;
 }
 

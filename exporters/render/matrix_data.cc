@@ -1,5 +1,6 @@
 // The matrix table as data: matrix.csv (one row per cell, two columns per wait class) and
-// matrix.json (every cell with its runs' tps and its wait profile).
+// matrix.json (every cell with its runs' tps and its wait profile, and for traced runs each wait
+// event's blocking waits a second and durations).
 #include <fmt/format.h>
 
 #include <cctype>
@@ -47,6 +48,25 @@ nlohmann::json shares_json(const std::vector<WaitShare>& shares) {
 
 nlohmann::json number_or_null(double value) {
   return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
+}
+
+// A traced cell's blocking waits per event (model/matrix_durations.h).
+nlohmann::json durations_json(const model::CellDurations& durations) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& event : durations.events) {
+    events.push_back({{"name", event.name},
+                      {"wait_class", event.wait_class},
+                      {"runs", event.runs},
+                      {"waits_per_s", event.waits_per_s},
+                      {"waits_per_s_error", number_or_null(event.waits_per_s_error)},
+                      {"aas", event.aas},
+                      {"mean_s", event.mean_s},
+                      {"p50_s", event.p50_s},
+                      {"p99_s", event.p99_s},
+                      {"p99_error_s", number_or_null(event.p99_error)},
+                      {"longest_s", event.longest_s}});
+  }
+  return {{"traced_runs", durations.traced_runs}, {"events", std::move(events)}};
 }
 
 // A figure with its interval; "constrained": false with the note when the data do not pin it
@@ -198,6 +218,8 @@ std::string render_matrix_json(const MatrixTable& table) {
          {"events", shares_json(cell.events)}});
     // Only cells of runs with CPU profiles carry the key.
     if (!cell.functions.empty()) cells.back()["functions"] = shares_json(cell.functions);
+    // Only cells of traced runs (--source trace) carry the key.
+    if (cell.durations.traced_runs > 0) cells.back()["durations"] = durations_json(cell.durations);
   }
   json builds = json::array();
   for (const auto& build : table.builds) {

@@ -31,9 +31,10 @@ std::vector<CompositionRow> composition_rows(const model::MatrixTable& table,
                                              const std::string& variant,
                                              const std::string& separator);
 
-// The title of the composition tables and what their errors are, each one line of text.
+// The title of the composition tables and what their errors are (and, with traced cells, what
+// their durations are), each one line of text.
 std::string composition_title();
-std::string composition_note();
+std::string composition_note(const model::MatrixTable& table);
 
 // The wait classes that occur in any cell of the table, in kWaitClassOrder.
 std::vector<std::string> table_wait_classes(const model::MatrixTable& table);

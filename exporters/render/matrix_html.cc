@@ -282,7 +282,7 @@ std::string html_composition(const MatrixTable& table) {
       "class "
       "per variant, on one scale; the tables give each class's and the largest "
       "wait events' share of non-idle samples, %. " +
-      html_escape(composition_note()) + ".</p>\n";
+      html_escape(composition_note(table)) + ".</p>\n";
   html +=
       "<div class=\"view-toggle js-only\" id=\"composition-view\">"
       "<button type=\"button\" class=\"on\" data-view=\"aas\">average active sessions</button>"

@@ -101,7 +101,7 @@ std::string text_composition(const MatrixTable& table) {
            render_grid(client_headers(table), rows);
   }
   if (out.empty()) return out;  // no run sampled anything
-  return "\n" + composition_title() + "\n" + composition_note() + "\n" + out;
+  return "\n" + composition_title() + "\n" + composition_note(table) + "\n" + out;
 }
 
 std::string markdown_composition(const MatrixTable& table) {
@@ -122,7 +122,7 @@ std::string markdown_composition(const MatrixTable& table) {
            markdown_table(rows, right_aligned) + "\n";
   }
   if (out.empty()) return out;
-  return "Wait profiles by clients: " + markdown_escape(composition_note()) + "\n\n" + out;
+  return "Wait profiles by clients: " + markdown_escape(composition_note(table)) + "\n\n" + out;
 }
 
 // "  label: value" within kTextWidth: a long value (the efficiency of every count, the waits

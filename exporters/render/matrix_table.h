@@ -25,8 +25,8 @@ std::string render_matrix_markdown(const MatrixTable& table);
 std::string render_matrix_csv(const MatrixTable& table);
 // The version of table.json's shape (docs/schema/matrix.schema.json): raised with every change
 // of its fields or their types (2: the builds of a plan of builds, and mixed majors; 3: the
-// cells' CPU functions of --cpu-profile runs).
-inline constexpr int kMatrixSchemaVersion = 3;
+// cells' CPU functions of --cpu-profile runs; 4: the cells' traced wait durations).
+inline constexpr int kMatrixSchemaVersion = 4;
 // A matrix directory's table.json.
 std::string render_matrix_json(const MatrixTable& table);
 std::string render_matrix_html(const MatrixTable& table);

@@ -212,6 +212,19 @@ TEST(JsonSchemaTest, MatrixSchemaDeclaresNothingTheCodecDoesNotWrite) {
   table.builds.push_back({"patched", "PostgreSQL 17.10", 17, ""});
   table.mixed_majors = {16, 17};
   table.cells.front().functions.push_back({"base_yyparse", "CPU", 0.2, 0.01, 0.1, 0.005});
+  // And what only traced runs have.
+  table.cells.front().durations.traced_runs = 2;
+  table.cells.front().durations.events.push_back({.name = "LWLock | WALWrite",
+                                                  .wait_class = "LWLock",
+                                                  .runs = 2,
+                                                  .waits_per_s = 2000,
+                                                  .waits_per_s_error = 10,
+                                                  .aas = 0.4,
+                                                  .mean_s = 2e-4,
+                                                  .p50_s = 1.8e-4,
+                                                  .p99_s = 4e-3,
+                                                  .p99_error = 1e-4,
+                                                  .longest_s = 9e-3});
   const std::string text = render_matrix_json(table);
   write_for_the_schema_check("table.json", text);
   const auto missing = unfilled_by(schema("matrix.schema.json"), json::parse(text));
