@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "model/matrix_aggregate.h"
+#include "model/moves.h"
 #include "model/run_estimates.h"
 #include "model/statistics.h"
 #include "model/wait_events.h"
@@ -356,27 +357,6 @@ SideWaits side_waits(const std::vector<const Run*>& runs) {
   return side;
 }
 
-// Mean AAS of one event on one side, its standard error and that error's degrees of freedom:
-// between repeats with two runs or more (runs - 1), else batch means over the single run's
-// timeline (batches - 1; the error NaN when it is too short).
-struct SideEstimate {
-  double mean = 0;
-  double standard_error = std::numeric_limits<double>::quiet_NaN();
-  double degrees_of_freedom = 0;
-};
-
-// The mean of one value per run and, with two runs or more, its standard error between them.
-SideEstimate between_repeats(const std::vector<double>& values) {
-  const auto runs = static_cast<double>(values.size());
-  double mean = 0;
-  for (double value : values) mean += value;
-  mean /= runs;
-  if (values.size() < 2) return {mean};
-  double squares = 0;
-  for (double value : values) squares += (value - mean) * (value - mean);
-  return {mean, std::sqrt(squares / (runs - 1) / runs), runs - 1};
-}
-
 SideEstimate side_estimate(const SideWaits& side, const std::string& match) {
   const auto found = side.aas.find(match);
   const size_t runs = side.runs.size();
@@ -391,19 +371,6 @@ SideEstimate side_estimate(const SideWaits& side, const std::string& match) {
   });
   if (!estimate.aas.reliable) return {mean};
   return {mean, estimate.aas.standard_error, estimate.aas.degrees_of_freedom};
-}
-
-// Whether |b - a| is beyond the 95 % band of the combined error: Welch's t with
-// Welch-Satterthwaite degrees of freedom (3 + 3 repeats have 2 to 4, where 1.96 would call
-// about one A/A move in ten significant); nullopt when an error is unknown.
-std::optional<bool> significant_move(const SideEstimate& a, const SideEstimate& b) {
-  if (!std::isfinite(a.standard_error) || !std::isfinite(b.standard_error)) return std::nullopt;
-  const double va = a.standard_error * a.standard_error;
-  const double vb = b.standard_error * b.standard_error;
-  const double delta = std::abs(b.mean - a.mean);
-  if (va + vb == 0) return delta > 0;
-  const double df = welch_satterthwaite_df(va, a.degrees_of_freedom, vb, b.degrees_of_freedom);
-  return delta > student_t_quantile(0.975, df) * std::sqrt(va + vb);
 }
 
 std::vector<WaitMove> cell_wait_moves(const std::string& variant, int clients,

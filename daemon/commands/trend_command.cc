@@ -11,15 +11,52 @@
 namespace pgwaitprof::commands {
 
 void add_trend_command(CLI::App& app, TrendCommand& command) {
-  auto* trend = app.add_subcommand("trend", "tps across runs, flagging runs outside the noise");
+  auto* trend = app.add_subcommand(
+      "trend", "change points of tps, p99 latency and waits across runs, each explained");
   add_history_options(trend, command.history);
   trend->add_option("--format", command.history.format, "text, md, csv, json or html")
       ->check(CLI::IsMember({"text", "md", "csv", "json", "html"}));
   trend->add_option("--group-by", command.group_by,
                     "server_version, kernel, label, host, workload or setting:NAME");
-  trend->add_option("--window", command.window, "previous runs the noise is judged on")
+  trend
+      ->add_option("--rule", command.rule,
+                   "changes (change points over each group's series) or mad (each run against "
+                   "the previous --window runs' median and MAD)")
+      ->check(CLI::IsMember({"changes", "mad"}));
+  trend->add_option("--window", command.window, "mad: previous runs the noise is judged on")
       ->transform(integer_in_range(3, 1000));
+  trend
+      ->add_option("--false-positive", command.false_positive,
+                   "changes: accepted probability of a change point in a series without change")
+      ->transform(finite_in_range(0.0001, 0.5));
+  trend
+      ->add_option("--min-change", command.min_change_pct,
+                   "changes: smallest step that matters, in % of the level before it")
+      ->transform(finite_in_range(0, 1000));
+  trend
+      ->add_option("--wait-share", command.wait_share_pct,
+                   "changes: waits reaching this % of the non-idle samples in a run get a series")
+      ->transform(finite_in_range(0, 100));
 }
+
+namespace {
+
+int trend_changes(const TrendCommand& command, std::vector<store::RunSummary> runs) {
+  store::ChangeOptions options;
+  options.group_by = command.group_by;
+  options.method.false_positive = command.false_positive;
+  options.method.min_relative_change = command.min_change_pct / 100;
+  options.wait_share = command.wait_share_pct / 100;
+  auto changes = store::find_trend_changes(std::move(runs), options);
+  if (!changes) {
+    std::cerr << "pgwaitprof: " << changes.error().message << '\n';
+    return 2;
+  }
+  std::cout << exporters::render_trend_changes(*changes, command.history.format);
+  return 0;
+}
+
+}  // namespace
 
 int trend_command(const TrendCommand& command) {
   if (!store::valid_group_by(command.group_by)) {
@@ -36,6 +73,7 @@ int trend_command(const TrendCommand& command) {
     std::cerr << "pgwaitprof: " << runs.error().message << '\n';
     return 1;
   }
+  if (command.rule == "changes") return trend_changes(command, std::move(*runs));
   store::TrendOptions options;
   options.group_by = command.group_by;
   options.window = command.window;
