@@ -134,6 +134,7 @@ TrendChange explain(const GroupChanges& group, const MetricSeries& series, size_
   change.metric = series.metric;
   change.point = point;
   change.run = series.runs[point.index];
+  change.run_id = group.runs[change.run].id;
   change.runs_before = before.end - before.begin;
   change.runs_after = after.end - after.begin;
   const bool positive = std::all_of(series.values.begin() + static_cast<long>(before.begin),
@@ -206,6 +207,31 @@ base::Expected<TrendChanges> find_trend_changes(std::vector<RunSummary> runs,
     result.groups.push_back(std::move(group));
   }
   return result;
+}
+
+base::Expected<std::vector<TrendChange>> new_change_points(std::vector<RunSummary> runs,
+                                                           const ChangeOptions& options) {
+  std::stable_sort(runs.begin(), runs.end(), older_first);
+  ChangeOptions one_group = options;
+  one_group.group_by.clear();
+  auto now = find_trend_changes(runs, one_group);
+  if (!now) return now.error();
+  if (now->groups.empty()) return std::vector<TrendChange>{};
+  runs.pop_back();
+  auto before = find_trend_changes(runs, one_group);
+  if (!before) return before.error();
+  std::set<std::pair<std::string, std::string>> known;
+  for (const auto& group : before->groups) {
+    for (const auto& change : group.changes) {
+      known.emplace(change.metric, group.runs[change.run].id);
+    }
+  }
+  std::vector<TrendChange> brought;
+  const auto& group = now->groups.front();
+  for (const auto& change : group.changes) {
+    if (!known.contains({change.metric, group.runs[change.run].id})) brought.push_back(change);
+  }
+  return brought;
 }
 
 }  // namespace pgwaitprof::store

@@ -50,6 +50,7 @@ struct MetricSeries {
 struct TrendChange {
   std::string metric;
   size_t run = 0;  // index into GroupChanges::runs: the first run of the new level
+  std::string run_id;
   model::ChangePoint point;
   size_t runs_before = 0, runs_after = 0;  // in the segments compared
   // Welch's test on log between the segments (tps, p99); nullopt for AAS series, which may be 0.
@@ -80,6 +81,13 @@ struct TrendChanges {
 // generator commands, naming the filter or --group-by that splits them.
 base::Expected<TrendChanges> find_trend_changes(std::vector<RunSummary> runs,
                                                 const ChangeOptions& options = {});
+
+// The change points of one group's runs (repeats of one configuration, in any order) that its
+// newest run brought: those the analysis of all of them finds and the analysis without the
+// newest did not (by metric and first run of the new level). What the daemon reports after a
+// run; stateless, so a restart neither repeats nor loses one.
+base::Expected<std::vector<TrendChange>> new_change_points(std::vector<RunSummary> runs,
+                                                           const ChangeOptions& options = {});
 
 // AAS of a wait (display name) in a run: its share of the non-idle samples x the run's AAS.
 double wait_aas(const RunSummary& run, const std::string& wait);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "exporters/render/history_render.h"
 
@@ -112,6 +113,27 @@ TEST(TrendChanges, MixedWorkloadsAreRefusedWithTheFilter) {
   by_workload.group_by = "label";
   runs[3].label = "other";
   EXPECT_TRUE(find_trend_changes(runs, by_workload).ok());
+}
+
+// What the daemon reports after a run: the change points that run brought, once.
+TEST(TrendChanges, NewChangePointsAreThoseTheNewestRunBrought) {
+  const auto history = history_with_step(16, 13);  // 12 + 4 runs: the step is found at run 15
+  std::vector<std::string> reported;
+  for (size_t runs = 10; runs <= history.size(); ++runs) {
+    const std::vector<RunSummary> so_far(history.begin(), history.begin() + runs);
+    const auto brought = new_change_points(so_far);
+    ASSERT_TRUE(brought.ok()) << brought.error().message;
+    for (const auto& change : *brought) {
+      reported.push_back(fmt::format("{} after {}: {}", change.metric, runs, change.run + 1));
+    }
+  }
+  ASSERT_FALSE(reported.empty());
+  std::set<std::string> metrics;
+  for (const auto& line : reported) {
+    EXPECT_NE(line.find(": 13"), std::string::npos) << line;
+    EXPECT_TRUE(metrics.insert(line.substr(0, line.find(" after"))).second) << line;  // once
+  }
+  EXPECT_TRUE(metrics.contains("tps"));
 }
 
 }  // namespace
