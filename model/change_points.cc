@@ -252,14 +252,16 @@ std::vector<Segment> segments_of(std::span<const double> series,
 
 // Drops the smallest step below the minimum until every step reaches it; the merged segments'
 // means are those of the runs they now hold.
+template <typename Level>
 void merge_small_steps(std::span<const double> series, double min_relative_change,
-                       std::vector<std::pair<size_t, double>>& points) {
+                       std::vector<std::pair<size_t, double>>& points, const Level& level) {
   while (!points.empty()) {
     const auto segments = segments_of(series, points);
     size_t smallest = points.size();
     double smallest_step = std::numeric_limits<double>::infinity();
     for (size_t index = 0; index < points.size(); ++index) {
-      const double step = std::abs(relative(segments[index].mean, segments[index + 1].mean));
+      const double step =
+          std::abs(relative(level(segments[index].mean), level(segments[index + 1].mean)));
       if (step < min_relative_change && step < smallest_step) {
         smallest = index;
         smallest_step = step;
@@ -311,21 +313,30 @@ size_t runs_needed_for(const ChangePointOptions& options) {
 }
 
 ChangePoints find_change_points(std::span<const double> series, const ChangePointOptions& options) {
-  for (const double value : series) {
+  std::vector<double> searched(series.begin(), series.end());
+  for (auto& value : searched) {
     if (!std::isfinite(value)) throw std::invalid_argument("series value is not finite");
+    if (options.log_scale) {
+      if (value <= 0) throw std::invalid_argument("series value is not positive (log scale)");
+      value = std::log(value);
+    }
   }
   ChangePoints result;
   result.runs_needed = runs_needed_for(options);
   result.too_short = series.size() < result.runs_needed;
   std::vector<std::pair<size_t, double>> found;
+  // Means of the searched values; on the log scale their exp is the geometric mean, and the
+  // merge's relative step the ratio of geometric means.
+  const auto level = [&](double mean) { return options.log_scale ? std::exp(mean) : mean; };
   if (!result.too_short) {
-    Divider divider(series, options);
+    Divider divider(searched, options);
     while (divider.next(found)) {
     }
     std::sort(found.begin(), found.end());
-    merge_small_steps(series, options.min_relative_change, found);
+    merge_small_steps(searched, options.min_relative_change, found, level);
   }
-  result.segments = segments_of(series, found);
+  result.segments = segments_of(searched, found);
+  for (auto& segment : result.segments) segment.mean = level(segment.mean);
   for (size_t index = 0; index < found.size(); ++index) {
     ChangePoint point;
     point.index = found[index].first;

@@ -156,10 +156,14 @@ TrendChange explain(const GroupChanges& group, const MetricSeries& series, size_
 
 void analyse(GroupChanges& group, const ChangeOptions& options) {
   group.runs_needed = model::runs_needed_for(options.method);
+  // Throughput and latency on the log scale: their noise is a ratio.
+  auto ratios = options.method;
+  ratios.log_scale = true;
   group.series.push_back(series_of(
-      group, "tps", [](const RunSummary& run) { return run.tps; }, options.method));
+      group, "tps", [](const RunSummary& run) { return run.tps; }, ratios));
   group.series.push_back(series_of(
-      group, "p99 ms", [](const RunSummary& run) { return run.p99_ms; }, options.method));
+      group, "p99 ms", [](const RunSummary& run) { return run.p99_ms > 0 ? run.p99_ms : NAN; },
+      ratios));
   for (const auto& wait : waits_reaching(group, options.wait_share)) {
     group.series.push_back(series_of(
         group, "AAS " + wait, [&](const RunSummary& run) { return wait_aas(run, wait); },
@@ -186,8 +190,9 @@ base::Expected<TrendChanges> find_trend_changes(std::vector<RunSummary> runs,
   TrendChanges result;
   result.group_by = options.group_by;
   result.method = fmt::format(
-      "E-Divisive with means, permutation test ({} permutations, seed {}) at a false-positive "
-      "probability of {} per series, steps under {:g}% merged, at least {} runs a side",
+      "E-Divisive with means (tps and p99 on the log scale), permutation test ({} permutations, "
+      "seed {}) at a false-positive probability of {} per series, steps under {:g}% merged, at "
+      "least {} runs a side",
       options.method.permutations, options.method.seed, options.method.false_positive,
       100 * options.method.min_relative_change, options.method.min_segment);
   std::stable_sort(runs.begin(), runs.end(), older_first);

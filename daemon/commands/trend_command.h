@@ -19,6 +19,8 @@ struct TrendCommand {
   double false_positive = 0.01;
   double min_change_pct = 2;
   double wait_share_pct = 5;
+  // --between A..B --and C..D: the two periods compared with compare's statistics.
+  std::string between, and_period;
 };
 
 void add_trend_command(CLI::App& app, TrendCommand& command);

@@ -172,6 +172,24 @@ TEST(ChangePoints, TooFewRunsSaysHowManyAreNeeded) {
   EXPECT_EQ(passed.points[0].index, 5u);
 }
 
+// A slow run before a step down to a much lower level: on the raw scale it is nearer the new
+// level (1,300 against 3,000 and 30); on the log scale nearer the old one, where it belongs.
+TEST(ChangePoints, LogScaleKeepsASlowRunWithItsLevel) {
+  const std::vector<double> series = {3623, 3622, 2630, 2661, 3187, 3249, 1286, 4, 3, 43, 46, 45};
+  EXPECT_EQ(find_change_points(series).points.at(0).index, 6u);
+  ChangePointOptions ratios;
+  ratios.log_scale = true;
+  const auto found = find_change_points(series, ratios);
+  ASSERT_EQ(found.points.size(), 1u);
+  EXPECT_EQ(found.points[0].index, 7u);
+  EXPECT_NEAR(
+      found.points[0].mean_after,
+      std::exp((std::log(4.0) + std::log(3.0) + std::log(43.0) + std::log(46.0) + std::log(45.0)) /
+               5),
+      1e-9);
+  EXPECT_THROW(find_change_points(std::vector<double>{1, 0}, ratios), std::invalid_argument);
+}
+
 TEST(ChangePoints, SameSeedSameAnswer) {
   Normal normal(16);
   const auto series = levels(normal, {{20, 100}, {20, 104}}, 0.02);

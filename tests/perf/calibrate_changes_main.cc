@@ -71,6 +71,13 @@ std::vector<Metric> metrics_of(const std::vector<RunSummary>& runs) {
   return metrics;
 }
 
+// As trend searches them: tps and p99 on the log scale.
+model::ChangePointOptions options_for(const std::string& metric) {
+  model::ChangePointOptions options;
+  options.log_scale = metric == "tps" || metric == "p99 ms";
+  return options;
+}
+
 std::vector<double> values_of(const std::vector<RunSummary>& runs, const Metric& metric) {
   std::vector<double> values;
   for (const auto& run : runs) values.push_back(metric.second(run));
@@ -133,8 +140,8 @@ void false_alarms(const std::vector<RunSummary>& runs, const std::vector<Metric>
       runs.size(), kResampled, kHistory, kBlock);
   fmt::print("{:<34} {:>12} {:>12} {:>16} {:>16}\n", "series", "real: change", "real: MAD",
              "resampled: change", "resampled: MAD");
-  const model::ChangePointOptions options;
   for (const auto& metric : metrics) {
+    const auto options = options_for(metric.first);
     const auto series = values_of(runs, metric);
     if (std::any_of(series.begin(), series.end(), [](double v) { return !std::isfinite(v); })) {
       fmt::print("{:<34} (not every run has it)\n", metric.first);
@@ -166,7 +173,7 @@ void detection(const std::vector<RunSummary>& runs, const Metric& metric, double
       metric.first, kResampled, kAfter);
   fmt::print("{:>6} {:>22} {:>22} {:>16} {:>16}\n", "step", "change: found <=3 runs", "found <=10",
              "change: delay", "MAD: <=3 | <=10 | delay");
-  const model::ChangePointOptions options;
+  const auto options = options_for(metric.first);
   for (const double step : {0.05, 0.10, 0.20}) {
     std::mt19937_64 engine(4949);
     Detection change, mad;
@@ -210,7 +217,7 @@ void real_step(const std::vector<RunSummary>& runs) {
   }
   fmt::print(", synchronous_commit on from run {}\n", first_on + 1);
   const auto tps = values_of(runs, metrics_of(runs)[0]);
-  for (const auto& [at, index] : change_alarms(tps, {})) {
+  for (const auto& [at, index] : change_alarms(tps, options_for("tps"))) {
     fmt::print("  change point of tps at run {} named after run {} (delay {} runs)\n", index + 1,
                at + 1, static_cast<long>(at) - static_cast<long>(first_on) + 1);
   }
