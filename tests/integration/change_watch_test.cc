@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -47,6 +48,15 @@ TEST(ChangeWatch, TheDaemonReportsTheChangePointItsRunsBrought) {
   require_cluster();
   const auto dir = temp_dir("change-watch");
   const auto data = dir / "data";
+  // The settings are reset however the test ends: the cluster is shared with other tests.
+  struct ResetSettings {
+    ~ResetSettings() {
+      psql("ALTER SYSTEM RESET synchronous_commit");
+      psql("ALTER SYSTEM RESET commit_delay");
+      psql("ALTER SYSTEM RESET commit_siblings");
+      psql("SELECT pg_reload_conf()");
+    }
+  } reset_settings;
   ASSERT_EQ(psql("ALTER SYSTEM SET commit_delay = 20000").exit_code, 0);
   ASSERT_EQ(psql("ALTER SYSTEM SET commit_siblings = 0").exit_code, 0);
   ASSERT_EQ(psql("ALTER SYSTEM SET synchronous_commit = off").exit_code, 0);
@@ -103,10 +113,9 @@ TEST(ChangeWatch, TheDaemonReportsTheChangePointItsRunsBrought) {
   EXPECT_NE(exposition.find("pgwaitprof_change_point{group=\"watch\",metric=\"tps\"}"),
             std::string::npos)
       << exposition;
-  psql("ALTER SYSTEM RESET synchronous_commit");
-  psql("ALTER SYSTEM RESET commit_delay");
-  psql("ALTER SYSTEM RESET commit_siblings");
-  psql("SELECT pg_reload_conf()");
+  daemon.signal(SIGTERM);
+  EXPECT_EQ(daemon.wait(30s), 0) << daemon.log();
+  fs::remove_all(dir);
 }
 
 }  // namespace
