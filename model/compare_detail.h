@@ -1,8 +1,8 @@
 // The parts of compare (model/compare.h) that its files share: the runs of one cell, the
-// statistics a move between the sides is tested with (between repeats, or a lone run's batch
-// means; Welch's t on the combined error), and each part's moves of one cell: throughput and
-// latency (compare_metrics.cc), wait events and CPU functions (compare_waits.cc), the traced
-// source's waits, their counts and durations (compare_traced.cc). Internal to model/.
+// statistics a move between the sides is tested with (model/moves.h: between repeats, or a lone
+// run's batch means; Welch's t on the combined error), and each part's moves of one cell:
+// throughput and latency (compare_metrics.cc), wait events and CPU functions (compare_waits.cc),
+// the traced source's waits, their counts and durations (compare_traced.cc). Internal to model/.
 #pragma once
 
 #include <limits>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/compare_types.h"
+#include "model/moves.h"
 #include "model/run.h"
 #include "model/wait_key.h"
 
@@ -23,22 +24,6 @@ struct CellRuns {
   std::vector<const Run*> a, b;
   int attempted_a = 0, attempted_b = 0;  // including runs that did not complete
 };
-
-// Mean of one figure on one side, its standard error and that error's degrees of freedom:
-// between repeats with two runs or more (runs - 1), else batch means over the single run's
-// timeline (batches - 1; the error NaN when it is too short).
-struct SideEstimate {
-  double mean = 0;
-  double standard_error = std::numeric_limits<double>::quiet_NaN();
-  double degrees_of_freedom = 0;
-};
-
-// The mean of one value per run and, with two runs or more, its standard error between them.
-SideEstimate between_repeats(const std::vector<double>& values);
-
-// Whether |b - a| is beyond the 95 % band of the combined error: Welch's t with
-// Welch-Satterthwaite degrees of freedom; nullopt when an error is unknown.
-std::optional<bool> significant_move(const SideEstimate& a, const SideEstimate& b);
 
 // (b - a) / a * 100; 0 when both are 0, +inf when only b has it.
 double relative_change_pct(double a, double b);

@@ -28,31 +28,6 @@ std::string match_key(const WaitKey& key) {
   return display_name(key);
 }
 
-// The mean of one value per run and, with two runs or more, its standard error between them.
-SideEstimate between_repeats(const std::vector<double>& values) {
-  const auto runs = static_cast<double>(values.size());
-  double mean = 0;
-  for (double value : values) mean += value;
-  mean /= runs;
-  if (values.size() < 2) return {mean};
-  double squares = 0;
-  for (double value : values) squares += (value - mean) * (value - mean);
-  return {mean, std::sqrt(squares / (runs - 1) / runs), runs - 1};
-}
-
-// Whether |b - a| is beyond the 95 % band of the combined error: Welch's t with
-// Welch-Satterthwaite degrees of freedom (3 + 3 repeats have 2 to 4, where 1.96 would call
-// about one A/A move in ten significant); nullopt when an error is unknown.
-std::optional<bool> significant_move(const SideEstimate& a, const SideEstimate& b) {
-  if (!std::isfinite(a.standard_error) || !std::isfinite(b.standard_error)) return std::nullopt;
-  const double va = a.standard_error * a.standard_error;
-  const double vb = b.standard_error * b.standard_error;
-  const double delta = std::abs(b.mean - a.mean);
-  if (va + vb == 0) return delta > 0;
-  const double df = welch_satterthwaite_df(va, a.degrees_of_freedom, vb, b.degrees_of_freedom);
-  return delta > student_t_quantile(0.975, df) * std::sqrt(va + vb);
-}
-
 double relative_change_pct(double a, double b) {
   if (a > 0) return (b - a) / a * 100;
   if (b > 0) return std::numeric_limits<double>::infinity();  // new on side B

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,6 +48,11 @@ double student_t_upper_tail(double t, double degrees_of_freedom);
 // Welch-Satterthwaite degrees of freedom of the sum of two variances (of means), each
 // estimated on its own degrees of freedom: (va + vb)^2 / (va^2 / df_a + vb^2 / df_b); NaN when
 // both variances are 0.
+// An unbiased integer in [0, bound) from a 64-bit engine, the same on every platform (unlike
+// std::uniform_int_distribution, whose algorithm is up to the library).
+uint64_t uniform_index(std::mt19937_64& engine, uint64_t bound);
+// n choose k as a double.
+double binomial_coefficient(size_t n, size_t k);
 double welch_satterthwaite_df(double variance_a, double df_a, double variance_b, double df_b);
 
 // --- Mean of an autocorrelated series (batch means) ----------------------------------------

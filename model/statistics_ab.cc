@@ -140,6 +140,8 @@ AbTest describe(const std::vector<double>& logs_a, const std::vector<double>& lo
   return test;
 }
 
+}  // namespace
+
 // Unbiased integer in [0, bound) from a 64-bit engine, the same on every platform (unlike
 // std::uniform_int_distribution, whose algorithm is up to the library).
 uint64_t uniform_index(std::mt19937_64& engine, uint64_t bound) {
@@ -157,8 +159,6 @@ double binomial_coefficient(size_t n, size_t k) {
   }
   return result;
 }
-
-}  // namespace
 
 double welch_satterthwaite_df(double variance_a, double df_a, double variance_b, double df_b) {
   return (variance_a + variance_b) * (variance_a + variance_b) /

@@ -88,6 +88,7 @@ RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
   }
   if (run.loadgen && run.loadgen->tps > 0) summary.whole_run_tps = run.loadgen->tps;
   summary.latency_ms = run.loadgen ? run.loadgen->latency_avg.count() : kNaN;
+  summary.p99_ms = run.latency ? run.latency->p99.count() : kNaN;
   summary.aas = figures.active_sessions;
   summary.class_aas = figures.class_aas;
   summary.top_wait = figures.top_wait;
@@ -121,6 +122,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"tps_half_width", number(s.tps_half_width)},
           {"whole_run_tps", number(s.whole_run_tps)},
           {"latency_ms", number(s.latency_ms)},
+          {"p99_ms", number(s.p99_ms)},
           {"aas", s.aas},
           {"top_wait", s.top_wait},
           {"wait_shares", s.wait_shares},
@@ -152,6 +154,7 @@ RunSummary summary_from_json(const nlohmann::json& json) {
   s.tps_half_width = number_of(json, "tps_half_width");
   s.whole_run_tps = number_of(json, "whole_run_tps");
   s.latency_ms = number_of(json, "latency_ms");
+  s.p99_ms = number_of(json, "p99_ms");
   s.aas = json.value("aas", 0.0);
   s.top_wait = json.value("top_wait", "");
   s.wait_shares = json.value("wait_shares", std::map<std::string, double>{});

@@ -32,8 +32,10 @@ struct RunSummary {
   // The load generator's own whole-run figure (pgbench's "tps = ..."); NaN when it gave none.
   double whole_run_tps = std::numeric_limits<double>::quiet_NaN();
   double latency_ms = 0;  // the load generator's average latency; NaN when none
-  double aas = 0;         // non-idle samples per snapshot
-  std::string top_wait;   // the most sampled non-idle wait (display name)
+  // The 99th percentile of the transaction log's latencies; NaN without a transaction log.
+  double p99_ms = std::numeric_limits<double>::quiet_NaN();
+  double aas = 0;        // non-idle samples per snapshot
+  std::string top_wait;  // the most sampled non-idle wait (display name)
   // Share of the non-idle samples of the steady state, per non-idle wait (display name).
   std::map<std::string, double> wait_shares;
   // The load generator's command with the run's own paths left out (its transaction log
@@ -51,8 +53,8 @@ struct RunSummary {
 // The version of the summary's fields and of how summarize() computes them, kept beside each
 // stored summary (the index, the results database): one of another version is made again from
 // its report. 2: tps_half_width only where the report states one; 3: wait_shares and command;
-// 4: whole_run_tps.
-inline constexpr int kSummaryVersion = 4;
+// 4: whole_run_tps; 5: p99_ms.
+inline constexpr int kSummaryVersion = 5;
 
 // The history's order, the data directory's and the results database's alike: newest first
 // (by started_at, then id).

@@ -1,6 +1,6 @@
-// `pgwaitprof trend`: tps with its confidence interval across the runs of the history (the
-// filters of `runs`), in time order or by group, each run checked against the noise of the runs
-// before it (store/trend.h states the rule).
+// `pgwaitprof trend`: the change points of the history (the filters of `runs`, per group) in
+// tps, p99 latency and the waits' AAS, each explained (store/trend_changes.h); with --rule mad
+// the older rule, tps of each run against the noise of the runs before it (store/trend.h).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,13 @@ struct TrendCommand {
   HistoryOptions history;
   std::string group_by;
   size_t window = 5;
+  // "changes" (change points, the default) or "mad" (each run against the previous `window`).
+  std::string rule = "changes";
+  double false_positive = 0.01;
+  double min_change_pct = 2;
+  double wait_share_pct = 5;
+  // --between A..B --and C..D: the two periods compared with compare's statistics.
+  std::string between, and_period;
 };
 
 void add_trend_command(CLI::App& app, TrendCommand& command);

@@ -16,6 +16,7 @@
 #include "config/matrix_plan.h"
 #include "daemon/engine/matrix.h"
 #include "daemon/engine/run_steps.h"
+#include "daemon/service/change_watch.h"
 #include "exporters/render/report_render.h"
 #include "store/atomic_file.h"
 #include "store/run_directory.h"
@@ -296,6 +297,10 @@ asio::awaitable<void> DaemonApp::run_configured() {
     auto outcome = co_await execute(request, control, quiet);
     log()->info("configured run done status={} dir={}", to_string(outcome.run.status),
                 outcome.dir.string());
+    // Named, not a temporary in the co_await's expression: GCC destroyed that one twice.
+    std::function<bool(const store::RunSummary&)> this_run =
+        [id = outcome.run.id](const store::RunSummary& run) { return run.id == id; };
+    co_await watch_changes(std::move(this_run));
   }
   for (const auto& path : config_.matrix_plans) {
     if (stopping_) break;
@@ -347,6 +352,27 @@ asio::awaitable<void> DaemonApp::run_plan(const std::filesystem::path& path) {
                 outcome.error.empty() ? "" : " error=\"" + outcome.error + "\"");
   }
   active_runs_.erase(registered);
+  std::function<bool(const store::RunSummary&)> of_matrix =
+      [matrix = context.dir.filename().string()](const store::RunSummary& run) {
+        return run.matrix == matrix;
+      };
+  co_await watch_changes(std::move(of_matrix));
+}
+
+asio::awaitable<void> DaemonApp::watch_changes(
+    std::function<bool(const store::RunSummary&)> just_done) {
+  // A coroutine of its own on the analysis thread; this one resumes on the I/O thread when it
+  // ends. Everything it uses is copied or outlives it (metrics_ lives as long as the daemon).
+  auto analyse = [data_dir = config_.data_dir, just_done = std::move(just_done),
+                  metrics = metrics_.get()]() -> asio::awaitable<void> {
+    try {
+      service::watch_changes(data_dir, just_done, metrics);
+    } catch (const std::exception& error) {
+      log()->error("could not analyse the run history for change points: {}", error.what());
+    }
+    co_return;
+  };
+  co_await asio::co_spawn(analysis_.get_executor(), std::move(analyse), asio::use_awaitable);
 }
 
 void DaemonApp::reload() {

@@ -6,6 +6,7 @@
 
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
+#include <asio/thread_pool.hpp>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -72,6 +73,10 @@ class DaemonApp : public RunService {
   asio::awaitable<void> main();
   asio::awaitable<void> run_configured();
   asio::awaitable<void> run_plan(const std::filesystem::path& path);
+  // The change points the runs `just_done` picks brought to their groups' history
+  // (change_watch.h), analysed on analysis_'s thread: a long history's permutation tests must
+  // not hold up the samplers.
+  asio::awaitable<void> watch_changes(std::function<bool(const store::RunSummary&)> just_done);
   asio::awaitable<void> shutdown();
 
   std::optional<std::filesystem::path> config_path_;
@@ -86,6 +91,7 @@ class DaemonApp : public RunService {
   std::optional<DataDirLock> lock_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<store::ResultsUploader> uploader_;  // with results.dsn configured
+  asio::thread_pool analysis_{1};
   base::TaskGroup samplers_;
   base::TaskGroup tasks_;                         // the control socket, configured runs and plans
   std::multiset<base::RunControl*> active_runs_;  // interrupted by SIGTERM

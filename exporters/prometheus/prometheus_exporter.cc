@@ -293,6 +293,12 @@ MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provi
       .Register(*registry_)
       .Add({{"version", version}, {"revision", revision}})
       .Set(1);
+  change_points_ = &prometheus::BuildGauge()
+                        .Name("pgwaitprof_change_point")
+                        .Help(
+                            "Step of a change point the latest analysis of the group's run "
+                            "history found new (relative: -0.24 is 24 % lower); 0 otherwise.")
+                        .Register(*registry_);
   MetricsHttpServer::Authorize authorize;
   if (!basic_auth_users.empty()) {
     auto checker = std::make_shared<BasicAuthChecker>(basic_auth_users);
@@ -309,6 +315,19 @@ MetricsServer::~MetricsServer() = default;
 
 uint16_t MetricsServer::port() const { return http_->port(); }
 
+void MetricsServer::set_change_points(const std::string& group,
+                                      const std::map<std::string, double>& steps) {
+  std::lock_guard lock(change_points_mutex_);
+  auto& gauges = change_point_gauges_[group];
+  for (auto& [metric, gauge] : gauges) gauge->Set(0);
+  for (const auto& [metric, step] : steps) {
+    auto& gauge = gauges[metric];
+    if (gauge == nullptr) gauge = &change_points_->Add({{"group", group}, {"metric", metric}});
+    gauge->Set(step);
+  }
+  generation_.fetch_add(1);
+}
+
 std::shared_ptr<const std::string> MetricsServer::render() {
   TargetMetricsList targets;
   try {
@@ -317,7 +336,10 @@ std::shared_ptr<const std::string> MetricsServer::render() {
     base::component_logger("metrics")->error("could not collect metrics: {}", error.what());
   }
   // The published snapshots are immutable: the same pointers, the same exposition.
-  if (rendered_ && targets == rendered_for_) return rendered_;
+  const uint64_t generation = generation_.load();
+  if (rendered_ && targets == rendered_for_ && generation == rendered_generation_) {
+    return rendered_;
+  }
   std::string text;
   try {
     auto families = registry_->Collect();
@@ -331,6 +353,7 @@ std::shared_ptr<const std::string> MetricsServer::render() {
   }
   rendered_ = std::make_shared<const std::string>(std::move(text));
   rendered_for_ = std::move(targets);
+  rendered_generation_ = generation;
   return rendered_;
 }
 

@@ -4,12 +4,16 @@
 #pragma once
 
 #include <prometheus/collectable.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,12 +54,22 @@ class MetricsServer {
   const std::string& listen() const { return listen_; }
   uint16_t port() const;
 
+  // pgwaitprof_change_point{group, metric}: the step (relative, -0.24 for 24 % lower) of the
+  // change points the latest analysis of `group` found new (store::new_change_points), 0 for
+  // the group's other series that had one before; `steps` by metric. Any thread.
+  void set_change_points(const std::string& group, const std::map<std::string, double>& steps);
+
  private:
   // On the server's thread only.
   std::shared_ptr<const std::string> render();
 
   std::string listen_;
   std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Gauge>* change_points_ = nullptr;
+  std::mutex change_points_mutex_;
+  std::map<std::string, std::map<std::string, prometheus::Gauge*>> change_point_gauges_;
+  std::atomic<uint64_t> generation_{0};  // of the registry's own metrics
+  uint64_t rendered_generation_ = 0;
   TargetCollectable::Provider provider_;
   TargetMetricsList rendered_for_;
   std::shared_ptr<const std::string> rendered_;

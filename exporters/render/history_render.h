@@ -7,6 +7,7 @@
 #include "model/scalability.h"
 #include "store/run_summary.h"
 #include "store/trend.h"
+#include "store/trend_changes.h"
 
 namespace pgwaitprof::exporters {
 
@@ -17,6 +18,8 @@ bool valid_trend_format(const std::string& format);  // text, md, json, html
 std::string render_runs(const std::vector<store::RunSummary>& runs, const std::string& format);
 
 std::string render_trend(const store::Trend& trend, const std::string& format);
+// The change points of `trend` (its default rule): text, md, csv, json or html.
+std::string render_trend_changes(const store::TrendChanges& changes, const std::string& format);
 
 // `runs --format scaling`: the runs side by side by client count, as a sweep reads (the
 // quickstart ends with it): clients, the load generator's whole-run tps, the top waits with

@@ -17,13 +17,14 @@ GAUGES = ["pgwaitprof_up", "pgwaitprof_hidden_backends", "pgwaitprof_run_active"
           "pgwaitprof_loadgen_tps", "pgwaitprof_loadgen_latency_seconds",
           "pgwaitprof_build_info", "pgwaitprof_collector_duration_seconds",
           "pgwaitprof_collector_success", "pgwaitprof_kernel_check_active_sessions",
-          "pgwaitprof_kernel_check_within_bounds"]
+          "pgwaitprof_kernel_check_within_bounds", "pgwaitprof_change_point"]
 EXPORTED = set(COUNTERS) | set(GAUGES) | {
     h + suffix for h in HISTOGRAMS for suffix in ("_bucket", "_sum", "_count")}
 # Series Prometheus itself adds for every scrape target.
 PROMETHEUS_SERIES = {"up"}
 LABELS = {"target", "backend_type", "state", "wait_event_type", "wait_event", "run_id",
-          "workload", "version", "revision", "collector", "le", "instance", "job", "view", "part"}
+          "workload", "version", "revision", "collector", "le", "instance", "job", "view", "part",
+          "group", "metric"}
 STATES = {"active", "idle", "idle in transaction", "background"}
 
 KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or",
