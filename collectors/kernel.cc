@@ -16,9 +16,6 @@
 namespace pgwaitprof::collectors {
 namespace {
 
-using namespace std::chrono_literals;
-constexpr auto kTimesEvery = 1s;
-
 auto log() {
   static auto logger = base::component_logger("kernel");
   return logger;
@@ -182,6 +179,7 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
   states_.clear();
   exited_.reset();
   last_reading_.reset();
+  last_round_.reset();
   if (mode_ == config::LocalMode::kNo) co_return std::nullopt;
   sampler_pid_ = session.backend_pid();
   host_ = session.host();
@@ -393,14 +391,15 @@ std::set<int32_t> OwnSession::backends_on(const std::string& host, const std::st
 
 void KernelStage::read_times(const model::Snapshot& snapshot, model::SteadyClock::time_point now,
                              model::SampleSink& sink) {
+  KernelRound round(now);
   model::KernelTimes times;
-  times.from = last_reading_.value_or(now);
-  times.to = now;
+  times.from = last_reading_.value_or(round.taken_at());
+  times.to = round.taken_at();
   std::vector<KernelReading> readings;
   readings.reserve(snapshot.backends.size() + 1);
   auto read = [&](int32_t pid, int64_t backend_start, const std::string& backend_type) {
     const pid_t process = processes_.host_pid(pid);
-    if (const auto stat = process > 0 ? read_schedstat(process) : std::nullopt) {
+    if (const auto stat = process > 0 ? round.schedstat(process, read_schedstat) : std::nullopt) {
       readings.push_back({pid, backend_start, backend_type, *stat});
     }
   };
@@ -422,7 +421,7 @@ void KernelStage::read_times(const model::Snapshot& snapshot, model::SteadyClock
     if (!current.contains(id))
       counted_before += base::Seconds(static_cast<double>(stat.on_cpu_ns) / 1e9);
   }
-  if (const auto reaped = read_reaped_children_cpu(postmaster_)) {
+  if (const auto reaped = round.reaped_children_cpu(postmaster_, read_reaped_children_cpu)) {
     const auto exited = exited_.next(*reaped, counted_before);
     // The kernel keeps no run-queue time of a reaped process: it is taken in the proportion of
     // the live client backends' of the same interval (on a loaded host a short-lived backend
@@ -438,19 +437,21 @@ void KernelStage::read_times(const model::Snapshot& snapshot, model::SteadyClock
   }
   previous_ = std::move(current);
   if (last_reading_) sink.on_kernel_times(times);
-  last_reading_ = now;
-  last_reading_epoch_us_ = std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+  last_reading_ = round.taken_at();
+  last_reading_epoch_us_ = round.taken_at_epoch_us();
+  last_round_ = round.number();
 }
 
 asio::awaitable<CollectResult> KernelStage::collect(CollectContext& context) {
   if (!local_ || context.snapshot == nullptr) co_return std::nullopt;
   read_states(*context.snapshot);
-  if (!last_reading_ || context.now - *last_reading_ >= kTimesEvery) {
-    // Timed as the schedstat files are read, after the states (hundreds of /proc reads with the
-    // activity source): a reading's interval is the one its figures cover.
-    read_times(*context.snapshot, model::SteadyClock::now(), *context.sink);
+  // Once a round (a whole second of the steady clock), with the round's readings, which every
+  // target on the server shares. Timed as the schedstat files are read, after the states
+  // (hundreds of /proc reads with the activity source): a reading's interval is the one its
+  // figures cover.
+  const auto now = model::SteadyClock::now();
+  if (!last_round_ || KernelRound::number(now) > *last_round_) {
+    read_times(*context.snapshot, now, *context.sink);
   }
   co_return std::nullopt;
 }

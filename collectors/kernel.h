@@ -19,15 +19,11 @@
 
 #include "base/time.h"
 #include "collectors/collector.h"
+#include "collectors/kernel_round.h"
 #include "collectors/sampler_options.h"
 #include "collectors/server_processes.h"
 
 namespace pgwaitprof::collectors {
-
-struct Schedstat {
-  uint64_t on_cpu_ns = 0;
-  uint64_t runqueue_ns = 0;
-};
 
 // "1234567 89012 345\n" (ns on a CPU, ns waiting on the run queue, timeslices).
 std::optional<Schedstat> parse_schedstat(std::string_view text);
@@ -193,6 +189,7 @@ class KernelStage : public Collector {
   std::string host_, port_;    // where the sampler's session is connected (OwnSession)
   ServerProcesses processes_;  // the server's pids to this host's
   std::optional<model::SteadyClock::time_point> last_reading_;
+  std::optional<int64_t> last_round_;  // KernelRound::number() of the last reading
   int64_t last_reading_epoch_us_ = 0;  // the same moment as a backend_start
   // (pid, backend start) -> the previous reading, so a reused pid does not count twice.
   std::map<std::pair<int32_t, int64_t>, Schedstat> previous_;

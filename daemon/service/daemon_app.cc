@@ -406,14 +406,37 @@ asio::awaitable<void> DaemonApp::main() {
 }
 
 asio::awaitable<void> DaemonApp::shutdown() {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
   stopping_ = true;
   control_->close();
-  // Runs in progress are interrupted and write their reports before the samplers stop.
+  // Each stop() closes the target's session, which wakes its server backend to exit: with
+  // hundreds of targets those exits take the CPUs for a while, so they start as early as they
+  // may. Without runs in progress, that is now; runs in progress are interrupted and write
+  // their reports before the samplers stop.
+  Clock::time_point closing;
+  std::optional<Clock::time_point> samplers_stopped;
+  const auto stop_samplers = [&] {
+    closing = Clock::now();
+    for (auto& [name, target] : targets_) target.sampler->stop();
+    samplers_stopped = Clock::now();
+  };
+  if (active_runs_.empty()) stop_samplers();
   for (auto* run : active_runs_) run->interrupt("the daemon is stopping");
   if (!co_await tasks_.wait_idle(kRunsGrace)) log()->warn("runs did not end in time");
-  for (auto& [name, target] : targets_) target.sampler->stop();
+  const auto runs_ended = Clock::now();
+  if (!samplers_stopped) stop_samplers();
   if (!co_await samplers_.wait_idle(kSamplersGrace)) log()->warn("samplers did not stop in time");
   if (uploader_) uploader_->stop();
+  // Where a slow stop's time went: the runs' reports, the sessions' close, the samplers' ends
+  // (their memory readers joined).
+  const auto seconds = [](Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  };
+  const auto ended = Clock::now();
+  log()->info("stop took seconds={:.3f} runs_s={:.3f} closing_s={:.3f} samplers_s={:.3f}",
+              seconds(started, ended), seconds(started, runs_ended),
+              seconds(closing, *samplers_stopped), seconds(*samplers_stopped, ended));
   io_.stop();
 }
 

@@ -1,20 +1,23 @@
 // A daemon with many targets on one local server (issue 47 item 11), against the real daemon
-// and the test cluster: as many targets as the server's connections allow (at most 300), each
-// sampled at 10 Hz with the default source. Every target must take the memory source though the
-// others' sessions change state during its live check; under pgbench -C (a backend per
-// transaction) the daemon's descriptors stay bounded (it once kept up to 256 pairs of
-// /proc/<pid>/{stat,wchan} per target for exited backends and ran out) and /metrics answers;
-// SIGTERM stops it (once 10.2 s with 500 targets; the second the docs promise is not met yet).
+// and a cluster of the test's own: 300 targets, each sampled at 10 Hz with the default source.
+// Every target must take the memory source though the others' sessions change state during its live
+// check; under pgbench -C (a backend per transaction) the daemon's descriptors stay bounded (it
+// once kept up to 256 pairs of /proc/<pid>/{stat,wchan} per target for exited backends and ran out)
+// and /metrics answers; SIGTERM stops it within a second with a busy loop per CPU beside (once 10.2
+// s with 500 targets).
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/faults/fault_harness.h"
+#include "tests/integration/own_cluster.h"
 
 namespace pgwaitprof::testing {
 namespace {
@@ -48,33 +51,21 @@ size_t open_descriptors(pid_t pid) {
   return count;
 }
 
-int query_number(const std::string& sql) {
-  const auto result = psql(sql);
-  return result.exit_code == 0 ? std::stoi(result.output) : -1;
-}
-
 TEST(ManyTargets, MemorySourceForAllBoundedDescriptorsUnderChurnAndAPromptStop) {
   require_cluster();
   ASSERT_EQ(getuid(), 0u) << "the memory source runs as root here, like CI";
-  // The server's connections: one a target, 4 for pgbench -C, 10 spare (SCRATCH_MAX_CONNECTIONS
-  // sets them for a scratch cluster).
-  const int max_connections = query_number("SHOW max_connections");
-  const int used = query_number(
-      "SELECT count(*) FROM pg_stat_activity WHERE backend_type = "
-      "'client backend'");
-  ASSERT_GT(max_connections, 0);
-  const int targets = std::min(300, max_connections - used - 14);
-  ASSERT_GE(targets, 50) << "the server allows too few connections: max_connections "
-                         << max_connections;
+  // A cluster of the test's own: 300 targets, 4 connections for pgbench -C, 26 spare.
+  constexpr int targets = 300;
+  const auto dir = temp_dir("many-targets");
+  OwnCluster cluster(dir, std::nullopt, "", "", targets + 30);
   // A descriptor limit of 4,096 for the daemon: a quarter for backends' /proc files. The old
   // daemon kept up to 512 per target.
   constexpr size_t kDescriptorLimit = 4096;
-  const auto dir = temp_dir("many-targets");
   const int port = engine::free_port();
   std::string config = "listen: 127.0.0.1:" + std::to_string(port) +
                        "\ndata_dir: " + (dir / "data").string() + "\ntargets:\n";
   for (int index = 0; index < targets; ++index) {
-    config += "  - name: t" + std::to_string(index) + "\n    dsn: \"" + test_conninfo() +
+    config += "  - name: t" + std::to_string(index) + "\n    dsn: \"" + cluster.conninfo +
               "\"\n    hz: 10\n";
   }
   write_text(dir / "pgwaitprof.yaml", config);
@@ -82,7 +73,7 @@ TEST(ManyTargets, MemorySourceForAllBoundedDescriptorsUnderChurnAndAPromptStop) 
       {base::find_executable("prlimit"), "--nofile=" + std::to_string(kDescriptorLimit), "--",
        pgwaitprof_binary(), "daemon", "-c", (dir / "pgwaitprof.yaml").string()},
       dir / "daemon.log");
-  std::cout << "targets " << targets << " (max_connections " << max_connections << ")\n";
+  std::cout << "targets " << targets << "\n";
 
   // Every target up, and every one on the memory source.
   std::string exposition;
@@ -112,7 +103,7 @@ TEST(ManyTargets, MemorySourceForAllBoundedDescriptorsUnderChurnAndAPromptStop) 
   // pgbench -C beside: hundreds of backends a second come and go, each read by every target.
   const size_t before = open_descriptors(daemon.pid());
   ChildProcess churn({base::find_executable("pgbench"), "-n", "-C", "-S", "-c", "4", "-j", "2",
-                      "-T", "15", test_conninfo()},
+                      "-T", "15", cluster.conninfo},
                      dir / "pgbench.log");
   size_t most = before;
   std::chrono::milliseconds slowest_scrape{0};
@@ -139,17 +130,35 @@ TEST(ManyTargets, MemorySourceForAllBoundedDescriptorsUnderChurnAndAPromptStop) 
   EXPECT_EQ(daemon.log().find("out of file descriptors"), std::string::npos)
       << daemon.log().substr(0, 20000);
 
-  // SIGTERM: the daemon stops and exits 0. Its time is printed, not bounded here: the documented
-  // second is not met yet with this many targets (release build at load 19: 2.2-8.3 s; the
-  // sanitizer build beside CI's other lanes: 25 s with 185 targets; 92318cb: 11.9 s with 300),
-  // and a bound this machine's load decides would flake (issue 47 item 11 stays open for it).
+  // SIGTERM on a loaded host: a busy loop per CPU beside the daemon. The daemon stops within a
+  // second, as the docs promise; the bound leaves half a second to this machine's other load.
+  // 92318cb took 11.9 s with 300 targets; c3dc255 3.5-6.3 s with these busy loops, its I/O
+  // thread saturated by every target reading every backend's /proc/<pid>/schedstat once a
+  // second (kernel_round.h).
+  const unsigned loops = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::unique_ptr<ChildProcess>> busy;
+  for (unsigned cpu = 0; cpu < loops; ++cpu) {
+    busy.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{base::find_executable("sh"), "-c", "while :; do :; done"},
+        dir / ("busy" + std::to_string(cpu) + ".log")));
+  }
+  std::this_thread::sleep_for(3s);
   const auto signalled = std::chrono::steady_clock::now();
   daemon.signal(SIGTERM);
   const auto code = daemon.wait(120s);
   const auto stop_time = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - signalled);
-  std::cout << "SIGTERM to exit: " << stop_time.count() << " ms with " << targets << " targets\n";
-  EXPECT_EQ(code, 0) << daemon.log().substr(0, 20000);
+  busy.clear();
+  const auto log = daemon.log();
+  const auto took = log.find("stop took");
+  std::cout << "SIGTERM to exit: " << stop_time.count() << " ms with " << targets << " targets and "
+            << loops << " busy loops ("
+            << (took == std::string::npos ? "no stop line"
+                                          : log.substr(took, log.find('\n', took) - took))
+            << ")\n";
+  EXPECT_EQ(code, 0) << log.substr(0, 20000);
+  EXPECT_LE(stop_time, 1500ms) << log.substr(log.size() > 5000 ? log.size() - 5000 : 0);
+  cluster.stop();
   std::filesystem::remove_all(dir);
 }
 
