@@ -277,9 +277,11 @@ asio::awaitable<CollectResult> TargetSampler::prepare_source() {
   // that this one cannot see says so. (No co_await inside a conditional expression: GCC 12
   // destroys its temporary twice.)
   std::optional<base::Error> not_here;
+  pid_t postmaster = 0;
   if (options_.local == config::LocalMode::kAuto) {
     auto here = co_await find_session_server(session_);
     if (!here) not_here = here.error();
+    if (here) postmaster = here->postmaster();
   }
   if (options_.local == config::LocalMode::kNo) {
     why_not = "the target is set as not on this host (local: false)";
@@ -287,7 +289,7 @@ asio::awaitable<CollectResult> TargetSampler::prepare_source() {
     why_not = not_local_reason(*not_here);
   } else {
     // Traced in the kernel where it allows it, else read from memory (issue 48).
-    auto untraced = co_await prepare_traced();
+    auto untraced = co_await prepare_traced(postmaster);
     if (!untraced) co_return std::nullopt;
     if (!untraced->refused) co_return untraced;  // the connection failed: retried as any attempt
     auto refused = co_await memory_source_->prepare(session_);
@@ -308,7 +310,12 @@ asio::awaitable<CollectResult> TargetSampler::prepare_source() {
   co_return co_await source_->prepare(session_);
 }
 
-asio::awaitable<CollectResult> TargetSampler::prepare_traced() {
+asio::awaitable<CollectResult> TargetSampler::prepare_traced(pid_t postmaster) {
+  // Another target traces this server already: no attach, no programs (hundreds of targets on
+  // one server attach once each, not twice).
+  if (auto refused = trace_source_->once_per_server_refusal(postmaster)) {
+    co_return CollectorError{*refused, "", false, true};
+  }
   auto refused = co_await trace_source_->prepare(session_);
   if (!refused) {
     use_source(trace_source_.get(), model::SamplerSource::kTrace,

@@ -84,9 +84,9 @@ class TargetSampler {
   // where the server is local and the kernel lets this process trace it, else the memory source
   // where the server is local and readable, else activity.
   asio::awaitable<CollectResult> prepare_source();
-  // Auto's first choice: the traced source prepared, or why not (refused, or the connection
-  // failed).
-  asio::awaitable<CollectResult> prepare_traced();
+  // Auto's first choice: the traced source prepared for the server of `postmaster` (0: not
+  // known yet), or why not (refused, or the connection failed).
+  asio::awaitable<CollectResult> prepare_traced(pid_t postmaster);
   void use_source(Collector* source, model::SamplerSource kind, std::string reason);
   asio::awaitable<void> sample();
   asio::awaitable<void> sample_activity();

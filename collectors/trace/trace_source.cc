@@ -217,15 +217,35 @@ void TraceSource::unload() {
   }
 }
 
+namespace {
+
+// Under traced_mutex.
+std::optional<std::string> refusal_of(pid_t postmaster, pid_t own) {
+  const auto found = traced_servers.find(postmaster);
+  if (found != traced_servers.end() && found->second - (own == postmaster ? 1 : 0) > 0) {
+    return "another target of this process traces this server already";
+  }
+  const size_t others = traced_servers.size() - (traced_servers.contains(own) ? 1 : 0);
+  if (found == traced_servers.end() && others >= TraceSource::kMaxServersOnce) {
+    return fmt::format("this process traces {} servers already", others);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> TraceSource::once_per_server_refusal(pid_t postmaster) const {
+  if (!once_per_server_) return std::nullopt;
+  std::lock_guard lock(traced_mutex);
+  return refusal_of(postmaster, programs_ ? attachment_.postmaster : 0);
+}
+
 base::Status TraceSource::load(const TraceConfig& config) {
   std::lock_guard lock(traced_mutex);
-  if (once_per_server_ && traced_servers.contains(attachment_.postmaster)) {
-    return base::Error{
-        fmt::format("{}another target of this process traces this server already", kRefused)};
-  }
-  if (once_per_server_ && traced_servers.size() >= kMaxServersOnce) {
-    return base::Error{
-        fmt::format("{}this process traces {} servers already", kRefused, traced_servers.size())};
+  if (once_per_server_) {
+    if (auto refused = refusal_of(attachment_.postmaster, 0)) {
+      return base::Error{fmt::format("{}{}", kRefused, *refused)};
+    }
   }
   auto programs = TracePrograms::open(config);
   if (!programs) return programs.error();

@@ -83,6 +83,10 @@ class TraceSource : public Collector {
   // the kMaxServersOnce-th.
   void set_once_per_server(bool once) { once_per_server_ = once; }
   static constexpr size_t kMaxServersOnce = 8;
+  // Why a source traced once per server would be refused for `postmaster` now (another source of
+  // this process traces it, or kMaxServersOnce servers are traced), before any attach; none when
+  // it would not.
+  std::optional<std::string> once_per_server_refusal(pid_t postmaster) const;
 
  private:
   // A lost connection, so that the sampler attaches again.
