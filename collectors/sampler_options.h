@@ -17,6 +17,7 @@ struct SamplerOptions {
   // With auto, the traced source's in-kernel on-CPU samples per second where it is chosen (0:
   // hz); a named traced source's are hz.
   double trace_hz = 0;
+  bool auto_traces = false;  // auto may choose the traced source (config::TargetConfig)
   model::SamplerSource source = model::SamplerSource::kAuto;
   std::chrono::milliseconds wait_sampling_poll{0};
   std::chrono::milliseconds connect_timeout{5000};

@@ -36,6 +36,7 @@ SamplerOptions sampler_options(const config::TargetConfig& target) {
   options.conninfo = target.dsn;
   options.hz = target.hz;
   options.trace_hz = target.trace_hz;
+  options.auto_traces = target.auto_traces;
   options.source = target.source;
   options.wait_sampling_poll = target.pg_wait_sampling_poll;
   options.local = target.local;
@@ -101,7 +102,7 @@ TargetSampler::TargetSampler(asio::any_io_executor executor, SamplerOptions opti
   if (source == SamplerSource::kPgWaitSampling) {
     wait_sampling_source_ = std::make_unique<WaitSamplingSource>();
   }
-  if (source == SamplerSource::kTrace || source == SamplerSource::kAuto) {
+  if (source == SamplerSource::kTrace || (source == SamplerSource::kAuto && options_.auto_traces)) {
     trace_source_ = std::make_unique<trace::TraceSource>();
     const double hz =
         source == SamplerSource::kAuto && options_.trace_hz > 0 ? options_.trace_hz : options_.hz;
@@ -288,15 +289,18 @@ asio::awaitable<CollectResult> TargetSampler::prepare_source() {
   } else if (not_here) {
     why_not = not_local_reason(*not_here);
   } else {
-    // Traced in the kernel where it allows it, else read from memory (issue 48).
-    auto untraced = co_await prepare_traced(postmaster);
-    if (!untraced) co_return std::nullopt;
-    if (!untraced->refused) co_return untraced;  // the connection failed: retried as any attempt
+    // A run's: traced in the kernel where it allows it, else read from memory (issue 48).
+    std::string untraced;
+    if (trace_source_) {
+      auto refused = co_await prepare_traced(postmaster);
+      if (!refused) co_return std::nullopt;
+      if (!refused->refused) co_return refused;  // the connection failed: retried as any attempt
+      untraced = " (not traced: " + refused->message + ")";
+    }
     auto refused = co_await memory_source_->prepare(session_);
     if (!refused) {
       use_source(memory_source_.get(), SamplerSource::kMemory,
-                 "local server, read " + memory_source_->attachment().rights +
-                     " (not traced: " + untraced->message + ")");
+                 "local server, read " + memory_source_->attachment().rights + untraced);
       co_return std::nullopt;
     }
     if (!refused->refused) co_return refused;

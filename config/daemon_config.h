@@ -33,6 +33,9 @@ struct TargetConfig {
   // The traced source's in-kernel on-CPU samples per second where auto chooses it (a named
   // traced source's rate is hz).
   double trace_hz = kDefaultTraceHz;
+  // Whether auto may choose the traced source. Off everywhere for now: the suite's run, daemon
+  // and fault tests still assume auto's memory source (issue 48 item 3 is open).
+  bool auto_traces = false;
   model::SamplerSource source = model::SamplerSource::kAuto;
   // How often pg_wait_sampling's profile is read when it is the source.
   std::chrono::milliseconds pg_wait_sampling_poll{1000};

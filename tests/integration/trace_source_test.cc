@@ -154,36 +154,6 @@ TEST_F(TraceSourceTest, OnCpuAndRunQueueTimeOfClientBackendsIsTheKernelsSchedsta
 // tracked first, so the kernel follows its fork (read first, the child forked between the
 // reading and the root's tracking was in neither). The "server" is a child of this test that
 // forks a grandchild when asked on a pipe, asked just after /proc was read.
-// The default source on a local server, as root on a kernel with BTF: auto traces it, the
-// report says why, and its check holds: the client backends' traced on-CPU and run-queue time
-// within 2 % of the kernel's own accounting of the same processes over the same reads.
-TEST_F(TraceSourceTest, AutoTracesALocalServerAndItsCheckHolds) {
-  const auto dir = temp_dir("trace-auto");
-  auto run = pgwaitprof_run(dir, {test_conninfo()}, {"-S", "-c", "2", "-j", "2", "-T", "5"});
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  const auto& sampler = run.report["sampler"];
-  EXPECT_EQ(sampler["requested_source"], "auto");
-  EXPECT_EQ(sampler["source"], "trace") << sampler.dump();
-  EXPECT_EQ(sampler["source_reason"], "local server, traced in the kernel");
-  EXPECT_EQ(sampler["hz"].get<double>(), 1000);  // the traced source's rate, not memory's 100
-  const auto& witness = sampler["trace"]["witness"];
-  const double traced = witness["on_cpu_s"].get<double>() + witness["runqueue_s"].get<double>();
-  const double kernel =
-      witness["kernel_on_cpu_s"].get<double>() + witness["kernel_runqueue_s"].get<double>();
-  EXPECT_GT(kernel, 1.0) << witness.dump();  // two busy clients over 5 s
-  EXPECT_NEAR(traced, kernel, 0.02 * kernel + 0.01) << witness.dump();
-  const auto text = read_text(run.dir / "report.txt");
-  EXPECT_NE(text.find("sampler   trace (auto: local server, traced in the kernel)"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("check     client backends traced"), std::string::npos) << text;
-  EXPECT_NE(text.find(": within 2 %"), std::string::npos) << text;
-  // The kernel's times of the same reads fill the timeline's columns.
-  EXPECT_GT(run.report["kernel"]["client backends"]["on_cpu_s"].get<double>(), 0)
-      << run.report["kernel"].dump();
-  std::filesystem::remove_all(dir);
-}
-
 TEST(TracePrograms, AChildForkedWhileTheTreeIsReadIsFollowed) {
   ASSERT_EQ(getuid(), 0u) << "the traced source's tests run as root, like CI";
   int ask[2], told[2];
