@@ -424,6 +424,12 @@ while IFS= read -r name; do
     echo "info  $name not checked: no traced target (not root)"
     continue
   fi
+  # Exported once a scheduled run's group has been analysed (this test's run is asked for over
+  # the control socket): ChangeWatch.* and the promtool rule test in check_static.sh cover it.
+  if [[ $name == pgwaitprof_change_point ]]; then
+    echo "info  $name not checked: no scheduled run here"
+    continue
+  fi
   jq -e --arg name "$name" '.data | index($name) != null' >/dev/null <<<"$names_json" ||
     missing+=("$name")
 done < <(bash "$helper" --metric-names "$dashboard" "$rules")
