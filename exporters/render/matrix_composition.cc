@@ -24,6 +24,22 @@ std::string percent_with_error(const WaitShare& share, const std::string& separa
   return fmt::format("{:.1f}{}{:.1f}", 100 * share.share, separator, 100 * share.share_error);
 }
 
+// The kShownEvents events of `largest` (name -> its largest figure and its wait class) with the
+// largest figures, each with its wait class.
+std::vector<std::pair<std::string, std::string>> ranked_events(
+    const std::map<std::string, std::pair<double, std::string>>& largest) {
+  std::vector<std::pair<std::string, std::pair<double, std::string>>> ranked(largest.begin(),
+                                                                             largest.end());
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::vector<std::pair<std::string, std::string>> events;
+  for (const auto& [name, entry] : ranked) {
+    if (events.size() == kShownEvents) break;
+    events.emplace_back(name, entry.second);
+  }
+  return events;
+}
+
 // The events shown for a variant: each cell's largest few, ranked by their largest share.
 std::vector<std::pair<std::string, std::string>> shown_events(const MatrixTable& table,
                                                               const std::string& variant) {
@@ -41,16 +57,7 @@ std::vector<std::pair<std::string, std::string>> shown_events(const MatrixTable&
       ++taken;
     }
   }
-  std::vector<std::pair<std::string, std::pair<double, std::string>>> ranked(largest.begin(),
-                                                                             largest.end());
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::vector<std::pair<std::string, std::string>> events;
-  for (const auto& [name, entry] : ranked) {
-    if (events.size() == kShownEvents) break;
-    events.emplace_back(name, entry.second);
-  }
-  return events;
+  return ranked_events(largest);
 }
 
 // The functions shown for a variant (--cpu-profile): each cell's largest few, ranked by their
@@ -91,16 +98,7 @@ std::vector<std::pair<std::string, std::string>> shown_durations(const MatrixTab
       entry.second = events[index].wait_class;
     }
   }
-  std::vector<std::pair<std::string, std::pair<double, std::string>>> ranked(largest.begin(),
-                                                                             largest.end());
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::vector<std::pair<std::string, std::string>> events;
-  for (const auto& [name, entry] : ranked) {
-    if (events.size() == kShownEvents) break;
-    events.emplace_back(name, entry.second);
-  }
-  return events;
+  return ranked_events(largest);
 }
 
 // "4.10ms ±210us"; "-" where the cell's traced runs had no such wait.
