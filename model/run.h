@@ -31,8 +31,10 @@ namespace pgwaitprof::model {
 // blocked, run-queue and on-CPU time, waits and their duration histogram per key); 11 the
 // traced source's own counts (sampler.trace: switches, failed reads, full maps, lost charges);
 // 12 the traced source's witness (sampler.trace.witness: its client backends' time against the
-// kernel's). Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 12;
+// kernel's); 13 the blocked time of a traced key's ended waits (profile.traced.ended_blocked_s:
+// blocked_s without a wait still in progress, what the mean and the histogram's sum are of).
+// Documents of older versions still load (their new fields take defaults).
+inline constexpr int kReportSchemaVersion = 13;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.

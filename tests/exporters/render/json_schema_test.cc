@@ -109,7 +109,8 @@ model::Run run_with_everything() {
   run.tags = {{"loadgen", "pgbench"}};
   // The traced source's parts (schema 10), on a key of the profile's table and of a slice.
   model::TracedTime traced;
-  traced.blocked_s = 0.2, traced.runqueue_s = 0.01, traced.on_cpu_s = 0.001, traced.waits = 1;
+  traced.blocked_s = 0.2, traced.ended_blocked_s = 0.2, traced.runqueue_s = 0.01,
+  traced.on_cpu_s = 0.001, traced.waits = 1;
   traced.min_s = traced.max_s = 0.2;
   traced.histogram[70] = 1;
   for (const auto& [key, count] : run.profile.counts()) {
