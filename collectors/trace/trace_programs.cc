@@ -280,14 +280,20 @@ base::Status TracePrograms::read(TraceTotals& into) const {
   into.values.clear();
   into.counters.fill(0);
   std::vector<trace_value> per_cpu(static_cast<size_t>(cpus));
+  // Each key's slot from the slots map, its values (each CPU's) from the totals array.
+  const int slots = bpf_map__fd(skeleton_->maps.slots);
   const int totals = bpf_map__fd(skeleton_->maps.totals);
   trace_key key{};
   trace_key next{};
   const trace_key* previous = nullptr;
-  while (bpf_map_get_next_key(totals, previous, &next) == 0) {
+  while (bpf_map_get_next_key(slots, previous, &next) == 0) {
     key = next;
     previous = &key;
-    if (bpf_map_lookup_elem(totals, &key, per_cpu.data()) != 0) continue;  // deleted meanwhile
+    __u32 slot = 0;
+    if (bpf_map_lookup_elem(slots, &key, &slot) != 0 ||
+        bpf_map_lookup_elem(totals, &slot, per_cpu.data()) != 0) {
+      return base::Error{fmt::format("could not read the traced totals: {}", std::strerror(errno))};
+    }
     auto& sum = into.values[key];
     for (const auto& value : per_cpu) {
       sum.blocked_ns += value.blocked_ns;

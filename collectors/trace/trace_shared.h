@@ -49,6 +49,13 @@ struct trace_value {
   __u32 hist[TRACE_HIST_BUCKETS];
 };
 
+// A key and the index of its values (slots map; valid set once the index is known).
+struct trace_slot {
+  struct trace_key key;
+  __u32 index;
+  __u32 valid;
+};
+
 // A tracked process (the tasks map's value; user space adds the processes that exist at load
 // with all zeros): its phase since `since`, and the key it had when it last left a CPU.
 struct trace_task {
@@ -69,6 +76,11 @@ struct trace_task {
   // (trace_progress), beside the kernel's own accounting of it.
   __u64 oncpu_ns;
   __u64 runq_ns;
+  // The slots (the index of a key's values in the programs' totals) of the last key of each
+  // kind it was charged to: on CPU, blocked or waiting for a CPU, sampled on a CPU. A process
+  // charges the same few keys switch after switch, and a key compared here costs less than one
+  // looked up in the slots' hash.
+  struct trace_slot recent[3];
 };
 
 // One tracked process as the task iterator (waits.bpf.c's dump_tasks) writes it at a read: its

@@ -22,6 +22,8 @@ struct sched_info {
   unsigned long long run_delay;
 } __attribute__((preserve_access_index));
 
+struct bpf_local_storage;
+
 struct task_struct {
   unsigned int flags;
   pid_t pid;
@@ -29,6 +31,7 @@ struct task_struct {
   u64 start_time;
   struct sched_entity se;
   struct sched_info sched_info;
+  struct bpf_local_storage* bpf_storage;
 } __attribute__((preserve_access_index));
 
 // The task iterator's context (bpf_iter__task in the kernel).

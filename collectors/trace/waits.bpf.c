@@ -36,6 +36,9 @@ const volatile __u64 status_pointer = 0;    // &MyBEEntry, 0 when the binary doe
 const volatile __u64 state_offset = 0;      // PgBackendStatus.st_state
 const volatile __u64 query_offset = ~0ull;  // PgBackendStatus.st_query_id, ~0 before 14
 
+// Which of a process's recent slots (trace_task.recent) a charge uses.
+enum recent { kRecentOnCpu = 0, kRecentWait, kRecentSample };
+
 enum phase {
   kUnknown = kTracePhaseUnknown,
   kOnCpu = kTracePhaseOnCpu,
@@ -56,10 +59,23 @@ struct {
 // fork beyond TRACE_MAX_TRACKED is not followed, and counted.
 __u64 tracked_count = 0;
 
+// Every key charged so far and its slot: the index of its values in `totals`, given once (from
+// slots_used) and never taken back. User space reads the keys here and their values there.
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, TRACE_MAX_KEYS);
   __type(key, struct trace_key);
+  __type(value, __u32);
+} slots SEC(".maps");
+
+__u64 slots_used = 0;
+
+// Each CPU's values of each slot. A per-CPU array: the verifier inlines its lookup, where a hash
+// lookup hashes the key and walks a bucket (three of them a switch-out and wake-up cycle).
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, TRACE_MAX_KEYS);
+  __type(key, __u32);
   __type(value, struct trace_value);
 } totals SEC(".maps");
 
@@ -76,6 +92,10 @@ static __always_inline void count(__u32 which) {
 }
 
 static __always_inline struct trace_task* tracked(struct task_struct* p) {
+  // A process with no local storage of any map is not tracked: no helper is called for it (the
+  // idle task, pgbench's threads, every other process on the host), which costs a switch as much
+  // as a read of the process's memory.
+  if (bpf_core_field_exists(p->bpf_storage) && !p->bpf_storage) return 0;
   return bpf_task_storage_get(&tasks, p, 0, 0);
 }
 
@@ -84,9 +104,14 @@ static __always_inline void untrack(struct task_struct* p) {
   if (bpf_task_storage_delete(&tasks, p) == 0) __sync_fetch_and_sub(&tracked_count, 1);
 }
 
-// The key of the current process (`task`), read from its memory; 0 when a read failed. Three
-// reads a switch once the process has its status entry (the wait event, the entry's state and
-// query id); until then also the wait event's pointer, the backend type and the entry's address.
+// The most bytes from PgBackendStatus.st_state to the end of st_query_id read at once (200 in
+// 14 to 19), on the stack: hardened usercopy checks a stack destination fast.
+#define STATUS_SPAN 256
+
+// The key of the current process (`task`), read from its memory; 0 when a read failed. Two
+// reads a switch once the process has its status entry (the wait event; the entry's state and
+// query id, in one read where they are near enough, in two otherwise); until then also the wait
+// event's pointer, the backend type and the entry's address.
 static __always_inline int read_key(struct trace_task* task, struct trace_key* key) {
   __u64 pointer = 0;
   __u64 wait_at = task->wait_at;
@@ -119,6 +144,19 @@ static __always_inline int read_key(struct trace_task* task, struct trace_key* k
     task->status_entry = pointer;
     task->backend_type = (__u32)type;
     task->wait_at = wait_at;
+  }
+  if (query_offset != ~0ull && query_offset >= state_offset + sizeof(key->state) &&
+      query_offset + sizeof(key->query_id) - state_offset <= STATUS_SPAN) {
+    // The state and the query id in one read (each read costs more than the bytes between).
+    __u8 span[STATUS_SPAN];
+    __u64 query_at = query_offset - state_offset;
+    if (bpf_probe_read_user(span, query_at + sizeof(key->query_id),
+                            (const void*)(pointer + state_offset)))
+      goto failed;
+    __builtin_memcpy(&key->state, span, sizeof(key->state));
+    if (query_at <= STATUS_SPAN - sizeof(key->query_id))
+      __builtin_memcpy(&key->query_id, span + query_at, sizeof(key->query_id));
+    return 1;
   }
   if (bpf_probe_read_user(&key->state, sizeof(key->state), (const void*)(pointer + state_offset)))
     goto failed;
@@ -161,28 +199,50 @@ static __always_inline __u32 bucket(__u64 ns) {
   return 1 + (power - TRACE_HIST_FIRST_POWER) * TRACE_HIST_SUB + quarter;
 }
 
-// This CPU's value of `key`, created when new; with the keys full, that of the same key with
-// query id 0.
-static __always_inline struct trace_value* value_of(struct trace_key* key) {
-  struct trace_value* value = bpf_map_lookup_elem(&totals, key);
-  if (value) return value;
-  static const struct trace_value zero;
-  bpf_map_update_elem(&totals, key, &zero, BPF_NOEXIST);
-  value = bpf_map_lookup_elem(&totals, key);
-  if (value) return value;
-  count(kTraceKeysFull);
-  key->query_id = 0;
-  value = bpf_map_lookup_elem(&totals, key);
-  if (value) return value;
-  bpf_map_update_elem(&totals, key, &zero, BPF_NOEXIST);
-  value = bpf_map_lookup_elem(&totals, key);
-  if (!value) count(kTraceLost);
-  return value;
+// The slot of `key`, given one when new; -1 with the slots full.
+static __always_inline __s64 slot_of(const struct trace_key* key) {
+  __u32* slot = bpf_map_lookup_elem(&slots, key);
+  if (slot) return *slot;
+  if (slots_used >= TRACE_MAX_KEYS) return -1;
+  __u32 fresh = (__u32)__sync_fetch_and_add(&slots_used, 1);
+  if (fresh < TRACE_MAX_KEYS) bpf_map_update_elem(&slots, key, &fresh, BPF_NOEXIST);
+  // Another CPU's, where it gave the key a slot first (`fresh` stays unused then).
+  slot = bpf_map_lookup_elem(&slots, key);
+  return slot ? *slot : -1;
 }
 
-static __always_inline void charge_on_cpu(struct trace_key key, __u64 ns) {
+// This CPU's values of `key`; with the slots full, those of the same key with query id 0 (`key`
+// says which). `recent`: the slot the process charged last of this kind (enum recent), used when
+// it is the same key's, and remembered otherwise.
+static __always_inline struct trace_value* value_of(struct trace_key* key,
+                                                    struct trace_slot* recent) {
+  __u32 index;
+  if (recent->valid && recent->key.query_id == key->query_id &&
+      recent->key.wait_event_info == key->wait_event_info && recent->key.state == key->state &&
+      recent->key.backend_type == key->backend_type && recent->key.flags == key->flags) {
+    index = recent->index;
+  } else {
+    __s64 slot = slot_of(key);
+    if (slot < 0) {
+      count(kTraceKeysFull);
+      key->query_id = 0;
+      slot = slot_of(key);
+    }
+    if (slot < 0) {
+      count(kTraceLost);
+      return 0;
+    }
+    index = (__u32)slot;
+    recent->key = *key;
+    recent->index = index;
+    recent->valid = 1;
+  }
+  return bpf_map_lookup_elem(&totals, &index);
+}
+
+static __always_inline void charge_on_cpu(struct trace_task* task, struct trace_key key, __u64 ns) {
   key.wait_event_info = TRACE_ON_CPU_WAIT;
-  struct trace_value* value = value_of(&key);
+  struct trace_value* value = value_of(&key, &task->recent[kRecentOnCpu]);
   if (value) value->oncpu_ns += ns;
 }
 
@@ -192,11 +252,11 @@ static __always_inline void close_phase(struct trace_task* task, __u64 now, int 
   __u64 ns = now - task->since;
   struct trace_key key = task->key;
   if (task->phase == kOnCpu) {
-    charge_on_cpu(key, ns);
+    charge_on_cpu(task, key, ns);
     task->oncpu_ns += ns;
     return;
   }
-  struct trace_value* value = value_of(&key);
+  struct trace_value* value = value_of(&key, &task->recent[kRecentWait]);
   if (!value) return;
   if (task->phase == kRunnable) {
     value->runq_ns += ns;
@@ -217,9 +277,12 @@ static __always_inline void close_phase(struct trace_task* task, __u64 now, int 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  __u64 now = bpf_ktime_get_ns();
   struct trace_task* task = tracked(prev);
+  struct trace_task* next_task = tracked(next);
+  // The clock is read only for a switch of a tracked process.
+  __u64 now = 0;
   if (task) {
+    now = bpf_ktime_get_ns();
     count(kTraceSwitches);
     // On-CPU time goes to the process's type, state and query as it leaves the CPU. An exiting
     // process has no memory of its own to read any more (exit_mm): its intervals up to its last
@@ -244,12 +307,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
     // Its last switch: followed no further (the kernel's account of it ends here too).
     if (prev_state & TASK_DEAD) untrack(prev);
   }
-  task = tracked(next);
-  if (task) {
+  if (next_task) {
+    if (!task) now = bpf_ktime_get_ns();
     count(kTraceSwitches);
-    if (task->phase != kOnCpu) close_phase(task, now, 0);
-    task->since = now;
-    task->phase = kOnCpu;
+    if (next_task->phase != kOnCpu) close_phase(next_task, now, 0);
+    next_task->since = now;
+    next_task->phase = kOnCpu;
   }
   return 0;
 }
@@ -318,7 +381,7 @@ int on_sample(struct bpf_perf_event_data* ctx) {
   struct trace_key key;
   if (!read_key(task, &key)) return 0;
   count(kTraceSamples);
-  struct trace_value* value = value_of(&key);
+  struct trace_value* value = value_of(&key, &task->recent[kRecentSample]);
   if (value) value->samples += 1;
   return 0;
 }

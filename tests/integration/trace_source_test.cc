@@ -62,6 +62,46 @@ TEST_F(TraceSourceTest, TenSleepsAreTenPgSleepWaitsOf200Ms) {
   expect_ten_sleeps_of_200ms(*profile, "pg15");
 }
 
+// Two statements taking turns in one pipeline: each query id gets its own three sleeps. The
+// switch program remembers the slot of the key a process charged last, and a key that differs
+// in its query id alone (in a pipeline the backend stays active from one statement to the next,
+// with no ClientRead between) must not take the other's slot.
+TEST_F(TraceSourceTest, TwoStatementsTakingTurnsEachHaveTheirOwnSleeps) {
+  auto source = attached();
+  PGconn* session = PQconnectdb(test_conninfo().c_str());
+  ASSERT_EQ(PQstatus(session), CONNECTION_OK);
+  PQclear(PQexec(session, "SET compute_query_id = on"));
+  ASSERT_TRUE(source->read(model::SteadyClock::now()));  // the baseline
+  ASSERT_EQ(PQenterPipelineMode(session), 1);
+  for (int turn = 0; turn < 6; ++turn) {
+    const char* query = turn % 2 == 0 ? "SELECT pg_sleep(0.1)" : "SELECT 1, pg_sleep(0.1)";
+    ASSERT_EQ(PQsendQueryParams(session, query, 0, nullptr, nullptr, nullptr, nullptr, 0), 1);
+  }
+  ASSERT_EQ(PQpipelineSync(session), 1);
+  int results = 0;
+  for (int sync = 0; sync == 0;) {
+    PGresult* result = PQgetResult(session);
+    if (result == nullptr) continue;  // the end of one statement's results
+    if (PQresultStatus(result) == PGRES_PIPELINE_SYNC) sync = 1;
+    if (PQresultStatus(result) == PGRES_TUPLES_OK) ++results;
+    PQclear(result);
+  }
+  EXPECT_EQ(results, 6) << PQerrorMessage(session);
+  auto delta = source->read_delta(model::SteadyClock::now());
+  PQfinish(session);
+  ASSERT_TRUE(delta) << delta.error().message;
+  std::vector<double> slept;
+  for (const auto& [query_id, keys] : delta->statements) {
+    for (const auto& [key, us] : keys) {
+      if (key.backend_type == "client backend" && key.wait_event == "PgSleep") {
+        slept.push_back(static_cast<double>(us) * 1e-6);
+      }
+    }
+  }
+  ASSERT_EQ(slept.size(), 2u) << describe_traced(delta->profile);
+  for (const double seconds : slept) EXPECT_NEAR(seconds, 0.3, 0.3 * 0.05);
+}
+
 TEST_F(TraceSourceTest, ARowLockHeldOneSecondIsOneTransactionIdWaitOfOneSecond) {
   ASSERT_EQ(psql("DROP TABLE IF EXISTS trace_lock; CREATE TABLE trace_lock (id int PRIMARY KEY);"
                  " INSERT INTO trace_lock VALUES (1)")
