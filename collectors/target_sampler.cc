@@ -160,6 +160,18 @@ asio::awaitable<bool> TargetSampler::wait_for_sample(std::chrono::milliseconds t
   co_return notified&& state_ != SamplerState::kStopping && !refused_;
 }
 
+asio::awaitable<void> TargetSampler::read_traced_now() {
+  if (in_use_ != model::SamplerSource::kTrace || state_ != SamplerState::kSampling || lost_ ||
+      source_ != trace_source_.get()) {
+    co_return;
+  }
+  // The traced source's collection does not suspend: it cannot interleave with the loop's.
+  CollectContext context{&session_, &fanout_, nullptr, nullptr, model::SteadyClock::now()};
+  if (auto error = co_await collect_timed(*trace_source_, context)) {
+    log()->warn("trace read failed target={}: {}", options_.name, error->message);
+  }
+}
+
 void TargetSampler::set_connected(bool up, const std::string& reason) {
   if (connected_ == up) return;
   connected_ = up;
@@ -535,10 +547,10 @@ asio::awaitable<void> TargetSampler::sample_wait_sampling() {
     } else {
       sample_delivered_.notify();
     }
-    // The traced source's processes blocked on locks, for the look-up of their blockers.
+    // The traced source's processes, for the look-up of lock blockers and statement texts.
     const model::Snapshot* latest = nullptr;
     if (in_use_ == model::SamplerSource::kTrace) {
-      trace_source_->lock_waiters(snapshot_);
+      trace_source_->latest_backends(snapshot_);
       snapshot_.taken_at_steady = started;
       latest = &snapshot_;
     }

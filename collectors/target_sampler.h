@@ -52,6 +52,10 @@ class TargetSampler {
   // Waits until a new sample has been delivered; false when `timeout` passed (or the sampler
   // stopped) first.
   asio::awaitable<bool> wait_for_sample(std::chrono::milliseconds timeout);
+  // The traced source's time since its last read, read and delivered now: a run's last, partial
+  // interval (the source reads once a second; a run shorter than that had none). Nothing for a
+  // sampled source, whose samples are delivered as they are taken.
+  asio::awaitable<void> read_traced_now();
 
   const SamplerOptions& options() const { return options_; }
   SamplerState state() const { return state_; }

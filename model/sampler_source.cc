@@ -51,7 +51,9 @@ std::string_view sampler_source_limits(SamplerSource source) {
   if (source == SamplerSource::kTrace) {
     return "trace reads a server on this host only; its on-CPU time by wait event is sampled in "
            "the kernel, its blocked and run-queue time and wait counts are exact; it shows no "
-           "application_name or background workers' own type names, and query ids from 14 on";
+           "application_name or background workers' own type names, query ids from 14 on, and "
+           "without pg_stat_statements the texts of the statements running at its reads (once "
+           "a second) only";
   }
   if (source == SamplerSource::kMemory) {
     return "memory reads a server on this host only, and shows no application_name and LWLocks "

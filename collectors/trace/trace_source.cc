@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -346,12 +347,19 @@ base::Expected<TracedDelta> TraceSource::read_delta(model::SteadyClock::time_poi
   return traced;
 }
 
-void TraceSource::lock_waiters(model::Snapshot& snapshot) const {
+void TraceSource::latest_backends(model::Snapshot& snapshot) const {
   snapshot.backends.clear();
-  for (const int32_t pid : blocked_on_locks(progress_)) {
+  if (!attachment_.names) return;
+  const auto locked = blocked_on_locks(progress_);
+  for (const auto& task : progress_) {
+    if (!task.has_key || (task.key.flags & TRACE_KEY_NO_STATUS)) continue;
     model::BackendSample backend;
-    backend.pid = pid;
-    backend.wait_event_type = "Lock";
+    backend.pid = static_cast<int32_t>(task.pid);
+    backend.backend_type = std::string(attachment_.names->backend_type(task.key.backend_type));
+    if (task.key.query_id != 0) backend.query_id = static_cast<int64_t>(task.key.query_id);
+    if (std::find(locked.begin(), locked.end(), backend.pid) != locked.end()) {
+      backend.wait_event_type = "Lock";
+    }
     snapshot.backends.push_back(std::move(backend));
   }
 }

@@ -71,9 +71,11 @@ class TraceSource : public Collector {
   const TraceTotals& totals() const { return previous_; }
   // Its own counts since the load (the last read's), for the report's sampler line.
   model::TraceCounts counts() const;
-  // The processes blocked on a heavyweight lock at the last read, as rows of `snapshot` (pid and
-  // wait event type only), for the sampler's look-up of their blockers.
-  void lock_waiters(model::Snapshot& snapshot) const;
+  // The tracked processes as the last read found them, as rows of `snapshot` for the collectors
+  // that look at the latest snapshot: pid, backend type and query id (the statement texts are
+  // looked up while new ids appear), and wait event type Lock for those blocked on a heavyweight
+  // lock (their blockers are looked up).
+  void latest_backends(model::Snapshot& snapshot) const;
   const memory::Attachment& attachment() const { return attachment_; }
   const std::string& description() const { return description_; }
   void set_sample_hz(int hz) { sample_hz_ = hz; }

@@ -517,6 +517,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   if (!failed && !control.interrupted()) {
     sampler.add_sink(&recorder);
     failed = co_await run_loadgen(state, observer, control, recorder, sampler, start);
+    co_await sampler.read_traced_now();
     sampler.remove_sink(&recorder);
     read_transaction_log(state, recorder, start_wall);
     co_await read_statements(state, recorder);

@@ -194,6 +194,70 @@ TEST_F(TraceSourceTest, OnCpuAndRunQueueTimeOfClientBackendsIsTheKernelsSchedsta
 // tracked first, so the kernel follows its fork (read first, the child forked between the
 // reading and the root's tracking was in neither). The "server" is a child of this test that
 // forks a grandchild when asked on a pipe, asked just after /proc was read.
+// The default source on a local server, as root on a kernel with BTF: auto traces it, the
+// report says why, and its check holds: the client backends' traced on-CPU and run-queue time
+// within 2 % of the kernel's own accounting of the same processes over the same reads.
+TEST_F(TraceSourceTest, AutoTracesALocalServerAndItsCheckHolds) {
+  const auto dir = temp_dir("trace-auto");
+  auto run = pgwaitprof_run(dir, {test_conninfo()}, {"-S", "-c", "2", "-j", "2", "-T", "5"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto& sampler = run.report["sampler"];
+  EXPECT_EQ(sampler["requested_source"], "auto");
+  EXPECT_EQ(sampler["source"], "trace") << sampler.dump();
+  EXPECT_EQ(sampler["source_reason"], "local server, traced in the kernel");
+  EXPECT_EQ(sampler["hz"].get<double>(), 1000);  // the traced source's rate, not memory's 100
+  const auto& witness = sampler["trace"]["witness"];
+  const double traced = witness["on_cpu_s"].get<double>() + witness["runqueue_s"].get<double>();
+  const double kernel =
+      witness["kernel_on_cpu_s"].get<double>() + witness["kernel_runqueue_s"].get<double>();
+  EXPECT_GT(kernel, 1.0) << witness.dump();  // two busy clients over 5 s
+  EXPECT_NEAR(traced, kernel, 0.02 * kernel + 0.01) << witness.dump();
+  const auto text = read_text(run.dir / "report.txt");
+  EXPECT_NE(text.find("sampler   trace (auto: local server, traced in the kernel)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("check     client backends traced"), std::string::npos) << text;
+  EXPECT_NE(text.find(": within 2 %"), std::string::npos) << text;
+  // The kernel's times of the same reads fill the timeline's columns.
+  EXPECT_GT(run.report["kernel"]["client backends"]["on_cpu_s"].get<double>(), 0)
+      << run.report["kernel"].dump();
+  std::filesystem::remove_all(dir);
+}
+
+// The traced source reads its maps once a second; the time after the last read is read when the
+// load ends. A run shorter than a second had no profile at all (a matrix's --quick cells), and
+// every run lost up to a second at its end. Without pg_stat_statements the statements get their
+// texts from pg_stat_activity, looked up by the query ids the traced processes carry.
+TEST_F(TraceSourceTest, ARunShorterThanAReadHasItsTimeAndItsStatementsTheirTexts) {
+  const auto dir = temp_dir("trace-short");
+  auto run = pgwaitprof_run(dir, {test_conninfo(), "--source", "trace"}, {"-c", "1", "-t", "200"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const double duration = run.report["duration_s"].get<double>();
+  ASSERT_LT(duration, 5.0) << run.output;
+  // Traced time in microseconds: a client backend busy most of the run (on a CPU, writing WAL,
+  // waiting for the next statement) has at least a tenth of it.
+  double client_s = 0;
+  for (const auto& entry : run.report["profile"]["entries"]) {
+    if (entry["backend_type"] == "client backend") client_s += entry["count"].get<double>() * 1e-6;
+  }
+  EXPECT_GT(client_s, 0.1 * duration) << run.report["profile"].dump().substr(0, 3000);
+  // The timeline's intervals hold the same time as the whole run.
+  double in_slices = 0;
+  for (const auto& slice : run.report["timeline"]) {
+    for (const auto& entry : slice["profile"]["entries"]) {
+      if (entry["backend_type"] == "client backend")
+        in_slices += entry["count"].get<double>() * 1e-6;
+    }
+  }
+  EXPECT_NEAR(in_slices, client_s, 1e-6 + 1e-6 * client_s) << run.report["timeline"].dump();
+  bool named = false;
+  for (const auto& statement : run.report["statements"]) {
+    named |= statement["text"].get<std::string>().starts_with("UPDATE pgbench_");
+  }
+  EXPECT_TRUE(named) << run.report["statements"].dump(1).substr(0, 3000);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(TracePrograms, AChildForkedWhileTheTreeIsReadIsFollowed) {
   ASSERT_EQ(getuid(), 0u) << "the traced source's tests run as root, like CI";
   int ask[2], told[2];
