@@ -33,8 +33,9 @@ struct TargetConfig {
   // The traced source's in-kernel on-CPU samples per second where auto chooses it (a named
   // traced source's rate is hz).
   double trace_hz = kDefaultTraceHz;
-  // Whether auto may choose the traced source. Off everywhere for now: the suite's run, daemon
-  // and fault tests still assume auto's memory source (issue 48 item 3 is open).
+  // Whether auto may choose the traced source: on for the foreground run and matrix (their one
+  // server, traced for the run's length), off for a daemon's targets, which sample their servers
+  // continuously and many at once (their auto is memory; `source: trace` names the traced one).
   bool auto_traces = false;
   model::SamplerSource source = model::SamplerSource::kAuto;
   // How often pg_wait_sampling's profile is read when it is the source.

@@ -175,6 +175,7 @@ asio::awaitable<engine::MatrixOutcome> run_matrix_of_builds(const config::Matrix
         config::TargetConfig target;
         target.hz = plan.hz;
         target.source = plan.source;
+        target.auto_traces = true;
         target.dsn = request.conninfo;
         target.local = config::LocalMode::kYes;
         co_return co_await with_sampler<engine::RunOutcome>(
@@ -218,6 +219,7 @@ int matrix_command(const MatrixCommand& command) {
   config::TargetConfig target;
   target.hz = plan.hz;
   target.source = plan.source;
+  target.auto_traces = true;
   engine::RunObserver quiet;
   const auto outcome = drive<engine::MatrixOutcome>(
       "pgwaitprof: stopping the matrix after writing the current run's report",

@@ -162,6 +162,7 @@ int run_command(const RunCommand& command) {
                                                                          : config::kDefaultHz);
   if (command.hz) target.trace_hz = *command.hz;
   target.source = command.source;
+  target.auto_traces = true;
   target.local = command.local;
   TerminalObserver observer(command.brief);
   const auto outcome = drive<engine::RunOutcome>(

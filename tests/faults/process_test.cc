@@ -149,8 +149,10 @@ engine::CommandResult psql_elsewhere(const std::string& sql) {
 
 TEST_F(ProcessFaults, SamplerOutageMidRunIsRecorded) {
   const auto dir = temp_dir("outage");
+  // The memory source (named: auto would trace the server, and the traced source reads the
+  // kernel's maps, not a session: TraceServerFaults has its own outages).
   ChildProcess run({pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon", "--hz", "100",
-                    "--data-dir", dir.string(), "--", "-c", "1", "-T", "8"},
+                    "--source", "memory", "--data-dir", dir.string(), "--", "-c", "1", "-T", "8"},
                    dir / "run.log");
   ASSERT_TRUE(eventually(20s, [&] {
     return run.log().find("progress: 2.0 s") != std::string::npos;

@@ -84,15 +84,20 @@ TEST_P(VersionMatrixTest, ProfiledRunMarksTheCheckpointAndShowsTopSql) {
   expect_no_collector_failure(run);
   EXPECT_GT(run.report["loadgen"]["tps"].get<double>(), 0);
   EXPECT_GE(run.report["timeline"].size(), 2u);
-  // No --source: auto picks the memory source on a local server, and the run's sampled CPU
-  // agrees with the kernel's.
+  // No --source: auto traces a local server (root, BTF), and the client backends' traced time
+  // agrees with the kernel's own accounting of them within 2 % (the report's check).
   const auto& sampler = run.report["sampler"];
   EXPECT_EQ(sampler["requested_source"], "auto");
-  EXPECT_EQ(sampler["source"], "memory") << sampler.dump() << run.output;
-  EXPECT_EQ(sampler["source_reason"], "local server, read as root");
-  const auto& check = run.report["summary"]["kernel_check"];
-  ASSERT_TRUE(check.is_object()) << run.report["summary"].dump();
-  EXPECT_TRUE(check["within"].get<bool>()) << check.dump();
+  EXPECT_EQ(sampler["source"], "trace") << sampler.dump() << run.output;
+  EXPECT_EQ(sampler["source_reason"], "local server, traced in the kernel");
+  ASSERT_TRUE(sampler["trace"].is_object()) << sampler.dump();
+  const auto& witness = sampler["trace"]["witness"];
+  const double traced = witness["on_cpu_s"].get<double>() + witness["runqueue_s"].get<double>();
+  const double kernel =
+      witness["kernel_on_cpu_s"].get<double>() + witness["kernel_runqueue_s"].get<double>();
+  EXPECT_GT(kernel, 0.1) << witness.dump();
+  EXPECT_NEAR(traced, kernel, 0.02 * kernel + 0.01) << witness.dump();
+  EXPECT_NE(read_text(run.dir / "report.txt").find("within 2 %"), std::string::npos);
 
   // --cpu-profile: the client backends' on-CPU samples with the server's own functions named
   // (from .dynsym or .symtab of this major's postgres), and the section in the reports.
