@@ -122,6 +122,52 @@ TEST_F(ContainersTest, PostgreSQL19InASidRootIsSampledFromMemoryAndTraced) {
                     "pg19");
 }
 
+// A server whose binary was deleted (or replaced by a package upgrade) after it started: its
+// processes run a file that is gone. The memory source and the CPU profile read the running copy
+// (/proc/<pid>/exe), the frames are named from it ("[postgres (deleted)+0x...]" before issue 47
+// item 12), and one line in the report says what happened and how to end it.
+TEST_F(ContainersTest, AServerWhoseBinaryWasDeletedIsSampledAndProfiledFromItsRunningCopy) {
+  const RemovedAtEnd dir{temp_dir("deleted-binary")};
+  // A copy of Debian's 15 with its share directory at the same relative place (the server finds
+  // it from its own path).
+  const auto tree = dir.dir / "usr";
+  std::filesystem::create_directories(tree / "lib" / "postgresql");
+  std::filesystem::create_directories(tree / "share" / "postgresql");
+  for (const auto& [from, to] :
+       {std::pair{"/usr/lib/postgresql/15", tree / "lib" / "postgresql"},
+        std::pair{"/usr/share/postgresql/15", tree / "share" / "postgresql"}}) {
+    const auto copied = engine::run_command({"cp", "-a", from, to.string()});
+    ASSERT_EQ(copied.exit_code, 0) << copied.output;
+  }
+  const auto bin = tree / "lib" / "postgresql" / "15" / "bin";
+  OwnCluster cluster(dir.dir, std::nullopt, "", bin.string());
+  ASSERT_TRUE(std::filesystem::remove(bin / "postgres"));
+  const RemovedAtEnd data{temp_dir("deleted-binary-run")};
+  auto run = pgwaitprof_run(data.dir, {cluster.conninfo, "--cpu-profile", "--source", "memory"},
+                            {"-S", "-c", "2", "-j", "2", "-T", "3"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report["sampler"]["source"], "memory") << run.report["sampler"].dump();
+  ASSERT_TRUE(run.report.contains("cpu_profile")) << run.report["warnings"].dump();
+  const auto profile = run.report["cpu_profile"].dump();
+  EXPECT_EQ(profile.find("(deleted)"), std::string::npos) << profile.substr(0, 3000);
+  const auto& self = run.report["cpu_profile"]["groups"]["client backend"]["self"];
+  ASSERT_FALSE(self.empty()) << profile.substr(0, 3000);
+  // The server's own functions are named, not addresses in a file that is gone.
+  size_t named = 0;
+  for (const auto& function : self) {
+    const std::string name = function["function"];
+    named += !function["kernel"].get<bool>() && !name.empty() && name.front() != '[';
+  }
+  EXPECT_GT(named, 0u) << self.dump().substr(0, 3000);
+  const auto warnings = run.report["warnings"].dump();
+  EXPECT_NE(warnings.find("was deleted or replaced after the server started: its functions are "
+                          "named from the running copy"),
+            std::string::npos)
+      << warnings;
+  EXPECT_NE(read_text(run.dir / "report.txt").find("restart the server to run the file on disk"),
+            std::string::npos);
+}
+
 // pgwaitprof in a PID namespace of its own, the server outside it: the server's postmaster, at
 // the other end of the Unix socket, has no pid in pgwaitprof's namespace. One line says so, where
 // auto's reason is, and where the memory source asked for by name is refused.
