@@ -113,6 +113,8 @@ std::vector<AttributeChange> attribute_changes(const RunSummary& before, const R
   add("server_version", before.server_version, after.server_version);
   add("kernel", before.kernel, after.kernel);
   add("host", before.host, after.host);
+  const auto version = [](const std::string& text) { return text.empty() ? "unknown" : text; };
+  add("pgwaitprof_version", version(before.pgwaitprof_version), version(after.pgwaitprof_version));
   std::set<std::string> names;
   for (const auto& [name, value] : before.settings) names.insert(name);
   for (const auto& [name, value] : after.settings) names.insert(name);
