@@ -4,8 +4,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/run.h"
-
 namespace pgwaitprof::model {
 
 using nlohmann::json;

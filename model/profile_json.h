@@ -1,13 +1,18 @@
-// The report.json codec of the traced source's own counts (sampler.trace), beside the wait
-// profile's (to_json(Profile) and profile_from_json, declared in run.h): model/profile_json.cc.
+// The report.json codec of a run's wait profile and of the traced source's own counts
+// (sampler.trace): model/profile_json.cc, split from run.cc (which declares the profile's codec
+// to its users too).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 
-#include "model/run.h"
+#include "model/profile.h"
+#include "model/sampler_source.h"
 
 namespace pgwaitprof::model {
+
+void to_json(nlohmann::json& json, const Profile& profile);
+Profile profile_from_json(const nlohmann::json& json);
 
 // null without counts; nullopt from anything but an object.
 nlohmann::json trace_counts_to_json(const std::optional<TraceCounts>& counts);
