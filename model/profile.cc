@@ -96,7 +96,7 @@ Histogram traced_duration_histogram(const TracedTime& traced) {
     histogram.bucket_counts[exported] += traced.histogram[index];
     histogram.count += traced.histogram[index];
   }
-  histogram.sum = base::Seconds(traced.blocked_s);
+  histogram.sum = base::Seconds(traced.ended_blocked_s);
   return histogram;
 }
 

@@ -66,6 +66,7 @@ json traced_to_json(const std::map<WaitKey, TracedTime>& traced) {
                        {"runqueue_s", time.runqueue_s},
                        {"on_cpu_s", time.on_cpu_s},
                        {"waits", time.waits},
+                       {"ended_blocked_s", time.ended_blocked_s},
                        {"min_s", time.min_s},
                        {"max_s", time.max_s},
                        {"histogram", std::move(histogram)}});
@@ -80,6 +81,8 @@ void traced_from_json(const json& j, Profile& profile) {
     time.runqueue_s = entry.at("runqueue_s").get<double>();
     time.on_cpu_s = entry.at("on_cpu_s").get<double>();
     time.waits = entry.at("waits").get<uint64_t>();
+    // Before schema 13 the waits' time was blocked_s (a wait in progress was not charged yet).
+    time.ended_blocked_s = entry.value("ended_blocked_s", time.blocked_s);
     time.min_s = entry.value("min_s", 0.0);
     time.max_s = entry.value("max_s", 0.0);
     for (const auto& pair : entry.at("histogram")) {

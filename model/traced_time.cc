@@ -25,12 +25,15 @@ void TracedTime::merge(const TracedTime& other) {
   runqueue_s += other.runqueue_s;
   on_cpu_s += other.on_cpu_s;
   waits += other.waits;
+  ended_blocked_s += other.ended_blocked_s;
   if (other.min_s > 0 && (min_s == 0 || other.min_s < min_s)) min_s = other.min_s;
   max_s = std::max(max_s, other.max_s);
   for (int index = 0; index < kTracedBuckets; ++index) histogram[index] += other.histogram[index];
 }
 
-double TracedTime::mean_s() const { return waits > 0 ? blocked_s / static_cast<double>(waits) : 0; }
+double TracedTime::mean_s() const {
+  return waits > 0 ? ended_blocked_s / static_cast<double>(waits) : 0;
+}
 
 double TracedTime::percentile_s(double fraction) const {
   uint64_t total = 0;

@@ -28,6 +28,10 @@ struct TracedTime {
   double runqueue_s = 0;  // runnable and not on a CPU, with this wait event still set: exact
   double on_cpu_s = 0;    // on a CPU with this wait event: sampled share of the exact time
   uint64_t waits = 0;     // blocking waits (ended by a wake-up): exact
+  // The blocked time of those `waits`: blocked_s without the part of a wait still in progress
+  // at the read (charged to blocked_s as it goes, counted in `waits` when it ends). What the
+  // waits' mean and the histogram's sum are of.
+  double ended_blocked_s = 0;
   // The shortest and longest blocking wait where known exactly (0: not known; the histogram
   // bounds them).
   double min_s = 0;
@@ -36,7 +40,7 @@ struct TracedTime {
 
   void merge(const TracedTime& other);
   double time_s() const { return blocked_s + runqueue_s + on_cpu_s; }
-  // The blocking waits' mean (blocked time / waits), 0 without waits.
+  // The blocking waits' mean (their blocked time / waits), 0 without waits.
   double mean_s() const;
   // The duration below which `fraction` of the blocking waits ended, interpolated inside its
   // bucket and kept between the known shortest and longest; 0 without waits.

@@ -48,7 +48,7 @@ struct RunSummary {
   std::string kernel;
   std::map<std::string, std::string> settings;  // the run's recorded non-default settings
   // The pgwaitprof that made the run ("0.1.0 (6a6e3daf2c1f)"); "" when unknown: a report of
-  // schema 12 or older, a summary of version 5 or older.
+  // schema 13 or older, a summary of version 5 or older.
   std::string pgwaitprof_version;
   long long report_mtime_ns = 0;  // of report.json, to find stale index entries
 };

@@ -52,6 +52,16 @@ struct KeyLess {
 struct TraceTotals {
   std::map<trace_key, trace_value, KeyLess> values;
   std::array<uint64_t, kTraceCounters> counters{};
+  // Of a key whose values[key].blocked_ns has a wait in progress in it (with_progress), the
+  // blocked time of its ended waits alone: what `waits` and the histogram count. A key not here
+  // has no wait in progress in it.
+  std::map<trace_key, uint64_t, KeyLess> ended_blocked_ns;
+
+  uint64_t ended_blocked(const trace_key& key) const {
+    if (const auto it = ended_blocked_ns.find(key); it != ended_blocked_ns.end()) return it->second;
+    const auto value = values.find(key);
+    return value == values.end() ? 0 : value->second.blocked_ns;
+  }
 };
 
 class TracePrograms {

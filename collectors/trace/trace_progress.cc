@@ -35,7 +35,9 @@ TraceTotals with_progress(TraceTotals totals, const std::vector<trace_progress>&
   for (const auto& task : tasks) {
     if (!task.has_key) continue;
     if (const auto ns = in_progress(task, kTracePhaseBlocked); ns > 0) {
-      totals.values[task.key].blocked_ns += ns;
+      auto& value = totals.values[task.key];
+      totals.ended_blocked_ns.try_emplace(task.key, value.blocked_ns);
+      value.blocked_ns += ns;
     } else if (const auto queued = in_progress(task, kTracePhaseRunnable); queued > 0) {
       totals.values[task.key].runq_ns += queued;
     }
@@ -45,6 +47,8 @@ TraceTotals with_progress(TraceTotals totals, const std::vector<trace_progress>&
 
 void raise_to(TraceTotals& delivered, const TraceTotals& now) {
   for (const auto& [key, value] : now.values) {
+    const auto ended = std::max(delivered.ended_blocked(key), now.ended_blocked(key));
+    delivered.ended_blocked_ns[key] = ended;
     auto& kept = delivered.values[key];
     kept.blocked_ns = std::max(kept.blocked_ns, value.blocked_ns);
     kept.runq_ns = std::max(kept.runq_ns, value.runq_ns);

@@ -131,6 +131,8 @@ TraceTotals totals_delta(const TraceTotals& now, const TraceTotals& before) {
       grown.max_ns = grown.max_ns != old.max_ns ? grown.max_ns : 0;
     }
     delta.values[key] = grown;
+    const auto ended = now.ended_blocked(key);
+    delta.ended_blocked_ns[key] = ended - std::min(before.ended_blocked(key), ended);
   }
   for (int index = 0; index < kTraceCounters; ++index) {
     delta.counters[index] =
@@ -169,6 +171,7 @@ TracedDelta traced_delta(const TraceTotals& delta, uint64_t wall_us, const memor
     model::TracedTime blocked;
     blocked.blocked_s = static_cast<double>(value.blocked_ns) * 1e-9;
     blocked.waits = value.waits;
+    blocked.ended_blocked_s = static_cast<double>(delta.ended_blocked(key)) * 1e-9;
     blocked.min_s = static_cast<double>(value.min_ns) * 1e-9;
     blocked.max_s = static_cast<double>(value.max_ns) * 1e-9;
     std::copy(std::begin(value.hist), std::end(value.hist), blocked.histogram.begin());

@@ -236,7 +236,7 @@ TEST_F(ResultsOriginTest, SharedHistoryAnswersAsTheLocalOneInEveryFormat) {
   fs::remove_all(data);
 }
 
-// pgwaitprof's own version (report schema 13) travels to the results database in the stored
+// pgwaitprof's own version (report schema 14) travels to the results database in the stored
 // summary (version 6); a row of an older pgwaitprof (summary version 5, a report without it)
 // still reads, the version unknown ("").
 TEST_F(ResultsOriginTest, PgwaitprofsVersionTravelsAndAnOldRowStillReads) {
@@ -245,7 +245,7 @@ TEST_F(ResultsOriginTest, PgwaitprofsVersionTravelsAndAnOldRowStillReads) {
   const auto data = temp_dir("results-version");
   const auto newer = write_run(data, "20261205-120000-0b0b-new", "new", 1000);
   auto report = json::parse(read_text(newer / "report.json"));
-  report["schema_version"] = 13;
+  report["schema_version"] = 14;
   report["environment"]["pgwaitprof_version"] = "0.1.0 (6a6e3daf2c1f)";
   write_text(newer / "report.json", report.dump());
   write_run(data, "20261205-110000-0a0a-old", "old", 900);  // report schema 1: no version

@@ -78,6 +78,7 @@ Profile traced_delta(uint64_t wall_us, double sleep_s, uint64_t sleeps) {
   const WaitKey key{"client backend", "active", "Timeout", "PgSleep"};
   TracedTime time;
   time.blocked_s = sleep_s * static_cast<double>(sleeps);
+  time.ended_blocked_s = time.blocked_s;
   time.runqueue_s = 0.001;
   time.waits = sleeps;
   time.histogram[1 + (27 - kTracedFirstPower) * kTracedPerPower + 1] = sleeps;

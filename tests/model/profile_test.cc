@@ -253,6 +253,7 @@ TEST(TracedDurationHistogram, EachTracedBucketLandsWholeInTheBucketHoldingIt) {
     total += traced.histogram[index];
   }
   traced.blocked_s = 12.5;
+  traced.ended_blocked_s = 12.5;
   traced.waits = total;
   const auto exported = traced_duration_histogram(traced);
   const auto& bounds = exported.upper_bounds;
@@ -279,6 +280,7 @@ TEST(TracedDurationHistogram, APgSleepOf200MsIsBelowTheBoundAfter134Ms) {
   TracedTime traced;
   traced.histogram[1 + (27 - kTracedFirstPower) * kTracedPerPower + 1] = 10;
   traced.blocked_s = 2.002;
+  traced.ended_blocked_s = 2.002;
   const auto exported = traced_duration_histogram(traced);
   size_t bucket = 0;
   while (exported.bucket_counts[bucket] == 0) ++bucket;

@@ -26,6 +26,7 @@ inline TracedTime fixed_waits(uint64_t waits, double duration_s) {
   TracedTime time;
   time.waits = waits;
   time.blocked_s = static_cast<double>(waits) * duration_s;
+  time.ended_blocked_s = time.blocked_s;
   time.min_s = time.max_s = duration_s;
   for (int index = 0; index < kTracedBuckets; ++index) {
     if (duration_s >= traced_bucket_lower_s(index) && duration_s < traced_bucket_upper_s(index)) {

@@ -32,6 +32,7 @@ TEST(TracedTime, PercentilesStayInsideTheKnownShortestAndLongest) {
   time.histogram[bucket] = 10;
   time.waits = 10;
   time.blocked_s = 2.005;
+  time.ended_blocked_s = 2.005;
   time.min_s = 0.2001;
   time.max_s = 0.2009;
   EXPECT_NEAR(time.percentile_s(0.5), 0.2005, 0.0005);
@@ -44,12 +45,15 @@ TEST(TracedTime, PercentilesStayInsideTheKnownShortestAndLongest) {
 
 TEST(TracedTime, MergeAddsAndKeepsTheExtremes) {
   TracedTime a, b;
-  a.waits = 2, a.blocked_s = 1, a.min_s = 0.2, a.max_s = 0.8, a.histogram[3] = 2;
-  b.waits = 1, b.blocked_s = 0.1, b.min_s = 0.1, b.max_s = 0.1, b.histogram[3] = 1;
+  a.waits = 2, a.blocked_s = 1, a.ended_blocked_s = 1, a.min_s = 0.2, a.max_s = 0.8,
+  a.histogram[3] = 2;
+  b.waits = 1, b.blocked_s = 0.1, b.ended_blocked_s = 0.1, b.min_s = 0.1, b.max_s = 0.1,
+  b.histogram[3] = 1;
   b.runqueue_s = 0.5;
   a.merge(b);
   EXPECT_EQ(a.waits, 3u);
   EXPECT_DOUBLE_EQ(a.blocked_s, 1.1);
+  EXPECT_DOUBLE_EQ(a.ended_blocked_s, 1.1);
   EXPECT_DOUBLE_EQ(a.runqueue_s, 0.5);
   EXPECT_DOUBLE_EQ(a.min_s, 0.1);
   EXPECT_DOUBLE_EQ(a.max_s, 0.8);

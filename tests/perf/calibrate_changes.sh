@@ -52,6 +52,7 @@ read -r -a step_args <<<"$step_workload"
 program=$build/daemon/pgwaitprof
 if [ -z "$data" ]; then
   data=$(mktemp -d /tmp/pgwaitprof-changes-XXXXXX)
+  chmod 755 "$data" # the cluster inside it runs as postgres
   cluster=$data/cluster
   "$root/deploy/scratch-cluster.sh" start "$cluster" >"$data/cluster.env"
   trap '"$root/deploy/scratch-cluster.sh" stop "$cluster"; $keep || rm -rf "$data"' EXIT

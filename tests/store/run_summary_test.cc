@@ -1,6 +1,6 @@
 // pgwaitprof's own version in the run history (store/run_summary.h, summary version 6): taken
-// from the report (schema 13), kept in the summary's JSON, unknown ("") in a summary of version
-// 5 or a report of schema 12, and named among what changed at a change point in every format.
+// from the report (schema 14), kept in the summary's JSON, unknown ("") in a summary of version
+// 5 or a report of schema 13, and named among what changed at a change point in every format.
 #include "store/run_summary.h"
 
 #include <fmt/format.h>
@@ -38,9 +38,9 @@ TEST(RunSummaryVersion, IsTakenFromTheReportAndKeptInTheSummary) {
 }
 
 TEST(RunSummaryVersion, ReportsAndSummariesOfOlderVersionsReadWithItUnknown) {
-  // A report of schema 12 has no environment.pgwaitprof_version.
+  // A report of schema 13 has no environment.pgwaitprof_version.
   auto report = model::to_json(run_made_by(""));
-  report["schema_version"] = 12;
+  report["schema_version"] = 13;
   report["environment"].erase("pgwaitprof_version");
   const auto old_run = model::run_from_json(report);
   EXPECT_EQ(old_run.environment.pgwaitprof_version, "");

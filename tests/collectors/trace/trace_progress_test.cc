@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/memory/pg_layout.h"
+#include "collectors/memory/pg_names.h"
 #include "collectors/trace/trace_source.h"
+#include "model/profile.h"
 
 namespace pgwaitprof::collectors::trace {
 namespace {
@@ -47,6 +50,42 @@ TEST(TraceProgress, AWaitInProgressIsChargedUpToTheReadAndItsRestWhenItEnds) {
   EXPECT_EQ(delta.values[key_of(kWalSync)].blocked_ns, 400 * kMs);  // the rest only
   EXPECT_EQ(delta.values[key_of(kWalSync)].waits, 1u);
   EXPECT_EQ(delivered.values[key_of(kWalSync)].blocked_ns, 600 * kMs);
+}
+
+// A wait in progress is time, not yet a wait: the waits' mean and the histogram's sum (the
+// Prometheus _sum) are of the ended waits only. Before, a 6 s lock wait in progress beside 1,000
+// ended 1 ms waits made their mean 7 ms.
+TEST(TraceProgress, TheMeanOfTheWaitsIsOfTheEndedOnesAlone) {
+  const auto* layout = memory::find_pg_layout(15);
+  ASSERT_NE(layout, nullptr);
+  const memory::PgNames names(*layout);
+  TraceTotals delivered;
+  // Read 1 at 7 s: 1,000 ended waits of 1 ms each; a wait since 1 s still in progress (6 s).
+  TraceTotals maps;
+  maps.values[key_of(kWalSync)].blocked_ns = 1000 * kMs;
+  maps.values[key_of(kWalSync)].waits = 1000;
+  auto first = with_progress(maps, {task(7, kTracePhaseBlocked, 1000 * kMs, 7000 * kMs)});
+  auto delta = totals_delta(first, delivered);
+  raise_to(delivered, first);
+  auto profile = traced_profile(delta, 7'000'000, names);
+  ASSERT_EQ(profile.traced().size(), 1u);
+  const auto wal_sync = profile.traced().begin()->first;  // its name does not matter here
+  EXPECT_DOUBLE_EQ(profile.traced().at(wal_sync).blocked_s, 7.0);
+  EXPECT_DOUBLE_EQ(profile.traced().at(wal_sync).mean_s(), 0.001);
+  EXPECT_DOUBLE_EQ(model::traced_duration_histogram(profile.traced().at(wal_sync)).sum.count(),
+                   1.0);
+  // Read 2 at 8 s: it ended at 7.5 s (6.5 s): charged 0.5 s more, and now a wait.
+  maps.values[key_of(kWalSync)].blocked_ns = 7500 * kMs;
+  maps.values[key_of(kWalSync)].waits = 1001;
+  auto second = with_progress(maps, {task(7, kTracePhaseOnCpu, 7500 * kMs, 8000 * kMs)});
+  delta = totals_delta(second, delivered);
+  raise_to(delivered, second);
+  profile = traced_profile(delta, 1'000'000, names);
+  const auto& ended = profile.traced().at(wal_sync);
+  EXPECT_DOUBLE_EQ(ended.blocked_s, 0.5);
+  EXPECT_EQ(ended.waits, 1u);
+  EXPECT_DOUBLE_EQ(ended.mean_s(), 6.5);
+  EXPECT_EQ(delivered.ended_blocked(key_of(kWalSync)), 7500 * kMs);
 }
 
 TEST(TraceProgress, RunQueueTimeInProgressGoesToTheWaitItFollowsAndOnCpuTimeWaits) {

@@ -96,10 +96,11 @@ std::shared_ptr<const model::TargetMetrics> traced_target() {
   // histogram of five; the idle one's run-queue time is 0 and has no series.
   model::TracedTime sleeps;
   const int bucket_200ms = 1 + (27 - model::kTracedFirstPower) * model::kTracedPerPower + 1;
-  sleeps.waits = 3, sleeps.blocked_s = 0.625, sleeps.runqueue_s = 0.0004;
+  sleeps.waits = 3, sleeps.blocked_s = 0.625, sleeps.ended_blocked_s = 0.625,
+  sleeps.runqueue_s = 0.0004;
   sleeps.histogram[bucket_200ms] = 3;
   target->traced[{"client backend", "active", "Timeout", "PgSleep"}] = sleeps;
-  sleeps.waits = 2, sleeps.blocked_s = 0.375, sleeps.runqueue_s = 0;
+  sleeps.waits = 2, sleeps.blocked_s = 0.375, sleeps.ended_blocked_s = 0.375, sleeps.runqueue_s = 0;
   sleeps.histogram[bucket_200ms] = 2;
   target->traced[{"client backend", "idle in transaction", "Timeout", "PgSleep"}] = sleeps;
   // On a CPU only: time, no waits, no histogram.
@@ -108,7 +109,7 @@ std::shared_ptr<const model::TargetMetrics> traced_target() {
   target->traced[{"client backend", "active", "CPU", "CPU"}] = cpu;
   // A background worker whose name needs escaping.
   model::TracedTime odd;
-  odd.waits = 1, odd.blocked_s = 0.000001, odd.histogram[0] = 1;
+  odd.waits = 1, odd.blocked_s = 0.000001, odd.ended_blocked_s = 0.000001, odd.histogram[0] = 1;
   target->traced[{"my \"odd\"\\worker", "background", "Extension", "Extension"}] = odd;
   return target;
 }
@@ -189,6 +190,7 @@ TEST(PrometheusFamilies, ATracedProfileDeltaIsNotExportedAsSamples) {
   const model::WaitKey key{"client backend", "active", "Timeout", "PgSleep"};
   model::TracedTime time;
   time.blocked_s = 0.6;
+  time.ended_blocked_s = 0.6;
   time.waits = 3;
   time.histogram[1 + (27 - model::kTracedFirstPower) * model::kTracedPerPower + 1] = 3;
   delta.add(key, 600'000);

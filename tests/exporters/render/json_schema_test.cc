@@ -109,7 +109,8 @@ model::Run run_with_everything() {
   run.tags = {{"loadgen", "pgbench"}};
   // The traced source's parts (schema 10), on a key of the profile's table and of a slice.
   model::TracedTime traced;
-  traced.blocked_s = 0.2, traced.runqueue_s = 0.01, traced.on_cpu_s = 0.001, traced.waits = 1;
+  traced.blocked_s = 0.2, traced.ended_blocked_s = 0.2, traced.runqueue_s = 0.01,
+  traced.on_cpu_s = 0.001, traced.waits = 1;
   traced.min_s = traced.max_s = 0.2;
   traced.histogram[70] = 1;
   for (const auto& [key, count] : run.profile.counts()) {
@@ -131,7 +132,7 @@ model::Run run_with_everything() {
   // A server of 17 or later describes its wait events (pg_wait_events).
   run.environment.wait_event_descriptions["Client | ClientRead"] =
       "Waiting to read data from the client";
-  run.environment.pgwaitprof_version = "0.1.0 (6a6e3daf2c1f)";  // schema 13
+  run.environment.pgwaitprof_version = "0.1.0 (6a6e3daf2c1f)";  // schema 14
   run.statements.push_back(
       {42, "SELECT $1", 7, {{"CPU", 7}}, uint64_t{100}, base::Milliseconds(0.25)});
   model::LockBlocker blocker;

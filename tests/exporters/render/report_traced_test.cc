@@ -33,6 +33,7 @@ int bucket_of(double seconds) {
 model::TracedTime waits_of(uint64_t count, double seconds) {
   model::TracedTime time;
   time.blocked_s = static_cast<double>(count) * seconds;
+  time.ended_blocked_s = time.blocked_s;
   time.waits = count;
   time.min_s = seconds;
   time.max_s = seconds;
