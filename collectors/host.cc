@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include "base/build_info.h"
+
 namespace pgwaitprof::collectors {
 namespace {
 
@@ -127,6 +129,8 @@ void describe_host(model::Environment& environment) {
   environment.cpu_model = parse_cpu_model(read_file("/proc/cpuinfo"));
   environment.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
   environment.memory_bytes = parse_mem_total_bytes(read_file("/proc/meminfo"));
+  // The program that ran here, so that the history can say when it changed.
+  environment.pgwaitprof_version = std::string(base::kVersion) + " (" + base::kRevision + ")";
 }
 
 }  // namespace pgwaitprof::collectors

@@ -31,7 +31,8 @@ model::HostCpu cpu_between(const CpuTimes& before, const CpuTimes& after, uint64
 std::optional<CpuTimes> read_proc_stat();
 std::optional<uint64_t> read_process_cpu_ticks(pid_t pid);
 
-// Kernel, CPU model and count, memory and hostname into `environment`.
+// Kernel, CPU model and count, memory, hostname and pgwaitprof's own version into
+// `environment`.
 void describe_host(model::Environment& environment);
 std::string parse_cpu_model(std::string_view cpuinfo);
 uint64_t parse_mem_total_bytes(std::string_view meminfo);

@@ -32,9 +32,10 @@ namespace pgwaitprof::model {
 // traced source's own counts (sampler.trace: switches, failed reads, full maps, lost charges);
 // 12 the traced source's witness (sampler.trace.witness: its client backends' time against the
 // kernel's); 13 the blocked time of a traced key's ended waits (profile.traced.ended_blocked_s:
-// blocked_s without a wait still in progress, what the mean and the histogram's sum are of).
-// Documents of older versions still load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 13;
+// blocked_s without a wait still in progress, what the mean and the histogram's sum are of); 14
+// pgwaitprof's own version (environment.pgwaitprof_version). Documents of older versions still
+// load (their new fields take defaults).
+inline constexpr int kReportSchemaVersion = 14;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.
@@ -221,6 +222,9 @@ struct Environment {
   int cpu_count = 0;
   uint64_t memory_bytes = 0;
   std::string hostname;
+  // The pgwaitprof that made the run: "0.1.0 (6a6e3daf2c1f)", its version and revision; "" in
+  // reports written before schema 14.
+  std::string pgwaitprof_version;
   // PostgreSQL 17+'s own description of the wait events the run saw (pg_wait_events), keyed
   // "type | name": preferred to pgwaitprof's in legends.
   std::map<std::string, std::string> wait_event_descriptions;

@@ -102,6 +102,7 @@ RunSummary summarize(const model::Run& run, const std::filesystem::path& dir) {
   for (const auto& setting : run.environment.settings) {
     summary.settings[setting.name] = setting.value;
   }
+  summary.pgwaitprof_version = run.environment.pgwaitprof_version;
   return summary;
 }
 
@@ -133,6 +134,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"server_version_num", s.server_version_num},
           {"kernel", s.kernel},
           {"settings", s.settings},
+          {"pgwaitprof_version", s.pgwaitprof_version},
           {"report_mtime_ns", s.report_mtime_ns}};
 }
 
@@ -165,6 +167,7 @@ RunSummary summary_from_json(const nlohmann::json& json) {
   s.server_version_num = json.value("server_version_num", 0);
   s.kernel = json.value("kernel", "");
   s.settings = json.value("settings", std::map<std::string, std::string>{});
+  s.pgwaitprof_version = json.value("pgwaitprof_version", "");  // none before version 6
   s.report_mtime_ns = json.value("report_mtime_ns", 0LL);
   return s;
 }

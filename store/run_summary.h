@@ -47,14 +47,17 @@ struct RunSummary {
   int server_version_num = 0;
   std::string kernel;
   std::map<std::string, std::string> settings;  // the run's recorded non-default settings
-  long long report_mtime_ns = 0;                // of report.json, to find stale index entries
+  // The pgwaitprof that made the run ("0.1.0 (6a6e3daf2c1f)"); "" when unknown: a report of
+  // schema 13 or older, a summary of version 5 or older.
+  std::string pgwaitprof_version;
+  long long report_mtime_ns = 0;  // of report.json, to find stale index entries
 };
 
 // The version of the summary's fields and of how summarize() computes them, kept beside each
 // stored summary (the index, the results database): one of another version is made again from
 // its report. 2: tps_half_width only where the report states one; 3: wait_shares and command;
-// 4: whole_run_tps; 5: p99_ms.
-inline constexpr int kSummaryVersion = 5;
+// 4: whole_run_tps; 5: p99_ms; 6: pgwaitprof_version.
+inline constexpr int kSummaryVersion = 6;
 
 // The history's order, the data directory's and the results database's alike: newest first
 // (by started_at, then id).

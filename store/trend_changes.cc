@@ -81,6 +81,37 @@ std::vector<std::string> waits_reaching(const GroupChanges& group, double share)
   return waits;
 }
 
+// A wait's AAS, share of DB time and time a transaction (ms) across a change point: the means of
+// the runs [begin, split) and [split, end), the noise judged on the time a transaction.
+WaitShift wait_shift(const GroupChanges& group, const std::string& wait, size_t begin, size_t split,
+                     size_t end) {
+  std::vector<double> aas[2], share[2], ms[2];
+  for (size_t index = begin; index < end; ++index) {
+    const auto& run = group.runs[index];
+    const int side = index < split ? 0 : 1;
+    const auto found = run.wait_shares.find(wait);
+    aas[side].push_back(wait_aas(run, wait));
+    share[side].push_back(found == run.wait_shares.end() ? 0.0 : found->second);
+    ms[side].push_back(1000 * wait_aas(run, wait) / run.tps);
+  }
+  const auto ms_before = model::between_repeats(ms[0]);
+  const auto ms_after = model::between_repeats(ms[1]);
+  WaitShift shift;
+  shift.wait = wait;
+  shift.before = model::between_repeats(aas[0]).mean;
+  shift.after = model::between_repeats(aas[1]).mean;
+  shift.share_before = model::between_repeats(share[0]).mean;
+  shift.share_after = model::between_repeats(share[1]).mean;
+  shift.ms_before = ms_before.mean;
+  shift.ms_after = ms_after.mean;
+  shift.significant = model::significant_move(ms_before, ms_after);
+  return shift;
+}
+
+// The waits whose time a transaction moved most: what each transaction's time in the server
+// gained or lost, comparable between runs of another tps (an AAS or a share of DB time is not:
+// when commits wait for a flush, CPU's AAS and share fall as the new waits take the clients'
+// time, and were named first). Those beyond the noise first.
 std::vector<WaitShift> wait_shifts(const GroupChanges& group, size_t begin, size_t split,
                                    size_t end, size_t count) {
   std::set<std::string> waits;
@@ -88,18 +119,12 @@ std::vector<WaitShift> wait_shifts(const GroupChanges& group, size_t begin, size
     for (const auto& [wait, share] : group.runs[index].wait_shares) waits.insert(wait);
   }
   std::vector<WaitShift> shifts;
-  for (const auto& wait : waits) {
-    std::vector<double> before, after;
-    for (size_t index = begin; index < end; ++index) {
-      (index < split ? before : after).push_back(wait_aas(group.runs[index], wait));
-    }
-    const auto estimate_before = model::between_repeats(before);
-    const auto estimate_after = model::between_repeats(after);
-    shifts.push_back({wait, estimate_before.mean, estimate_after.mean,
-                      model::significant_move(estimate_before, estimate_after)});
-  }
+  for (const auto& wait : waits) shifts.push_back(wait_shift(group, wait, begin, split, end));
   std::stable_sort(shifts.begin(), shifts.end(), [](const WaitShift& a, const WaitShift& b) {
-    return std::abs(a.after - a.before) > std::abs(b.after - b.before);
+    const bool a_beyond = a.significant.value_or(false);
+    const bool b_beyond = b.significant.value_or(false);
+    if (a_beyond != b_beyond) return a_beyond;
+    return std::abs(a.ms_after - a.ms_before) > std::abs(b.ms_after - b.ms_before);
   });
   if (shifts.size() > count) shifts.resize(count);
   return shifts;
@@ -113,6 +138,8 @@ std::vector<AttributeChange> attribute_changes(const RunSummary& before, const R
   add("server_version", before.server_version, after.server_version);
   add("kernel", before.kernel, after.kernel);
   add("host", before.host, after.host);
+  const auto version = [](const std::string& text) { return text.empty() ? "unknown" : text; };
+  add("pgwaitprof_version", version(before.pgwaitprof_version), version(after.pgwaitprof_version));
   std::set<std::string> names;
   for (const auto& [name, value] : before.settings) names.insert(name);
   for (const auto& [name, value] : after.settings) names.insert(name);

@@ -4,8 +4,9 @@
 // explained by the step of tps and p99 between the whole segments on each side (Welch's test on
 // log, as `compare`), the wait events whose AAS moved most across it (and whether beyond the
 // noise between runs, as `compare` judges them), and what else changed at that run (server
-// version, kernel, host, settings). Failed and interrupted runs are kept out and named; a group
-// with runs of different workloads is refused with the filter that splits it.
+// version, kernel, host, pgwaitprof's own version, settings). Failed and interrupted runs are kept
+// out and named; a group with runs of different workloads is refused with the filter that splits
+// it.
 #pragma once
 
 #include <map>
@@ -27,15 +28,23 @@ struct ChangeOptions {
   size_t explained_waits = 3;
 };
 
-// A wait event's AAS before and after a change point (the same segments as the step).
+// A wait event before and after a change point (the same segments as the step), as the mean of
+// its runs: its AAS, its share of DB time (of the non-idle AAS) and its time a transaction (AAS
+// / tps, in ms: what it adds to each transaction's time in the server, so that runs of another
+// tps compare, and what the moves of a step in latency add up to).
 struct WaitShift {
   std::string wait;
-  double before = 0, after = 0;
-  std::optional<bool> significant;  // beyond the noise between runs; nullopt when unknown
+  double before = 0, after = 0;  // AAS
+  double share_before = 0, share_after = 0;
+  double ms_before = 0, ms_after = 0;  // a transaction
+  // Whether the time a transaction moved beyond the noise between runs; nullopt when unknown.
+  std::optional<bool> significant;
 };
 
 struct AttributeChange {
-  std::string name;  // "server_version", "kernel", "host", "setting shared_buffers"
+  // "server_version", "kernel", "host", "pgwaitprof_version" (an unknown one: "unknown"),
+  // "setting shared_buffers"
+  std::string name;
   std::string before, after;
 };
 
@@ -55,7 +64,9 @@ struct TrendChange {
   size_t runs_before = 0, runs_after = 0;  // in the segments compared
   // Welch's test on log between the segments (tps, p99); nullopt for AAS series, which may be 0.
   std::optional<model::AbTest> test;
-  std::vector<WaitShift> waits;  // largest |after - before| first
+  // The waits whose time a transaction moved most (beyond the noise first, then by the size
+  // of the move), at most ChangeOptions::explained_waits.
+  std::vector<WaitShift> waits;
   std::vector<AttributeChange> changed;
 };
 

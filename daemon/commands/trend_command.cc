@@ -28,18 +28,18 @@ void add_trend_command(CLI::App& app, TrendCommand& command) {
       ->check(CLI::IsMember({"changes", "mad"}));
   trend->add_option("--window", command.window, "mad: previous runs the noise is judged on")
       ->transform(integer_in_range(3, 1000));
-  trend
-      ->add_option("--false-positive", command.false_positive,
-                   "changes: accepted probability of a change point in a series without change")
-      ->transform(finite_in_range(0.0001, 0.5));
-  trend
-      ->add_option("--min-change", command.min_change_pct,
-                   "changes: smallest step that matters, in % of the level before it")
-      ->transform(finite_in_range(0, 1000));
-  trend
-      ->add_option("--wait-share", command.wait_share_pct,
-                   "changes: waits reaching this % of the non-idle samples in a run get a series")
-      ->transform(finite_in_range(0, 100));
+  const auto add_number = [trend](const char* name, double& value, const char* help, double min,
+                                  double max) {
+    trend->add_option(name, value, help)->transform(finite_in_range(min, max));
+  };
+  add_number("--false-positive", command.false_positive,
+             "changes: accepted probability of a change point in a series without change", 0.0001,
+             0.5);
+  add_number("--min-change", command.min_change_pct,
+             "changes: smallest step that matters, in % of the level before it", 0, 1000);
+  add_number("--wait-share", command.wait_share_pct,
+             "changes: waits reaching this % of the non-idle samples in a run get a series", 0,
+             100);
   trend
       ->add_option("--between", command.between,
                    "a period A..B (dates, times or ages as --since takes them) to compare with "

@@ -363,10 +363,11 @@ asio::awaitable<void> DaemonApp::watch_changes(
     std::function<bool(const store::RunSummary&)> just_done) {
   // A coroutine of its own on the analysis thread; this one resumes on the I/O thread when it
   // ends. Everything it uses is copied or outlives it (metrics_ lives as long as the daemon).
-  auto analyse = [data_dir = config_.data_dir, just_done = std::move(just_done),
+  auto analyse = [data_dir = config_.data_dir, dsn = config_.results.dsn,
+                  just_done = std::move(just_done),
                   metrics = metrics_.get()]() -> asio::awaitable<void> {
     try {
-      service::watch_changes(data_dir, just_done, metrics);
+      service::watch_changes(data_dir, dsn, just_done, metrics);
     } catch (const std::exception& error) {
       log()->error("could not analyse the run history for change points: {}", error.what());
     }

@@ -297,7 +297,9 @@ MetricsServer::MetricsServer(const std::string& listen, TargetCollectable::Provi
                         .Name("pgwaitprof_change_point")
                         .Help(
                             "Step of a change point the latest analysis of the group's run "
-                            "history found new (relative: -0.24 is 24 % lower); 0 otherwise.")
+                            "history (history: the data directory's, data_dir, or the results "
+                            "database's, results) found new (relative: -0.24 is 24 % lower); 0 "
+                            "otherwise.")
                         .Register(*registry_);
   MetricsHttpServer::Authorize authorize;
   if (!basic_auth_users.empty()) {
@@ -315,14 +317,16 @@ MetricsServer::~MetricsServer() = default;
 
 uint16_t MetricsServer::port() const { return http_->port(); }
 
-void MetricsServer::set_change_points(const std::string& group,
+void MetricsServer::set_change_points(const std::string& group, const std::string& history,
                                       const std::map<std::string, double>& steps) {
   std::lock_guard lock(change_points_mutex_);
-  auto& gauges = change_point_gauges_[group];
+  auto& gauges = change_point_gauges_[{group, history}];
   for (auto& [metric, gauge] : gauges) gauge->Set(0);
   for (const auto& [metric, step] : steps) {
     auto& gauge = gauges[metric];
-    if (gauge == nullptr) gauge = &change_points_->Add({{"group", group}, {"metric", metric}});
+    if (gauge == nullptr) {
+      gauge = &change_points_->Add({{"group", group}, {"history", history}, {"metric", metric}});
+    }
     gauge->Set(step);
   }
   generation_.fetch_add(1);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exporters/prometheus/http_server.h"
@@ -54,10 +55,12 @@ class MetricsServer {
   const std::string& listen() const { return listen_; }
   uint16_t port() const;
 
-  // pgwaitprof_change_point{group, metric}: the step (relative, -0.24 for 24 % lower) of the
-  // change points the latest analysis of `group` found new (store::new_change_points), 0 for
-  // the group's other series that had one before; `steps` by metric. Any thread.
-  void set_change_points(const std::string& group, const std::map<std::string, double>& steps);
+  // pgwaitprof_change_point{group, history, metric}: the step (relative, -0.24 for 24 % lower)
+  // of the change points the latest analysis of `group` in `history` ("data_dir", "results")
+  // found new (store::new_change_points), 0 for the group's other series that had one before;
+  // `steps` by metric. Any thread.
+  void set_change_points(const std::string& group, const std::string& history,
+                         const std::map<std::string, double>& steps);
 
  private:
   // On the server's thread only.
@@ -67,7 +70,9 @@ class MetricsServer {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Gauge>* change_points_ = nullptr;
   std::mutex change_points_mutex_;
-  std::map<std::string, std::map<std::string, prometheus::Gauge*>> change_point_gauges_;
+  // By (group, history), then metric.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, prometheus::Gauge*>>
+      change_point_gauges_;
   std::atomic<uint64_t> generation_{0};  // of the registry's own metrics
   uint64_t rendered_generation_ = 0;
   TargetCollectable::Provider provider_;

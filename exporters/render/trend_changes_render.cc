@@ -10,6 +10,7 @@
 #include "exporters/render/history_render.h"
 #include "exporters/render/html_assets.h"
 #include "exporters/render/text_format.h"
+#include "exporters/render/trend_format.h"
 
 namespace pgwaitprof::exporters {
 namespace {
@@ -39,8 +40,9 @@ std::string wait_text(const store::WaitShift& shift) {
   const char* noise = !shift.significant   ? "noise unknown"
                       : *shift.significant ? "beyond noise"
                                            : "within noise";
-  return fmt::format("{} {} -> {} AAS ({})", shift.wait, figure(shift.before), figure(shift.after),
-                     noise);
+  return fmt::format("{} {} -> {} ms a transaction, {:.0f}% -> {:.0f}% of DB time ({})", shift.wait,
+                     figure(shift.ms_before), figure(shift.ms_after), 100 * shift.share_before,
+                     100 * shift.share_after, noise);
 }
 
 std::string changed_text(const store::TrendChange& change) {
@@ -127,6 +129,10 @@ nlohmann::json change_json(const store::GroupChanges& group, const store::TrendC
     json["waits"].push_back({{"wait", shift.wait},
                              {"before", shift.before},
                              {"after", shift.after},
+                             {"share_before", shift.share_before},
+                             {"share_after", shift.share_after},
+                             {"ms_before", shift.ms_before},
+                             {"ms_after", shift.ms_after},
                              {"significant", shift.significant ? nlohmann::json(*shift.significant)
                                                                : nlohmann::json(nullptr)}});
   }
@@ -176,19 +182,6 @@ nlohmann::json changes_json(const store::TrendChanges& changes) {
     json["groups"].push_back(std::move(item));
   }
   return json;
-}
-
-std::string html_table(const std::vector<std::vector<std::string>>& rows) {
-  std::string html = "<table>\n";
-  for (size_t index = 0; index < rows.size(); ++index) {
-    html += "<tr>";
-    for (const auto& cell : rows[index]) {
-      const char* tag = index == 0 ? "th" : "td";
-      html += fmt::format("<{}>{}</{}>", tag, tf::html_escape(cell), tag);
-    }
-    html += "</tr>\n";
-  }
-  return html + "</table>\n";
 }
 
 std::string changes_html(const store::TrendChanges& changes, const std::string& table) {
@@ -245,28 +238,23 @@ std::string changes_html(const store::TrendChanges& changes, const std::string& 
 }  // namespace
 
 std::string render_trend_changes(const store::TrendChanges& changes, const std::string& format) {
-  if (format == "json") return base::json_text(changes_json(changes), 2) + "\n";
-  std::vector<bool> right;
-  const auto rows = change_rows(changes, right);
-  if (format == "html") return changes_html(changes, html_table(rows));
-  if (format == "csv") {
-    std::string csv;
-    for (const auto& row : rows) csv += tf::csv_row(row);
-    return csv;
-  }
-  std::string groups;
+  TrendParts parts;
+  parts.rows = change_rows(changes, parts.right);
+  parts.json = [&] { return changes_json(changes); };
+  parts.page = [&](const std::string& table) { return changes_html(changes, table); };
+  parts.table_when_empty = false;
+  std::string text_groups, markdown_groups;
   for (const auto& group : changes.groups) {
     const auto line = group_line(group);
-    groups +=
-        format == "md" ? "- " + tf::markdown_escape(line) + "\n" : tf::text_escape(line) + "\n";
+    text_groups += tf::text_escape(line) + "\n";
+    markdown_groups += "- " + tf::markdown_escape(line) + "\n";
   }
-  if (changes.groups.empty()) groups = "no runs\n";
-  if (format == "md") {
-    return "Method: " + tf::markdown_escape(changes.method) + ".\n\n" + groups + "\n" +
-           (rows.size() > 1 ? tf::markdown_table(rows, right) : std::string());
-  }
-  return "method: " + tf::text_escape(changes.method) + "\n" + groups +
-         (rows.size() > 1 ? "\n" + tf::text_table(rows, right) : std::string());
+  if (changes.groups.empty()) text_groups = markdown_groups = "no runs\n";
+  parts.markdown_head =
+      "Method: " + tf::markdown_escape(changes.method) + ".\n\n" + markdown_groups + "\n";
+  parts.text_head = "method: " + tf::text_escape(changes.method) + "\n" + text_groups +
+                    (parts.rows.size() > 1 ? "\n" : "");
+  return render_trend_parts(parts, format);
 }
 
 }  // namespace pgwaitprof::exporters

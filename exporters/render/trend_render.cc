@@ -8,6 +8,7 @@
 #include "exporters/render/history_render.h"
 #include "exporters/render/html_assets.h"
 #include "exporters/render/text_format.h"
+#include "exporters/render/trend_format.h"
 
 namespace pgwaitprof::exporters {
 namespace {
@@ -133,40 +134,21 @@ std::string trend_html(const store::Trend& trend, const std::string& table) {
   return html;
 }
 
-std::string html_table(const std::vector<std::vector<std::string>>& rows) {
-  std::string html = "<table>\n";
-  for (size_t index = 0; index < rows.size(); ++index) {
-    html += "<tr>";
-    for (const auto& cell : rows[index]) {
-      const char* tag = index == 0 ? "th" : "td";
-      const bool flag = cell == "REGRESSION" || cell == "improvement";
-      html += fmt::format("<{}{}>{}</{}>", tag, flag ? " class=\"flag\"" : "",
-                          tf::html_escape(cell), tag);
-    }
-    html += "</tr>\n";
-  }
-  return html + "</table>\n";
-}
-
 }  // namespace
 
 std::string render_trend(const store::Trend& trend, const std::string& format) {
-  if (format == "json") return base::json_text(trend_json(trend), 2) + "\n";
-  std::vector<bool> right;
-  const auto rows = trend_rows(trend, right);
-  if (format == "html") return trend_html(trend, html_table(rows));
-  if (format == "csv") {
-    std::string csv;
-    for (const auto& row : rows) csv += tf::csv_row(row);
-    return csv;
-  }
+  TrendParts parts;
+  parts.rows = trend_rows(trend, parts.right);
+  parts.json = [&] { return trend_json(trend); };
+  parts.page = [&](const std::string& table) { return trend_html(trend, table); };
+  parts.emphasised = {"REGRESSION", "improvement"};
   const auto summary = fmt::format("{} runs, {} flagged\n", trend.points.size(), flagged(trend));
-  if (format == "md") {
-    return "Rule: " + tf::markdown_escape(trend.rule) + ".\n\n" + tf::markdown_table(rows, right) +
-           "\n" + summary;
-  }
-  if (trend.points.empty()) return "no runs\n";
-  return "rule: " + tf::text_escape(trend.rule) + "\n\n" + tf::text_table(rows, right) + summary;
+  parts.markdown_head = "Rule: " + tf::markdown_escape(trend.rule) + ".\n\n";
+  parts.markdown_tail = "\n" + summary;
+  parts.text_head = "rule: " + tf::text_escape(trend.rule) + "\n\n";
+  parts.text_tail = summary;
+  if (trend.points.empty()) parts.text_instead = "no runs\n";
+  return render_trend_parts(parts, format);
 }
 
 }  // namespace pgwaitprof::exporters

@@ -267,7 +267,7 @@ tests:
   # A change point: the gauge holds the step from the run that brought it to the next run.
   - interval: 1m
     input_series:
-      - series: 'pgwaitprof_change_point{instance="h:9816",job="pgwaitprof",group="nightly",metric="tps"}'
+      - series: 'pgwaitprof_change_point{instance="h:9816",job="pgwaitprof",group="nightly",history="results",metric="tps"}'
         values: '0x5 -0.24x10 0x5'
     alert_rule_test:
       - eval_time: 4m
@@ -276,15 +276,17 @@ tests:
       - eval_time: 8m
         alertname: PgwaitprofChangePoint
         exp_alerts:
-          - exp_labels: {severity: warning, instance: "h:9816", job: pgwaitprof, group: nightly, metric: tps}
+          - exp_labels: {severity: warning, instance: "h:9816", job: pgwaitprof, group: nightly, history: results, metric: tps}
             exp_annotations:
               summary: tps of nightly changed by -24%
               description: >-
-                The run history of group nightly on h:9816 has a new change point in tps: its
-                level changed by -24% and stayed changed (E-Divisive with a permutation test at
-                a false-positive probability of 0.01). The daemon's log names the first run of
-                the new level and the wait that moved most; pgwaitprof trend --label nightly
-                explains it.
+                The run history of group nightly (results: data_dir is the data directory's,
+                results the results database's, every host's runs) seen by h:9816 has a new
+                change point in tps: its level changed by -24% and stayed changed (E-Divisive
+                with a permutation test at a false-positive probability of 0.01). The daemon's
+                log names the first run of the new level and the waits that moved most;
+                pgwaitprof trend --label nightly (with --results-dsn for the results database's
+                history) explains it.
       - eval_time: 18m
         alertname: PgwaitprofChangePoint
         exp_alerts: []

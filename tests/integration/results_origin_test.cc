@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/utsname.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -231,6 +232,43 @@ TEST_F(ResultsOriginTest, SharedHistoryAnswersAsTheLocalOneInEveryFormat) {
   }
   query(database, "UPDATE pgwaitprof.runs SET summary = NULL, summary_version = 0");
   compare_every_format("summaries made again from the reports");
+  psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+  fs::remove_all(data);
+}
+
+// pgwaitprof's own version (report schema 14) travels to the results database in the stored
+// summary (version 6); a row of an older pgwaitprof (summary version 5, a report without it)
+// still reads, the version unknown ("").
+TEST_F(ResultsOriginTest, PgwaitprofsVersionTravelsAndAnOldRowStillReads) {
+  const std::string database = "pgwaitprof_results_version";
+  const auto dsn = fresh_database(database);
+  const auto data = temp_dir("results-version");
+  const auto newer = write_run(data, "20261205-120000-0b0b-new", "new", 1000);
+  auto report = json::parse(read_text(newer / "report.json"));
+  report["schema_version"] = 14;
+  report["environment"]["pgwaitprof_version"] = "0.1.0 (6a6e3daf2c1f)";
+  write_text(newer / "report.json", report.dump());
+  write_run(data, "20261205-110000-0a0a-old", "old", 900);  // report schema 1: no version
+  auto pushed = push(dsn, data);
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.output;
+  EXPECT_EQ(query(database,
+                  "SELECT string_agg(label || '=' || (summary ->> 'pgwaitprof_version') "
+                  "|| ' ' || summary_version, ',' ORDER BY label) FROM pgwaitprof.runs"),
+            "new=0.1.0 (6a6e3daf2c1f) 6,old= 6");
+  const auto versions = [&] {
+    const auto listed = json::parse(
+        without_log_lines(pgwaitprof({"runs", "--results-dsn", dsn, "--format", "json"}).output));
+    std::map<std::string, std::string> by_label;
+    for (const auto& run : listed) by_label[run["label"]] = run.value("pgwaitprof_version", "?");
+    return by_label;
+  };
+  const std::map<std::string, std::string> expected = {{"new", "0.1.0 (6a6e3daf2c1f)"},
+                                                       {"old", ""}};
+  EXPECT_EQ(versions(), expected);
+  // Rows as a pgwaitprof of summary version 5 wrote them: summarized again from the report.
+  query(database,
+        "UPDATE pgwaitprof.runs SET summary = summary - 'pgwaitprof_version', summary_version = 5");
+  EXPECT_EQ(versions(), expected);
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
   fs::remove_all(data);
 }

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <regex>
 #include <set>
 
 #include "exporters/render/history_render.h"
@@ -79,6 +81,55 @@ TEST(TrendChanges, NamesTheRunTheStepItsIntervalTheWaitAndTheSetting) {
     EXPECT_NE(exporters::render_trend_changes(*changes, format).find("run-13"), std::string::npos)
         << format;
   }
+}
+
+// The calibration's real step (synchronous_commit off -> on with commit_delay, 2 clients): tps
+// 2,000 -> 330, the AAS about the same, the shares of the runs' waits as they were. By AAS or by
+// share of DB time CPU moved most (its share fell as the new waits took the clients' time); by
+// the time a transaction the three are the commit delay's sleep, the row locks waiting for
+// commits and the WAL flush, and CPU is not among them.
+TEST(TrendChanges, TheWaitsThatMovedAreThoseWhoseTimeATransactionMovedMost) {
+  const std::map<std::string, double> off = {{"CPU", 0.565},
+                                             {"Client | ClientRead", 0.362},
+                                             {"Kernel | sleeping (no wait event)", 0.030},
+                                             {"Lock | transactionid", 0.035},
+                                             {"IO | WALSync", 0.003}};
+  const std::map<std::string, double> on = {{"CPU", 0.128},
+                                            {"Client | ClientRead", 0.045},
+                                            {"Kernel | sleeping (no wait event)", 0.374},
+                                            {"LWLock | WALWrite", 0.198},
+                                            {"Lock | transactionid", 0.210},
+                                            {"IO | WALSync", 0.040}};
+  std::vector<RunSummary> runs;
+  for (int index = 1; index <= 20; ++index) {
+    auto run = run_at(index, index > 12 ? 330 : 2000, false);
+    run.aas = (index > 12 ? 1.89 : 1.79) * (1 + 0.02 * std::cos(index * 1.3));
+    run.wait_shares = index > 12 ? on : off;
+    runs.push_back(run);
+  }
+  const auto changes = find_trend_changes(runs);
+  ASSERT_TRUE(changes.ok()) << changes.error().message;
+  const TrendChange* tps = nullptr;
+  for (const auto& change : changes->groups[0].changes) {
+    if (change.metric == "tps") tps = &change;
+  }
+  ASSERT_NE(tps, nullptr);
+  EXPECT_EQ(tps->run_id, "run-13");
+  std::vector<std::string> named;
+  for (const auto& shift : tps->waits) named.push_back(shift.wait);
+  EXPECT_EQ(named, (std::vector<std::string>{"Kernel | sleeping (no wait event)",
+                                             "Lock | transactionid", "LWLock | WALWrite"}));
+  const auto& sleep = tps->waits[0];
+  EXPECT_NEAR(sleep.ms_before, 1000 * 0.030 * 1.79 / 2000, 0.005);
+  EXPECT_NEAR(sleep.ms_after, 1000 * 0.374 * 1.89 / 330, 0.1);
+  EXPECT_NEAR(sleep.share_before, 0.030, 1e-9);
+  EXPECT_NEAR(sleep.share_after, 0.374, 1e-9);
+  EXPECT_EQ(sleep.significant, true);
+  const auto text = exporters::render_trend_changes(*changes, "text");
+  const std::regex line(
+      R"(Kernel \| sleeping \(no wait event\) 0\.0\d\d -> 2\.1\d ms a transaction, 3% -> 37% of DB )"
+      R"(time \(beyond noise\))");
+  EXPECT_TRUE(std::regex_search(text, line)) << text;
 }
 
 TEST(TrendChanges, IdenticalRunsHaveNone) {

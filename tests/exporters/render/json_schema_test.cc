@@ -132,6 +132,7 @@ model::Run run_with_everything() {
   // A server of 17 or later describes its wait events (pg_wait_events).
   run.environment.wait_event_descriptions["Client | ClientRead"] =
       "Waiting to read data from the client";
+  run.environment.pgwaitprof_version = "0.1.0 (6a6e3daf2c1f)";  // schema 14
   run.statements.push_back(
       {42, "SELECT $1", 7, {{"CPU", 7}}, uint64_t{100}, base::Milliseconds(0.25)});
   model::LockBlocker blocker;
