@@ -135,6 +135,7 @@ void TargetSampler::stop() {
     memory_->request_stop();
     memory_->wake();
   }
+  if (remote_) remote_->close();
   // An in-flight query ends with an error as soon as its socket wait is cancelled.
   session_.close();
 }
@@ -222,6 +223,7 @@ asio::awaitable<void> TargetSampler::run() {
 }
 
 asio::awaitable<CollectResult> TargetSampler::connect() {
+  if (remote_) co_return co_await connect_remote();
   if (auto error = co_await session_.connect(options_.conninfo, options_.connect_timeout)) {
     co_return CollectorError{error->message, error->sqlstate, true};
   }
@@ -401,7 +403,9 @@ void TargetSampler::connection_lost(const std::string& reason) {
 
 asio::awaitable<void> TargetSampler::sample() {
   using namespace asio::experimental::awaitable_operators;
-  if (activity_) {
+  if (remote_) {
+    co_await sample_remote();
+  } else if (activity_) {
     co_await (sample_activity() || watch_snapshots());
   } else if (memory_) {
     co_await sample_memory();

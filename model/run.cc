@@ -10,25 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-namespace nlohmann {
-template <typename T>
-struct adl_serializer<std::optional<T>> {
-  static void to_json(json& j, const std::optional<T>& value) {
-    if (value) {
-      j = *value;
-    } else {
-      j = nullptr;
-    }
-  }
-  static void from_json(const json& j, std::optional<T>& value) {
-    if (j.is_null()) {
-      value.reset();
-    } else {
-      value = j.get<T>();
-    }
-  }
-};
-}  // namespace nlohmann
+#include "model/json_optional.h"
 
 namespace pgwaitprof::model {
 
@@ -121,10 +103,13 @@ static void from_json(const json& j, Stall& stall) {
                                                       : std::numeric_limits<double>::quiet_NaN());
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Setting, name, value, unit, source)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SamplerHost, address, hostname, kernel, cpu_model,
+                                                cpu_count, memory_bytes, program_version,
+                                                clock_offset_ms, round_trip_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, server_version, server_version_num,
                                                 settings, data_checksums, kernel, cpu_model,
                                                 cpu_count, memory_bytes, hostname,
-                                                wait_event_descriptions)
+                                                wait_event_descriptions, sampler_host)
 static void to_json(json& j, const Outage& outage) {
   j = {{"start_s", outage.start.count()},
        {"duration_s", outage.duration.count()},

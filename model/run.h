@@ -209,6 +209,20 @@ struct Setting {
   std::string source;
 };
 
+// The host of a remote sampler (run --sampler-host): the server's host as the pgwaitprof there
+// described it, and its clock's offset from this host's, estimated over the SSH channel.
+struct SamplerHost {
+  std::string address;  // as given: ssh://[user@]host[:port]
+  std::string hostname;
+  std::string kernel;
+  std::string cpu_model;
+  int cpu_count = 0;
+  uint64_t memory_bytes = 0;
+  std::string program_version;  // of the pgwaitprof there
+  double clock_offset_ms = 0;   // its clock minus this host's (midpoint of the fastest ping)
+  double round_trip_ms = 0;     // the channel's fastest ping: the network round trip to it
+};
+
 struct Environment {
   std::string server_version;
   int server_version_num = 0;
@@ -222,6 +236,9 @@ struct Environment {
   // PostgreSQL 17+'s own description of the wait events the run saw (pg_wait_events), keyed
   // "type | name": preferred to pgwaitprof's in legends.
   std::map<std::string, std::string> wait_event_descriptions;
+  // A run whose sampler ran on the server's host (the fields above are then this host's, the
+  // load generator's).
+  std::optional<SamplerHost> sampler_host;
 };
 
 struct SamplerInfo {

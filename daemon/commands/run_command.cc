@@ -7,9 +7,11 @@
 #include <iostream>
 
 #include "config/config_error.h"
+#include "config/sampler_host.h"
 #include "daemon/commands/control_client.h"
 #include "daemon/commands/foreground.h"
 #include "daemon/commands/results_command.h"
+#include "daemon/engine/remote_sampler.h"
 #include "daemon/engine/run_engine.h"
 #include "daemon/service/control_server.h"
 #include "exporters/render/report_render.h"
@@ -91,6 +93,17 @@ engine::RunRequest make_request(const RunCommand& command) {
   return request;
 }
 
+// The sampler on the server's host (--sampler-host), or none.
+std::unique_ptr<engine::SshFeed> remote_feed(const RunCommand& command,
+                                             asio::any_io_executor executor) {
+  if (command.sampler_host.empty()) return nullptr;
+  engine::RemoteSamplerOptions options;
+  options.host = *config::parse_sampler_host(command.sampler_host);  // checked by the CLI
+  options.program = command.sampler_program;
+  options.ssh_command = engine::ssh_command_from_environment();
+  return std::make_unique<engine::SshFeed>(executor, std::move(options));
+}
+
 // A daemon that already samples the target runs it, so the target is not sampled twice.
 std::optional<int> try_daemons(const RunCommand& command, engine::RunRequest request) {
   request.conninfo = command.target.value_or("");
@@ -144,6 +157,12 @@ int run_command(const RunCommand& command) {
   auto request = make_request(command);
   const bool scratch_target =
       !command.target && (!command.server_bin.empty() || !pg_environment_set());
+  const bool remote = !command.sampler_host.empty();
+  if (remote && scratch_target) {
+    throw config::ConfigError(
+        "--sampler-host needs a target: a connection string or the PG* variables of the server "
+        "on that host");
+  }
   if (scratch_target && command.loadgen == loadgen::LoadgenKind::kNone) {
     throw std::runtime_error(
         "record needs a target: a connection string, or the PG* variables (a scratch cluster "
@@ -151,7 +170,7 @@ int run_command(const RunCommand& command) {
   }
   // The control protocol does not carry --checkpoint-after or --cpu-profile: such a run
   // samples here.
-  if (!scratch_target && !command.no_daemon && !command.checkpoint_after &&
+  if (!scratch_target && !remote && !command.no_daemon && !command.checkpoint_after &&
       command.cpu_profile_hz == 0) {
     if (auto exit_code = try_daemons(command, request)) return *exit_code;
   }
@@ -178,10 +197,13 @@ int run_command(const RunCommand& command) {
           target.local = config::LocalMode::kYes;
         }
         request.conninfo = local->conninfo;
+        auto feed = remote_feed(command, co_await asio::this_coro::executor);
         auto outcome = co_await with_sampler<engine::RunOutcome>(
-            collectors::sampler_options(target), [&](collectors::TargetSampler& sampler) {
+            collectors::sampler_options(target),
+            [&](collectors::TargetSampler& sampler) {
               return engine::execute_run(sampler, request, observer, control);
-            });
+            },
+            feed.get());
         if (local->scratch) co_await local->scratch->destroy();
         co_return outcome;
       });
