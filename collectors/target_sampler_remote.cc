@@ -22,13 +22,15 @@ void TargetSampler::Intake::on_snapshot(const model::Snapshot& snapshot) {
   sampler_.snapshot_ = snapshot;
   sampler_.fanout_.on_snapshot(sampler_.snapshot_);
   sampler_.delivered_ = true;
-  sampler_.sample_delivered_.notify();
+  // The samples of the feed's opening do not wake a run yet: it would attach its recorder to a
+  // sampler that is not connected, and record an outage of the opening's last milliseconds.
+  if (sampler_.state_ == SamplerState::kSampling) sampler_.sample_delivered_.notify();
 }
 
 void TargetSampler::Intake::on_profile_delta(const model::Profile& delta,
                                              model::SystemClock::time_point at) {
   sampler_.fanout_.on_profile_delta(delta, at);
-  sampler_.sample_delivered_.notify();
+  if (sampler_.state_ == SamplerState::kSampling) sampler_.sample_delivered_.notify();
 }
 
 void TargetSampler::Intake::on_source(model::SamplerSource source, std::string_view reason) {

@@ -30,6 +30,9 @@ failures=0
 
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  # `ip netns exec` may leave the process it started (the sshds, unshare with --kill-child): each
+  # named by this test's own directory, ended by its pid.
+  for pid in $(pgrep -f -- "$work/sshd_"); do kill "$pid" 2>/dev/null; done
   if [ -f "$work/data/postmaster.pid" ]; then
     runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1
   fi
