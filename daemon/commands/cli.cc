@@ -214,6 +214,7 @@ void add_matrix(CLI::App& app, MatrixCommand& command) {
                    "counts, scale at most 2");
   matrix->add_option("--results-dsn", command.results_dsn,
                      "upload the runs to this results database (or $PGWAITPROF_RESULTS_DSN)");
+  add_matrix_placement_options(*matrix, command);
 }
 
 void add_compare(CLI::App& app, CompareCommand& command) {

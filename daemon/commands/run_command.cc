@@ -7,11 +7,10 @@
 #include <iostream>
 
 #include "config/config_error.h"
-#include "config/sampler_host.h"
 #include "daemon/commands/control_client.h"
 #include "daemon/commands/foreground.h"
+#include "daemon/commands/remote_feed.h"
 #include "daemon/commands/results_command.h"
-#include "daemon/engine/remote_sampler.h"
 #include "daemon/engine/run_engine.h"
 #include "daemon/service/control_server.h"
 #include "exporters/render/report_render.h"
@@ -91,17 +90,6 @@ engine::RunRequest make_request(const RunCommand& command) {
       break;
   }
   return request;
-}
-
-// The sampler on the server's host (--sampler-host), or none.
-std::unique_ptr<engine::SshFeed> remote_feed(const RunCommand& command,
-                                             asio::any_io_executor executor) {
-  if (command.sampler_host.empty()) return nullptr;
-  engine::RemoteSamplerOptions options;
-  options.host = *config::parse_sampler_host(command.sampler_host);  // checked by the CLI
-  options.program = command.sampler_program;
-  options.ssh_command = engine::ssh_command_from_environment();
-  return std::make_unique<engine::SshFeed>(executor, std::move(options));
 }
 
 // A daemon that already samples the target runs it, so the target is not sampled twice.
@@ -197,7 +185,8 @@ int run_command(const RunCommand& command) {
           target.local = config::LocalMode::kYes;
         }
         request.conninfo = local->conninfo;
-        auto feed = remote_feed(command, co_await asio::this_coro::executor);
+        const auto executor = co_await asio::this_coro::executor;
+        auto feed = make_remote_feed(command.sampler_host, command.sampler_program, executor);
         auto outcome = co_await with_sampler<engine::RunOutcome>(
             collectors::sampler_options(target),
             [&](collectors::TargetSampler& sampler) {

@@ -13,6 +13,7 @@
 #      one line each, at once.
 #   6. the server not on the sampler host (a second sshd in the client's namespace, in a PID
 #      namespace of its own): the remote side samples pg_stat_activity, and the report says why.
+#   7. matrix --sampler-host: its runs sampled on the server's host.
 # Needs root (namespaces, sshd). Usage: remote_sampler_test.sh PGWAITPROF_BINARY
 set -uo pipefail
 bin=$(readlink -f "$1")
@@ -275,6 +276,40 @@ PY
 fi
 sleep 0.5
 [ -z "$(remote_pids)" ] || fail "remote samplers left running: $(remote_pids)"
+
+# 7. A matrix with its sampler on the server's host.
+cat >"$work/plan.yaml" <<PLAN
+name: remote-matrix
+scale: 2
+workload: select-only
+clients: [2]
+duration: 2s
+repeats: 1
+warmup: 0s
+checkpoint: false
+variants:
+  - name: base
+PLAN
+ip netns exec "$cli" env PGWAITPROF_DATA_DIR="$work/matrix" "$bin" matrix "$work/plan.yaml" \
+  --target "$dsn" --data-dir "$work/matrix" --sampler-host "ssh://root@$srv_ip" \
+  --sampler-program "$bin" >"$work/matrix.out" 2>"$work/matrix.err"
+code=$?
+reports=$(find "$work/matrix" -name report.json | head -5)
+if [ "$code" -ne 0 ] || [ -z "$reports" ]; then
+  fail "matrix --sampler-host exited $code: $(tail -n 3 "$work/matrix.err")"
+else
+  python3 - $reports <<'PY' || fail "the matrix's runs were not sampled on the server's host"
+import json, sys
+for path in sys.argv[1:]:
+    run = json.load(open(path))
+    remote = run["environment"].get("sampler_host")
+    print(f"matrix run: source={run['sampler']['source']} sampler_host={remote and remote['hostname']}")
+    if run["sampler"]["source"] != "memory" or not remote:
+        sys.exit(1)
+PY
+fi
+sleep 0.5
+[ -z "$(remote_pids)" ] || fail "remote samplers left running after the matrix: $(remote_pids)"
 
 if [ "$failures" -gt 0 ]; then
   echo "remote_sampler_test: $failures failures"
