@@ -509,6 +509,8 @@ json to_json(const Run& run) {
   if (run.checkpoint_after) document["checkpoint_after"] = checkpoint_to_json(run.checkpoint_after);
   if (run.run_to_run) document["run_to_run"] = *run.run_to_run;
   if (run.cpu_profile) document["cpu_profile"] = *run.cpu_profile;
+  // Only runs sampled on another host (run --sampler-host) have one.
+  if (!run.environment.sampler_host) document["environment"].erase("sampler_host");
   if (!run.throughput_source.empty()) document["throughput_source"] = run.throughput_source;
   if (run.loadgen && run.loadgen->qps) document["loadgen"]["qps"] = *run.loadgen->qps;
   if (run.loadgen && run.loadgen->latency_at_percentile) {
