@@ -41,10 +41,12 @@ int64_t now_us() {
       .count();
 }
 
-asio::awaitable<void> sleep_for(asio::any_io_executor executor,
+// True when the time passed; false when the wait was cancelled (the other branch of a race won).
+asio::awaitable<bool> sleep_for(asio::any_io_executor executor,
                                 model::SteadyClock::duration duration) {
   asio::steady_timer timer(executor, duration);
-  co_await timer.async_wait(kAsTuple);
+  auto [error] = co_await timer.async_wait(kAsTuple);
+  co_return !error;
 }
 
 }  // namespace
@@ -305,9 +307,10 @@ asio::awaitable<std::string> SshFeed::deliver(model::SampleSink& intake) {
   // never fills and stalls ssh; once the channel ends, ssh has kExitGrace to exit.
   auto kill_late = [&]() -> asio::awaitable<void> {
     co_await ending_->wait();
-    co_await sleep_for(executor_, kExitGrace);
-    if (child_) ::kill(child_->pid, SIGTERM);
-    co_await sleep_for(executor_, kExitGrace);
+    // Only when ssh has not ended by itself meanwhile (then this wait is cancelled).
+    const bool waited = co_await sleep_for(executor_, kExitGrace);
+    if (waited && child_) ::kill(child_->pid, SIGTERM);
+    (void)co_await sleep_for(executor_, kExitGrace);
   };
   co_await ((read_frames() && read_stderr()) || kill_late());
   const int exit_code = co_await end_child();
