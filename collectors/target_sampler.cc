@@ -30,19 +30,6 @@ auto log() {
 
 }  // namespace
 
-SamplerOptions sampler_options(const config::TargetConfig& target) {
-  SamplerOptions options;
-  options.name = target.name;
-  options.conninfo = target.dsn;
-  options.hz = target.hz;
-  options.trace_hz = target.trace_hz;
-  options.auto_traces = target.auto_traces;
-  options.source = target.source;
-  options.wait_sampling_poll = target.pg_wait_sampling_poll;
-  options.local = target.local;
-  return options;
-}
-
 void TargetSampler::Fanout::on_snapshot(const model::Snapshot& snapshot) {
   for (auto* sink : sinks) sink->on_snapshot(snapshot);
 }
@@ -135,6 +122,7 @@ void TargetSampler::stop() {
     memory_->request_stop();
     memory_->wake();
   }
+  if (remote_) remote_->close();
   // An in-flight query ends with an error as soon as its socket wait is cancelled.
   session_.close();
 }
@@ -234,6 +222,7 @@ asio::awaitable<void> TargetSampler::run() {
 }
 
 asio::awaitable<CollectResult> TargetSampler::connect() {
+  if (remote_) co_return co_await connect_remote();
   if (auto error = co_await session_.connect(options_.conninfo, options_.connect_timeout)) {
     co_return CollectorError{error->message, error->sqlstate, true};
   }
@@ -413,7 +402,9 @@ void TargetSampler::connection_lost(const std::string& reason) {
 
 asio::awaitable<void> TargetSampler::sample() {
   using namespace asio::experimental::awaitable_operators;
-  if (activity_) {
+  if (remote_) {
+    co_await sample_remote();
+  } else if (activity_) {
     co_await (sample_activity() || watch_snapshots());
   } else if (memory_) {
     co_await sample_memory();

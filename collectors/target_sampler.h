@@ -20,6 +20,7 @@
 #include "collectors/memory/memory_source.h"
 #include "collectors/pg_session.h"
 #include "collectors/registry.h"
+#include "collectors/remote_feed.h"
 #include "collectors/sampler_options.h"
 #include "collectors/trace/trace_source.h"
 #include "model/sample_sink.h"
@@ -41,6 +42,11 @@ enum class SamplerState { kConnecting, kSampling, kBackingOff, kStopping };
 class TargetSampler {
  public:
   TargetSampler(asio::any_io_executor executor, SamplerOptions options);
+
+  // The server's samples come from a sampler on its host (run --sampler-host) through `feed`,
+  // which outlives this sampler: no source of its own, no collectors of its own.
+  void set_remote_feed(RemoteFeed* feed) { remote_ = feed; }
+  const RemoteFeed* remote_feed() const { return remote_; }
 
   void add_sink(model::SampleSink* sink);
   void remove_sink(model::SampleSink* sink);
@@ -93,6 +99,10 @@ class TargetSampler {
   asio::awaitable<CollectResult> prepare_traced(pid_t postmaster);
   void use_source(Collector* source, model::SamplerSource kind, std::string reason);
   asio::awaitable<void> sample();
+  // With a remote feed (target_sampler_remote.cc): its opening instead of a connection, and
+  // its delivery instead of a source's ticks.
+  asio::awaitable<CollectResult> connect_remote();
+  asio::awaitable<void> sample_remote();
   asio::awaitable<void> sample_activity();
   asio::awaitable<void> sample_wait_sampling();
   asio::awaitable<void> sample_memory();
@@ -136,6 +146,34 @@ class TargetSampler {
     void on_trace_counts(const model::TraceCounts& counts) override;
   };
 
+  // What a remote feed delivers: to the sinks, as the sampler's own source would.
+  class Intake : public model::SampleSink {
+   public:
+    explicit Intake(TargetSampler& sampler) : sampler_(sampler) {}
+    void on_snapshot(const model::Snapshot& snapshot) override;
+    void on_profile_delta(const model::Profile& delta, model::SystemClock::time_point at) override;
+    void on_missed_ticks(uint64_t ticks) override { sampler_.count_missed(ticks); }
+    void on_source(model::SamplerSource source, std::string_view reason) override;
+    void on_connection_state(bool up, model::SteadyClock::time_point at,
+                             std::string_view reason) override;
+    void on_collector_status(std::string_view collector, base::Seconds duration,
+                             bool success) override {
+      sampler_.fanout_.on_collector_status(collector, duration, success);
+    }
+    void on_kernel_times(const model::KernelTimes& times) override {
+      sampler_.fanout_.on_kernel_times(times);
+    }
+    void on_lock_waits(const model::LockLookup& lookup) override {
+      sampler_.fanout_.on_lock_waits(lookup);
+    }
+    void on_statement_texts(const std::map<int64_t, std::string>& texts) override {
+      sampler_.fanout_.on_statement_texts(texts);
+    }
+
+   private:
+    TargetSampler& sampler_;
+  };
+
   asio::any_io_executor executor_;
   SamplerOptions options_;
   PgSession session_;
@@ -143,6 +181,8 @@ class TargetSampler {
   base::AsyncEvent stopped_;
   base::AsyncPulse sample_delivered_;
   Fanout fanout_;
+  RemoteFeed* remote_ = nullptr;
+  Intake intake_{*this};
   // The sources this target may use: the one asked for, or for auto trace, memory and activity.
   std::unique_ptr<memory::MemorySource> memory_source_;
   std::unique_ptr<ActivitySource> activity_source_;

@@ -26,6 +26,9 @@ packages=(
   sysbench
   # tests and deploy checks: real Prometheus and promtool, systemd-analyze, JSON/YAML/HTTP tools
   prometheus systemd curl jq python3 python3-yaml shellcheck procps
+  # the test of a sampler on its own host (tests/integration/remote_sampler_test.sh): sshd in a
+  # network namespace (iproute2 makes the namespaces and the veth pair), the ssh client
+  openssh-server openssh-client iproute2
   # the browser check of the HTML reports (ctest -L browser): headless Chromium
   chromium
   # the Debian package (deploy/package.sh, tests/deploy/package_test.sh): CPack needs

@@ -10,27 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "model/json_optional.h"
 #include "model/profile_json.h"
-
-namespace nlohmann {
-template <typename T>
-struct adl_serializer<std::optional<T>> {
-  static void to_json(json& j, const std::optional<T>& value) {
-    if (value) {
-      j = *value;
-    } else {
-      j = nullptr;
-    }
-  }
-  static void from_json(const json& j, std::optional<T>& value) {
-    if (j.is_null()) {
-      value.reset();
-    } else {
-      value = j.get<T>();
-    }
-  }
-};
-}  // namespace nlohmann
 
 namespace pgwaitprof::model {
 
@@ -123,10 +104,14 @@ static void from_json(const json& j, Stall& stall) {
                                                       : std::numeric_limits<double>::quiet_NaN());
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Setting, name, value, unit, source)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SamplerHost, address, hostname, kernel, cpu_model,
+                                                cpu_count, memory_bytes, program_version,
+                                                clock_offset_ms, round_trip_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, server_version, server_version_num,
                                                 settings, data_checksums, kernel, cpu_model,
                                                 cpu_count, memory_bytes, hostname,
-                                                pgwaitprof_version, wait_event_descriptions)
+                                                pgwaitprof_version, wait_event_descriptions,
+                                                sampler_host)
 static void to_json(json& j, const Outage& outage) {
   j = {{"start_s", outage.start.count()},
        {"duration_s", outage.duration.count()},
@@ -417,6 +402,8 @@ json to_json(const Run& run) {
   if (run.checkpoint_after) document["checkpoint_after"] = checkpoint_to_json(run.checkpoint_after);
   if (run.run_to_run) document["run_to_run"] = *run.run_to_run;
   if (run.cpu_profile) document["cpu_profile"] = *run.cpu_profile;
+  // Only runs sampled on another host (run --sampler-host) have one.
+  if (!run.environment.sampler_host) document["environment"].erase("sampler_host");
   if (!run.throughput_source.empty()) document["throughput_source"] = run.throughput_source;
   if (run.loadgen && run.loadgen->qps) document["loadgen"]["qps"] = *run.loadgen->qps;
   if (run.loadgen && run.loadgen->latency_at_percentile) {

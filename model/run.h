@@ -33,7 +33,8 @@ namespace pgwaitprof::model {
 // 12 the traced source's witness (sampler.trace.witness: its client backends' time against the
 // kernel's); 13 the blocked time of a traced key's ended waits (profile.traced.ended_blocked_s:
 // blocked_s without a wait still in progress, what the mean and the histogram's sum are of); 14
-// pgwaitprof's own version (environment.pgwaitprof_version). Documents of older versions still
+// pgwaitprof's own version (environment.pgwaitprof_version) and, of a run sampled on another
+// host over SSH, that host (environment.sampler_host). Documents of older versions still
 // load (their new fields take defaults).
 inline constexpr int kReportSchemaVersion = 14;
 inline constexpr int kOldestReadableSchemaVersion = 1;
@@ -212,6 +213,20 @@ struct Setting {
   std::string source;
 };
 
+// The host of a remote sampler (run --sampler-host): the server's host as the pgwaitprof there
+// described it, and its clock's offset from this host's, estimated over the SSH channel.
+struct SamplerHost {
+  std::string address;  // as given: ssh://[user@]host[:port]
+  std::string hostname;
+  std::string kernel;
+  std::string cpu_model;
+  int cpu_count = 0;
+  uint64_t memory_bytes = 0;
+  std::string program_version;  // of the pgwaitprof there
+  double clock_offset_ms = 0;   // its clock minus this host's (midpoint of the fastest ping)
+  double round_trip_ms = 0;     // the channel's fastest ping: the network round trip to it
+};
+
 struct Environment {
   std::string server_version;
   int server_version_num = 0;
@@ -228,6 +243,9 @@ struct Environment {
   // PostgreSQL 17+'s own description of the wait events the run saw (pg_wait_events), keyed
   // "type | name": preferred to pgwaitprof's in legends.
   std::map<std::string, std::string> wait_event_descriptions;
+  // A run whose sampler ran on the server's host (the fields above are then this host's, the
+  // load generator's).
+  std::optional<SamplerHost> sampler_host;
 };
 
 struct SamplerInfo {

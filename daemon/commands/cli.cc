@@ -23,6 +23,8 @@
 #include "daemon/commands/explain_command.h"
 #include "daemon/commands/matrix_command.h"
 #include "daemon/commands/number_options.h"
+#include "daemon/commands/placement_options.h"
+#include "daemon/commands/remote_sample.h"
 #include "daemon/commands/report_command.h"
 #include "daemon/commands/results_command.h"
 #include "daemon/commands/run_command.h"
@@ -117,13 +119,7 @@ void add_run(CLI::App& app, RunCommand& command, std::string& source, std::strin
   run->add_option("--data-dir", command.data_dir, "where the run directory is written");
   run->add_option("--source", source, kSourceHelp)
       ->check(CLI::IsMember(model::sampler_source_names()));
-  run->add_option("--local", command.local,
-                  "whether the server runs on this host, for its /proc: auto, true or false")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, config::LocalMode>{{"auto", config::LocalMode::kAuto},
-                                                   {"true", config::LocalMode::kYes},
-                                                   {"false", config::LocalMode::kNo}}))
-      ->option_text("auto|true|false");
+  add_placement_options(*run, command);
   run->add_option("--scale", command.scale, "pgbench -i scale of a scratch cluster")
       ->transform(integer_in_range(1, 100000));
   run->add_flag("--keep-cluster", command.keep_cluster, "leave the scratch cluster running");
@@ -218,6 +214,7 @@ void add_matrix(CLI::App& app, MatrixCommand& command) {
                    "counts, scale at most 2");
   matrix->add_option("--results-dsn", command.results_dsn,
                      "upload the runs to this results database (or $PGWAITPROF_RESULTS_DSN)");
+  add_matrix_placement_options(*matrix, command);
 }
 
 void add_compare(CLI::App& app, CompareCommand& command) {
@@ -518,6 +515,7 @@ int main_cli(int argc, char** argv) {
   // A closed standard output or error is an error value, never a death (standard_output.h).
   std::signal(SIGPIPE, SIG_IGN);
   if (argc == 2 && argv[1] == engine::kSuperviseCommand) return engine::supervise_main();
+  if (argc == 2 && argv[1] == kSampleRemoteCommand) return sample_remote_main();
   engine::enable_watchdog();
   capture_standard_output();
   return finish_standard_output(parse_and_dispatch(argc, argv));

@@ -92,14 +92,17 @@ Result drive(const std::string& on_signal,
   return std::move(*result);
 }
 
-// Runs `body` beside a running sampler of `options`' target; the sampler is stopped when body
-// ends, and both have finished when this returns.
+// Runs `body` beside a running sampler of `options`' target (fed by `remote` when the sampler
+// runs on the server's host); the sampler is stopped when body ends, and both have finished
+// when this returns.
 template <typename Result>
 asio::awaitable<Result> with_sampler(
     const collectors::SamplerOptions& options,
-    std::function<asio::awaitable<Result>(collectors::TargetSampler&)> body) {
+    std::function<asio::awaitable<Result>(collectors::TargetSampler&)> body,
+    collectors::RemoteFeed* remote = nullptr) {
   using namespace asio::experimental::awaitable_operators;
   collectors::TargetSampler sampler(co_await asio::this_coro::executor, options);
+  sampler.set_remote_feed(remote);
   std::optional<Result> result;
   auto work = [&]() -> asio::awaitable<void> {
     struct StopSampler {

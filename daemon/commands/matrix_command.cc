@@ -12,6 +12,7 @@
 #include "config/matrix_invocation.h"
 #include "config/matrix_plan.h"
 #include "daemon/commands/foreground.h"
+#include "daemon/commands/remote_feed.h"
 #include "daemon/commands/results_command.h"
 #include "daemon/engine/matrix.h"
 #include "exporters/render/text_format.h"
@@ -215,6 +216,12 @@ int matrix_command(const MatrixCommand& command) {
         "--target cannot be used with a plan of builds: its variants' \"server_bin\" run in "
         "scratch clusters");
   }
+  if (!command.sampler_host.empty() &&
+      (config::has_builds(plan) || (plan.target.empty() && !pg_environment_set()))) {
+    throw std::runtime_error(
+        "--sampler-host needs a target: a connection string (the plan's or --target) or the PG* "
+        "variables of the server on that host");
+  }
   const auto dir = matrix_directory(command, plan);
   config::TargetConfig target;
   target.hz = plan.hz;
@@ -242,6 +249,11 @@ int matrix_command(const MatrixCommand& command) {
         }
         target.dsn = local->conninfo;
         if (local->scratch) target.local = config::LocalMode::kYes;
+        // No co_await inside a conditional expression: GCC 12 destroys its temporary twice.
+        const auto executor = co_await asio::this_coro::executor;
+        auto feed = local->scratch
+                        ? nullptr
+                        : make_remote_feed(command.sampler_host, command.sampler_program, executor);
         auto outcome = co_await with_sampler<engine::MatrixOutcome>(
             collectors::sampler_options(target),
             [&](collectors::TargetSampler& sampler) -> asio::awaitable<engine::MatrixOutcome> {
@@ -259,7 +271,8 @@ int matrix_command(const MatrixCommand& command) {
                   },
                   {}};
               co_return co_await engine::execute_matrix(context);
-            });
+            },
+            feed.get());
         if (local->scratch) co_await local->scratch->destroy();
         co_return outcome;
       });

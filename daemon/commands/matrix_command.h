@@ -17,8 +17,11 @@ struct MatrixCommand {
   std::optional<int> repeats;
   std::optional<int> scale;
   bool quick = false;
-  std::string split_by;                    // overrides the plan's split_by
-  std::optional<std::string> target;       // overrides the plan's target
+  std::string split_by;               // overrides the plan's split_by
+  std::optional<std::string> target;  // overrides the plan's target
+  // --sampler-host: every run's sampler on the server's host over SSH (run_command.h).
+  std::string sampler_host;
+  std::string sampler_program = "pgwaitprof";
   std::optional<std::string> results_dsn;  // upload the runs there (results_command.h)
 };
 

@@ -9,6 +9,7 @@
 #include "config/config_error.h"
 #include "daemon/commands/control_client.h"
 #include "daemon/commands/foreground.h"
+#include "daemon/commands/remote_feed.h"
 #include "daemon/commands/results_command.h"
 #include "daemon/engine/run_engine.h"
 #include "daemon/service/control_server.h"
@@ -144,6 +145,12 @@ int run_command(const RunCommand& command) {
   auto request = make_request(command);
   const bool scratch_target =
       !command.target && (!command.server_bin.empty() || !pg_environment_set());
+  const bool remote = !command.sampler_host.empty();
+  if (remote && scratch_target) {
+    throw config::ConfigError(
+        "--sampler-host needs a target: a connection string or the PG* variables of the server "
+        "on that host");
+  }
   if (scratch_target && command.loadgen == loadgen::LoadgenKind::kNone) {
     throw std::runtime_error(
         "record needs a target: a connection string, or the PG* variables (a scratch cluster "
@@ -151,7 +158,7 @@ int run_command(const RunCommand& command) {
   }
   // The control protocol does not carry --checkpoint-after or --cpu-profile: such a run
   // samples here.
-  if (!scratch_target && !command.no_daemon && !command.checkpoint_after &&
+  if (!scratch_target && !remote && !command.no_daemon && !command.checkpoint_after &&
       command.cpu_profile_hz == 0) {
     if (auto exit_code = try_daemons(command, request)) return *exit_code;
   }
@@ -179,10 +186,14 @@ int run_command(const RunCommand& command) {
           target.local = config::LocalMode::kYes;
         }
         request.conninfo = local->conninfo;
+        const auto executor = co_await asio::this_coro::executor;
+        auto feed = make_remote_feed(command.sampler_host, command.sampler_program, executor);
         auto outcome = co_await with_sampler<engine::RunOutcome>(
-            collectors::sampler_options(target), [&](collectors::TargetSampler& sampler) {
+            collectors::sampler_options(target),
+            [&](collectors::TargetSampler& sampler) {
               return engine::execute_run(sampler, request, observer, control);
-            });
+            },
+            feed.get());
         if (local->scratch) co_await local->scratch->destroy();
         co_return outcome;
       });

@@ -35,6 +35,10 @@ struct RunCommand {
   model::SamplerSource source = model::SamplerSource::kAuto;
   // Whether the server runs on this host (a scratch cluster always does).
   config::LocalMode local = config::LocalMode::kAuto;
+  // --sampler-host ssh://[user@]host[:port]: the sampler runs there (engine/remote_sampler.h);
+  // "" = here. --sampler-program: the pgwaitprof there.
+  std::string sampler_host;
+  std::string sampler_program = "pgwaitprof";
   int scale = 10;  // pgbench -i scale of a scratch cluster
   // --server-bin: the scratch cluster's build (a directory with initdb, pg_ctl and postgres).
   std::filesystem::path server_bin;

@@ -54,11 +54,11 @@ std::vector<std::string> child_environment(const std::vector<std::string>& extra
 
 // In the child between fork and exec: only async-signal-safe calls. Never returns.
 [[noreturn]] void exec_child(const std::string& program, char** args, char** environment,
-                             const std::optional<RunAs>& run_as, pid_t parent, int out, int err,
-                             int status) {
+                             const std::optional<RunAs>& run_as, pid_t parent, int in, int out,
+                             int err, int status) {
   ::dup2(out, STDOUT_FILENO);
   ::dup2(err, STDERR_FILENO);
-  const int devnull = ::open("/dev/null", O_RDONLY);
+  const int devnull = in >= 0 ? in : ::open("/dev/null", O_RDONLY);
   if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
   // Nothing else we hold (sockets, the control socket's clients) may leak into the child.
   ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -104,9 +104,9 @@ base::Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOpt
   const std::string program = base::find_executable(argv[0]);
   if (program.empty())
     return base::Error{fmt::format("could not execute \"{}\": command not found", argv[0])};
-  int out[2], err[2], status[2];
+  int out[2], err[2], status[2], in[2] = {-1, -1};
   if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
-      ::pipe2(status, O_CLOEXEC) != 0) {
+      ::pipe2(status, O_CLOEXEC) != 0 || (options.stdin_pipe && ::pipe2(in, O_CLOEXEC) != 0)) {
     return base::Error{fmt::format("could not create pipe: {}", std::strerror(errno))};
   }
   // Built before fork: the child may only make async-signal-safe calls.
@@ -122,9 +122,10 @@ base::Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOpt
   const pid_t pid = ::fork();
   if (pid < 0) return base::Error{fmt::format("could not fork: {}", std::strerror(errno))};
   if (pid == 0) {
-    exec_child(program, args.data(), environment.data(), options.run_as, parent, out[1], err[1],
-               status[1]);
+    exec_child(program, args.data(), environment.data(), options.run_as, parent, in[0], out[1],
+               err[1], status[1]);
   }
+  if (in[0] >= 0) ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
   ::close(status[1]);
@@ -136,6 +137,7 @@ base::Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOpt
   if (got == sizeof failure) {
     ::close(out[0]);
     ::close(err[0]);
+    if (in[1] >= 0) ::close(in[1]);
     ::waitpid(pid, nullptr, 0);
     return base::Error{
         fmt::format("could not execute \"{}\": {}", argv[0], std::strerror(failure))};
@@ -148,13 +150,14 @@ base::Expected<Child> spawn(const std::vector<std::string>& argv, const SpawnOpt
     ::waitpid(pid, nullptr, 0);
     ::close(out[0]);
     ::close(err[0]);
+    if (in[1] >= 0) ::close(in[1]);
     return base::Error{
         fmt::format("could not open a pidfd for \"{}\": {}", argv[0], std::strerror(open_error))};
   }
   ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
   // Its process group outlives nothing of ours, not even a SIGKILL of pgwaitprof.
   supervise_process_group(pid);
-  return Child{pid, pidfd, out[0], err[0]};
+  return Child{pid, pidfd, out[0], err[0], in[1]};
 }
 
 CommandResult run_command(const std::vector<std::string>& argv, const SpawnOptions& options) {

@@ -35,6 +35,9 @@ struct SpawnOptions {
   // "NAME=value" entries added to the inherited environment (replacing the same names): how a
   // password reaches pgbench without appearing in its argv.
   std::vector<std::string> environment;
+  // The child's stdin on a pipe whose write end is Child::stdin_fd (else /dev/null): the remote
+  // sampler's channel.
+  bool stdin_pipe = false;
 };
 
 struct Child {
@@ -42,6 +45,7 @@ struct Child {
   int pidfd = -1;      // readable once the child has exited
   int stdout_fd = -1;  // read ends, owned by the caller
   int stderr_fd = -1;
+  int stdin_fd = -1;  // write end, with SpawnOptions::stdin_pipe
 };
 
 // Starts argv[0] (looked up on PATH) with stdout and stderr on pipes. The error is

@@ -504,10 +504,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   if (!failed && pgbench) failed = co_await prepare_workload(state);
   if (!failed && !pgbench) failed = co_await prepare_other_loadgen(state, control);
   if (!failed) failed = co_await wait_for_sampler(state, sampler, control);
-  run.sampler.source = sampler.source_in_use();
-  run.sampler.source_reason = sampler.source_reason();
-  if (run.sampler.source == model::SamplerSource::kTrace) run.sampler.hz = sampler.source_hz();
-  run.sampler.period = base::Seconds(sampler.source_period_s());
+  note_sampler(run, sampler);
 
   const auto start = SteadyClock::now();
   const auto start_wall = SystemClock::now();

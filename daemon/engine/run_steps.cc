@@ -252,4 +252,12 @@ void mark_checkpoint_after(model::Run& run) {
   }
 }
 
+void note_sampler(model::Run& run, const collectors::TargetSampler& sampler) {
+  run.sampler.source = sampler.source_in_use();
+  run.sampler.source_reason = sampler.source_reason();
+  if (run.sampler.source == model::SamplerSource::kTrace) run.sampler.hz = sampler.source_hz();
+  run.sampler.period = base::Seconds(sampler.source_period_s());
+  if (const auto* remote = sampler.remote_feed()) run.environment.sampler_host = remote->host();
+}
+
 }  // namespace pgwaitprof::engine::run_steps

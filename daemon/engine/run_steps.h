@@ -16,6 +16,7 @@
 #include "base/expected.h"
 #include "collectors/sampler_options.h"
 #include "collectors/statements.h"
+#include "collectors/target_sampler.h"
 #include "daemon/engine/run_request.h"
 #include "loadgen/loadgen_command.h"
 #include "loadgen/pgbench_log.h"
@@ -39,6 +40,9 @@ std::string iso_utc(model::SystemClock::time_point at);
 // interval, the sampler's source and rate.
 void describe_request(model::Run& run, const RunRequest& request,
                       const collectors::SamplerOptions& sampler);
+// Step 5b: the source the sampler uses (auto's choice, here or on the sampler host), its rate,
+// and the sampler host with the clocks' offset when the sampler runs there.
+void note_sampler(model::Run& run, const collectors::TargetSampler& sampler);
 
 // The summary of pgwaitprof's own COPY (one transaction per client's COPY), which pgbench would
 // otherwise have printed; nullopt when the load failed or took no time.

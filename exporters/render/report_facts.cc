@@ -108,6 +108,20 @@ std::vector<std::pair<std::string, std::string>> environment_facts(const model::
     facts.emplace_back("cpu", fmt::format("{} x {}", env.cpu_count, env.cpu_model));
   }
   if (env.memory_bytes > 0) facts.emplace_back("memory", format_bytes(env.memory_bytes));
+  if (const auto& remote = env.sampler_host) {
+    // Above: the load generator's host; here the server's, where the sampler ran.
+    facts.emplace_back("sampler host", fmt::format("{} ({})", remote->hostname, remote->address));
+    facts.emplace_back("sampler kernel", remote->kernel);
+    facts.emplace_back("sampler cpu", fmt::format("{} x {}", remote->cpu_count, remote->cpu_model));
+    facts.emplace_back("sampler memory", format_bytes(remote->memory_bytes));
+    facts.emplace_back("sampler pgwaitprof", remote->program_version);
+    facts.emplace_back("clock offset",
+                       fmt::format("{:+.3f} ms (the sampler host's clock minus this host's; "
+                                   "its error at most half the round trip)",
+                                   remote->clock_offset_ms));
+    facts.emplace_back("round trip", fmt::format("{:.3f} ms (SSH channel, fastest of {} pings)",
+                                                 remote->round_trip_ms, 5));
+  }
   return facts;
 }
 

@@ -10,6 +10,7 @@
 
 #include "exporters/render/html_assets.h"
 #include "exporters/render/report_common.h"
+#include "exporters/render/report_facts.h"
 #include "exporters/render/report_html_charts.h"
 #include "exporters/render/report_render.h"
 #include "exporters/render/report_sections.h"
@@ -376,15 +377,8 @@ std::string html_run_facts(const model::Run& run, const model::Summary& summary)
 
 std::string html_environment(const model::Environment& env) {
   std::string html = "<h2>Environment</h2>\n<div class=\"panel\"><table class=\"facts\">\n";
-  std::vector<std::pair<std::string, std::string>> facts;
-  if (!env.server_version.empty()) facts.emplace_back("server", env.server_version);
-  if (env.data_checksums) facts.emplace_back("checksums", *env.data_checksums ? "on" : "off");
-  if (!env.hostname.empty()) facts.emplace_back("host", env.hostname);
-  if (!env.kernel.empty()) facts.emplace_back("kernel", env.kernel);
-  if (env.cpu_count > 0)
-    facts.emplace_back("cpu", fmt::format("{} x {}", env.cpu_count, env.cpu_model));
-  if (env.memory_bytes > 0) facts.emplace_back("memory", format_bytes(env.memory_bytes));
-  html += fact_rows(facts) + "</table>\n";
+  // The same facts as the text and Markdown reports (the sampler host's too).
+  html += fact_rows(report_detail::environment_facts(env)) + "</table>\n";
   if (!env.settings.empty()) {
     html +=
         "<h3>Non-default settings</h3>\n<table><thead><tr><th>name</th><th class=\"n\">value</th>"

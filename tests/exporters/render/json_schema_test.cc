@@ -107,6 +107,9 @@ model::Run run_with_everything() {
       read_json(fs::path(PGWAITPROF_FIXTURES) / "report_v3_latency_kernel.json"));
   run.throughput_source = "pgbench";
   run.tags = {{"loadgen", "pgbench"}};
+  // A run sampled on the server's host (run --sampler-host).
+  run.environment.sampler_host = model::SamplerHost{
+      "ssh://bench@db1", "db1", "Linux 6.1", "EPYC", 64, 1ULL << 38, "0.1.0", 0.25, 0.3};
   // The traced source's parts (schema 10), on a key of the profile's table and of a slice.
   model::TracedTime traced;
   traced.blocked_s = 0.2, traced.ended_blocked_s = 0.2, traced.runqueue_s = 0.01,

@@ -1,0 +1,133 @@
+// The remote sampler's end of the channel.
+#include "daemon/commands/remote_sample.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <asio/co_spawn.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/io_context.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "base/build_info.h"
+#include "base/fault_injection.h"
+#include "base/frame_channel.h"
+#include "base/logging.h"
+#include "collectors/host.h"
+#include "collectors/target_sampler.h"
+#include "store/sample_wire.h"
+
+namespace pgwaitprof::commands {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr int kExitProtocol = 3;
+
+// Until the start message: the hello, then pings answered. False at end of file (or a hello
+// of another protocol: `exit_code` says which).
+asio::awaitable<std::optional<nlohmann::json>> greet(base::FramedChannel& channel, int& exit_code) {
+  // The fault tests' other version (tests/integration/remote_sampler_test.sh).
+  const int protocol =
+      store::kRemoteProtocolVersion + (base::fault_fails("remote-protocol") ? 1 : 0);
+  // Messages are named before the co_await: GCC 12 destroys a temporary of a co_await
+  // expression twice.
+  const std::string hello_sent = store::hello_message({protocol, base::kVersion});
+  if (!co_await channel.write_now(hello_sent)) co_return std::nullopt;
+  auto first = co_await channel.read();
+  const auto hello = first ? store::parse_hello(*first) : std::nullopt;
+  if (!hello || hello->protocol != protocol) {
+    if (hello) {
+      std::cerr << fmt::format(
+          "pgwaitprof: the load generator's host speaks protocol {} (pgwaitprof {}), this host's "
+          "pgwaitprof {} protocol {}\n",
+          hello->protocol, hello->version, base::kVersion, protocol);
+      exit_code = kExitProtocol;
+    }
+    co_return std::nullopt;
+  }
+  model::Environment host;
+  collectors::describe_host(host);
+  const std::string host_sent = store::host_message(host);
+  (void)co_await channel.write_now(host_sent);
+  // A clock off by 5 s, for the fault tests' refusal.
+  const int64_t skew_us = base::fault_fails("remote-clock") ? 5'000'000 : 0;
+  store::WireClock clock;
+  for (;;) {
+    auto frame = co_await channel.read();
+    if (!frame) co_return std::nullopt;
+    auto message = store::parse_message(*frame);
+    if (!message) continue;
+    if (message->first == "start") co_return std::move(message->second);
+    if (message->first == "ping") {
+      const int64_t at_us = clock.to_wire(model::SystemClock::now()) + skew_us;
+      const std::string pong =
+          store::pong_message(message->second.value("sent_us", int64_t{0}), at_us);
+      (void)co_await channel.write_now(pong);
+    }
+  }
+}
+
+// Samples until stdin ends; the first sample (or why none came) is told first.
+asio::awaitable<void> sample(base::FramedChannel& channel, collectors::TargetSampler& sampler) {
+  using namespace asio::experimental::awaitable_operators;
+  auto supervise = [&]() -> asio::awaitable<void> {
+    const auto first_within = sampler.options().connect_timeout + 10s;
+    if (co_await sampler.wait_for_sample(
+            std::chrono::duration_cast<std::chrono::milliseconds>(first_within))) {
+      channel.send(nlohmann::json{{"type", "ready"}}.dump());
+      // Nothing more comes from the other end: this read returns at its end of file.
+      while (co_await channel.read()) {
+      }
+    } else {
+      const auto& error = sampler.last_error();
+      channel.send(store::error_message(error.empty() ? "no sample of the server" : error));
+    }
+    sampler.stop();
+    channel.close_write();
+  };
+  co_await (sampler.run() && channel.write_loop() && supervise());
+}
+
+asio::awaitable<int> serve() {
+  auto executor = co_await asio::this_coro::executor;
+  // Our own copies: std::cout and std::cin are not used while the channel is on 0 and 1.
+  base::FramedChannel channel(executor, ::dup(STDIN_FILENO), ::dup(STDOUT_FILENO));
+  int exit_code = 0;
+  auto start = co_await greet(channel, exit_code);
+  if (!start) co_return exit_code;
+  auto options = store::parse_start(*start);
+  collectors::TargetSampler sampler(executor, options);
+  // A sink that cannot keep up (the other end stopped reading) ends the sampling.
+  store::WireSink sink(store::WireClock{}, [&](std::string message) {
+    if (!channel.send(message)) sampler.stop();
+  });
+  sampler.add_sink(&sink);
+  co_await sample(channel, sampler);
+  sampler.remove_sink(&sink);
+  co_return channel.error().empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int sample_remote_main() {
+  // Its log lines reach the other end's ssh stderr: warnings and errors only.
+  base::set_log_level("warn");
+  asio::io_context io;
+  int exit_code = 1;
+  asio::co_spawn(io, serve(), [&](const std::exception_ptr& failure, int code) {
+    if (!failure) {
+      exit_code = code;
+      return;
+    }
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& error) {
+      std::cerr << "pgwaitprof: " << error.what() << '\n';
+    }
+  });
+  io.run();
+  return exit_code;
+}
+
+}  // namespace pgwaitprof::commands
