@@ -33,10 +33,10 @@ namespace pgwaitprof::model {
 // 12 the traced source's witness (sampler.trace.witness: its client backends' time against the
 // kernel's); 13 the blocked time of a traced key's ended waits (profile.traced.ended_blocked_s:
 // blocked_s without a wait still in progress, what the mean and the histogram's sum are of); 14
-// pgwaitprof's own version (environment.pgwaitprof_version) and, of a run sampled on another
-// host over SSH, that host (environment.sampler_host). Documents of older versions still
-// load (their new fields take defaults).
-inline constexpr int kReportSchemaVersion = 14;
+// pgwaitprof's own version (environment.pgwaitprof_version); 15 the host a run was sampled on
+// over SSH (environment.sampler_host). Documents of older versions still load (their new
+// fields take defaults).
+inline constexpr int kReportSchemaVersion = 15;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // How a run ended. Mapped to a string only in the report.json codec and the renderers.

@@ -132,13 +132,16 @@ std::string start_message(const collectors::SamplerOptions& options) {
   // A password of this host's environment reaches the remote sampler's the same way: libpq
   // there reads PGPASSWORD where the connection string has none.
   const char* pgpassword = std::getenv("PGPASSWORD");
+  // Auto on the sampler host reads memory, not the traced source: the traced source's statement
+  // times, counts and check do not cross the channel yet (`--source trace` names it all the
+  // same).
   return json{{"type", "start"},
               {"pgpassword", pgpassword != nullptr ? pgpassword : ""},
               {"name", options.name},
               {"dsn", options.conninfo},
               {"hz", options.hz},
               {"trace_hz", options.trace_hz},
-              {"auto_traces", options.auto_traces},
+              {"auto_traces", false},
               {"source", std::string(model::to_string(options.source))},
               {"wait_sampling_poll_ms", options.wait_sampling_poll.count()},
               {"connect_timeout_ms", options.connect_timeout.count()},

@@ -217,7 +217,7 @@ TEST(RenderJson, RoundTripsThroughTheModel) {
   ASSERT_EQ(fixture.at("schema_version"), 1);
   const model::Run run = model::run_from_json(fixture);
   const std::string rendered = render_json(run);
-  EXPECT_NE(rendered.find("\n  \"schema_version\": 14,"), std::string::npos) << "dump(2)";
+  EXPECT_NE(rendered.find("\n  \"schema_version\": 15,"), std::string::npos) << "dump(2)";
   json parsed = json::parse(rendered);
   // The derived summary: the report's figures with their errors (checked in RenderJsonSummary).
   ASSERT_TRUE(parsed.contains("summary"));
