@@ -5,12 +5,9 @@
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 
+#include "base/as_tuple.h"
+
 namespace pgwaitprof::base {
-namespace {
-
-constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
-
-}  // namespace
 
 std::string encode_frame(std::string_view payload) {
   const auto length = static_cast<uint32_t>(payload.size());

@@ -41,7 +41,7 @@ constexpr std::array<std::string_view, 16> kBackgroundTypes = {"autovacuum launc
                                                                "logger",
                                                                "slotsync worker"};
 
-auto log() {
+auto cpu_profile_log() {
   static auto logger = base::component_logger("cpu_profile");
   return logger;
 }
@@ -143,7 +143,7 @@ asio::awaitable<CollectResult> CpuProfileCollector::collect(CollectContext& cont
   model::CpuSampleBatch batch{hz_, events_->cpus(), 0, {}, {}};
   batch.lost = events_->drain([&](const cpu::PerfSample& raw) { add(raw, batch); });
   batch.notes = symbolizer_.take_notes();
-  for (const auto& note : batch.notes) log()->warn("cpu profile: {}", note);
+  for (const auto& note : batch.notes) cpu_profile_log()->warn("cpu profile: {}", note);
   if (++collections_ % kForgetEvery == 0) symbolizer_.forget_idle_processes();
   if (context.sink != nullptr) context.sink->on_cpu_samples(batch);
   co_return std::nullopt;

@@ -16,7 +16,7 @@
 namespace pgwaitprof::collectors {
 namespace {
 
-auto log() {
+auto kernel_log() {
   static auto logger = base::component_logger("kernel");
   return logger;
 }
@@ -25,7 +25,7 @@ auto log() {
 void note_descriptor_shortage(int error) {
   static std::atomic_flag said;
   if ((error == EMFILE || error == ENFILE) && !said.test_and_set()) {
-    log()->warn(
+    kernel_log()->warn(
         "out of file descriptors: backends' /proc files cannot be opened, so their kernel "
         "states and times are missing until some close open_files={} limit={}",
         ProcessStates::descriptors_open(), ProcessStates::descriptor_cap() * 4);
@@ -193,11 +193,12 @@ asio::awaitable<CollectResult> KernelStage::prepare(PgSession& session) {
       found ? std::optional<pid_t>(found->postmaster()) : read_parent_pid(sampler_pid_);
   postmaster_ = postmaster.value_or(-1);
   const bool wchan = local_ && postmaster && states_.check_wchan(*postmaster);
-  log()->info("kernel view {} backend_pid={} states_from=\"{}\"{}",
-              local_ ? "on: the server runs on this host" : "off: the server is not on this host",
-              sampler_pid_, wchan ? "wchan, then stat" : "stat",
-              processes_.description().empty() ? std::string()
-                                               : " server=\"" + processes_.description() + "\"");
+  kernel_log()->info(
+      "kernel view {} backend_pid={} states_from=\"{}\"{}",
+      local_ ? "on: the server runs on this host" : "off: the server is not on this host",
+      sampler_pid_, wchan ? "wchan, then stat" : "stat",
+      processes_.description().empty() ? std::string()
+                                       : " server=\"" + processes_.description() + "\"");
   co_return std::nullopt;
 }
 
@@ -225,7 +226,7 @@ ProcessStates::File* ProcessStates::file(int32_t pid, int64_t backend_start) {
     descriptors_open_.fetch_sub(wanted);
     static std::atomic_flag said;
     if (!said.test_and_set()) {
-      log()->warn(
+      kernel_log()->warn(
           "many backends' /proc files are open: further ones are read the long way (an open and "
           "a close per read) open_files={} cap={}",
           descriptors_open_.load(), descriptor_cap());

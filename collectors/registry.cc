@@ -27,7 +27,7 @@ namespace {
 // Background activity is polled several times per interval so short checkpoints are seen.
 constexpr int kBackgroundPollsPerInterval = 4;
 
-auto log() {
+auto registry_log() {
   static auto logger = base::component_logger("collector");
   return logger;
 }
@@ -99,7 +99,7 @@ class SessionKeeper {
       down_ = true;
       down_at_ = now;
       retry_at_ = now;
-      log()->warn("lost the run's connection: reconnecting");
+      registry_log()->warn("lost the run's connection: reconnecting");
       context_.sink->on_run_connection_state(false, now, "connection lost");
     }
     if (now < retry_at_) co_return false;
@@ -113,16 +113,16 @@ class SessionKeeper {
       session.close();
       const auto delay = backoff_.next();
       if (error->message != last_error_) {
-        log()->warn("could not reconnect the run's connection: {} retry_in_ms={}", error->message,
-                    delay.count());
+        registry_log()->warn("could not reconnect the run's connection: {} retry_in_ms={}",
+                             error->message, delay.count());
         last_error_ = error->message;
       }
       retry_at_ = std::chrono::steady_clock::now() + delay;
       co_return false;
     }
     const auto back = std::chrono::steady_clock::now();
-    log()->info("the run's connection is back gap_s={:.3f}",
-                std::chrono::duration<double>(back - down_at_).count());
+    registry_log()->info("the run's connection is back gap_s={:.3f}",
+                         std::chrono::duration<double>(back - down_at_).count());
     down_ = false;
     backoff_.reset();
     last_error_.clear();
@@ -172,10 +172,11 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
       const std::string message = error ? error->message : "";
       if (message != last_errors[index]) {
         if (error) {
-          log()->warn("collection failed collector={} error=\"{}\"",
-                      schedule[index].collector->name(), message);
+          registry_log()->warn("collection failed collector={} error=\"{}\"",
+                               schedule[index].collector->name(), message);
         } else {
-          log()->info("collection works again collector={}", schedule[index].collector->name());
+          registry_log()->info("collection works again collector={}",
+                               schedule[index].collector->name());
         }
         last_errors[index] = message;
       }

@@ -15,7 +15,7 @@
 namespace pgwaitprof::collectors {
 namespace {
 
-auto log() {
+auto server_throughput_log() {
   static auto logger = base::component_logger("throughput");
   return logger;
 }
@@ -74,7 +74,7 @@ asio::awaitable<void> ServerThroughputCollector::wait_for_load_backends(PgSessio
     auto left = co_await session.execute(kLoadBackendsQuery, params);
     gone = !left.ok() || counter(left.result.get(), 0).value_or(0) == 0 ||
            model::SteadyClock::now() >= deadline;
-    if (!gone) log()->debug("waiting for the load's backends to exit");
+    if (!gone) server_throughput_log()->debug("waiting for the load's backends to exit");
     timer.expires_after(as_duration(kPollEvery));
     co_await timer.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
   }
@@ -120,8 +120,9 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
   if (with_calls_) now.calls = counter(read.result.get(), 1);
   // Read after the query, so that it counts itself (the server counted it too).
   now.own_statements = own_statements_();
-  log()->debug("server counters transactions={} calls={} own_statements={} last={}",
-               now.transactions, now.calls.value_or(0), now.own_statements, context.last);
+  server_throughput_log()->debug(
+      "server counters transactions={} calls={} own_statements={} last={}", now.transactions,
+      now.calls.value_or(0), now.own_statements, context.last);
   const auto reading = previous_ ? throughput_between(*previous_, now) : std::nullopt;
   previous_ = now;
   if (reading) context.sink->on_server_throughput(*reading);

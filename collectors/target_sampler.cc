@@ -6,6 +6,7 @@
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/use_awaitable.hpp>
 
+#include "base/as_tuple.h"
 #include "base/backoff.h"
 #include "base/logging.h"
 #include "collectors/activity.h"
@@ -17,13 +18,13 @@ namespace pgwaitprof::collectors {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using base::kAsTuple;
 constexpr auto kTickLineEvery = 100ms;
 // A snapshot query that has not answered in this long is taken for a dead connection (a
 // network partition can leave a socket open without any answer ever coming).
 constexpr auto kSnapshotTimeout = 5000ms;
 
-auto log() {
+auto target_sampler_log() {
   static auto logger = base::component_logger("sampler");
   return logger;
 }
@@ -156,7 +157,7 @@ asio::awaitable<void> TargetSampler::read_traced_now() {
   // The traced source's collection does not suspend: it cannot interleave with the loop's.
   CollectContext context{&session_, &fanout_, nullptr, nullptr, model::SteadyClock::now()};
   if (auto error = co_await collect_timed(*trace_source_, context)) {
-    log()->warn("trace read failed target={}: {}", options_.name, error->message);
+    target_sampler_log()->warn("trace read failed target={}: {}", options_.name, error->message);
   }
 }
 
@@ -177,7 +178,7 @@ void TargetSampler::log_tick() {
   if (now - tick_line_at_ < kTickLineEvery) return;
   const auto active = std::count_if(snapshot_.backends.begin(), snapshot_.backends.end(),
                                     [](const auto& backend) { return backend.state == "active"; });
-  log()->debug(
+  target_sampler_log()->debug(
       "tick target={} source={} backends={} active={} snapshot_ms={:.3f} ticks={} "
       "missed_total={}",
       options_.name, to_string(in_use_), snapshot_.backends.size(), active,
@@ -238,7 +239,7 @@ asio::awaitable<CollectResult> TargetSampler::connect() {
   if (!warned_privileges_ && PQntuples(privileges.result.get()) == 1 &&
       cell(privileges.result.get(), 0, 1) != "t") {
     const auto role = cell(privileges.result.get(), 0, 0);
-    log()->warn(
+    target_sampler_log()->warn(
         "role \"{}\" cannot see the wait events of other roles' sessions target={} HINT: Grant it "
         "the monitoring role: GRANT pg_monitor TO \"{}\";",
         role, options_.name, role);
@@ -308,8 +309,9 @@ asio::awaitable<CollectResult> TargetSampler::prepare_source() {
     why_not = memory::refusal_reason(refused->message);
   }
   if (why_not != reason_) {
-    log()->info("memory source not used target={} reason=\"{}\": sampling pg_stat_activity",
-                options_.name, why_not);
+    target_sampler_log()->info(
+        "memory source not used target={} reason=\"{}\": sampling pg_stat_activity", options_.name,
+        why_not);
   }
   use_source(activity_source_.get(), SamplerSource::kActivity, why_not);
   co_return co_await source_->prepare(session_);
@@ -332,7 +334,8 @@ asio::awaitable<CollectResult> TargetSampler::prepare_traced(pid_t postmaster) {
     static constexpr std::string_view kPrefix = "trace source refused: ";
     if (refused->message.starts_with(kPrefix)) refused->message.erase(0, kPrefix.size());
     if (refused->message != untraced_) {
-      log()->info("trace source not used target={} reason=\"{}\"", options_.name, refused->message);
+      target_sampler_log()->info("trace source not used target={} reason=\"{}\"", options_.name,
+                                 refused->message);
       untraced_ = refused->message;
     }
   }
@@ -349,12 +352,12 @@ void TargetSampler::on_failed_attempt(const CollectorError& error,
   if (error.message == last_error_) return;
   const auto target = mask_password(options_.conninfo);
   if (error.connection_lost) {
-    log()->error("could not connect to \"{}\": {} target={} retry_in_ms={}", target, error.message,
-                 options_.name, retry_in.count());
+    target_sampler_log()->error("could not connect to \"{}\": {} target={} retry_in_ms={}", target,
+                                error.message, options_.name, retry_in.count());
   } else {
-    log()->error("could not set up sampling of \"{}\": {} target={} source={} retry_in_ms={}",
-                 target, error.message, options_.name, to_string(options_.source),
-                 retry_in.count());
+    target_sampler_log()->error(
+        "could not set up sampling of \"{}\": {} target={} source={} retry_in_ms={}", target,
+        error.message, options_.name, to_string(options_.source), retry_in.count());
   }
   last_error_ = error.message;
 }
@@ -367,24 +370,25 @@ void TargetSampler::on_connected(bool reconnected) {
     if (model::takes_snapshots(in_use_)) {
       count_missed(static_cast<uint64_t>(gap_s * options_.hz));
     }
-    log()->info("connection restored target={} gap_s={:.3f}", options_.name, gap_s);
+    target_sampler_log()->info("connection restored target={} gap_s={:.3f}", options_.name, gap_s);
   } else if (activity_) {
-    log()->info("sampling target={} source=activity hz={} server_version={} dsn=\"{}\"",
-                options_.name, options_.hz, server_version_, mask_password(options_.conninfo));
+    target_sampler_log()->info(
+        "sampling target={} source=activity hz={} server_version={} dsn=\"{}\"", options_.name,
+        options_.hz, server_version_, mask_password(options_.conninfo));
   } else if (memory_) {
-    log()->info(
+    target_sampler_log()->info(
         "sampling target={} source=memory hz={} server_version={} dsn=\"{}\" {} limits=\"{}\"",
         options_.name, options_.hz, server_version_, mask_password(options_.conninfo),
         memory_->attachment().description, model::sampler_source_limits(in_use_));
   } else if (in_use_ == model::SamplerSource::kTrace) {
-    log()->info(
+    target_sampler_log()->info(
         "sampling target={} source=trace read_every_ms={} server_version={} dsn=\"{}\" {} "
         "limits=\"{}\"",
         options_.name, options_.wait_sampling_poll.count(), server_version_,
         mask_password(options_.conninfo), trace_source_->description(),
         model::sampler_source_limits(in_use_));
   } else {
-    log()->info(
+    target_sampler_log()->info(
         "sampling target={} source={} period_ms={:g} server_version={} dsn=\"{}\" limits=\"{}\"",
         options_.name, to_string(in_use_), source_period_s() * 1000, server_version_,
         mask_password(options_.conninfo), model::sampler_source_limits(in_use_));
@@ -396,7 +400,7 @@ void TargetSampler::connection_lost(const std::string& reason) {
   if (lost_ || state_ == SamplerState::kStopping) return;
   lost_ = true;
   timer_.cancel();
-  log()->error("lost connection to target={}: {}", options_.name, reason);
+  target_sampler_log()->error("lost connection to target={}: {}", options_.name, reason);
   last_error_ = reason;
 }
 
@@ -500,8 +504,8 @@ asio::awaitable<bool> TargetSampler::receive_snapshot() {
   if (error->connection_lost) {
     connection_lost(error->message);
   } else if (error->message != last_error_) {
-    log()->warn("snapshot query failed target={} sqlstate={}: {}", options_.name, error->sqlstate,
-                error->message);
+    target_sampler_log()->warn("snapshot query failed target={} sqlstate={}: {}", options_.name,
+                               error->sqlstate, error->message);
     last_error_ = error->message;
   }
   co_return false;
@@ -517,7 +521,7 @@ asio::awaitable<void> TargetSampler::deliver_stages() {
   for (auto& stage : stages_) co_await collect_timed(*stage, context);
   // Once per row, after every stage: the sinks count by these keys.
   model::assign_keys(snapshot_);
-  if (log()->should_log(spdlog::level::debug)) log_tick();
+  if (target_sampler_log()->should_log(spdlog::level::debug)) log_tick();
   fanout_.on_snapshot(snapshot_);
   delivered_ = true;
   sample_delivered_.notify();
@@ -534,7 +538,8 @@ asio::awaitable<void> TargetSampler::sample_wait_sampling() {
         connection_lost(error->message);
         break;
       }
-      log()->warn("{} read failed target={}: {}", source_->name(), options_.name, error->message);
+      target_sampler_log()->warn("{} read failed target={}: {}", source_->name(), options_.name,
+                                 error->message);
     } else {
       sample_delivered_.notify();
     }

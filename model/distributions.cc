@@ -12,9 +12,6 @@
 namespace pgwaitprof::model {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
 // Continued fraction of the incomplete beta function, evaluated with the modified Lentz method
 // (Numerical Recipes, betacf). Converges fast for x < (a + 1) / (a + b + 2); the caller uses
 // the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) otherwise.

@@ -21,8 +21,6 @@ namespace pgwaitprof::model {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // Which of sigma and kappa the solver may move; a fixed one stays at 0.
 struct FreeParameters {
   bool sigma = true;

@@ -42,8 +42,6 @@ double median(std::vector<double> values) {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 void check_finite(std::span<const double> values, const char* what) {
   for (size_t index = 0; index < values.size(); ++index) {
     if (!std::isfinite(values[index])) {

@@ -22,6 +22,10 @@
 
 namespace pgwaitprof::model {
 
+// Not a number and infinity, the statistics' marks of "cannot be estimated" and "unbounded".
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
 // The middle value, or the mean of the two middle values; 0 for an empty sample.
 double median(std::vector<double> values);
 // The mean of a sample; NaN for an empty one.

@@ -17,7 +17,6 @@ namespace pgwaitprof::model {
 
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 std::vector<double> logs_of(std::span<const double> values, const char* side) {
   if (values.empty()) throw std::invalid_argument(fmt::format("side {} has no values", side));
   std::vector<double> logs;

@@ -8,7 +8,7 @@
 namespace pgwaitprof::store {
 namespace {
 
-auto log() { return base::component_logger("results"); }
+auto results_uploader_log() { return base::component_logger("results"); }
 
 constexpr std::chrono::seconds kFirstBackoff{5};
 constexpr std::chrono::seconds kMaxBackoff{300};
@@ -30,7 +30,7 @@ ResultsUploader::~ResultsUploader() {
 
 void ResultsUploader::add(const std::filesystem::path& run_dir) {
   if (auto failed = queue_upload(data_dir_, run_dir)) {
-    log()->error("could not queue run for upload: {}", failed->message);
+    results_uploader_log()->error("could not queue run for upload: {}", failed->message);
     return;
   }
   push();
@@ -54,16 +54,17 @@ void ResultsUploader::on_pushed(const PushResult& result) {
   in_flight_ = false;
   if (stopped_) return;
   if (result.uploaded > 0)
-    log()->info("uploaded runs={} pending={}", result.uploaded, result.pending);
-  for (const auto& refused : result.refused) log()->error("{}", refused);
+    results_uploader_log()->info("uploaded runs={} pending={}", result.uploaded, result.pending);
+  for (const auto& refused : result.refused) results_uploader_log()->error("{}", refused);
   if (result.error.empty() || result.pending == 0) {
     backoff_ = kFirstBackoff;
     if (std::exchange(again_, false)) push();
     return;
   }
   again_ = false;
-  log()->warn("results database upload failed pending={} retry_in={}s error=\"{}\"", result.pending,
-              backoff_.count(), result.error);
+  results_uploader_log()->warn(
+      "results database upload failed pending={} retry_in={}s error=\"{}\"", result.pending,
+      backoff_.count(), result.error);
   retry_.expires_after(backoff_);
   backoff_ = std::min(backoff_ * 2, kMaxBackoff);
   retry_.async_wait([this](const std::error_code& error) {

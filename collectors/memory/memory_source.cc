@@ -48,7 +48,7 @@ struct Memo {
   }
 };
 
-auto log() {
+auto memory_source_log() {
   static auto logger = base::component_logger("sampler");
   return logger;
 }
@@ -255,11 +255,12 @@ void MemorySource::read_loop(std::stop_token stop, double hz, bool kernel_states
   ProcessStates states;  // this thread's /proc/<pid>/stat and wchan files
   ServerProcesses processes = attachment_.processes;
   const bool wchan = kernel_states && states.check_wchan(attachment_.postmaster);
-  log()->info("memory reader postmaster={} hz={} scheduling=\"{}\" states_from=\"{}\"",
-              attachment_.postmaster, hz, scheduling,
-              !kernel_states ? "none"
-              : wchan        ? "wchan, then stat"
-                             : "stat");
+  memory_source_log()->info(
+      "memory reader postmaster={} hz={} scheduling=\"{}\" states_from=\"{}\"",
+      attachment_.postmaster, hz, scheduling,
+      !kernel_states ? "none"
+      : wchan        ? "wchan, then stat"
+                     : "stat");
   TickPacer pacer(hz, scheduling == base::kRealTime);
   Batch batch{hz};
   ReadCounts counts;

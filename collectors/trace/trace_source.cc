@@ -30,7 +30,7 @@ static_assert(sizeof(trace_value) % 8 == 0, "per-CPU values are read 8-byte alig
 constexpr uint32_t kUninterruptible = 2;  // trace_key.flags: blocked in TASK_UNINTERRUPTIBLE
 constexpr std::string_view kRefused = "trace source refused: ";
 
-auto log() {
+auto trace_source_log() {
   static auto logger = base::component_logger("trace");
   return logger;
 }
@@ -335,8 +335,8 @@ base::Expected<TracedDelta> TraceSource::read_delta(model::SteadyClock::time_poi
   for (const int counter : {kTraceReadFailures, kTraceTrackedFull, kTraceKeysFull, kTraceLost}) {
     if (previous_.counters[counter] > warned_[counter]) {
       warned_[counter] = previous_.counters[counter];
-      log()->warn("trace {}={} target_postmaster={}", kNames[counter], warned_[counter],
-                  attachment_.postmaster);
+      trace_source_log()->warn("trace {}={} target_postmaster={}", kNames[counter],
+                               warned_[counter], attachment_.postmaster);
     }
   }
   auto traced = traced_delta(delta, static_cast<uint64_t>(std::max<int64_t>(0, wall.count())),

@@ -20,6 +20,7 @@
 #include "config/daemon_config.h"
 #include "config/numbers.h"
 #include "config/quote.h"
+#include "daemon/commands/exit_codes.h"
 #include "daemon/commands/explain_command.h"
 #include "daemon/commands/matrix_command.h"
 #include "daemon/commands/number_options.h"
@@ -48,9 +49,7 @@ constexpr const char* kSourceHelp =
 
 using exporters::text_format::text_escape;
 
-constexpr int kExitFailure = 1;
 int parse_and_dispatch(int argc, char** argv);
-constexpr int kExitUsage = 2;
 
 struct DaemonCommand {
   std::optional<std::string> config_file;

@@ -16,6 +16,7 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 
+#include "base/as_tuple.h"
 #include "daemon/service/control_protocol.h"
 
 namespace pgwaitprof::commands {
@@ -25,7 +26,7 @@ using namespace std::chrono_literals;
 using namespace asio::experimental::awaitable_operators;
 using asio::local::stream_protocol;
 using Answer = base::Expected<std::optional<RemoteRunResult>>;
-constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using base::kAsTuple;
 constexpr auto kConnectTimeout = 5s;
 // The daemon sends at least an "alive" event every 5 s.
 constexpr auto kSilenceTimeout = 30s;

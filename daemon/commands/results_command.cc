@@ -7,15 +7,13 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "daemon/commands/exit_codes.h"
 #include "daemon/commands/foreground.h"
 #include "exporters/render/report_render.h"
 #include "store/results_db.h"
 
 namespace pgwaitprof::commands {
 namespace {
-
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 
 int report_push(const store::PushResult& result) {
   std::cout << fmt::format("uploaded {} run{}, {} pending\n", result.uploaded,

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 
+#include "daemon/commands/exit_codes.h"
 #include "daemon/commands/foreground.h"
 #include "exporters/render/history_render.h"
 #include "exporters/render/report_render.h"
@@ -20,12 +21,7 @@
 #include "store/run_index.h"
 
 namespace pgwaitprof::commands {
-namespace {
-
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-
-}  // namespace
+namespace {}  // namespace
 
 void add_history_options(CLI::App* app, HistoryOptions& options) {
   auto& filter = options.filter;

@@ -30,7 +30,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-auto log() {
+auto matrix_log() {
   static auto logger = base::component_logger("matrix");
   return logger;
 }
@@ -108,7 +108,7 @@ asio::awaitable<void> before_run(MatrixContext& context, const std::string& conn
     if (!co_await session.connect(conninfo, 10s)) {
       auto checkpoint = co_await session.execute("CHECKPOINT");
       if (!checkpoint.ok()) {
-        log()->warn("checkpoint before the run failed: {}", checkpoint.error->message);
+        matrix_log()->warn("checkpoint before the run failed: {}", checkpoint.error->message);
       }
     }
   }
@@ -127,7 +127,7 @@ asio::awaitable<void> before_run(MatrixContext& context, const std::string& conn
   auto warmed = co_await run_command_async(warmup, options,
                                            [&](pid_t pid) { context.control.set_child(pid); });
   context.control.clear_child();
-  if (!warmed || warmed->exit_code != 0) log()->warn("the warm-up run failed");
+  if (!warmed || warmed->exit_code != 0) matrix_log()->warn("the warm-up run failed");
 }
 
 RunRequest cell_request(const MatrixContext& context, const MatrixServer& server,
@@ -330,7 +330,7 @@ void write_matrix_status(const std::filesystem::path& dir, const MatrixOutcome& 
                                {"runs_done", outcome.runs_done}};
   if (auto failed =
           store::write_file_atomically(dir / "status.json", base::json_text(json, 2) + "\n")) {
-    log()->error("could not write matrix status dir={}: {}", dir.string(), failed->message);
+    matrix_log()->error("could not write matrix status dir={}: {}", dir.string(), failed->message);
   }
 }
 
@@ -388,7 +388,7 @@ asio::awaitable<base::Status> restore_settings(std::vector<MatrixServer>& server
     if (!server.settings || server.settings->empty()) continue;
     auto restored = co_await server.settings->restore();
     if (!restored) {
-      log()->error("could not restore the server's settings: {}", restored.error().message);
+      matrix_log()->error("could not restore the server's settings: {}", restored.error().message);
       if (!failed) failed = restored.error();
     } else if (!restored->empty() && server.scratch != nullptr) {
       (void)co_await server.scratch->restart();

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/as_tuple.h"
 #include "base/programs.h"
 #include "daemon/engine/supervisor.h"
 
@@ -31,7 +32,7 @@ extern char** environ;
 namespace pgwaitprof::engine {
 namespace {
 
-constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using base::kAsTuple;
 
 int exit_code_of(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/as_tuple.h"
 #include "base/build_info.h"
 #include "base/logging.h"
 #include "collectors/conninfo.h"
@@ -26,11 +27,11 @@ namespace {
 
 using namespace std::chrono_literals;
 using namespace asio::experimental::awaitable_operators;
-constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using base::kAsTuple;
 // How long the remote side has to exit once its stdin is closed, before ssh is terminated.
 constexpr auto kExitGrace = 3s;
 
-auto log() {
+auto remote_sampler_log() {
   static auto logger = base::component_logger("remote");
   return logger;
 }
@@ -177,7 +178,7 @@ asio::awaitable<std::optional<collectors::CollectorError>> SshFeed::open(
     why = failure(reason.empty() ? fmt::format("ssh exited with code {}", exit_code)
                                  : fmt::format("{} (ssh exit code {})", reason, exit_code));
   }
-  log()->error("{}", why);
+  remote_sampler_log()->error("{}", why);
   co_return collectors::CollectorError{why, "", false, true};
 }
 
@@ -250,7 +251,7 @@ asio::awaitable<std::string> SshFeed::handshake(const collectors::SamplerOptions
     std::string error;
     if (!on_message(*answer, intake, error)) co_return failure(error);
   }
-  log()->info(
+  remote_sampler_log()->info(
       "remote sampler started host=\"{}\" remote_host={} version={} clock_offset_ms={:.3f} "
       "round_trip_ms={:.3f}",
       host_.address, host_.hostname, host_.program_version, host_.clock_offset_ms,

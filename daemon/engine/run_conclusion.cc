@@ -22,7 +22,7 @@ namespace {
 
 using model::SystemClock;
 
-auto log() {
+auto run_conclusion_log() {
   static auto logger = base::component_logger("run");
   return logger;
 }
@@ -129,11 +129,11 @@ void add_run_to_run(RunState& state) {
   try {
     std::vector<std::string> warnings;
     const auto past = store::load_history(*data_dir, &warnings);
-    for (const auto& warning : warnings) log()->warn("{}", warning);
+    for (const auto& warning : warnings) run_conclusion_log()->warn("{}", warning);
     run.run_to_run = store::run_to_run(store::summarize(run, state.outcome.dir), past);
   } catch (const std::exception& error) {
-    log()->warn("no run-to-run spread: could not read the history of \"{}\": {}",
-                data_dir->string(), error.what());
+    run_conclusion_log()->warn("no run-to-run spread: could not read the history of \"{}\": {}",
+                               data_dir->string(), error.what());
   }
 }
 
@@ -165,8 +165,8 @@ void write(RunState& state) {
     // The failed status with its reason, where the disk allows; else the unfinished report
     // written at the start stays, which says failed too.
     (void)store::write_file_atomically(dir / "report.json", exporters::render_json(run));
-    log()->error("could not write run directory run_id={} dir={}: {}", run.id, dir.string(),
-                 failed->message);
+    run_conclusion_log()->error("could not write run directory run_id={} dir={}: {}", run.id,
+                                dir.string(), failed->message);
     return;
   }
   state.outcome.report_written = true;

@@ -51,7 +51,7 @@ constexpr auto kConnectTimeout = 10s;
 constexpr std::chrono::milliseconds kReconnectTimeout = 2s;
 constexpr auto kFirstSampleTimeout = 10s;
 
-auto log() {
+auto run_engine_log() {
   static auto logger = base::component_logger("run");
   return logger;
 }
@@ -108,8 +108,8 @@ asio::awaitable<base::Status> connect_target(RunState& state) {
   state.compute_query_id = co_await collectors::compute_query_id(state.session);
   state.statements = co_await collectors::statements_availability(state.session);
   if (!state.statements.note.empty()) {
-    log()->info("pg_stat_statements off for this run reason=\"{}\" target={}",
-                state.statements.note, state.request.target_name);
+    run_engine_log()->info("pg_stat_statements off for this run reason=\"{}\" target={}",
+                           state.statements.note, state.request.target_name);
   }
   if (state.statements.usable) {
     state.statements_before = co_await collectors::read_statement_stats(state.session);
@@ -123,8 +123,8 @@ asio::awaitable<base::Status> ensure_pgbench_tables(RunState& state, base::RunCo
       co_await state.session.execute("SELECT to_regclass('pgbench_branches') IS NOT NULL");
   if (!tables.ok()) co_return base::Error{tables.error->message};
   if (collectors::cell(tables.result.get(), 0, 0) == "t") co_return std::nullopt;
-  log()->info("initialising pgbench tables scale={} target={}", state.request.init_scale,
-              state.request.target_name);
+  run_engine_log()->info("initialising pgbench tables scale={} target={}", state.request.init_scale,
+                         state.request.target_name);
   std::vector<std::string> init{state.loadgen, "-i", "-s", std::to_string(state.request.init_scale),
                                 "-q"};
   SpawnOptions options;
@@ -231,7 +231,7 @@ asio::awaitable<base::Status> run_sysbench_step(RunState& state, base::RunContro
   const auto command =
       loadgen::build_sysbench_command(state.loadgen, state.request.pgbench_args,
                                       target_address(state), state.request.interval, step);
-  log()->info("sysbench step run_id={} step={}", state.run().id, step);
+  run_engine_log()->info("sysbench step run_id={} step={}", state.run().id, step);
   SpawnOptions options;
   options.environment = command.environment;
   auto done =
@@ -384,8 +384,9 @@ asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point 
     checkpoint.error = done.error->message;
   }
   checkpoint.duration = SteadyClock::now() - began;
-  log()->info("checkpoint after the run run_id={} took {:.2f} s{}", state.run().id,
-              checkpoint.duration.count(), checkpoint.error.empty() ? "" : ": " + checkpoint.error);
+  run_engine_log()->info("checkpoint after the run run_id={} took {:.2f} s{}", state.run().id,
+                         checkpoint.duration.count(),
+                         checkpoint.error.empty() ? "" : ": " + checkpoint.error);
   state.run().checkpoint_after = std::move(checkpoint);
 }
 
@@ -398,11 +399,12 @@ asio::awaitable<std::unique_ptr<collectors::Collector>> open_cpu_profile(
   auto opened = co_await collectors::open_cpu_profile(state.session, sampler.options().local,
                                                       state.request.cpu_profile_hz, own_pids);
   if (opened) {
-    log()->info("cpu profile on run_id={} hz={}", state.run().id, state.request.cpu_profile_hz);
+    run_engine_log()->info("cpu profile on run_id={} hz={}", state.run().id,
+                           state.request.cpu_profile_hz);
     co_return std::move(*opened);
   }
   const auto warning = "no CPU profile: " + opened.error().message;
-  log()->warn("{} run_id={}", warning, state.run().id);
+  run_engine_log()->warn("{} run_id={}", warning, state.run().id);
   state.run().warnings.push_back(warning);
   co_return nullptr;
 }
@@ -422,8 +424,8 @@ asio::awaitable<base::Status> run_loadgen(RunState& state, RunObserver& observer
     if (!spawned) co_return spawned.error();
     child.emplace(std::move(*spawned));
     control.set_child(child->pid);
-    log()->info("started load generator run_id={} pid={} argv=\"{}\"", state.run().id, child->pid,
-                fmt::join(state.run().loadgen_argv, " "));
+    run_engine_log()->info("started load generator run_id={} pid={} argv=\"{}\"", state.run().id,
+                           child->pid, fmt::join(state.run().loadgen_argv, " "));
   }
   base::AsyncEvent finished(executor);
   // The server counts pgwaitprof's own queries too: the sampler's and this run's session's.
@@ -471,8 +473,8 @@ void finish_interrupted_writes_once(const std::filesystem::path& data_dir) {
     if (!finished.insert(data_dir).second) return;
   }
   if (const int handled = store::finish_interrupted_writes(data_dir); handled > 0) {
-    log()->warn("finished {} file(s) a killed pgwaitprof left half written dir={}", handled,
-                data_dir.string());
+    run_engine_log()->warn("finished {} file(s) a killed pgwaitprof left half written dir={}",
+                           handled, data_dir.string());
   }
 }
 
@@ -541,8 +543,8 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   if (run.status != model::RunStatus::kCompleted && state.outcome.exit_code == 0) {
     state.outcome.exit_code = 1;
   }
-  log()->info("run finished run_id={} status={} dir={}", run.id, to_string(run.status),
-              state.outcome.dir.string());
+  run_engine_log()->info("run finished run_id={} status={} dir={}", run.id, to_string(run.status),
+                         state.outcome.dir.string());
   co_return std::move(state.outcome);
 }
 

@@ -18,7 +18,7 @@
 namespace pgwaitprof::engine {
 namespace {
 
-auto log() {
+auto scratch_cluster_log() {
   static auto logger = base::component_logger("scratch");
   return logger;
 }
@@ -136,8 +136,8 @@ asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& contr
     co_return base::Error{fmt::format("could not change owner of \"{}\"", directory_.string())};
   }
   port_ = free_port();
-  log()->info("creating scratch cluster dir={} port={}{}", directory_.string(), port_,
-              run_as_ ? " as=" + run_as_->name : "");
+  scratch_cluster_log()->info("creating scratch cluster dir={} port={}{}", directory_.string(),
+                              port_, run_as_ ? " as=" + run_as_->name : "");
   // initdb may be interrupted: it removes what it wrote, we remove the rest.
   const std::vector<std::string> argv{initdb,       "-D",       (directory_ / "data").string(),
                                       "-U",         "postgres", "-A",
@@ -227,7 +227,8 @@ asio::awaitable<base::Status> ScratchCluster::restart() {
 asio::awaitable<void> ScratchCluster::destroy() {
   if (directory_.empty()) co_return;
   if (options_.keep) {
-    log()->info("keeping scratch cluster dir={} conninfo=\"{}\"", directory_.string(), conninfo());
+    scratch_cluster_log()->info("keeping scratch cluster dir={} conninfo=\"{}\"",
+                                directory_.string(), conninfo());
     release_scratch_directory(directory_);
     std::error_code ignored;
     std::filesystem::remove(directory_ / "owner", ignored);
@@ -236,8 +237,8 @@ asio::awaitable<void> ScratchCluster::destroy() {
   if (std::filesystem::exists(directory_ / "data" / "postmaster.pid")) {
     const std::vector<std::string> stop{"stop", "-w", "-t", "60", "-m", "fast"};
     if (auto failed = co_await pg_ctl(stop)) {
-      log()->error("could not stop scratch cluster dir={}: {}", directory_.string(),
-                   failed->message);
+      scratch_cluster_log()->error("could not stop scratch cluster dir={}: {}", directory_.string(),
+                                   failed->message);
     }
   }
   remove_directory();
@@ -247,8 +248,8 @@ void ScratchCluster::remove_directory() {
   std::error_code error;
   std::filesystem::remove_all(directory_, error);
   if (error) {
-    log()->error("could not remove scratch cluster dir={}: {}", directory_.string(),
-                 error.message());
+    scratch_cluster_log()->error("could not remove scratch cluster dir={}: {}", directory_.string(),
+                                 error.message());
   }
   release_scratch_directory(directory_);
   directory_.clear();

@@ -34,7 +34,7 @@ using collectors::PgSession;
 // pg_try_advisory_lock(int4, int4): 'pgwp' and the settings journal's number.
 constexpr const char* kLockKeys = "1886877552, 1";
 
-auto log() {
+auto settings_journal_log() {
   static auto logger = base::component_logger("settings");
   return logger;
 }
@@ -249,13 +249,15 @@ asio::awaitable<base::Status> restore_to(
   }
   if (auto failed = co_await execute_sql(session, "SELECT pg_reload_conf()")) co_return failed;
   if (!changes.names.empty()) {
-    log()->warn("kept what another session changed with ALTER SYSTEM while the matrix ran: {}",
-                fmt::join(changes.names, ", "));
+    settings_journal_log()->warn(
+        "kept what another session changed with ALTER SYSTEM while the matrix ran: {}",
+        fmt::join(changes.names, ", "));
   }
   std::error_code error;
   std::filesystem::remove(path, error);
   if (error && error != std::errc::no_such_file_or_directory) {
-    log()->warn("could not remove settings journal \"{}\": {}", path.string(), error.message());
+    settings_journal_log()->warn("could not remove settings journal \"{}\": {}", path.string(),
+                                 error.message());
   }
   co_return std::nullopt;
 }
@@ -281,8 +283,9 @@ asio::awaitable<base::Status> restore_marked(PgSession& session, const std::stri
         marker->path, fmt::format("cannot be read ({})", record.error().message))};
   }
   if (auto failed = co_await restore_to(session, *record, marker->path)) co_return failed;
-  log()->warn("restored the server settings an interrupted matrix had changed journal=\"{}\"",
-              marker->path.string());
+  settings_journal_log()->warn(
+      "restored the server settings an interrupted matrix had changed journal=\"{}\"",
+      marker->path.string());
   co_return std::nullopt;
 }
 

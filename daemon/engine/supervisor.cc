@@ -34,7 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-auto log() {
+auto supervisor_log() {
   static auto logger = base::component_logger("supervisor");
   return logger;
 }
@@ -113,13 +113,14 @@ void start_watchdog_locked(Watchdog& state, bool replacement = false) {
   if (!state.enabled || state.fd >= 0 || state.failed) return;
   if (replacement && fault_fails("watchdog-restart")) {
     state.failed = true;
-    log()->warn("could not start the watchdog: could not fork: injected fault");
+    supervisor_log()->warn("could not start the watchdog: could not fork: injected fault");
     return;
   }
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     state.failed = true;
-    log()->warn("could not start the watchdog: could not create pipe: {}", std::strerror(errno));
+    supervisor_log()->warn("could not start the watchdog: could not create pipe: {}",
+                           std::strerror(errno));
     return;
   }
   const std::string self = "/proc/self/exe";
@@ -150,12 +151,13 @@ void start_watchdog_locked(Watchdog& state, bool replacement = false) {
   if (pid < 0) {
     ::close(pipe_fds[1]);
     state.failed = true;
-    log()->warn("could not start the watchdog: could not fork: {}", std::strerror(errno));
+    supervisor_log()->warn("could not start the watchdog: could not fork: {}",
+                           std::strerror(errno));
     return;
   }
   state.fd = pipe_fds[1];
   state.pid = pid;
-  log()->debug("started watchdog pid={}", pid);
+  supervisor_log()->debug("started watchdog pid={}", pid);
   if (!state.monitored) {
     state.monitored = true;
     std::thread(monitor_watchdog).detach();
@@ -179,7 +181,7 @@ void replace_watchdog_locked(Watchdog& state, pid_t dead, std::string_view what 
   ::close(state.fd);
   state.fd = -1;
   ::waitpid(dead, nullptr, 0);
-  log()->warn("the watchdog (pid {}) {}; starting a new one", dead, what);
+  supervisor_log()->warn("the watchdog (pid {}) {}; starting a new one", dead, what);
   start_watchdog_locked(state, true);
   bool told = state.fd >= 0;
   for (const pid_t group : state.groups) {
@@ -190,7 +192,8 @@ void replace_watchdog_locked(Watchdog& state, pid_t dead, std::string_view what 
     write_owner_locked(state, directory);
   }
   if (!told) {
-    log()->error("could not start a new watchdog: stopping, so that nothing is left unsupervised");
+    supervisor_log()->error(
+        "could not start a new watchdog: stopping, so that nothing is left unsupervised");
     state.failed = true;
     ::kill(::getpid(), SIGTERM);
   }
@@ -444,7 +447,7 @@ std::vector<fs::path> sweep_abandoned_scratch_directories(const fs::path& temp_d
     std::error_code ignored;
     fs::remove_all(entry.path(), ignored);
     const auto found = owners.find("pgwaitprof");
-    log()->warn(
+    supervisor_log()->warn(
         "removed scratch cluster dir={} left by a pgwaitprof that ended without removing it "
         "(pid {})",
         entry.path().string(), found == owners.end() ? -1 : found->second.pid);

@@ -18,7 +18,7 @@
 namespace pgwaitprof::service {
 namespace {
 
-auto log() {
+auto change_watch_log() {
   static auto logger = base::component_logger("changes");
   return logger;
 }
@@ -68,15 +68,16 @@ void report_changes(const std::vector<store::RunSummary>& history, const std::st
     const std::string group = label.empty() ? workload : label;
     const auto brought = store::new_change_points(group_runs(history, key, just_done));
     if (!brought) {
-      log()->warn("could not analyse the group's history group=\"{}\" history={} error=\"{}\"",
-                  group, name, brought.error().message);
+      change_watch_log()->warn(
+          "could not analyse the group's history group=\"{}\" history={} error=\"{}\"", group, name,
+          brought.error().message);
       continue;
     }
     std::map<std::string, double> steps;
     for (const auto& change : *brought) {
       const double step = change.point.relative_change;
       steps[change.metric] = std::isfinite(step) ? step : 1.0;
-      log()->warn(
+      change_watch_log()->warn(
           "change point group=\"{}\" metric=\"{}\" from_run={} step={:+.1f}% before={:.4g} "
           "after={:.4g} p={:.3f} waits_moved=\"{}\" history={}",
           group, change.metric, change.run_id, 100 * step, change.point.mean_before,
@@ -94,8 +95,8 @@ std::optional<std::vector<store::RunSummary>> shared_history(
   auto db = store::ResultsDb::connect(dsn);
   auto listed = db ? db->list({}) : base::Expected<std::vector<store::RunSummary>>(db.error());
   if (!listed) {
-    log()->warn("could not read the results database's history error=\"{}\"",
-                listed.error().message);
+    change_watch_log()->warn("could not read the results database's history error=\"{}\"",
+                             listed.error().message);
     return std::nullopt;
   }
   std::set<std::string> held;
@@ -113,7 +114,7 @@ void watch_changes(const std::filesystem::path& data_dir, const std::string& res
                    exporters::MetricsServer* metrics) {
   std::vector<std::string> warnings;
   const auto history = store::load_history(data_dir, &warnings);
-  for (const auto& warning : warnings) log()->warn("{}", warning);
+  for (const auto& warning : warnings) change_watch_log()->warn("{}", warning);
   std::set<std::string> done;
   for (const auto& run : history) {
     if (just_done(run)) done.insert(run.id);

@@ -13,6 +13,7 @@
 #include <asio/write.hpp>
 #include <deque>
 
+#include "base/as_tuple.h"
 #include "base/logging.h"
 #include "daemon/service/control_protocol.h"
 
@@ -22,7 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 using asio::local::stream_protocol;
 using namespace asio::experimental::awaitable_operators;
-constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using base::kAsTuple;
 constexpr auto kAliveEvery = 5s;
 constexpr auto kWriteTimeout = 10s;
 constexpr auto kRefusalTimeout = 1s;
@@ -31,7 +32,7 @@ constexpr auto kAcceptBackoffCap = 2s;
 // Events kept for a client that reads slowly; beyond this, the oldest lines are dropped.
 constexpr size_t kMaxQueuedEvents = 10000;
 
-auto log() {
+auto control_server_log() {
   static auto logger = base::component_logger("control");
   return logger;
 }
@@ -109,7 +110,8 @@ base::Status ControlServer::open() {
         fmt::format("could not create control socket \"{}\": {}", path_.string(), error.message())};
   }
   ::chmod(path_.c_str(), 0600);
-  log()->info("control socket path={} max_connections={}", path_.string(), limits_.max_connections);
+  control_server_log()->info("control socket path={} max_connections={}", path_.string(),
+                             limits_.max_connections);
   return std::nullopt;
 }
 
@@ -130,14 +132,16 @@ asio::awaitable<void> ControlServer::serve() {
     if (error) {
       // Out of file descriptors (or memory): the backlog keeps the clients until we can.
       if (backoff == kAcceptBackoffStart) {
-        log()->error("could not accept a control connection: {} (retrying)", error.message());
+        control_server_log()->error("could not accept a control connection: {} (retrying)",
+                                    error.message());
       }
       pause.expires_after(backoff);
       co_await pause.async_wait(kAsTuple);
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, kAcceptBackoffCap);
       continue;
     }
-    if (backoff != kAcceptBackoffStart) log()->info("accepting control connections again");
+    if (backoff != kAcceptBackoffStart)
+      control_server_log()->info("accepting control connections again");
     backoff = kAcceptBackoffStart;
     if (connections_.running() >= limits_.max_connections) {
       connections_.spawn(
@@ -192,12 +196,12 @@ asio::awaitable<void> ControlServer::serve_connection(stream_protocol::socket so
   auto request = parse_run_request(std::string_view(buffer).substr(0, length - 1));
   buffer.erase(0, length);
   if (!request) {
-    log()->warn("refused control request: {}", request.error().message);
+    control_server_log()->warn("refused control request: {}", request.error().message);
     co_await refuse(socket, "invalid", request.error().message);
     co_return;
   }
   if (auto not_allowed = check_socket_loadgen_args(*request)) {
-    log()->warn("refused run request: {}", not_allowed->message);
+    control_server_log()->warn("refused run request: {}", not_allowed->message);
     co_await refuse(socket, "refused", not_allowed->message);
     co_return;
   }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "base/as_tuple.h"
 #include "base/build_info.h"
 #include "base/logging.h"
 #include "base/regular_file.h"
@@ -25,12 +26,12 @@ namespace pgwaitprof::service {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using base::kAsTuple;
 // How long SIGTERM waits for runs to write their reports, and then for samplers to stop.
 constexpr auto kRunsGrace = 10s;
 constexpr auto kSamplersGrace = 1s;
 
-auto log() {
+auto daemon_app_log() {
   static auto logger = base::component_logger("daemon");
   return logger;
 }
@@ -96,8 +97,8 @@ void keep_restart_only(config::ValidatedConfig& next, const config::ValidatedCon
     next.results = running.results;
   }
   if (!kept.empty()) {
-    log()->warn("configuration changes that need a restart were not applied, keeping {}",
-                fmt::join(kept, ", "));
+    daemon_app_log()->warn("configuration changes that need a restart were not applied, keeping {}",
+                           fmt::join(kept, ", "));
   }
 }
 
@@ -210,7 +211,7 @@ void DaemonApp::apply(const config::ValidatedConfig& config) {
         std::find_if(config.targets.begin(), config.targets.end(),
                      [&](const auto& candidate) { return candidate.name == it->first; });
     if (next == config.targets.end() || !same_sampling(*next, it->second.config)) {
-      log()->info("stopping target={}", it->first);
+      daemon_app_log()->info("stopping target={}", it->first);
       it->second.sampler->stop();
       it = targets_.erase(it);
     } else {
@@ -237,7 +238,8 @@ std::optional<Refusal> DaemonApp::admit(const engine::RunRequest& request) {
   // A recording window starts nothing.
   if (request.kind != loadgen::LoadgenKind::kNone &&
       std::find(allowed.begin(), allowed.end(), request.loadgen) == allowed.end()) {
-    log()->warn("refused run request: load generator not allowed loadgen=\"{}\"", request.loadgen);
+    daemon_app_log()->warn("refused run request: load generator not allowed loadgen=\"{}\"",
+                           request.loadgen);
     return Refusal{"refused", fmt::format("load generator \"{}\" is not allowed (allowed: {})",
                                           request.loadgen, fmt::join(allowed, ", "))};
   }
@@ -271,7 +273,7 @@ asio::awaitable<engine::RunOutcome> DaemonApp::execute(engine::RunRequest reques
   request.data_dir = config_.data_dir;
   if (request.cpu_profile_hz == 0) request.cpu_profile_hz = target->config.cpu_profile_hz;
   const auto workload = engine::run_steps::workload_name(request);
-  log()->info("run requested target={} workload={}", request.target_name, workload);
+  daemon_app_log()->info("run requested target={} workload={}", request.target_name, workload);
   ActiveRunObserver publishing(*profile, workload, observer);
   const auto registered = active_runs_.insert(&control);
   if (stopping_) control.interrupt("the daemon is stopping");
@@ -295,8 +297,8 @@ asio::awaitable<void> DaemonApp::run_configured() {
     request.interval = configured.interval;
     base::RunControl control(io_.get_executor());
     auto outcome = co_await execute(request, control, quiet);
-    log()->info("configured run done status={} dir={}", to_string(outcome.run.status),
-                outcome.dir.string());
+    daemon_app_log()->info("configured run done status={} dir={}", to_string(outcome.run.status),
+                           outcome.dir.string());
     // Named, not a temporary in the co_await's expression: GCC destroyed that one twice.
     std::function<bool(const store::RunSummary&)> this_run =
         [id = outcome.run.id](const store::RunSummary& run) { return run.id == id; };
@@ -317,14 +319,15 @@ asio::awaitable<void> DaemonApp::run_plan(const std::filesystem::path& path) {
     if (!text) throw config::ConfigError(text.error().message);
     plan_text = std::move(*text);
   } catch (const config::ConfigError& error) {
-    log()->error("could not load matrix plan: {}", error.what());
+    daemon_app_log()->error("could not load matrix plan: {}", error.what());
     co_return;
   }
   // The plan's target names one of ours (by name or connection string); none: the first.
   auto* target = find_target(plan.target.empty() ? targets_.begin()->first : plan.target);
   if (target == nullptr) {
-    log()->error("matrix plan names a target this daemon does not sample plan={} target=\"{}\"",
-                 path.string(), collectors::mask_password(plan.target));
+    daemon_app_log()->error(
+        "matrix plan names a target this daemon does not sample plan={} target=\"{}\"",
+        path.string(), collectors::mask_password(plan.target));
     co_return;
   }
   base::RunControl control(io_.get_executor());
@@ -337,19 +340,19 @@ asio::awaitable<void> DaemonApp::run_plan(const std::filesystem::path& path) {
       [&](engine::RunRequest request) { return execute(std::move(request), control, quiet); },
       nullptr,
       control,
-      [](const std::string& line) { log()->info("{}", line); },
+      [](const std::string& line) { daemon_app_log()->info("{}", line); },
       {}};
   if (auto failed = store::create_private_directories(context.dir)) {
-    log()->error("{}", failed->message);
+    daemon_app_log()->error("{}", failed->message);
   } else if (auto copy_failed = store::write_file_atomically(
                  context.dir / "plan.yaml",
                  engine::plan_text_without_password(plan_text, plan.target))) {
-    log()->error("{}", copy_failed->message);
+    daemon_app_log()->error("{}", copy_failed->message);
   } else {
     auto outcome = co_await engine::execute_matrix(context);
-    log()->info("matrix done plan={} runs={}/{} dir={}{}", path.string(), outcome.runs_done,
-                outcome.runs_total, context.dir.string(),
-                outcome.error.empty() ? "" : " error=\"" + outcome.error + "\"");
+    daemon_app_log()->info("matrix done plan={} runs={}/{} dir={}{}", path.string(),
+                           outcome.runs_done, outcome.runs_total, context.dir.string(),
+                           outcome.error.empty() ? "" : " error=\"" + outcome.error + "\"");
   }
   active_runs_.erase(registered);
   std::function<bool(const store::RunSummary&)> of_matrix =
@@ -369,7 +372,8 @@ asio::awaitable<void> DaemonApp::watch_changes(
     try {
       service::watch_changes(data_dir, dsn, just_done, metrics);
     } catch (const std::exception& error) {
-      log()->error("could not analyse the run history for change points: {}", error.what());
+      daemon_app_log()->error("could not analyse the run history for change points: {}",
+                              error.what());
     }
     co_return;
   };
@@ -383,9 +387,10 @@ void DaemonApp::reload() {
     keep_restart_only(next, config_);
     apply(next);
     config_ = std::move(next);
-    log()->info("configuration reloaded targets={}", targets_.size());
+    daemon_app_log()->info("configuration reloaded targets={}", targets_.size());
   } catch (const std::exception& failure) {
-    log()->error("could not reload configuration, keeping the old one: {}", failure.what());
+    daemon_app_log()->error("could not reload configuration, keeping the old one: {}",
+                            failure.what());
   }
 }
 
@@ -398,7 +403,7 @@ asio::awaitable<void> DaemonApp::main() {
     auto [error, signal] = co_await signals_.async_wait(kAsTuple);
     if (error) break;
     if (signal != SIGHUP) {
-      log()->info("stopping signal={}", signal);
+      daemon_app_log()->info("stopping signal={}", signal);
       break;
     }
     reload();
@@ -424,10 +429,11 @@ asio::awaitable<void> DaemonApp::shutdown() {
   };
   if (active_runs_.empty()) stop_samplers();
   for (auto* run : active_runs_) run->interrupt("the daemon is stopping");
-  if (!co_await tasks_.wait_idle(kRunsGrace)) log()->warn("runs did not end in time");
+  if (!co_await tasks_.wait_idle(kRunsGrace)) daemon_app_log()->warn("runs did not end in time");
   const auto runs_ended = Clock::now();
   if (!samplers_stopped) stop_samplers();
-  if (!co_await samplers_.wait_idle(kSamplersGrace)) log()->warn("samplers did not stop in time");
+  if (!co_await samplers_.wait_idle(kSamplersGrace))
+    daemon_app_log()->warn("samplers did not stop in time");
   if (uploader_) uploader_->stop();
   // Where a slow stop's time went: the runs' reports, the sessions' close, the samplers' ends
   // (their memory readers joined).
@@ -435,9 +441,10 @@ asio::awaitable<void> DaemonApp::shutdown() {
     return std::chrono::duration<double>(to - from).count();
   };
   const auto ended = Clock::now();
-  log()->info("stop took seconds={:.3f} runs_s={:.3f} closing_s={:.3f} samplers_s={:.3f}",
-              seconds(started, ended), seconds(started, runs_ended),
-              seconds(closing, *samplers_stopped), seconds(*samplers_stopped, ended));
+  daemon_app_log()->info(
+      "stop took seconds={:.3f} runs_s={:.3f} closing_s={:.3f} samplers_s={:.3f}",
+      seconds(started, ended), seconds(started, runs_ended), seconds(closing, *samplers_stopped),
+      seconds(*samplers_stopped, ended));
   io_.stop();
 }
 
@@ -445,8 +452,9 @@ int DaemonApp::run() {
   const auto claimed = store::claim_data_directory(config_.data_dir);
   if (!claimed) throw std::runtime_error(claimed.error().message);
   if (*claimed) {
-    log()->warn("data directory was open to other users, its mode is now {:04o} path={} was={:04o}",
-                store::kDataDirectoryMode, config_.data_dir.string(), **claimed);
+    daemon_app_log()->warn(
+        "data directory was open to other users, its mode is now {:04o} path={} was={:04o}",
+        store::kDataDirectoryMode, config_.data_dir.string(), **claimed);
   }
   auto lock = DataDirLock::acquire(config_.data_dir);
   if (!lock) throw std::runtime_error(lock.error().message);
@@ -463,12 +471,12 @@ int DaemonApp::run() {
   }
   // Not one of tasks_: main() itself waits for those.
   asio::co_spawn(io_, main(), [](std::exception_ptr failure) {
-    if (failure) log()->error("the daemon's main task failed");
+    if (failure) daemon_app_log()->error("the daemon's main task failed");
   });
-  log()->info("listening listen={} data_dir={} targets={}", config_.listen,
-              config_.data_dir.string(), targets_.size());
+  daemon_app_log()->info("listening listen={} data_dir={} targets={}", config_.listen,
+                         config_.data_dir.string(), targets_.size());
   io_.run();
-  log()->info("stopped");
+  daemon_app_log()->info("stopped");
   return 0;
 }
 

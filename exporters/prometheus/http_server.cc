@@ -21,13 +21,14 @@
 #include <optional>
 #include <string_view>
 
+#include "base/as_tuple.h"
 #include "base/logging.h"
 
 namespace pgwaitprof::exporters {
 namespace {
 
 using asio::ip::tcp;
-constexpr auto kAsTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using base::kAsTuple;
 
 // Connections accepted in one go before the loop turns to the others' reads, and how many a
 // turn may refuse at their accept besides (a refusal costs a peek and a close).
@@ -43,7 +44,7 @@ constexpr int kListenBacklog = static_cast<int>(MetricsHttpServer::kMaxConnectio
 // passwords cannot take the CPU from the sampler.
 constexpr int kScrapeNice = 10;
 
-auto log() {
+auto http_server_log() {
   static auto logger = base::component_logger("metrics");
   return logger;
 }
@@ -285,7 +286,7 @@ asio::awaitable<void> MetricsHttpServer::accept_loop() {
     }
     if (error && error != asio::error::would_block && error != asio::error::try_again) {
       // Out of file descriptors (a flood): give the open connections a moment to end.
-      log()->debug("could not accept a /metrics connection: {}", error.message());
+      http_server_log()->debug("could not accept a /metrics connection: {}", error.message());
       pause.expires_after(std::chrono::milliseconds(50));
       co_await pause.async_wait(kAsTuple);
     }

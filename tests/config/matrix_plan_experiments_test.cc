@@ -13,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::string& yaml) {
+std::string plan_error(const std::string& yaml) {
   try {
     parse_matrix_plan(yaml, "p.yaml");
   } catch (const ConfigError& error) {
@@ -40,20 +40,20 @@ TEST(MatrixPlanExperiments, FixedWorkWorkloadsAreMeasuredByDuration) {
 }
 
 TEST(MatrixPlanExperiments, DurationNeedsFixedWork) {
-  EXPECT_EQ(error_of("metric: duration\n"),
+  EXPECT_EQ(plan_error("metric: duration\n"),
             "p.yaml:1:9: invalid value for \"metric\": \"duration\" (\"duration\" needs runs that "
             "end when their work is done: set \"transactions\" or a fixed-work workload such as "
             "\"copy\")");
-  EXPECT_NE(error_of("metric: rows\n").find("\"metric\""), std::string::npos);
-  EXPECT_NE(error_of("transactions: 0\n").find("\"transactions\""), std::string::npos);
+  EXPECT_NE(plan_error("metric: rows\n").find("\"metric\""), std::string::npos);
+  EXPECT_NE(plan_error("transactions: 0\n").find("\"transactions\""), std::string::npos);
 }
 
 TEST(MatrixPlanExperiments, SourceIsChosenPerPlan) {
   EXPECT_EQ(parse_matrix_plan("hz: 10000\nsource: memory\n", "m.yaml").source,
             model::SamplerSource::kMemory);
   EXPECT_EQ(parse_matrix_plan("clients: [1]\n", "a.yaml").source, model::SamplerSource::kAuto);
-  EXPECT_NE(error_of("source: psql\n").find("\"source\""), std::string::npos);
-  EXPECT_NE(error_of("hz: 100\nsource: pg_wait_sampling\n").find("its own"), std::string::npos);
+  EXPECT_NE(plan_error("source: psql\n").find("\"source\""), std::string::npos);
+  EXPECT_NE(plan_error("hz: 100\nsource: pg_wait_sampling\n").find("its own"), std::string::npos);
 }
 
 TEST(MatrixPlanExperiments, CheckpointAfterSplitByAndVariantWorkloads) {
@@ -66,8 +66,8 @@ TEST(MatrixPlanExperiments, CheckpointAfterSplitByAndVariantWorkloads) {
   ASSERT_EQ(plan.variants.size(), 2u);
   EXPECT_EQ(plan.variants[0].workload, "");
   EXPECT_EQ(plan.variants[1].workload, "tpcb-func");
-  EXPECT_NE(error_of("split_by: hostname\n").find("\"split_by\""), std::string::npos);
-  EXPECT_NE(error_of("variants:\n  - name: a\n    workload: nope\n").find("\"workload\""),
+  EXPECT_NE(plan_error("split_by: hostname\n").find("\"split_by\""), std::string::npos);
+  EXPECT_NE(plan_error("variants:\n  - name: a\n    workload: nope\n").find("\"workload\""),
             std::string::npos);
 }
 

@@ -9,10 +9,6 @@
 namespace pgwaitprof::testing {
 namespace {
 
-std::filesystem::path auto_conf() {
-  return std::filesystem::path(env("PGWAITPROF_TEST_PGDATA")) / "postgresql.auto.conf";
-}
-
 class MatrixSettingsFaults : public ::testing::Test {
  protected:
   // A server with a value the user set before, which the plan also changes.

@@ -16,8 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path auto_conf() { return fs::path(env("PGWAITPROF_TEST_PGDATA")) / "postgresql.auto.conf"; }
-
 struct HandEdited {
   const char* name;
   const char* text;  // nullptr: no file

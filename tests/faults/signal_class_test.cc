@@ -111,10 +111,6 @@ class PipedProgram {
   std::optional<int> exit_code_;
 };
 
-std::filesystem::path auto_conf() {
-  return std::filesystem::path(env("PGWAITPROF_TEST_PGDATA")) / "postgresql.auto.conf";
-}
-
 // A pgbench of the load (not pgbench -i) whose command line names `needle`.
 bool load_running(const std::string& needle) {
   for (const pid_t pid : processes_with(needle)) {

@@ -74,7 +74,7 @@ pid_t postmaster_of(const std::string& data) {
 
 // 14 s of one-statement psql sessions on the run's target (the command load generator's PG*
 // variables); a session that finds the server away waits a little and tries again.
-constexpr const char* kLoopScript = R"sh(#!/bin/sh
+constexpr const char* kSelectLoopScript = R"sh(#!/bin/sh
 end=$(( $(date +%s) + 14 ))
 while [ "$(date +%s)" -lt "$end" ]; do
   psql -X -q -c "SELECT 1" >/dev/null 2>&1 || sleep 0.1
@@ -84,7 +84,7 @@ done
 TEST_F(TraceServerFaults, ARestartedServersNewPostmasterIsFollowed) {
   const auto dir = temp_dir("trace-restart");
   OwnCluster cluster(dir);
-  write_text(dir / "loop.sh", kLoopScript);
+  write_text(dir / "loop.sh", kSelectLoopScript);
   std::filesystem::permissions(dir / "loop.sh", std::filesystem::perms::owner_all);
   const pid_t first = postmaster_of(cluster.data);
   ChildProcess run(

@@ -39,7 +39,7 @@ fs::path real_run(const fs::path& data) {
 }
 
 // Copies of a real run's report as earlier runs of the same configuration.
-void copy_run(const fs::path& data, const fs::path& real, int index) {
+void copy_run_dir(const fs::path& data, const fs::path& real, int index) {
   auto report = json::parse(read_text(real / "report.json"));
   const auto id = fmt::format("20251101-1000{:02d}-{:04x}-watch", index, index);
   report["id"] = id;
@@ -69,14 +69,14 @@ std::string seed_history(const fs::path& data) {
   EXPECT_EQ(psql("ALTER SYSTEM SET synchronous_commit = on").exit_code, 0);
   EXPECT_EQ(psql("SELECT pg_reload_conf()").exit_code, 0);
   const auto slow = real_run(data);
-  for (int index = 0; index < 9; ++index) copy_run(data, fast, index);
+  for (int index = 0; index < 9; ++index) copy_run_dir(data, fast, index);
   fs::rename(fast, data / "runs" / "20251101-100009-0009-watch");
   auto fast_report =
       json::parse(read_text(data / "runs" / "20251101-100009-0009-watch" / "report.json"));
   fast_report["id"] = "20251101-100009-0009-watch";
   fast_report["started_at"] = "2025-11-01T10:00:09.000Z";
   write_text(data / "runs" / "20251101-100009-0009-watch" / "report.json", fast_report.dump());
-  copy_run(data, slow, 10);
+  copy_run_dir(data, slow, 10);
   return "20251101-100010-000a-watch";
 }
 

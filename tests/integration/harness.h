@@ -87,6 +87,23 @@ inline std::string pgwaitprof_binary() {
   return chosen.empty() ? std::string(PGWAITPROF_BINARY) : chosen;
 }
 
+// `pgwaitprof ARGS` as a user runs it.
+inline engine::CommandResult pgwaitprof(std::vector<std::string> args) {
+  args.insert(args.begin(), pgwaitprof_binary());
+  return engine::run_command(args);
+}
+
+// The test cluster's database `database` (a results database, a scratch one).
+inline std::string database_dsn(const std::string& database) {
+  return "host=" + env("PGHOST") + " port=" + env("PGPORT") + " user=" + env("PGUSER") +
+         " dbname=" + database;
+}
+
+// The test cluster's postgresql.auto.conf (ALTER SYSTEM's file).
+inline std::filesystem::path auto_conf() {
+  return std::filesystem::path(env("PGWAITPROF_TEST_PGDATA")) / "postgresql.auto.conf";
+}
+
 struct RunResult {
   int exit_code = -1;
   std::string output;

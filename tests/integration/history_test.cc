@@ -19,11 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-engine::CommandResult pgwaitprof(std::vector<std::string> args) {
-  args.insert(args.begin(), pgwaitprof_binary());
-  return engine::run_command(args);
-}
-
 // A short real run on the test cluster; its run directory.
 fs::path real_run(const fs::path& data, const std::string& label,
                   std::vector<std::string> extra = {}) {

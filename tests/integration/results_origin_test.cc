@@ -21,19 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-engine::CommandResult pgwaitprof(std::vector<std::string> args) {
-  args.insert(args.begin(), pgwaitprof_binary());
-  return engine::run_command(args);
-}
-
-std::string results_dsn(const std::string& database) {
-  return "host=" + env("PGHOST") + " port=" + env("PGPORT") + " user=" + env("PGUSER") +
-         " dbname=" + database;
-}
-
 std::string query(const std::string& database, const std::string& sql) {
   auto result = engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-v",
-                                     "ON_ERROR_STOP=1", "-c", sql, results_dsn(database)});
+                                     "ON_ERROR_STOP=1", "-c", sql, database_dsn(database)});
   EXPECT_EQ(result.exit_code, 0) << sql << "\n" << result.output;
   while (!result.output.empty() && result.output.back() == '\n') result.output.pop_back();
   return result.output;
@@ -43,7 +33,7 @@ std::string query(const std::string& database, const std::string& sql) {
 std::string fresh_database(const std::string& database) {
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
   EXPECT_EQ(psql("CREATE DATABASE " + database).exit_code, 0);
-  const auto dsn = results_dsn(database);
+  const auto dsn = database_dsn(database);
   auto migrated = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
   EXPECT_EQ(migrated.output, "schema pgwaitprof at version 2 (2 migrations applied)\n");
   return dsn;

@@ -19,19 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-engine::CommandResult pgwaitprof(std::vector<std::string> args) {
-  args.insert(args.begin(), pgwaitprof_binary());
-  return engine::run_command(args);
-}
-
-std::string results_dsn(const std::string& database) {
-  return "host=" + env("PGHOST") + " port=" + env("PGPORT") + " user=" + env("PGUSER") +
-         " dbname=" + database;
-}
-
 engine::CommandResult psql_in(const std::string& database, const std::string& sql) {
   return engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-v",
-                              "ON_ERROR_STOP=1", "-c", sql, results_dsn(database)});
+                              "ON_ERROR_STOP=1", "-c", sql, database_dsn(database)});
 }
 
 std::string trimmed(std::string text) {
@@ -117,7 +107,7 @@ void expect_row_matches_report(const std::string& database, const json& report) 
 // Idempotent: the same run again, and a backfill, leave one row.
 void expect_uploads_idempotent(const std::string& database, const fs::path& data,
                                const fs::path& dir, const std::string& id) {
-  const auto dsn = results_dsn(database);
+  const auto dsn = database_dsn(database);
   auto backfill = pgwaitprof(
       {"results", "push", "--backfill", "--results-dsn", dsn, "--data-dir", data.string()});
   EXPECT_EQ(backfill.output, "uploaded 0 runs, 0 pending\n");
@@ -130,7 +120,7 @@ void expect_uploads_idempotent(const std::string& database, const fs::path& data
 // runs, trend, runs show and compare read the database.
 void expect_commands_read_database(const std::string& database, const fs::path& dir,
                                    const json& report) {
-  const auto dsn = results_dsn(database);
+  const auto dsn = database_dsn(database);
   const auto id = report["id"].get<std::string>();
   const auto started = report["started_at"].get<std::string>();
   auto listed = pgwaitprof({"runs", "--results-dsn", dsn, "--format", "json", "--host",
@@ -154,7 +144,7 @@ void expect_commands_read_database(const std::string& database, const fs::path& 
 
 // A matrix uploads its runs with their membership.
 void expect_matrix_uploaded(const std::string& database, const fs::path& data) {
-  const auto dsn = results_dsn(database);
+  const auto dsn = database_dsn(database);
   write_text(data / "plan.yaml", "name: tiny\nclients: [1]\nduration: 2\nrepeats: 1\n");
   auto matrix = pgwaitprof(
       {"matrix", (data / "plan.yaml").string(), "--data-dir", data.string(), "--results-dsn", dsn});
@@ -188,7 +178,7 @@ class ResultsTest : public ::testing::Test {
 TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
   const std::string database = "pgwaitprof_results_it";
   recreate(database);
-  const auto dsn = results_dsn(database);
+  const auto dsn = database_dsn(database);
   auto migrated = pgwaitprof({"results", "migrate", "--results-dsn", dsn});
   ASSERT_EQ(migrated.exit_code, 0) << migrated.output;
   EXPECT_EQ(migrated.output, "schema pgwaitprof at version 2 (2 migrations applied)\n");
@@ -216,7 +206,7 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
 TEST_F(ResultsTest, RunMadeWhileTheDatabaseIsMissingIsUploadedWhenItIsBack) {
   const std::string database = "pgwaitprof_results_later";
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-  const auto dsn = results_dsn(database) + " password=sekrit-pw";
+  const auto dsn = database_dsn(database) + " password=sekrit-pw";
   const auto data = temp_dir("results-later");
   auto run = pgwaitprof({"run", test_conninfo(), "--no-daemon", "--label", "offline", "--data-dir",
                          data.string(), "--results-dsn", dsn, "--", "-c", "1", "-T", "2"});
@@ -247,7 +237,7 @@ TEST_F(ResultsTest, RunMadeWhileTheDatabaseIsMissingIsUploadedWhenItIsBack) {
 TEST_F(ResultsTest, NewerSchemaIsRefusedWithOneLine) {
   const std::string database = "pgwaitprof_results_newer";
   recreate(database);
-  const auto dsn = results_dsn(database);
+  const auto dsn = database_dsn(database);
   ASSERT_EQ(pgwaitprof({"results", "migrate", "--results-dsn", dsn}).exit_code, 0);
   ASSERT_EQ(psql_in(database,
                     "ALTER TABLE pgwaitprof.runs ADD COLUMN cost double precision NOT NULL; "
@@ -287,7 +277,7 @@ TEST_F(ResultsTest, ConcurrentPushesUploadEachRunOnce) {
   using namespace std::chrono_literals;
   const std::string database = "pgwaitprof_results_concurrent";
   recreate(database);
-  const auto dsn = results_dsn(database);
+  const auto dsn = database_dsn(database);
   ASSERT_EQ(pgwaitprof({"results", "migrate", "--results-dsn", dsn}).exit_code, 0);
   const auto data = temp_dir("results-concurrent");
   fs::create_directories(data / "results-pending");
@@ -334,7 +324,7 @@ TEST_F(ResultsTest, DaemonRetriesWithBackoffUntilTheDatabaseIsBack) {
                  "\ntargets:\n  - name: local\n    dsn: \"" + test_conninfo() +
                  "\"\n    hz: 50\nruns:\n  - target: local\n    label: daemon-run\n" +
                  "    pgbench_args: [\"-c\", \"1\", \"-T\", \"2\"]\nresults:\n  dsn: \"" +
-                 results_dsn(database) + " password=sekrit-pw\"\n");
+                 database_dsn(database) + " password=sekrit-pw\"\n");
   ChildProcess daemon({pgwaitprof_binary(), "daemon", "-c", (dir / "pgwaitprof.yaml").string()},
                       dir / "daemon.log");
   ASSERT_TRUE(eventually(60s, [&] {

@@ -5,24 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "daemon/commands/cli.h"
+#include "tests/support/cli_capture.h"
 
 namespace pgwaitprof::commands {
 namespace {
 
-struct CliResult {
-  int code;
-  std::string stderr_text;
-};
-
-CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "pgwaitprof");
-  std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
-  testing::internal::CaptureStderr();
-  const int code = main_cli(static_cast<int>(argv.size()), argv.data());
-  return {code, testing::internal::GetCapturedStderr()};
-}
+using test_support::run_cli;
 
 TEST(CliNumbers, NanAndOutOfRangeValuesExitTwoWithOneLine) {
   struct Case {
@@ -69,7 +57,7 @@ TEST(CliNumbers, NanAndOutOfRangeValuesExitTwoWithOneLine) {
     const auto result = run_cli(args);
     EXPECT_EQ(result.code, 2) << bad.args.front() << " " << bad.args.back();
     // The first line is the error; CLI11's errors add a hint after it.
-    EXPECT_EQ(result.stderr_text.substr(0, result.stderr_text.find('\n') + 1), bad.message);
+    EXPECT_EQ(result.err.substr(0, result.err.find('\n') + 1), bad.message);
   }
 }
 

@@ -7,29 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "daemon/commands/cli.h"
+#include "tests/support/cli_capture.h"
 
 namespace pgwaitprof::commands {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "pgwaitprof");
-  std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
-  const int code = main_cli(static_cast<int>(argv.size()), argv.data());
-  const auto out = testing::internal::GetCapturedStdout();
-  return {code, out, testing::internal::GetCapturedStderr()};
-}
+using test_support::run_cli;
 
 TEST(RunsCommand, DataDirIsTakenAfterTheSubcommandToo) {
   const auto data = fs::temp_directory_path() / ("pgwaitprof-runs-" + std::to_string(::getpid()));
