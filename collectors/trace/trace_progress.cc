@@ -19,10 +19,15 @@ struct Charged {
   uint64_t kernel_runq = 0;
 };
 
+// As the kernel counts (witness_between): the time on a CPU up to the record, the waits for a
+// CPU that have ended.
 Charged charged(const trace_progress& task) {
-  return {task.oncpu_ns + in_progress(task, kTracePhaseOnCpu),
-          task.runq_ns + in_progress(task, kTracePhaseRunnable), task.kernel_oncpu_ns,
+  return {task.oncpu_ns + in_progress(task, kTracePhaseOnCpu), task.runq_ns, task.kernel_oncpu_ns,
           task.kernel_runq_ns};
+}
+
+bool is_client(const trace_progress& task, uint32_t client_type) {
+  return task.key.backend_type == client_type && !(task.key.flags & TRACE_KEY_NO_STATUS);
 }
 
 double seconds_between(uint64_t before, uint64_t now) {
@@ -73,7 +78,7 @@ model::TraceWitness witness_between(const std::vector<trace_progress>& before,
   }
   model::TraceWitness witness;
   for (const auto& task : now) {
-    if (task.key.backend_type != client_type || (task.key.flags & TRACE_KEY_NO_STATUS)) continue;
+    if (!is_client(task, client_type)) continue;
     const auto found = earlier.find({task.pid, task.start_time});
     if (found == earlier.end()) continue;
     const auto from = charged(*found->second);
@@ -84,6 +89,16 @@ model::TraceWitness witness_between(const std::vector<trace_progress>& before,
     witness.kernel_runqueue_s += seconds_between(from.kernel_runq, to.kernel_runq);
   }
   return witness;
+}
+
+InProgress clients_in_progress(const std::vector<trace_progress>& tasks, uint32_t client_type) {
+  InProgress progress;
+  for (const auto& task : tasks) {
+    if (!is_client(task, client_type)) continue;
+    progress.on_cpu_s += static_cast<double>(in_progress(task, kTracePhaseOnCpu)) * 1e-9;
+    progress.runqueue_s += static_cast<double>(in_progress(task, kTracePhaseRunnable)) * 1e-9;
+  }
+  return progress;
 }
 
 std::vector<int32_t> blocked_on_locks(const std::vector<trace_progress>& tasks) {

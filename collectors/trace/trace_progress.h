@@ -26,12 +26,26 @@ void raise_to(TraceTotals& delivered, const TraceTotals& now);
 
 // The witness from one read to the next, over the processes of backend type `client_type` (with a
 // status entry) in both (the same pid and start time) whose phase was known at the first: each
-// side's growth, the interval in progress at each read included. With `any_phase`, the
+// side's growth, counted as the kernel counts it: an interval on a CPU in progress at a read is
+// included (the kernel's sum_exec_runtime grows while a process runs, at each tick), a wait for a
+// CPU in progress is not (the kernel's run_delay grows only when the wait ends: with processes
+// queued at one read and not at the other, the two would differ by their waits so far, 57 ms of
+// 2.1 s in a loaded CI run). With `any_phase`, the
 // processes whose phase was not known yet too (what the traced side missed of them is no
 // concern of the kernel's side, which the kernel view shows).
 model::TraceWitness witness_between(const std::vector<trace_progress>& before,
                                     const std::vector<trace_progress>& now, uint32_t client_type,
                                     bool any_phase = false);
+
+// The intervals of client backends (`client_type`, with a status entry) in progress at the read:
+// on a CPU, and waiting for one. The profile of a read has the second, which the kernel's
+// run_delay counts only once the wait ends; it has not the first, which the kernel's
+// sum_exec_runtime has up to its last tick.
+struct InProgress {
+  double on_cpu_s = 0;
+  double runqueue_s = 0;
+};
+InProgress clients_in_progress(const std::vector<trace_progress>& tasks, uint32_t client_type);
 
 // The processes blocked on a heavyweight lock at the read (wait event class Lock): whose
 // blockers the sampler looks up, as it does for the Lock waits of a snapshot.

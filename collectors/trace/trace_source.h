@@ -69,6 +69,11 @@ class TraceSource : public Collector {
   base::Expected<TracedDelta> read_delta(model::SteadyClock::time_point now);
   // Delivered so far: the maps' totals and the intervals in progress at the last read.
   const TraceTotals& totals() const { return previous_; }
+  // The client backends' intervals in progress at the last read (for the tests' witness
+  // against /proc/<pid>/schedstat, which counts them as the kernel does).
+  InProgress clients_in_progress() const {
+    return trace::clients_in_progress(progress_, client_type_);
+  }
   // Its own counts since the load (the last read's), for the report's sampler line.
   model::TraceCounts counts() const;
   // The tracked processes as the last read found them, as rows of `snapshot` for the collectors

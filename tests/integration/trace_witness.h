@@ -107,6 +107,9 @@ inline KernelTimes kernel_times(const std::vector<pid_t>& pids) {
 // between the narrowest and the widest of the readings.
 struct CpuWitness {
   model::Profile profile;  // the traced source's, of the window
+  // The client backends' times in the profile, as the kernel counts them: the profile has the
+  // waits for a CPU in progress at each read (the kernel's run_delay has them when they end) and
+  // not the time on a CPU in progress (the kernel's sum_exec_runtime has it up to its last tick).
   double traced_cpu = 0, traced_queue = 0;
   KernelTimes start_before, start_after, end_before, end_after;
   double kernel_least() const { return end_before.sum() - start_after.sum(); }
@@ -122,6 +125,7 @@ CpuWitness cpu_witness(collectors::trace::TraceSource& source, const std::vector
   witness.start_before = kernel_times(pids);
   EXPECT_TRUE(source.read(model::SteadyClock::now()));
   witness.start_after = kernel_times(pids);
+  const auto start = source.clients_in_progress();
   during();
   witness.end_before = kernel_times(pids);
   auto profile = source.read(model::SteadyClock::now());
@@ -134,6 +138,9 @@ CpuWitness cpu_witness(collectors::trace::TraceSource& source, const std::vector
     witness.traced_cpu += traced.on_cpu_s;
     witness.traced_queue += traced.runqueue_s;
   }
+  const auto end = source.clients_in_progress();
+  witness.traced_cpu += end.on_cpu_s - start.on_cpu_s;
+  witness.traced_queue -= end.runqueue_s - start.runqueue_s;
   return witness;
 }
 

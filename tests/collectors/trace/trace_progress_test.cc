@@ -137,18 +137,33 @@ TEST(TraceProgress, TheWitnessComparesTheSameProcessesOverTheSameReads) {
   reused.start_time = 99;  // another process with pid 10
   const std::vector<trace_progress> now = {
       at(10, kTracePhaseRunnable, 1900 * kMs, 2000 * kMs, 300 * kMs, 20 * kMs, 300 * kMs,
-         20 * kMs),  // + 100 ms queued now, not in the kernel's figure yet
+         20 * kMs),  // + 100 ms queued now: in neither side until the wait ends
       at(11, kTracePhaseBlocked, 0, 2000 * kMs, 10 * kMs, 0, 60 * kMs, 0),
       at(12, kTracePhaseBlocked, 0, 2000 * kMs, 400 * kMs, 0, 400 * kMs, 0), other_type, reused};
   const auto witness = witness_between(before, now, kClient);
-  // pid 10: on CPU +200 ms, queue +10 +100 ms; pid 12: on CPU 400 - 100 (in progress before).
+  // pid 10: on CPU +200 ms, queue +10 ms (the 100 ms in progress are not counted: the kernel's
+  // run_delay has them once the wait ends); pid 12: on CPU 400 - 100 (in progress before).
   EXPECT_NEAR(witness.on_cpu_s, 0.2 + 0.3, 1e-9);
-  EXPECT_NEAR(witness.runqueue_s, 0.11, 1e-9);
+  EXPECT_NEAR(witness.runqueue_s, 0.01, 1e-9);
   EXPECT_NEAR(witness.kernel_on_cpu_s, 0.2 + 0.3, 1e-9);
   EXPECT_NEAR(witness.kernel_runqueue_s, 0.01, 1e-9);
   // The kernel's side of every client process in both reads, pid 11 included.
   const auto kernel = witness_between(before, now, kClient, true);
   EXPECT_NEAR(kernel.kernel_on_cpu_s, 0.2 + 0.01 + 0.3, 1e-9);
+}
+
+TEST(TraceProgress, TheClientsIntervalsInProgressAreTheirsAlone) {
+  auto queued = task(20, kTracePhaseRunnable, 900 * kMs, 1000 * kMs);
+  auto running = task(21, kTracePhaseOnCpu, 970 * kMs, 1000 * kMs);
+  auto blocked = task(22, kTracePhaseBlocked, 0, 1000 * kMs);
+  auto starting = task(23, kTracePhaseRunnable, 0, 1000 * kMs);
+  starting.key.flags |= TRACE_KEY_NO_STATUS;  // not a client backend yet
+  auto other_type = task(24, kTracePhaseOnCpu, 0, 1000 * kMs);
+  other_type.key.backend_type = kClient + 1;
+  const auto progress =
+      clients_in_progress({queued, running, blocked, starting, other_type}, kClient);
+  EXPECT_NEAR(progress.runqueue_s, 0.1, 1e-9);
+  EXPECT_NEAR(progress.on_cpu_s, 0.03, 1e-9);
 }
 
 TEST(TraceProgress, TheProcessesBlockedOnHeavyweightLocksAreTheOnesWhoseBlockersAreLookedUp) {
