@@ -57,6 +57,7 @@ class ScratchCluster {
   asio::awaitable<base::Status> pg_ctl(const std::vector<std::string>& arguments);
   std::vector<std::string> pg_ctl_argv(const std::vector<std::string>& arguments) const;
   void write_configuration();
+  void stop_left_processes();
   void remove_directory();
 
   ScratchOptions options_;
