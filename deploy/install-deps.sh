@@ -29,6 +29,8 @@ packages=(
   # the test of a sampler on its own host (tests/integration/remote_sampler_test.sh): sshd in a
   # network namespace (iproute2 makes the namespaces and the veth pair), the ssh client
   openssh-server openssh-client iproute2
+  # PostgreSQL 19 in a Debian sid root for the containers tests (deploy/sid-root.sh)
+  debootstrap
   # the browser check of the HTML reports (ctest -L browser): headless Chromium
   chromium
   # the Debian package (deploy/package.sh, tests/deploy/package_test.sh): CPack needs

@@ -20,6 +20,17 @@ build=${BUILD_DIR:-$root/build}
 "$root/deploy/install-deps.sh"
 # The servers of the version matrix (deploy/version-matrix.sh), cached: fetched once.
 "$root/deploy/fetch-servers.sh"
+# PostgreSQL 19 (Debian experimental's release candidate) in a Debian sid root, for the tests of a
+# server in a root of its own and of 19 (tests/integration/containers_test.cc): made once and
+# cached by deploy/sid-root.sh (about four minutes and 100 MB from Debian's mirror), beside the
+# builds, for the whole suite only. A root that cannot be made leaves those tests skipped, and
+# says why before the tests start.
+sid_pid=""
+if [ $# -eq 0 ]; then
+  sid_log=$(mktemp)
+  "$root/deploy/sid-root.sh" >"$sid_log" 2>&1 &
+  sid_pid=$!
+fi
 "$root/deploy/check-format.sh"
 "$root/deploy/check-layers.py"
 # Where the time goes: each phase's end, in seconds since the start (bash's SECONDS).
@@ -44,6 +55,14 @@ BUILD_DIR=$build-asan BUILD_TARGET=pgwaitprof "$root/deploy/build.sh" -DCMAKE_BU
   -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DPGWAITPROF_SANITIZE=ON -DPGWAITPROF_WERROR=ON \
   -DPGWAITPROF_SANITIZE_SKIP=vptr,null,alignment,object-size,pointer-overflow
 phase "builds done"
+if [ -n "$sid_pid" ]; then
+  if wait "$sid_pid"; then
+    phase "sid root with PostgreSQL 19 ready"
+  else
+    echo "test.sh: warning: no sid root with PostgreSQL 19, its tests skip: $(tail -1 "$sid_log")"
+  fi
+  rm -f "$sid_log"
+fi
 
 clusters=()
 # shellcheck disable=SC2317  # called by the EXIT trap

@@ -100,8 +100,8 @@ TEST_F(ContainersTest, AServerInAChrootIsSampledFromMemoryWithTheKernelView) {
 }
 
 // PostgreSQL 19 needs a newer C library than this host's: it runs in a sid root, sampled from
-// memory and traced. Making the root takes minutes and Debian's mirror (deploy/sid-root.sh),
-// which CI's budget does not give every run; where the root is there, the test runs.
+// memory and traced. deploy/test.sh makes the root beside its builds (deploy/sid-root.sh, once:
+// minutes and Debian's mirror) and says why when it cannot, and the test then skips.
 TEST_F(ContainersTest, PostgreSQL19InASidRootIsSampledFromMemoryAndTraced) {
   const auto root = sid_root();
   if (root.empty()) {
