@@ -111,16 +111,9 @@ struct RunResult {
   nlohmann::json report;
 };
 
-// `pgwaitprof run OURS --data-dir DATA_DIR -- PGBENCH_ARGS` and what it wrote.
-inline RunResult pgwaitprof_run(const std::filesystem::path& data_dir,
-                                std::vector<std::string> ours,
-                                std::vector<std::string> pgbench_args) {
-  std::vector<std::string> argv{pgwaitprof_binary(), "run"};
-  argv.insert(argv.end(), ours.begin(), ours.end());
-  argv.insert(argv.end(), {"--data-dir", data_dir.string(), "--"});
-  argv.insert(argv.end(), pgbench_args.begin(), pgbench_args.end());
-  auto command = engine::run_command(argv);
-  RunResult result{command.exit_code, command.output, {}, {}};
+// What `command` did and the (one) run directory it wrote in DATA_DIR, with its report.
+inline RunResult run_written(const std::filesystem::path& data_dir, engine::CommandResult command) {
+  RunResult result{command.exit_code, std::move(command.output), {}, {}};
   if (std::filesystem::exists(data_dir / "runs")) {
     for (const auto& entry : std::filesystem::directory_iterator(data_dir / "runs"))
       result.dir = entry.path();
@@ -129,6 +122,27 @@ inline RunResult pgwaitprof_run(const std::filesystem::path& data_dir,
     result.report = nlohmann::json::parse(read_text(result.dir / "report.json"));
   }
   return result;
+}
+
+// `pgwaitprof run OURS --data-dir DATA_DIR -- PGBENCH_ARGS` and what it wrote.
+inline RunResult pgwaitprof_run(const std::filesystem::path& data_dir,
+                                std::vector<std::string> ours,
+                                std::vector<std::string> pgbench_args) {
+  std::vector<std::string> argv{pgwaitprof_binary(), "run"};
+  argv.insert(argv.end(), ours.begin(), ours.end());
+  argv.insert(argv.end(), {"--data-dir", data_dir.string(), "--"});
+  argv.insert(argv.end(), pgbench_args.begin(), pgbench_args.end());
+  return run_written(data_dir, engine::run_command(argv));
+}
+
+// `pgwaitprof record OURS --data-dir DATA_DIR` (a recording window of load from elsewhere) and
+// what it wrote.
+inline RunResult pgwaitprof_record(const std::filesystem::path& data_dir,
+                                   std::vector<std::string> ours) {
+  std::vector<std::string> argv{pgwaitprof_binary(), "record"};
+  argv.insert(argv.end(), ours.begin(), ours.end());
+  argv.insert(argv.end(), {"--data-dir", data_dir.string()});
+  return run_written(data_dir, engine::run_command(argv));
 }
 
 // Runs `body` as a coroutine on its own io_context to the end.

@@ -46,12 +46,13 @@ TEST(TracedProfile, ChargesEachPartToItsWaitKey) {
   EXPECT_EQ(waits.waits, 3u);
   EXPECT_DOUBLE_EQ(waits.blocked_s, 0.6);
   EXPECT_DOUBLE_EQ(waits.runqueue_s, 0.05);
-  // The idle group's on-CPU time went to its one sampled wait event.
-  EXPECT_DOUBLE_EQ(waits.on_cpu_s, 0.1);
-  EXPECT_EQ(profile.counts().at(client_read), 750'000u);
-  EXPECT_DOUBLE_EQ(profile.traced().at(cpu).on_cpu_s, 0.4);
+  // The on-CPU time of the type and query (500 ms, whatever state each stretch ended in) spread
+  // over its 4 samples: one of them in ClientRead.
+  EXPECT_DOUBLE_EQ(waits.on_cpu_s, 0.125);
+  EXPECT_EQ(profile.counts().at(client_read), 775'000u);
+  EXPECT_DOUBLE_EQ(profile.traced().at(cpu).on_cpu_s, 0.375);
   EXPECT_DOUBLE_EQ(profile.traced().at(cpu).runqueue_s, 0.01);
-  EXPECT_EQ(profile.counts().at(cpu), 410'000u);
+  EXPECT_EQ(profile.counts().at(cpu), 385'000u);
   EXPECT_EQ(profile.counts().at(asleep), 20'000u);
   EXPECT_EQ(profile.counts().size(), 3u) << "the postmaster is left out";
 }
@@ -86,6 +87,46 @@ TEST(TracedProfile, StatementsGetTheTimeOfTheProcessesThatRanThem) {
   EXPECT_EQ(total, 110'000u) << "blocked 30 ms + on a CPU 80 ms";
   // The profile has the query-less time too.
   EXPECT_EQ(traced.profile.counts().at(cpu), 65'000u);
+}
+
+// A statement's stretch on a CPU ends in ClientRead, after ReadyForQuery set "idle in
+// transaction": the programs charge all of it to that state, whose samples are the moments
+// around the ClientRead. Spread within the state, the statement's CPU went to ClientRead (0.6 to
+// 0.7 s of a 9 s TPC-B window at 4 clients where the memory source saw 0.08 s); spread over the
+// query's samples, whatever state they saw, ClientRead gets its own part.
+TEST(TracedProfile, OnCpuTimeIsSpreadOverItsQuerysSamplesWhateverStateItEndedIn) {
+  const auto* layout = memory::find_pg_layout(15);
+  ASSERT_NE(layout, nullptr);
+  const memory::PgNames names(*layout);
+  constexpr uint32_t kIdleInTransaction = 3;
+  constexpr uint64_t kQuery = 42;
+  TraceTotals delta;
+  delta.values[trace_key{kClientBackend, TRACE_ON_CPU_WAIT, kIdleInTransaction, 0, kQuery}]
+      .oncpu_ns = 10'000'000;
+  delta.values[trace_key{kClientBackend, 0, kActive, 0, kQuery}].samples = 9;
+  delta.values[trace_key{kClientBackend, kClientRead, kIdleInTransaction, 0, kQuery}].samples = 1;
+  const auto profile = traced_profile(delta, 1'000'000, names);
+  const model::WaitKey client_read{"client backend", "idle in transaction", "Client", "ClientRead"};
+  const model::WaitKey cpu{"client backend", "active", "CPU", "CPU"};
+  ASSERT_TRUE(profile.traced().contains(client_read));
+  ASSERT_TRUE(profile.traced().contains(cpu));
+  EXPECT_DOUBLE_EQ(profile.traced().at(client_read).on_cpu_s, 0.001);
+  EXPECT_DOUBLE_EQ(profile.traced().at(cpu).on_cpu_s, 0.009);
+}
+
+// A group without a sample (on a CPU for less than a sampling period) keeps its time as CPU, in
+// the state it ended in.
+TEST(TracedProfile, OnCpuTimeNoSampleSawIsCpu) {
+  const auto* layout = memory::find_pg_layout(15);
+  ASSERT_NE(layout, nullptr);
+  const memory::PgNames names(*layout);
+  TraceTotals delta;
+  delta.values[key(kIdle, TRACE_ON_CPU_WAIT)].oncpu_ns = 300'000;
+  const auto profile = traced_profile(delta, 1'000'000, names);
+  const model::WaitKey cpu{"client backend", "idle", "CPU", "CPU"};
+  ASSERT_TRUE(profile.traced().contains(cpu));
+  EXPECT_DOUBLE_EQ(profile.traced().at(cpu).on_cpu_s, 0.0003);
+  EXPECT_EQ(profile.counts().size(), 1u);
 }
 
 TEST(TracedProfile, TheDeltaIsTheGrowthAndTheExtremesOfTheInterval) {
