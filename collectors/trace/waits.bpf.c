@@ -9,8 +9,10 @@
 // the key read from the process's own memory as it left its CPU: backend type, state,
 // wait_event_info and query id. A blocked interval ended by a wake-up is one wait, with its length
 // in a log-linear histogram; the run-queue time after it stays on the same key. On-CPU time is
-// exact per (backend type, state, query id) and is spread over wait events by a perf-event program
-// that samples the process on its CPU. Nothing is sent per event: user space reads the maps.
+// charged exactly to (backend type, state, query id) as the process leaves its CPU; user space
+// spreads it over wait events by the samples a perf-event program takes of the process on its
+// CPU, those of its backend type and query id whatever their state (trace_source.cc). Nothing is
+// sent per event: user space reads the maps.
 //
 // The process's memory is only ever read (bpf_probe_read_user, which does not fault: a failed
 // read is counted, and that charge goes to nobody).
