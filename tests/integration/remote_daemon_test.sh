@@ -4,6 +4,7 @@
 #   1. /metrics shows the server's waits, client backends' too while pgbench runs from the
 #      client's namespace, sampled by the memory source of the server's host, and the target up;
 #      the password (PGPASSWORD of the daemon) in no process's argv.
+#      A run through the daemon's control socket records the sampler host in its report.
 #   2. ssh killed once: the daemon's log shows the outage and a new channel, and /metrics grow
 #      again.
 #   3. SIGTERM: the daemon stops within a second, and nothing of the remote side is left.
@@ -65,6 +66,27 @@ echo "metrics: snapshots=$(total pgwaitprof_snapshots_total)" \
   "client_backend_samples=$(total pgwaitprof_wait_samples_total 'backend_type="client backend"')" \
   "up=$(total pgwaitprof_up)"
 [ "$(total pgwaitprof_up)" -eq 1 ] || fail "the target is not up"
+
+# A run through the daemon's control socket: pgbench started by the daemon here, the server
+# sampled on its host, and the report says so.
+ip netns exec "$cli" env PGWAITPROF_SOCKET="$work/daemon/pgwaitprof.sock" "$bin" run \
+  "host=$srv_ip port=5432 user=postgres dbname=postgres" -- -c 2 -T 2 -S \
+  >"$work/run.out" 2>"$work/run.err" || fail "the run through the daemon failed: $(tail -n 2 "$work/run.err")"
+report=$(ls "$work"/daemon/runs/*/report.json 2>/dev/null | head -1)
+if [ -z "$report" ]; then
+  fail "no report of the run through the daemon"
+else
+  python3 - "$report" <<'PY' || fail "the report of the run through the daemon"
+import json, sys
+run = json.load(open(sys.argv[1]))
+remote = run["environment"].get("sampler_host") or {}
+print(f"daemon run: status={run['status']} source={run['sampler']['source']} "
+      f"tps={run['loadgen']['tps']:.1f} sampler_host={remote.get('hostname')} "
+      f"clock_offset_ms={remote.get('clock_offset_ms')}")
+if run["status"] != "completed" or run["sampler"]["source"] != "memory" or not remote.get("hostname"):
+    sys.exit(1)
+PY
+fi
 
 # 2. The channel cut once: an outage, a new channel, and the metrics grow again.
 ssh_client=$(pgrep -f -- "ssh -F $work/ssh_config .*$srv_ip" | head -1)
