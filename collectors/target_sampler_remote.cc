@@ -8,8 +8,12 @@ namespace pgwaitprof::collectors {
 
 asio::awaitable<CollectResult> TargetSampler::connect_remote() {
   auto error = co_await remote_->open(options_, intake_);
-  if (!error) delivered_ = false;
-  co_return error;
+  if (error) co_return error;
+  delivered_ = false;
+  // A refusal that has passed (a daemon target's sampler host back, its program installed) no
+  // longer fails the runs that wait for a sample.
+  refused_ = false;
+  co_return std::nullopt;
 }
 
 asio::awaitable<void> TargetSampler::sample_remote() {

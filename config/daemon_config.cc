@@ -12,6 +12,7 @@
 #include "base/logging.h"
 #include "config/daemon_config_keys.h"
 #include "config/numbers.h"
+#include "config/sampler_host.h"
 #include "config/yaml_reader.h"
 #include "model/pgbench_scripts.h"
 #include "model/workloads.h"
@@ -37,7 +38,8 @@ constexpr auto kControlKeys =
     std::to_array<std::string_view>({"max_connections", "request_timeout"});
 constexpr auto kResultsKeys = std::to_array<std::string_view>({"dsn"});
 constexpr auto kTargetKeys = std::to_array<std::string_view>(
-    {"name", "dsn", "hz", "source", "pg_wait_sampling_poll_ms", "labels", "local", "cpu_profile"});
+    {"name", "dsn", "hz", "source", "pg_wait_sampling_poll_ms", "labels", "local", "cpu_profile",
+     "sampler_host", "sampler_program"});
 constexpr auto kRunKeys =
     std::to_array<std::string_view>({"target", "workload", "label", "pgbench_args", "interval"});
 
@@ -204,6 +206,18 @@ TargetConfig read_target(const Document& doc, const Value& item, std::size_t tar
   }
   if (const Value* cpu = reader.find("cpu_profile"))
     target.cpu_profile_hz = read_cpu_profile(doc, *cpu);
+  if (const Value* host = reader.find("sampler_host")) {
+    // Empty (or null): sampled from here, as without the key.
+    const std::string text = read_string(doc, *host, Empty::kAllowedAsNull);
+    if (!text.empty()) {
+      auto parsed = read_sampler_host(text);
+      if (!parsed) fail_invalid(doc, *host, parsed.error().message);
+      target.sampler_host = parsed->text();
+    }
+  }
+  if (const Value* program = reader.find("sampler_program")) {
+    target.sampler_program = read_string(doc, *program, Empty::kRejected);
+  }
   return target;
 }
 

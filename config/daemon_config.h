@@ -44,6 +44,11 @@ struct TargetConfig {
   LocalMode local = LocalMode::kAuto;
   // cpu_profile: HZ or true: every run on this target has a CPU profile; 0: none.
   int cpu_profile_hz = 0;
+  // sampler_host: ssh://[user@]host[:port] (config/sampler_host.h, checked): the server is
+  // sampled by the pgwaitprof on its own host over SSH; "" samples it from here.
+  std::string sampler_host;
+  // sampler_program: the pgwaitprof on the sampler host, run by the remote login shell.
+  std::string sampler_program = "pgwaitprof";
 };
 
 // A benchmark run the daemon executes at start-up ("runs:" in the config).

@@ -29,9 +29,13 @@ std::string SamplerHost::text() const {
 }
 
 base::Expected<SamplerHost> parse_sampler_host(std::string_view text) {
-  auto invalid = [&](std::string_view why) {
-    return base::Error{fmt::format("invalid sampler host {}: {}", quote(text), why)};
-  };
+  auto host = read_sampler_host(text);
+  if (host) return host;
+  return base::Error{fmt::format("invalid sampler host {}: {}", quote(text), host.error().message)};
+}
+
+base::Expected<SamplerHost> read_sampler_host(std::string_view text) {
+  auto invalid = [](std::string_view why) { return base::Error{std::string(why)}; };
   constexpr std::string_view kScheme = "ssh://";
   if (!text.starts_with(kScheme)) return invalid("expected ssh://[user@]host[:port]");
   std::string_view rest = text.substr(kScheme.size());

@@ -23,5 +23,7 @@ struct SamplerHost {
 
 // The error is one line: invalid sampler host "TEXT": WHY.
 base::Expected<SamplerHost> parse_sampler_host(std::string_view text);
+// The same, whose error is only WHY (a configuration file's message names the key and value).
+base::Expected<SamplerHost> read_sampler_host(std::string_view text);
 
 }  // namespace pgwaitprof::config

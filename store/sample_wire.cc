@@ -128,15 +128,14 @@ std::string pong_message(int64_t sent_us, int64_t at_us) {
   return json{{"type", "pong"}, {"sent_us", sent_us}, {"at_us", at_us}}.dump();
 }
 
-std::string start_message(const collectors::SamplerOptions& options) {
-  // A password of this host's environment reaches the remote sampler's the same way: libpq
-  // there reads PGPASSWORD where the connection string has none.
-  const char* pgpassword = std::getenv("PGPASSWORD");
+std::string start_message(const collectors::SamplerOptions& options, const std::string& password) {
+  // The password this host would use reaches the remote sampler's environment: libpq there
+  // reads PGPASSWORD where the connection string has none.
   // Auto on the sampler host reads memory, not the traced source: the traced source's statement
   // times, counts and check do not cross the channel yet (`--source trace` names it all the
   // same).
   return json{{"type", "start"},
-              {"pgpassword", pgpassword != nullptr ? pgpassword : ""},
+              {"pgpassword", password},
               {"name", options.name},
               {"dsn", options.conninfo},
               {"hz", options.hz},

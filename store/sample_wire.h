@@ -51,8 +51,9 @@ std::string ping_message(int64_t sent_us);
 std::string pong_message(int64_t sent_us, int64_t at_us);
 
 // What the remote end samples: the target's options (the connection string with its password,
-// and this host's PGPASSWORD, which parse_start puts in the remote end's environment).
-std::string start_message(const collectors::SamplerOptions& options);
+// and `password`, the one libpq on this host would use: the string's own, PGPASSWORD or
+// ~/.pgpass's, which parse_start puts in the remote end's environment as PGPASSWORD).
+std::string start_message(const collectors::SamplerOptions& options, const std::string& password);
 collectors::SamplerOptions parse_start(const nlohmann::json& message);
 
 // The remote host's description (model::Environment's host fields).

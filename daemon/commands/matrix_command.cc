@@ -12,9 +12,9 @@
 #include "config/matrix_invocation.h"
 #include "config/matrix_plan.h"
 #include "daemon/commands/foreground.h"
-#include "daemon/commands/remote_feed.h"
 #include "daemon/commands/results_command.h"
 #include "daemon/engine/matrix.h"
+#include "daemon/engine/remote_sampler.h"
 #include "exporters/render/text_format.h"
 #include "store/atomic_file.h"
 #include "store/run_directory.h"
@@ -251,9 +251,9 @@ int matrix_command(const MatrixCommand& command) {
         if (local->scratch) target.local = config::LocalMode::kYes;
         // No co_await inside a conditional expression: GCC 12 destroys its temporary twice.
         const auto executor = co_await asio::this_coro::executor;
-        auto feed = local->scratch
-                        ? nullptr
-                        : make_remote_feed(command.sampler_host, command.sampler_program, executor);
+        auto feed = local->scratch ? nullptr
+                                   : engine::make_ssh_feed(command.sampler_host,
+                                                           command.sampler_program, executor);
         auto outcome = co_await with_sampler<engine::MatrixOutcome>(
             collectors::sampler_options(target),
             [&](collectors::TargetSampler& sampler) -> asio::awaitable<engine::MatrixOutcome> {

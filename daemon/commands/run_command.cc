@@ -9,8 +9,8 @@
 #include "config/config_error.h"
 #include "daemon/commands/control_client.h"
 #include "daemon/commands/foreground.h"
-#include "daemon/commands/remote_feed.h"
 #include "daemon/commands/results_command.h"
+#include "daemon/engine/remote_sampler.h"
 #include "daemon/engine/run_engine.h"
 #include "daemon/service/control_server.h"
 #include "exporters/render/report_render.h"
@@ -187,7 +187,7 @@ int run_command(const RunCommand& command) {
         }
         request.conninfo = local->conninfo;
         const auto executor = co_await asio::this_coro::executor;
-        auto feed = make_remote_feed(command.sampler_host, command.sampler_program, executor);
+        auto feed = engine::make_ssh_feed(command.sampler_host, command.sampler_program, executor);
         auto outcome = co_await with_sampler<engine::RunOutcome>(
             collectors::sampler_options(target),
             [&](collectors::TargetSampler& sampler) {

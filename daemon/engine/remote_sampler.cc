@@ -20,6 +20,7 @@
 #include "base/build_info.h"
 #include "base/logging.h"
 #include "collectors/conninfo.h"
+#include "collectors/pg_session.h"
 #include "daemon/engine/supervisor.h"
 
 namespace pgwaitprof::engine {
@@ -80,6 +81,25 @@ std::vector<std::string> ssh_argv(const RemoteSamplerOptions& options) {
   argv.push_back(options.host.destination());
   argv.push_back(options.program + " __sample-remote");
   return argv;
+}
+
+std::unique_ptr<SshFeed> make_ssh_feed(const std::string& sampler_host, const std::string& program,
+                                       asio::any_io_executor executor) {
+  if (sampler_host.empty()) return nullptr;
+  RemoteSamplerOptions options;
+  options.host = *config::parse_sampler_host(sampler_host);
+  options.program = program;
+  options.ssh_command = ssh_command_from_environment();
+  return std::make_unique<SshFeed>(executor, std::move(options));
+}
+
+std::string libpq_password(const std::string& conninfo) {
+  // PQconnectStart reads the options, PGPASSWORD and the password file before it connects; its
+  // first step starts a connection, which is dropped here before any authentication.
+  const collectors::PgConnection connection(PQconnectStart(conninfo.c_str()));
+  if (!connection) return "";
+  const char* password = PQpass(connection.get());
+  return password != nullptr ? password : "";
 }
 
 ClockEstimate estimate_clock(const std::vector<ClockPing>& pings) {
@@ -178,7 +198,8 @@ asio::awaitable<std::optional<collectors::CollectorError>> SshFeed::open(
     why = failure(reason.empty() ? fmt::format("ssh exited with code {}", exit_code)
                                  : fmt::format("{} (ssh exit code {})", reason, exit_code));
   }
-  remote_sampler_log()->error("{}", why);
+  // Logged by the sampler, once per distinct error (a daemon's target retries it for as long as
+  // the host is away).
   co_return collectors::CollectorError{why, "", false, true};
 }
 
@@ -240,8 +261,9 @@ asio::awaitable<std::string> SshFeed::handshake(const collectors::SamplerOptions
   }
   clock_ = store::WireClock{};
   clock_.offset = clock.offset;
-  // The connection string goes here, never on a command line.
-  const std::string start = store::start_message(options);
+  // The connection string and the password libpq would use here go on the channel, never on
+  // a command line.
+  const std::string start = store::start_message(options, libpq_password(options.conninfo));
   if (!co_await channel_->write_now(start)) co_return "-";
   for (;;) {
     auto answer = co_await read_frame(timeout);

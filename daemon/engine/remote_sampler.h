@@ -46,6 +46,19 @@ struct RemoteSamplerOptions {
   std::chrono::seconds connect_timeout{10};
 };
 
+class SshFeed;
+// The feed of `sampler_host` (ssh://[user@]host[:port], already checked) and the pgwaitprof
+// there, with ssh_command_from_environment(); none for "". For `run`, `matrix` and a daemon
+// target's sampler_host alike.
+std::unique_ptr<SshFeed> make_ssh_feed(const std::string& sampler_host, const std::string& program,
+                                       asio::any_io_executor executor);
+
+// The password libpq on this host would send for `conninfo`: the string's own, PGPASSWORD, or
+// the password file's (~/.pgpass, PGPASSFILE) for its first host, port, database and user; ""
+// for none. libpq reads the file when a connection starts: one is started and dropped at once,
+// before any authentication. The remote side gets it on the channel, as PGPASSWORD.
+std::string libpq_password(const std::string& conninfo);
+
 // ssh_command from $PGWAITPROF_SSH_COMMAND, or "ssh".
 std::vector<std::string> ssh_command_from_environment();
 

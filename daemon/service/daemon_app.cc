@@ -16,6 +16,7 @@
 #include "base/regular_file.h"
 #include "config/matrix_plan.h"
 #include "daemon/engine/matrix.h"
+#include "daemon/engine/remote_sampler.h"
 #include "daemon/engine/run_steps.h"
 #include "daemon/service/change_watch.h"
 #include "exporters/render/report_render.h"
@@ -38,8 +39,24 @@ auto daemon_app_log() {
 
 bool same_sampling(const config::TargetConfig& a, const config::TargetConfig& b) {
   return a.dsn == b.dsn && a.hz == b.hz && a.source == b.source &&
-         a.pg_wait_sampling_poll == b.pg_wait_sampling_poll && a.labels == b.labels;
+         a.pg_wait_sampling_poll == b.pg_wait_sampling_poll && a.labels == b.labels &&
+         a.sampler_host == b.sampler_host && a.sampler_program == b.sampler_program;
 }
+
+// A target's sampler with the feed of its sampler_host (none without one): the pgwaitprof on
+// the server's host over SSH, opened at each connection of the sampler, so that a cut channel
+// is an outage and a new channel follows after the sampler's back-off. One object, so that the
+// feed outlives its sampler (members end in reverse order) wherever the sampler is still held
+// (a run of a target that a reload dropped).
+struct FedSampler {
+  FedSampler(asio::any_io_executor executor, const config::TargetConfig& target)
+      : feed(engine::make_ssh_feed(target.sampler_host, target.sampler_program, executor)),
+        sampler(executor, collectors::sampler_options(target)) {
+    sampler.set_remote_feed(feed.get());
+  }
+  std::unique_ptr<engine::SshFeed> feed;
+  collectors::TargetSampler sampler;
+};
 
 // Publishes a daemon run as its target's active run (pgwaitprof_run_active, the load
 // generator's gauges) and passes every event on.
@@ -179,8 +196,8 @@ config::ValidatedConfig DaemonApp::load() const {
 }
 
 void DaemonApp::start_target(const config::TargetConfig& target) {
-  auto sampler = std::make_shared<collectors::TargetSampler>(io_.get_executor(),
-                                                             collectors::sampler_options(target));
+  auto fed = std::make_shared<FedSampler>(io_.get_executor(), target);
+  std::shared_ptr<collectors::TargetSampler> sampler(fed, &fed->sampler);
   // pgwaitprof_sampler_info's rate: of the snapshots, or of the traced source's in-kernel on-CPU
   // samples; pg_wait_sampling samples at its own period.
   auto profile = std::make_shared<model::ContinuousProfile>(

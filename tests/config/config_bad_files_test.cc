@@ -64,6 +64,8 @@ const std::vector<BadFile> kBadConfigs = {
      "\".\" and \"-\")"},
     {"config_bad_missing_target_name.yaml",
      "3:5: missing required key \"name\" (required when there is more than one target)"},
+    {"config_bad_sampler_host.yaml",
+     "3:19: invalid value for \"sampler_host\": \"db1\" (expected ssh://[user@]host[:port])"},
     {"config_bad_source.yaml",
      "2:13: invalid value for \"source\": \"pg_stat_activity\" (must be one of \"auto\", "
      "\"activity\", \"pg_wait_sampling\", \"memory\", \"trace\")"},

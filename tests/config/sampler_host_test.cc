@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "config/daemon_config.h"
+
 namespace pgwaitprof::config {
 namespace {
 
@@ -35,6 +37,32 @@ TEST(SamplerHost, RefusedInOneLine) {
     ASSERT_FALSE(host) << text;
     EXPECT_TRUE(host.error().message.starts_with("invalid sampler host \"")) << text;
     EXPECT_EQ(host.error().message.find('\n'), std::string::npos);
+  }
+}
+
+// A daemon target's sampler_host and sampler_program; none (or empty) samples from here.
+TEST(SamplerHost, DaemonTargetKeys) {
+  const auto config = parse_config(
+      "targets:\n"
+      "  - name: a\n"
+      "    sampler_host: ssh://bench@db1:2222/\n"
+      "    sampler_program: /opt/pgwaitprof/bin/pgwaitprof\n"
+      "  - name: b\n"
+      "    sampler_host: \"\"\n"
+      "  - name: c\n",
+      "p.yaml");
+  EXPECT_EQ(config.targets.at(0).sampler_host, "ssh://bench@db1:2222");
+  EXPECT_EQ(config.targets.at(0).sampler_program, "/opt/pgwaitprof/bin/pgwaitprof");
+  EXPECT_EQ(config.targets.at(1).sampler_host, "");
+  EXPECT_EQ(config.targets.at(2).sampler_host, "");
+  EXPECT_EQ(config.targets.at(2).sampler_program, "pgwaitprof");
+  try {
+    parse_config("targets:\n  - sampler_host: ssh://-db1\n", "p.yaml");
+    ADD_FAILURE() << "a host ssh could read as an option was taken";
+  } catch (const ConfigError& error) {
+    EXPECT_STREQ(error.what(),
+                 "p.yaml:2:19: invalid value for \"sampler_host\": \"ssh://-db1\" "
+                 "(a host may not start with '-')");
   }
 }
 

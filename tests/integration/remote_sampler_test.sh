@@ -14,127 +14,11 @@
 #   6. the server not on the sampler host (a second sshd in the client's namespace, in a PID
 #      namespace of its own): the remote side samples pg_stat_activity, and the report says why.
 #   7. matrix --sampler-host: its runs sampled on the server's host.
-# Needs root (namespaces, sshd). Usage: remote_sampler_test.sh PGWAITPROF_BINARY
-set -uo pipefail
-bin=$(readlink -f "$1")
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
-command -v /usr/sbin/sshd >/dev/null || { echo "SKIP: no sshd (deploy/install-deps.sh)"; exit 77; }
-pgbin=/usr/lib/postgresql/15/bin
-tag=$$
-work=$(mktemp -d /tmp/pgwp-remote.XXXXXX)
-chmod 755 "$work"
-srv=pgwp-srv-$tag cli=pgwp-cli-$tag
-srv_ip=10.201.$((tag % 200)).2 cli_ip=10.201.$((tag % 200)).1
-secret="pw-$tag-secret"
-pids=()
-failures=0
-
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  # `ip netns exec` may leave the process it started (the sshds, unshare with --kill-child): each
-  # named by this test's own directory, ended by its pid.
-  for pid in $(pgrep -f -- "$work/sshd_"); do kill "$pid" 2>/dev/null; done
-  if [ -f "$work/data/postmaster.pid" ]; then
-    runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1
-  fi
-  ip netns del "$srv" 2>/dev/null
-  ip netns del "$cli" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
-# The two hosts.
-ip netns add "$srv" && ip netns add "$cli" || exit 1
-ip link add "pwc$tag" type veth peer name "pws$tag" || exit 1
-ip link set "pws$tag" netns "$srv"
-ip link set "pwc$tag" netns "$cli"
-ip -n "$srv" addr add "$srv_ip/24" dev "pws$tag"
-ip -n "$cli" addr add "$cli_ip/24" dev "pwc$tag"
-for ns in "$srv" "$cli"; do
-  ip -n "$ns" link set lo up
-done
-ip -n "$srv" link set "pws$tag" up
-ip -n "$cli" link set "pwc$tag" up
-
-# sshd with keys of its own.
-mkdir -p /run/sshd
-ssh-keygen -q -t ed25519 -N '' -f "$work/host_key" -C host
-ssh-keygen -q -t ed25519 -N '' -f "$work/client_key" -C client
-cp "$work/client_key.pub" "$work/authorized_keys"
-chmod 600 "$work/authorized_keys"
-start_sshd() {  # NS ADDRESS NAME [unshare]
-  cat >"$work/sshd_$3" <<CONF
-ListenAddress $2:22
-HostKey $work/host_key
-AuthorizedKeysFile $work/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PidFile $work/sshd_$3.pid
-CONF
-  if [ "${4:-}" = unshare ]; then
-    ip netns exec "$1" unshare --pid --fork --kill-child --mount-proc /usr/sbin/sshd -D -e -f "$work/sshd_$3" \
-      2>"$work/sshd_$3.log" &
-  else
-    ip netns exec "$1" /usr/sbin/sshd -D -e -f "$work/sshd_$3" 2>"$work/sshd_$3.log" &
-  fi
-  pids+=($!)
-}
-start_sshd "$srv" "$srv_ip" server
-start_sshd "$cli" "$cli_ip" client unshare
-{
-  echo "$srv_ip $(cut -d' ' -f1-2 "$work/host_key.pub")"
-  echo "$cli_ip $(cut -d' ' -f1-2 "$work/host_key.pub")"
-} >"$work/known_hosts"
-cat >"$work/ssh_config" <<CONF
-Host *
-  IdentityFile $work/client_key
-  IdentitiesOnly yes
-  UserKnownHostsFile $work/known_hosts
-  StrictHostKeyChecking yes
-  User root
-CONF
-export PGWAITPROF_SSH_COMMAND="ssh -F $work/ssh_config"
-
-# PostgreSQL on the server host's address, with a password.
-mkdir -p "$work/data" && chown postgres: "$work/data"
-echo "$secret" >"$work/pwfile" && chown postgres: "$work/pwfile"
-runuser -u postgres -- "$pgbin/initdb" -D "$work/data" -U postgres -A scram-sha-256 \
-  --pwfile="$work/pwfile" -E UTF8 --locale=C --no-sync >"$work/initdb.log" || exit 1
-cat >>"$work/data/postgresql.conf" <<CONF
-listen_addresses = '$srv_ip'
-unix_socket_directories = '$work/data'
-port = 5432
-max_connections = 50
-CONF
-echo "host all all 10.201.0.0/16 scram-sha-256" >>"$work/data/pg_hba.conf"
-ip netns exec "$srv" runuser -u postgres -- "$pgbin/pg_ctl" -D "$work/data" -l "$work/data/server.log" \
-  -w -t 60 start >/dev/null || { cat "$work/data/server.log"; exit 1; }
-dsn="host=$srv_ip port=5432 user=postgres dbname=postgres password=$secret"
-ip netns exec "$cli" env PGPASSWORD="$secret" "$pgbin/pgbench" -i -q -s 2 \
-  "host=$srv_ip port=5432 user=postgres dbname=postgres" >"$work/init.log" 2>&1 ||
-  { cat "$work/init.log"; exit 1; }
-for _ in $(seq 50); do
-  ip netns exec "$cli" ssh -F "$work/ssh_config" -o BatchMode=yes "$srv_ip" true 2>/dev/null && break
-  sleep 0.1
-done
-
-# Runs pgwaitprof in the client's namespace: run_client NAME ARGS... (report in $work/NAME).
-run_client() {
-  local name=$1
-  shift
-  ip netns exec "$cli" env PGWAITPROF_DATA_DIR="$work/$name" "$bin" run "$dsn" --no-daemon \
-    --sampler-program "${program:-$bin}" "$@" >"$work/$name.out" 2>"$work/$name.err"
-}
-report_of() { ls "$work/$1"/runs/*/report.json 2>/dev/null | head -1; }
-remote_pids() { pgrep -f -- "__sample-remote" | tr '\n' ' '; }
+#   8. the password only in this host's ~/.pgpass: libpq's password crosses the channel (the
+#      remote side has none of its own), and it is in no process's argv.
+# The hosts: remote_hosts.sh. Needs root (namespaces, sshd).
+# Usage: remote_sampler_test.sh PGWAITPROF_BINARY
+source "$(dirname "${BASH_SOURCE[0]}")/remote_hosts.sh"
 
 # 1. The run.
 ( while :; do ps -eo args >>"$work/ps.txt"; sleep 0.2; done ) &
@@ -310,6 +194,35 @@ PY
 fi
 sleep 0.5
 [ -z "$(remote_pids)" ] || fail "remote samplers left running after the matrix: $(remote_pids)"
+
+# 8. The password only in this host's ~/.pgpass (HOME of the run), none in the connection
+# string or the environment.
+mkdir -m 700 "$work/home"
+echo "$srv_ip:5432:*:postgres:$secret" >"$work/home/.pgpass"
+chmod 600 "$work/home/.pgpass"
+( while :; do ps -eo args >>"$work/ps_pgpass.txt"; sleep 0.2; done ) &
+watcher=$!
+pids+=($watcher)
+target="host=$srv_ip port=5432 user=postgres dbname=postgres" home="$work/home" \
+  run_client pgpass --sampler-host "ssh://root@$srv_ip" -- -c 2 -T 2 -S
+code=$?
+kill "$watcher" 2>/dev/null
+report=$(report_of pgpass)
+if [ "$code" -ne 0 ] || [ -z "$report" ]; then
+  fail "run with the password in ~/.pgpass exited $code: $(tail -n 2 "$work/pgpass.err")"
+else
+  python3 - "$report" <<'PY' || fail "the report of the run with the password in ~/.pgpass"
+import json, sys
+run = json.load(open(sys.argv[1]))
+print(f"pgpass run: source={run['sampler']['source']} snapshots={run['sampler']['snapshots']} "
+      f"sampler_host={run['environment'].get('sampler_host', {}).get('hostname')}")
+if run["sampler"]["source"] != "memory" or run["sampler"]["snapshots"] == 0:
+    sys.exit(1)
+PY
+fi
+grep -q -- "__sample-remote" "$work/ps_pgpass.txt" || fail "no remote sampler seen in the ~/.pgpass run"
+grep -q -- "$secret" "$work/ps_pgpass.txt" && fail "the password of ~/.pgpass was on a command line"
+grep -q -- "$secret" "$work/pgpass.out" "$work/pgpass.err" && fail "the password was in the output"
 
 if [ "$failures" -gt 0 ]; then
   echo "remote_sampler_test: $failures failures"

@@ -103,8 +103,10 @@ TEST(SampleWire, StartCarriesTheTargetAndHelloItsVersion) {
   options.conninfo = "host=10.200.0.2 password=secret";
   options.hz = 250;
   options.source = model::SamplerSource::kMemory;
-  auto parsed = parse_message(start_message(options));
+  auto parsed = parse_message(start_message(options, "from-pgpass"));
   ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->second.value("pgpassword", ""), "from-pgpass");
+  parsed->second.erase("pgpassword");  // parse_start would put it in this process's PGPASSWORD
   const auto back = parse_start(parsed->second);
   EXPECT_EQ(back.conninfo, options.conninfo);
   EXPECT_EQ(back.hz, 250);

@@ -3,8 +3,13 @@
 #include "daemon/engine/remote_sampler.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 namespace pgwaitprof::engine {
 namespace {
@@ -54,6 +59,34 @@ TEST(RemoteSampler, EnvironmentNamesTheSshCommand) {
   EXPECT_EQ(ssh_command_from_environment(), (std::vector<std::string>{"ssh", "-F", "/tmp/x"}));
   ::unsetenv("PGWAITPROF_SSH_COMMAND");
   EXPECT_EQ(ssh_command_from_environment(), std::vector<std::string>{"ssh"});
+}
+
+// What crosses the channel as PGPASSWORD: the password libpq here would use, from the string,
+// PGPASSWORD or the password file (PGPASSFILE stands for ~/.pgpass). No server is needed:
+// libpq reads the file before it connects (port 1 refuses).
+TEST(RemoteSampler, PasswordLibpqWouldUseComesFromThePasswordFile) {
+  const auto file =
+      std::filesystem::temp_directory_path() / ("pgwaitprof-pgpass-" + std::to_string(::getpid()));
+  std::ofstream(file) << "127.0.0.1:1:bench:bench:from-the-file\n";
+  ::chmod(file.c_str(), 0600);  // libpq ignores a file others may read
+  const char* saved = std::getenv("PGPASSWORD");
+  const std::string saved_password = saved != nullptr ? saved : "";
+  ::unsetenv("PGPASSWORD");
+  ::setenv("PGPASSFILE", file.c_str(), 1);
+  EXPECT_EQ(libpq_password("host=127.0.0.1 port=1 user=bench dbname=bench"), "from-the-file");
+  EXPECT_EQ(libpq_password("postgresql://bench@127.0.0.1:1/bench"), "from-the-file");
+  EXPECT_EQ(libpq_password("host=127.0.0.1 port=1 user=other dbname=bench"), "");
+  EXPECT_EQ(libpq_password("host=127.0.0.1 port=1 user=bench dbname=bench password=own"), "own");
+  ::setenv("PGPASSWORD", "from-the-environment", 1);
+  EXPECT_EQ(libpq_password("host=127.0.0.1 port=1 user=other dbname=bench"),
+            "from-the-environment");
+  ::unsetenv("PGPASSFILE");
+  if (saved != nullptr) {
+    ::setenv("PGPASSWORD", saved_password.c_str(), 1);
+  } else {
+    ::unsetenv("PGPASSWORD");
+  }
+  std::filesystem::remove(file);
 }
 
 }  // namespace

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# A daemon target with a sampler host (issue 50): the daemon in the client's namespace, its one
+# target's sampler_host the server's (the hosts: remote_hosts.sh). Checks:
+#   1. /metrics shows the server's waits, client backends' too while pgbench runs from the
+#      client's namespace, sampled by the memory source of the server's host, and the target up;
+#      the password (PGPASSWORD of the daemon) in no process's argv.
+#      A run through the daemon's control socket records the sampler host in its report.
+#   2. ssh killed once: the daemon's log shows the outage and a new channel, and /metrics grow
+#      again.
+#   3. SIGTERM: the daemon stops within a second, and nothing of the remote side is left.
+# Needs root (namespaces, sshd). Usage: remote_daemon_test.sh PGWAITPROF_BINARY
+source "$(dirname "${BASH_SOURCE[0]}")/remote_hosts.sh"
+
+port=$((20000 + tag % 20000))
+mkdir -m 700 "$work/daemon"
+cat >"$work/daemon.yaml" <<CONF
+listen: 127.0.0.1:$port
+data_dir: $work/daemon
+targets:
+  - name: db
+    dsn: "host=$srv_ip port=5432 user=postgres dbname=postgres"
+    sampler_host: ssh://root@$srv_ip
+    sampler_program: $bin
+CONF
+( while :; do ps -eo args >>"$work/ps_daemon.txt"; sleep 0.2; done ) &
+watcher=$!
+pids+=($watcher)
+# A command in the client's namespace with the password in its environment only (an `env
+# PGPASSWORD=...` would show it in ps). In the background only: it replaces the shell it runs in,
+# so that $! is the command's pid.
+with_password() { PGPASSWORD="$secret" exec ip netns exec "$cli" "$@"; }
+with_password "$bin" daemon -c "$work/daemon.yaml" >"$work/daemon.log" 2>&1 &
+daemon=$!
+pids+=($daemon)
+
+metrics() { ip netns exec "$cli" curl -fsS "http://127.0.0.1:$port/metrics" 2>/dev/null; }
+# The sum of a family's series for target db: total NAME [LABEL-FILTER]
+total() {
+  metrics | awk -v name="$1" -v filter="${2:-}" '
+    index($0, name "{") == 1 && index($0, "target=\"db\"") && index($0, filter) { sum += $NF }
+    END { printf "%d\n", sum }'
+}
+# Waits up to $1 tenths of a second for a command to succeed.
+within() {
+  local tenths=$1
+  shift
+  for _ in $(seq "$tenths"); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# 1. The server's waits, from the memory source of its host.
+sampling_memory() { metrics | grep -q 'pgwaitprof_sampler_info{.*source="memory".*} 1'; }
+within 300 sampling_memory || fail "no memory source of the server's host in /metrics"
+with_password "$pgbin/pgbench" -c 2 -T 4 -S "host=$srv_ip port=5432 user=postgres dbname=postgres" \
+  >"$work/pgbench.log" 2>&1 &
+loadgen=$!
+pids+=($loadgen)
+client_waits() { [ "$(total pgwaitprof_wait_samples_total 'backend_type="client backend"')" -gt 0 ]; }
+within 100 client_waits || fail "no client backends' waits in /metrics"
+wait "$loadgen" || fail "pgbench failed: $(tail -n 3 "$work/pgbench.log")"
+echo "metrics: snapshots=$(total pgwaitprof_snapshots_total)" \
+  "wait_samples=$(total pgwaitprof_wait_samples_total)" \
+  "client_backend_samples=$(total pgwaitprof_wait_samples_total 'backend_type="client backend"')" \
+  "up=$(total pgwaitprof_up)"
+[ "$(total pgwaitprof_up)" -eq 1 ] || fail "the target is not up"
+
+# A run through the daemon's control socket: pgbench started by the daemon here, the server
+# sampled on its host, and the report says so.
+ip netns exec "$cli" env PGWAITPROF_SOCKET="$work/daemon/pgwaitprof.sock" "$bin" run \
+  "host=$srv_ip port=5432 user=postgres dbname=postgres" -- -c 2 -T 2 -S \
+  >"$work/run.out" 2>"$work/run.err" || fail "the run through the daemon failed: $(tail -n 2 "$work/run.err")"
+report=$(ls "$work"/daemon/runs/*/report.json 2>/dev/null | head -1)
+if [ -z "$report" ]; then
+  fail "no report of the run through the daemon"
+else
+  python3 - "$report" <<'PY' || fail "the report of the run through the daemon"
+import json, sys
+run = json.load(open(sys.argv[1]))
+remote = run["environment"].get("sampler_host") or {}
+print(f"daemon run: status={run['status']} source={run['sampler']['source']} "
+      f"tps={run['loadgen']['tps']:.1f} sampler_host={remote.get('hostname')} "
+      f"clock_offset_ms={remote.get('clock_offset_ms')}")
+if run["status"] != "completed" or run["sampler"]["source"] != "memory" or not remote.get("hostname"):
+    sys.exit(1)
+PY
+fi
+
+# 2. The channel cut once: an outage, a new channel, and the metrics grow again.
+ssh_client=$(pgrep -f -- "ssh -F $work/ssh_config .*$srv_ip" | head -1)
+if [ -z "$ssh_client" ]; then
+  fail "no ssh client of the daemon to cut"
+else
+  kill -9 "$ssh_client"
+  restored() { grep -q "connection restored target=db" "$work/daemon.log"; }
+  within 200 restored || fail "no new channel after the cut"
+  grep -q "lost connection to target=db: the channel to the sampler on" "$work/daemon.log" ||
+    fail "the daemon's log shows no outage"
+  after=$(total pgwaitprof_snapshots_total)
+  grows() { [ "$(total pgwaitprof_snapshots_total)" -gt "$after" ]; }
+  within 100 grows || fail "/metrics did not grow after the new channel"
+  grep -E "lost connection|connection restored" "$work/daemon.log"
+  [ "$(total pgwaitprof_up)" -eq 1 ] || fail "the target is not up again"
+fi
+
+# 3. The stop: within a second, the remote side gone with it.
+kill "$watcher" 2>/dev/null
+grep -q -- "$secret" "$work/ps_daemon.txt" && fail "the password was on a command line"
+grep -q -- "__sample-remote" "$work/ps_daemon.txt" || fail "no remote sampler was ever seen running"
+started=$(date +%s%N)
+kill -TERM "$daemon"
+wait "$daemon"
+code=$?
+stopped_ms=$((($(date +%s%N) - started) / 1000000))
+gone() { [ -z "$(remote_pids)" ]; }
+within 20 gone || fail "a remote sampler still runs after the daemon stopped: $(remote_pids)"
+gone_ms=$((($(date +%s%N) - started) / 1000000))
+echo "stop: daemon exit $code after $stopped_ms ms, remote side gone after $gone_ms ms"
+grep "stop took" "$work/daemon.log"
+[ "$code" -eq 0 ] || fail "the daemon exited $code"
+[ "$stopped_ms" -le 1000 ] || fail "the daemon took $stopped_ms ms to stop"
+[ "$gone_ms" -le 1000 ] || fail "the remote side was gone only $gone_ms ms after the stop"
+grep -q "did not stop in time" "$work/daemon.log" && fail "the sampler did not stop in time"
+grep -q -- "$secret" "$work/daemon.log" && fail "the password is in the daemon's log"
+
+if [ "$failures" -gt 0 ]; then
+  echo "--- daemon log"
+  tail -n 40 "$work/daemon.log"
+  echo "remote_daemon_test: $failures failures"
+  exit 1
+fi
+echo "remote_daemon_test: passed"
