@@ -161,7 +161,7 @@ sanitizer_pid=$!
   ) || status=1
   ctest --output-on-failure --timeout 600 -R '^deploy_package$' 2>&1 | sed -u 's/^/[package] /' ||
     status=1
-  ctest --output-on-failure --timeout 600 --no-tests=error -R "$longest" 2>&1 |
+  ctest --output-on-failure --timeout 600 --no-tests=error "${retry_once[@]}" -R "$longest" 2>&1 |
     sed -u 's/^/[longest] /' || status=1
   exit $status
 ) &
