@@ -211,7 +211,9 @@ TEST_F(InputFaults, FailedRunSaysWhatHappened) {
   std::vector<pid_t> pgbench;
   ASSERT_TRUE(eventually(20s, [&] {
     pgbench.clear();
-    for (pid_t pid : processes_with(" -T 30 ")) {
+    // This run's pgbench: its log prefix is in the run's directory (another lane's pgbench may
+    // have "-T 30" too, and was once killed in its place).
+    for (pid_t pid : processes_with((dir / "b").string())) {
       if (runs_program(pid, "pgbench")) pgbench.push_back(pid);
     }
     return !pgbench.empty();
