@@ -95,13 +95,22 @@ bool alive(pid_t pid, unsigned long long ticks) {
   return state != '\0' && state != 'Z' && state != 'X' && !stopped_state(state);
 }
 
-// The owner file of a scratch directory: this process and its watchdog of the moment.
+// This process's PID namespace (the inode of /proc/self/ns/pid): the pids of an owner file are
+// that namespace's; 0 when it cannot be read.
+unsigned long long pid_namespace() {
+  struct stat info {};
+  return ::stat("/proc/self/ns/pid", &info) == 0 ? info.st_ino : 0;
+}
+
+// The owner file of a scratch directory: this process and its watchdog of the moment, and the
+// PID namespace their pids belong to (last: an older pgwaitprof's reader stops there).
 void write_owner_locked(const Watchdog& state, const fs::path& directory) {
   std::ofstream file(directory / "owner");
   file << fmt::format("pgwaitprof {} {}\n", ::getpid(), start_ticks(::getpid()).value_or(0));
   if (state.pid > 0) {
     file << fmt::format("watchdog {} {}\n", state.pid, start_ticks(state.pid).value_or(0));
   }
+  file << fmt::format("pidns {}\n", pid_namespace());
 }
 
 void monitor_watchdog();
@@ -297,14 +306,28 @@ struct Owner {
   unsigned long long ticks = 0;
 };
 
-// The owner file: "pgwaitprof PID TICKS" and "watchdog PID TICKS" lines.
-std::map<std::string, Owner> read_owner(const fs::path& directory) {
+struct OwnerFile {
   std::map<std::string, Owner> owners;
+  std::optional<unsigned long long> pid_namespace;  // none in an older pgwaitprof's file
+};
+
+// The owner file: "pgwaitprof PID TICKS" and "watchdog PID TICKS" lines, then "pidns INODE".
+OwnerFile read_owner(const fs::path& directory) {
+  OwnerFile owner_file;
   std::ifstream file(directory / "owner");
-  std::string role;
-  Owner owner;
-  while (file >> role >> owner.pid >> owner.ticks) owners[role] = owner;
-  return owners;
+  for (std::string line; std::getline(file, line);) {
+    std::istringstream fields(line);
+    std::string role;
+    Owner owner;
+    unsigned long long inode = 0;
+    if (!(fields >> role)) continue;
+    if (role == "pidns" && fields >> inode) {
+      owner_file.pid_namespace = inode;
+    } else if (role != "pidns" && fields >> owner.pid >> owner.ticks) {
+      owner_file.owners[role] = owner;
+    }
+  }
+  return owner_file;
 }
 
 }  // namespace
@@ -429,9 +452,13 @@ std::vector<fs::path> sweep_abandoned_scratch_directories(const fs::path& temp_d
     }
     // Another user's directory is theirs to clean (root's sweep takes every one).
     if (::geteuid() != 0 && info.st_uid != ::geteuid()) continue;
-    const auto owners = read_owner(entry.path());
+    const auto [owners, owners_namespace] = read_owner(entry.path());
     // No owner file: being created right now, or not ours to judge.
     if (owners.empty()) continue;
+    // Pids of another PID namespace (a pgwaitprof in a container that shares /tmp with the
+    // host, or the host's seen from the container) say nothing here: a live owner would look
+    // gone, and its cluster would be removed under it.
+    if (owners_namespace && *owners_namespace != pid_namespace()) continue;
     const bool owned = std::any_of(owners.begin(), owners.end(), [](const auto& owner) {
       return alive(owner.second.pid, owner.second.ticks);
     });

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tests/faults/fault_harness.h"
+#include "tests/faults/piped_program.h"
 
 namespace pgwaitprof::testing {
 namespace {
@@ -31,85 +32,24 @@ std::string name_of(const Ending& ending) {
 }
 void PrintTo(const Ending& ending, std::ostream* out) { *out << name_of(ending); }
 
-// pgwaitprof with stdout and stderr on one pipe that the test reads (and may close).
-class PipedProgram {
- public:
-  PipedProgram(const std::vector<std::string>& argv, const std::vector<std::string>& environment) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
-    std::vector<std::string> arguments = argv;
-    std::vector<char*> pointers;
-    for (auto& argument : arguments) pointers.push_back(argument.data());
-    pointers.push_back(nullptr);
-    std::vector<std::string> variables = environment;
-    std::vector<char*> env_pointers;
-    for (char** entry = environ; *entry != nullptr; ++entry) env_pointers.push_back(*entry);
-    for (auto& variable : variables) env_pointers.push_back(variable.data());
-    env_pointers.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(fds[1], STDOUT_FILENO);
-      ::dup2(fds[1], STDERR_FILENO);
-      ::execve(pointers[0], pointers.data(), env_pointers.data());
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    read_fd_ = fds[0];
+// The sanitizers' options of this process, with their reports sent to `path`.PID files.
+void add_sanitizer_log_path(std::vector<std::string>& environment, const std::string& path) {
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS"}) {
+    const char* options = std::getenv(name);
+    if (options == nullptr) continue;
+    environment.push_back(fmt::format("{}={}:log_path={}", name, options, path));
   }
-  PipedProgram(const PipedProgram&) = delete;
-  PipedProgram& operator=(const PipedProgram&) = delete;
-  ~PipedProgram() {
-    if (!exit_code_) {
-      ::kill(pid_, SIGKILL);
-      wait(5s);
-    }
-    close_pipe();
-  }
-  pid_t pid() const { return pid_; }
-  const std::string& output() const { return output_; }
-  void close_pipe() {
-    if (read_fd_ >= 0) ::close(read_fd_);
-    read_fd_ = -1;
-  }
-  // Reads what is there (for at most `wait_for`), so the program never blocks on a full pipe.
-  void drain(std::chrono::milliseconds wait_for) {
-    if (read_fd_ < 0) return;
-    pollfd wanted{read_fd_, POLLIN, 0};
-    if (::poll(&wanted, 1, static_cast<int>(wait_for.count())) <= 0) return;
-    char buffer[8192];
-    const auto got = ::read(read_fd_, buffer, sizeof buffer);
-    if (got > 0) output_.append(buffer, static_cast<size_t>(got));
-    if (got == 0) close_pipe();
-  }
-  // Reads until `done` holds or `timeout` passes.
-  bool until(std::chrono::seconds timeout, const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done()) return true;
-      drain(20ms);
-      if (read_fd_ < 0 && exited()) return done();
-    }
-    return done();
-  }
-  bool exited() {
-    if (exit_code_) return true;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    return exit_code_.has_value();
-  }
-  std::optional<int> wait(std::chrono::seconds timeout) {
-    until(timeout, [&] { return exited(); });
-    return exit_code_;
-  }
+}
 
- private:
-  pid_t pid_ = -1;
-  int read_fd_ = -1;
-  std::string output_;
-  std::optional<int> exit_code_;
-};
+// The reports in `dir` whose names start with `prefix`, for a failure message.
+std::string sanitizer_reports(const std::filesystem::path& dir, std::string_view prefix) {
+  std::string reports;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (!entry.path().filename().string().starts_with(prefix)) continue;
+    reports += fmt::format("\n{}:\n{}", entry.path().string(), read_text(entry.path()));
+  }
+  return reports;
+}
 
 // A pgbench of the load (not pgbench -i) whose command line names `needle`.
 bool load_running(const std::string& needle) {
@@ -221,6 +161,9 @@ TEST_P(SignalClass, LeavesNothingRunningNoScratchDirectoryTheServerAsFoundAndEve
                                        (phase == "setup" ? std::string("scratch-started") : phase)};
   // A closed pipe does not end the command: the hold then only has to outlast closing it.
   environment.push_back(std::string("PGWAITPROF_FAULT_HOLD_SECONDS=") + (pipe_closed ? "1" : "60"));
+  // With the pipe closed a sanitizer's report would go nowhere: into files, shown on failure.
+  const auto reports = dir / "sanitizer";
+  if (pipe_closed) add_sanitizer_log_path(environment, reports.string());
   PipedProgram program(command_line(ending, dir), environment);
 
   const std::string at =
@@ -249,7 +192,7 @@ TEST_P(SignalClass, LeavesNothingRunningNoScratchDirectoryTheServerAsFoundAndEve
   } else if (pipe_closed || (phase == "report" && std::string_view(ending.command) == "run")) {
     // A reader gone ends the output, not the work: the command finished as it would have. A
     // signal while the report is written comes after the load: the run is complete.
-    EXPECT_EQ(*code, 0) << program.output();
+    EXPECT_EQ(*code, 0) << program.output() << sanitizer_reports(dir, "sanitizer");
   } else {
     EXPECT_NE(*code, 0) << program.output();
   }
