@@ -153,7 +153,16 @@ TEST_F(MatrixTest, ClientsAutoFindsWhereThroughputStopsRisingAndFitsTheSweep) {
   const auto clients = table["clients"].get<std::vector<int>>();
   EXPECT_EQ(clients.front(), 1);
   EXPECT_LE(clients.back(), 8);
-  EXPECT_GE(clients.size(), 3u) << table.dump();  // 1, 2 and a count between or beyond
+  // After 1 and 2 clients the sweep goes on exactly when the rule asks for more on those two: a
+  // machine busy with other work (CI's other lanes) can make 2 clients no faster than 1, and the
+  // sweep then rightly stops there.
+  ASSERT_GE(clients.size(), 2u) << table.dump();
+  ASSERT_EQ(clients[1], 2) << table.dump();
+  std::vector<std::map<int, double>> first_two;
+  for (const auto& counts : by_variant) first_two.push_back({{1, counts.at(1)}, {2, counts.at(2)}});
+  const bool more_after_two =
+      !model::next_client_counts_of_variants(first_two, {.max_clients = 8}).empty();
+  EXPECT_EQ(clients.size() >= 3u, more_after_two) << table.dump();
   const auto done = fmt::format("{} of {} runs completed", clients.size() * 4, clients.size() * 4);
   EXPECT_NE(result.output.find(done), std::string::npos) << result.output;
 
