@@ -2,7 +2,7 @@
 // build runs it to make the file the package installs (deploy/package.cmake).
 #include <iostream>
 
-#include "daemon/commands/cli.h"
+#include "daemon/commands/completion.h"
 
 int main() {
   std::cout << pgwaitprof::commands::bash_completion();

@@ -11,9 +11,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "base/build_info.h"
 #include "base/logging.h"
-#include "collectors/pg_session.h"
+#include "collectors/conninfo.h"
 #include "config/daemon_config.h"
 #include "config/numbers.h"
 #include "daemon/commands/cli_options.h"
@@ -113,12 +112,6 @@ int dispatch(CLI::App& app, Commands& commands, std::vector<std::string> loadgen
 }
 
 }  // namespace
-
-std::string version_text() {
-  // The first line is GNU's "program version", which help2man reads for the man page.
-  return fmt::format("pgwaitprof {}\nrevision {}\nlibpq {}", base::kVersion, base::kRevision,
-                     collectors::libpq_version());
-}
 
 int main_cli(int argc, char** argv) {
   // A closed standard output or error is an error value, never a death (standard_output.h).

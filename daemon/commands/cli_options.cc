@@ -7,11 +7,12 @@
 #include <regex>
 #include <set>
 
+#include "base/build_info.h"
 #include "base/logging.h"
+#include "collectors/pg_session.h"
 #include "config/daemon_config.h"
 #include "config/numbers.h"
 #include "config/quote.h"
-#include "daemon/commands/cli.h"
 #include "daemon/commands/number_options.h"
 #include "daemon/commands/placement_options.h"
 #include "model/run.h"
@@ -231,6 +232,12 @@ class HelpFormatter : public CLI::Formatter {
 };
 
 }  // namespace
+
+std::string version_text() {
+  // The first line is GNU's "program version", which help2man reads for the man page.
+  return fmt::format("pgwaitprof {}\nrevision {}\nlibpq {}", base::kVersion, base::kRevision,
+                     collectors::libpq_version());
+}
 
 void add_commands(CLI::App& app, Commands& commands) {
   app.formatter(std::make_shared<HelpFormatter>());

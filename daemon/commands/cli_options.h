@@ -41,6 +41,10 @@ struct Commands {
   std::string explained;
 };
 
+// What --version prints: the version, the git revision it was built from, and the libpq it runs
+// with.
+std::string version_text();
+
 // Every subcommand with its options on `app`, filling `commands` when parsed.
 void add_commands(CLI::App& app, Commands& commands);
 

@@ -1,10 +1,11 @@
 // The bash completion script, made from the command line that parses (cli_options.h).
+#include "daemon/commands/completion.h"
+
 #include <fmt/format.h>
 
 #include <string>
 #include <vector>
 
-#include "daemon/commands/cli.h"
 #include "daemon/commands/cli_options.h"
 
 namespace pgwaitprof::commands {
