@@ -16,6 +16,7 @@ RemoteCpuProfileCollector::RemoteCpuProfileCollector(RemoteFeed& feed)
 RemoteCpuProfileCollector::~RemoteCpuProfileCollector() { feed_.end_cpu_profile(); }
 
 asio::awaitable<CollectResult> RemoteCpuProfileCollector::collect(CollectContext& context) {
+  if (context.last) co_await feed_.wait_cpu_batches(model::SteadyClock::now(), kLastWait);
   for (auto& batch : feed_.take_cpu_batches()) {
     std::erase_if(batch.samples,
                   [this](const model::CpuSample& sample) { return sample.at < began_; });

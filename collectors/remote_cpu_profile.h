@@ -4,10 +4,12 @@
 // samples every CpuProfileCollector::kPeriod and sends the batches on the channel; this
 // collector hands the ones its feed received to the run's sink, as the local collector hands
 // its own. Samples taken before the collector began (the remote side samples from the channel's
-// opening) are left out.
+// opening) are left out; its last collection waits (kLastWait at most) for the batches of the
+// samples taken until then, which are on the way.
 #pragma once
 
 #include <asio/awaitable.hpp>
+#include <chrono>
 #include <memory>
 #include <string_view>
 
@@ -25,6 +27,7 @@ class RemoteCpuProfileCollector : public Collector {
   ~RemoteCpuProfileCollector() override;
   RemoteCpuProfileCollector(const RemoteCpuProfileCollector&) = delete;
   RemoteCpuProfileCollector& operator=(const RemoteCpuProfileCollector&) = delete;
+  static constexpr std::chrono::milliseconds kLastWait{1000};
   std::string_view name() const override { return "cpu_profile"; }
   asio::awaitable<CollectResult> collect(CollectContext& context) override;
 

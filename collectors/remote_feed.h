@@ -8,6 +8,7 @@
 #pragma once
 
 #include <asio/awaitable.hpp>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,10 @@ class RemoteFeed {
   // for take_cpu_batches(); at other times they are dropped (a run's collector: the run's only).
   virtual void begin_cpu_profile() = 0;
   virtual std::vector<model::CpuSampleBatch> take_cpu_batches() = 0;
+  // Returns when the batches holding every sample taken before `until` have arrived, or after
+  // `timeout` (a run's last collection: its last samples are on the way as it ends).
+  virtual asio::awaitable<void> wait_cpu_batches(model::SteadyClock::time_point until,
+                                                 std::chrono::milliseconds timeout) = 0;
   virtual void end_cpu_profile() = 0;
 };
 

@@ -280,7 +280,8 @@ void WireSink::on_statement_texts(const std::map<int64_t, std::string>& texts) {
   send_(json{{"type", "texts"}, {"texts", std::move(entries)}}.dump());
 }
 
-void WireSink::on_cpu_samples(const model::CpuSampleBatch& batch) {
+std::string cpu_message(const model::CpuSampleBatch& batch,
+                        model::SteadyClock::time_point drained_at, const WireClock& clock) {
   // A batch repeats the same frames (a few dozen functions) in every stack: each name crosses
   // once.
   json names = json::array();
@@ -294,16 +295,21 @@ void WireSink::on_cpu_samples(const model::CpuSampleBatch& batch) {
   for (const auto& sample : batch.samples) {
     json frames = json::array();
     for (const auto& frame : sample.frames) frames.push_back(index(frame));
-    samples.push_back({index(sample.backend_type), clock_.to_wire(sample.at), std::move(frames)});
+    samples.push_back({index(sample.backend_type), clock.to_wire(sample.at), std::move(frames)});
   }
-  send_(json{{"type", "cpu"},
-             {"hz", batch.hz},
-             {"cpus", batch.cpus},
-             {"lost", batch.lost},
-             {"notes", batch.notes},
-             {"names", std::move(names)},
-             {"samples", std::move(samples)}}
-            .dump());
+  return json{{"type", "cpu"},
+              {"drained_at", clock.to_wire(drained_at)},
+              {"hz", batch.hz},
+              {"cpus", batch.cpus},
+              {"lost", batch.lost},
+              {"notes", batch.notes},
+              {"names", std::move(names)},
+              {"samples", std::move(samples)}}
+      .dump();
+}
+
+model::SteadyClock::time_point cpu_batch_drained_at(const json& message, const WireClock& clock) {
+  return clock.steady_from_wire(message.at("drained_at").get<int64_t>());
 }
 
 model::CpuSampleBatch cpu_batch_from(const json& message, const WireClock& clock) {

@@ -65,8 +65,15 @@ int start_cpu_profile_hz(const nlohmann::json& message);
 // not (one line).
 std::string cpu_profile_message(const std::string& refusal);
 std::string cpu_profile_refusal(const nlohmann::json& message);
-// A "cpu" message (WireSink::on_cpu_samples) as a batch, its times on this host's clock.
+// A batch of the CPU profile, its frame and group names once per batch and the samples by
+// index into them; `drained_at`: when its buffers were drained (it holds every sample taken
+// before).
+std::string cpu_message(const model::CpuSampleBatch& batch,
+                        model::SteadyClock::time_point drained_at, const WireClock& clock);
+// A "cpu" message's batch and drain time, on this host's clock.
 model::CpuSampleBatch cpu_batch_from(const nlohmann::json& message, const WireClock& clock);
+model::SteadyClock::time_point cpu_batch_drained_at(const nlohmann::json& message,
+                                                    const WireClock& clock);
 
 // The remote host's description (model::Environment's host fields).
 std::string host_message(const model::Environment& host);
@@ -93,8 +100,6 @@ class WireSink : public model::SampleSink {
   void on_kernel_times(const model::KernelTimes& times) override;
   void on_lock_waits(const model::LockLookup& lookup) override;
   void on_statement_texts(const std::map<int64_t, std::string>& texts) override;
-  // Its frame and group names once per batch, the samples by index into them.
-  void on_cpu_samples(const model::CpuSampleBatch& batch) override;
 
  private:
   WireClock clock_;

@@ -97,18 +97,34 @@ asio::awaitable<std::unique_ptr<collectors::Collector>> open_cpu_profile_here(
   co_return collector;
 }
 
-// Its samples every kPeriod, named here (this host has the server's binaries), to `sink`'s
-// "cpu" messages; until cancelled (the channel's end).
-asio::awaitable<void> drain_cpu_profile(collectors::Collector& collector, model::SampleSink& sink,
-                                        const collectors::TargetSampler& sampler) {
+// The batch of one collection of the CPU profile.
+struct DrainedCpuBatch : model::SampleSink {
+  std::optional<model::CpuSampleBatch> batch;
+  void on_snapshot(const model::Snapshot& /*snapshot*/) override {}
+  void on_profile_delta(const model::Profile& /*delta*/,
+                        model::SystemClock::time_point /*read_at*/) override {}
+  void on_cpu_samples(const model::CpuSampleBatch& drained) override { batch = drained; }
+};
+
+// Its samples every kPeriod, named here (this host has the server's binaries), as "cpu"
+// messages with the time of their drain; until cancelled (the channel's end).
+asio::awaitable<void> drain_cpu_profile(base::FramedChannel& channel,
+                                        collectors::Collector& collector,
+                                        const collectors::TargetSampler& sampler,
+                                        const store::WireClock& clock) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     timer.expires_after(collectors::CpuProfileCollector::kPeriod);
     auto [error] = co_await timer.async_wait(base::kAsTuple);
     if (error) co_return;
-    collectors::CollectContext context{nullptr, &sink, nullptr, sampler.latest_snapshot(),
+    DrainedCpuBatch drained;
+    collectors::CollectContext context{nullptr, &drained, nullptr, sampler.latest_snapshot(),
                                        model::SteadyClock::now()};
     (void)co_await collector.collect(context);
+    // A full queue: the other end does not read (the sampler's own messages stop it).
+    if (drained.batch && !channel.send(store::cpu_message(*drained.batch, context.now, clock))) {
+      co_return;
+    }
   }
 }
 
@@ -125,7 +141,7 @@ asio::awaitable<void> read_to_end(base::FramedChannel& channel) {
 // Samples until stdin ends; the first sample (or why none came) is told first, after the CPU
 // profile's answer when the start asked for one.
 asio::awaitable<void> sample(base::FramedChannel& channel, collectors::TargetSampler& sampler,
-                             model::SampleSink& sink, int cpu_profile_hz) {
+                             const store::WireClock& clock, int cpu_profile_hz) {
   using namespace asio::experimental::awaitable_operators;
   auto supervise = [&]() -> asio::awaitable<void> {
     const auto first_within = sampler.options().connect_timeout + 10s;
@@ -139,7 +155,7 @@ asio::awaitable<void> sample(base::FramedChannel& channel, collectors::TargetSam
       }
       channel.send(nlohmann::json{{"type", "ready"}}.dump());
       if (cpu_profile) {
-        co_await (read_to_end(channel) || drain_cpu_profile(*cpu_profile, sink, sampler));
+        co_await (read_to_end(channel) || drain_cpu_profile(channel, *cpu_profile, sampler, clock));
       } else {
         co_await read_to_end(channel);
       }
@@ -163,11 +179,12 @@ asio::awaitable<int> serve() {
   auto options = store::parse_start(*start);
   collectors::TargetSampler sampler(executor, options);
   // A sink that cannot keep up (the other end stopped reading) ends the sampling.
-  store::WireSink sink(store::WireClock{}, [&](std::string message) {
+  const store::WireClock clock;
+  store::WireSink sink(clock, [&](std::string message) {
     if (!channel.send(message)) sampler.stop();
   });
   sampler.add_sink(&sink);
-  co_await sample(channel, sampler, sink, store::start_cpu_profile_hz(*start));
+  co_await sample(channel, sampler, clock, store::start_cpu_profile_hz(*start));
   sampler.remove_sink(&sink);
   co_return channel.error().empty() ? 0 : 1;
 }

@@ -335,6 +335,8 @@ bool SshFeed::on_cpu_message(const std::string& type, const nlohmann::json& body
     return true;
   }
   if (type != "cpu") return false;
+  cpu_drained_at_ = store::cpu_batch_drained_at(body, clock_);
+  cpu_arrived_.notify();
   if (!cpu_kept_) return true;
   auto batch = store::cpu_batch_from(body, clock_);
   for (auto& note : batch.notes) note = fmt::format("on {}: {}", where, note);
@@ -352,6 +354,18 @@ std::vector<model::CpuSampleBatch> SshFeed::take_cpu_batches() {
                                            std::make_move_iterator(cpu_batches_.end()));
   cpu_batches_.clear();
   return taken;
+}
+
+asio::awaitable<void> SshFeed::wait_cpu_batches(model::SteadyClock::time_point until,
+                                                std::chrono::milliseconds timeout) {
+  const auto deadline = model::SteadyClock::now() + timeout;
+  while (cpu_drained_at_ < until) {
+    const auto left = deadline - model::SteadyClock::now();
+    if (left <= model::SteadyClock::duration::zero()) co_return;
+    // Named, not in the condition: GCC 12 and a co_await inside a conditional expression.
+    const bool arrived = co_await cpu_arrived_.wait_for(left);
+    if (!arrived) co_return;
+  }
 }
 
 void SshFeed::end_cpu_profile() {

@@ -98,6 +98,8 @@ class SshFeed : public collectors::RemoteFeed {
   std::string cpu_profile_refusal() const override { return cpu_refusal_; }
   void begin_cpu_profile() override { cpu_kept_ = true; }
   std::vector<model::CpuSampleBatch> take_cpu_batches() override;
+  asio::awaitable<void> wait_cpu_batches(model::SteadyClock::time_point until,
+                                         std::chrono::milliseconds timeout) override;
   void end_cpu_profile() override;
 
  private:
@@ -131,6 +133,8 @@ class SshFeed : public collectors::RemoteFeed {
   std::string cpu_refusal_;  // cpu_profile_refusal()
   bool cpu_kept_ = false;    // between begin_cpu_profile() and end_cpu_profile()
   std::deque<model::CpuSampleBatch> cpu_batches_;
+  model::SteadyClock::time_point cpu_drained_at_{};  // of the latest batch
+  base::AsyncPulse cpu_arrived_{executor_};
 };
 
 }  // namespace pgwaitprof::engine

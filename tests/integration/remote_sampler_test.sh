@@ -260,7 +260,8 @@ named = [stack for stack in client.get("folded", {}) if "PostgresMain" in stack.
 print(f"cpu profile: hz={profile and profile['hz']} cpus={profile and profile['cpus']} "
       f"samples={profile and profile['samples']} client={client.get('samples')} "
       f"stacks through PostgresMain={len(named)} "
-      f"top={[f['function'] for f in client.get('self', [])[:5]]} warnings={warnings}")
+      f"top={[f['function'] for f in client.get('self', [])[:5]]} warnings={warnings} "
+      f"per interval={[i['client_samples'] for i in (profile or {}).get('intervals', [])]}")
 if warnings or not profile or profile["hz"] != 99 or client.get("samples", 0) == 0 or not named:
     sys.exit(1)
 PY

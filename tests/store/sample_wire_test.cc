@@ -133,8 +133,6 @@ TEST(SampleWire, StartAsksForTheCpuProfileAndTheAnswerSaysWhyNot) {
 TEST(SampleWire, CpuBatchesCrossWithTheirFramesAndTheOffset) {
   WireClock remote;
   remote.system = remote.system + 1500ms;
-  std::vector<std::string> messages;
-  WireSink sink(remote, [&](std::string message) { messages.push_back(std::move(message)); });
   model::CpuSampleBatch batch{99, 4, 3, {}, {"kernel.kptr_restrict is 1"}};
   batch.samples.push_back(
       {"client backend",
@@ -142,9 +140,7 @@ TEST(SampleWire, CpuBatchesCrossWithTheirFramesAndTheOffset) {
        {"main", "PostgresMain", "exec_simple_query", "finish_task_switch_[k]"}});
   batch.samples.push_back({"walwriter", remote.steady + 20ms, {"main", "WalWriterMain"}});
   batch.samples.push_back({"client backend", remote.steady + 30ms, {}});
-  sink.on_cpu_samples(batch);
-  ASSERT_EQ(messages.size(), 1U);
-  auto parsed = parse_message(messages[0]);
+  auto parsed = parse_message(cpu_message(batch, remote.steady + 40ms, remote));
   ASSERT_TRUE(parsed);
   EXPECT_EQ(parsed->first, "cpu");
   // "main" and "client backend" cross once each.
@@ -155,6 +151,7 @@ TEST(SampleWire, CpuBatchesCrossWithTheirFramesAndTheOffset) {
   local.system = remote.system - 1500ms;
   local.offset = 1500ms;
   const auto got = cpu_batch_from(parsed->second, local);
+  EXPECT_TRUE(same_microsecond(cpu_batch_drained_at(parsed->second, local), local.steady + 40ms));
   EXPECT_EQ(got.hz, 99);
   EXPECT_EQ(got.cpus, 4);
   EXPECT_EQ(got.lost, 3U);
