@@ -8,11 +8,14 @@
 #pragma once
 
 #include <asio/awaitable.hpp>
+#include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collectors/collector.h"
 #include "collectors/sampler_options.h"
+#include "model/cpu_profile.h"
 #include "model/run.h"
 #include "model/sample_sink.h"
 
@@ -33,6 +36,20 @@ class RemoteFeed {
   virtual void close() = 0;
   // The remote host and the clocks, once open() succeeded.
   virtual const model::SamplerHost& host() const = 0;
+
+  // The CPU profile of the server's host (--cpu-profile), asked of the remote side when the feed
+  // opens and answered before open() returns: "" when it has one, else why not, naming the
+  // host.
+  virtual std::string cpu_profile_refusal() const = 0;
+  // From begin_cpu_profile() to end_cpu_profile(), the batches the remote side sends are kept
+  // for take_cpu_batches(); at other times they are dropped (a run's collector: the run's only).
+  virtual void begin_cpu_profile() = 0;
+  virtual std::vector<model::CpuSampleBatch> take_cpu_batches() = 0;
+  // Returns when the batches holding every sample taken before `until` have arrived, or after
+  // `timeout` (a run's last collection: its last samples are on the way as it ends).
+  virtual asio::awaitable<void> wait_cpu_batches(model::SteadyClock::time_point until,
+                                                 std::chrono::milliseconds timeout) = 0;
+  virtual void end_cpu_profile() = 0;
 };
 
 }  // namespace pgwaitprof::collectors

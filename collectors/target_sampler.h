@@ -47,6 +47,7 @@ class TargetSampler {
   // which outlives this sampler: no source of its own, no collectors of its own.
   void set_remote_feed(RemoteFeed* feed) { remote_ = feed; }
   const RemoteFeed* remote_feed() const { return remote_; }
+  RemoteFeed* remote_feed() { return remote_; }
 
   void add_sink(model::SampleSink* sink);
   void remove_sink(model::SampleSink* sink);

@@ -128,7 +128,8 @@ std::string pong_message(int64_t sent_us, int64_t at_us) {
   return json{{"type", "pong"}, {"sent_us", sent_us}, {"at_us", at_us}}.dump();
 }
 
-std::string start_message(const collectors::SamplerOptions& options, const std::string& password) {
+std::string start_message(const collectors::SamplerOptions& options, const std::string& password,
+                          int cpu_profile_hz) {
   // The password this host would use reaches the remote sampler's environment: libpq there
   // reads PGPASSWORD where the connection string has none.
   // Auto on the sampler host reads memory, not the traced source: the traced source's statement
@@ -144,9 +145,18 @@ std::string start_message(const collectors::SamplerOptions& options, const std::
               {"source", std::string(model::to_string(options.source))},
               {"wait_sampling_poll_ms", options.wait_sampling_poll.count()},
               {"connect_timeout_ms", options.connect_timeout.count()},
-              {"local", static_cast<int>(options.local)}}
+              {"local", static_cast<int>(options.local)},
+              {"cpu_profile_hz", cpu_profile_hz}}
       .dump();
 }
+
+int start_cpu_profile_hz(const json& message) { return message.value("cpu_profile_hz", 0); }
+
+std::string cpu_profile_message(const std::string& refusal) {
+  return json{{"type", "cpu_profile"}, {"refusal", refusal}}.dump();
+}
+
+std::string cpu_profile_refusal(const json& message) { return message.value("refusal", ""); }
 
 collectors::SamplerOptions parse_start(const json& message) {
   collectors::SamplerOptions options;
@@ -268,6 +278,57 @@ void WireSink::on_statement_texts(const std::map<int64_t, std::string>& texts) {
   json entries = json::array();
   for (const auto& [query_id, text] : texts) entries.push_back({query_id, text});
   send_(json{{"type", "texts"}, {"texts", std::move(entries)}}.dump());
+}
+
+std::string cpu_message(const model::CpuSampleBatch& batch,
+                        model::SteadyClock::time_point drained_at, const WireClock& clock) {
+  // A batch repeats the same frames (a few dozen functions) in every stack: each name crosses
+  // once.
+  json names = json::array();
+  std::map<std::string_view, size_t> index_of;
+  auto index = [&](std::string_view name) {
+    auto [found, added] = index_of.try_emplace(name, names.size());
+    if (added) names.push_back(name);
+    return found->second;
+  };
+  json samples = json::array();
+  for (const auto& sample : batch.samples) {
+    json frames = json::array();
+    for (const auto& frame : sample.frames) frames.push_back(index(frame));
+    samples.push_back({index(sample.backend_type), clock.to_wire(sample.at), std::move(frames)});
+  }
+  return json{{"type", "cpu"},
+              {"drained_at", clock.to_wire(drained_at)},
+              {"hz", batch.hz},
+              {"cpus", batch.cpus},
+              {"lost", batch.lost},
+              {"notes", batch.notes},
+              {"names", std::move(names)},
+              {"samples", std::move(samples)}}
+      .dump();
+}
+
+model::SteadyClock::time_point cpu_batch_drained_at(const json& message, const WireClock& clock) {
+  return clock.steady_from_wire(message.at("drained_at").get<int64_t>());
+}
+
+model::CpuSampleBatch cpu_batch_from(const json& message, const WireClock& clock) {
+  model::CpuSampleBatch batch;
+  batch.hz = message.value("hz", 0);
+  batch.cpus = message.value("cpus", 0);
+  batch.lost = message.value("lost", uint64_t{0});
+  batch.notes = message.value("notes", std::vector<std::string>{});
+  const auto& names = message.at("names");
+  for (const auto& row : message.at("samples")) {
+    model::CpuSample sample;
+    sample.backend_type = names.at(row.at(0).get<size_t>()).get<std::string>();
+    sample.at = clock.steady_from_wire(row.at(1).get<int64_t>());
+    for (const auto& frame : row.at(2)) {
+      sample.frames.push_back(names.at(frame.get<size_t>()).get<std::string>());
+    }
+    batch.samples.push_back(std::move(sample));
+  }
+  return batch;
 }
 
 bool deliver_message(const std::string& type, const json& message, const WireClock& clock,

@@ -23,8 +23,10 @@
 
 namespace pgwaitprof::store {
 
-// Version 1: this file's messages. Both ends must speak the same one.
-inline constexpr int kRemoteProtocolVersion = 1;
+// Version 1: this file's messages. Version 2: the start asks for the server host's CPU profile
+// (cpu_profile_hz), answered by "cpu_profile" before "ready", then "cpu" batches. Both ends must
+// speak the same one.
+inline constexpr int kRemoteProtocolVersion = 2;
 
 struct WireClock {
   model::SteadyClock::time_point steady = model::SteadyClock::now();
@@ -52,9 +54,26 @@ std::string pong_message(int64_t sent_us, int64_t at_us);
 
 // What the remote end samples: the target's options (the connection string with its password,
 // and `password`, the one libpq on this host would use: the string's own, PGPASSWORD or
-// ~/.pgpass's, which parse_start puts in the remote end's environment as PGPASSWORD).
-std::string start_message(const collectors::SamplerOptions& options, const std::string& password);
+// ~/.pgpass's, which parse_start puts in the remote end's environment as PGPASSWORD), and the
+// rate of the CPU profile asked of the remote end (--cpu-profile; 0: none).
+std::string start_message(const collectors::SamplerOptions& options, const std::string& password,
+                          int cpu_profile_hz = 0);
 collectors::SamplerOptions parse_start(const nlohmann::json& message);
+int start_cpu_profile_hz(const nlohmann::json& message);
+
+// The remote end's answer to the CPU profile the start asked for: "" when it has one, else why
+// not (one line).
+std::string cpu_profile_message(const std::string& refusal);
+std::string cpu_profile_refusal(const nlohmann::json& message);
+// A batch of the CPU profile, its frame and group names once per batch and the samples by
+// index into them; `drained_at`: when its buffers were drained (it holds every sample taken
+// before).
+std::string cpu_message(const model::CpuSampleBatch& batch,
+                        model::SteadyClock::time_point drained_at, const WireClock& clock);
+// A "cpu" message's batch and drain time, on this host's clock.
+model::CpuSampleBatch cpu_batch_from(const nlohmann::json& message, const WireClock& clock);
+model::SteadyClock::time_point cpu_batch_drained_at(const nlohmann::json& message,
+                                                    const WireClock& clock);
 
 // The remote host's description (model::Environment's host fields).
 std::string host_message(const model::Environment& host);

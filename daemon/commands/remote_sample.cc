@@ -7,14 +7,19 @@
 #include <asio/co_spawn.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "base/as_tuple.h"
 #include "base/build_info.h"
 #include "base/fault_injection.h"
 #include "base/frame_channel.h"
 #include "base/logging.h"
+#include "collectors/conninfo.h"
+#include "collectors/cpu_profile.h"
 #include "collectors/host.h"
+#include "collectors/kernel.h"
 #include "collectors/target_sampler.h"
 #include "store/sample_wire.h"
 
@@ -68,16 +73,91 @@ asio::awaitable<std::optional<nlohmann::json>> greet(base::FramedChannel& channe
   }
 }
 
-// Samples until stdin ends; the first sample (or why none came) is told first.
-asio::awaitable<void> sample(base::FramedChannel& channel, collectors::TargetSampler& sampler) {
+// The CPU profile the start asked for (--cpu-profile HZ), on a session of its own (pgwaitprof's
+// backends: it and the sampler's), answered on the channel either way: the collector, or none
+// and why not.
+asio::awaitable<std::unique_ptr<collectors::Collector>> open_cpu_profile_here(
+    base::FramedChannel& channel, const collectors::TargetSampler& sampler,
+    collectors::PgSession& session, int hz) {
+  const auto& options = sampler.options();
+  std::string refusal;
+  std::unique_ptr<collectors::Collector> collector;
+  if (auto error = co_await session.connect(options.conninfo, options.connect_timeout)) {
+    refusal = "could not connect: " + error->message;
+  } else {
+    std::vector<pid_t> own_pids{sampler.backend_pid()};
+    auto opened = co_await collectors::open_cpu_profile(session, options.local, hz, own_pids);
+    if (opened) {
+      collector = std::move(*opened);
+    } else {
+      refusal = opened.error().message;
+    }
+  }
+  channel.send(store::cpu_profile_message(collectors::mask_secrets(refusal)));
+  co_return collector;
+}
+
+// The batch of one collection of the CPU profile.
+struct DrainedCpuBatch : model::SampleSink {
+  std::optional<model::CpuSampleBatch> batch;
+  void on_snapshot(const model::Snapshot& /*snapshot*/) override {}
+  void on_profile_delta(const model::Profile& /*delta*/,
+                        model::SystemClock::time_point /*read_at*/) override {}
+  void on_cpu_samples(const model::CpuSampleBatch& drained) override { batch = drained; }
+};
+
+// Its samples every kPeriod, named here (this host has the server's binaries), as "cpu"
+// messages with the time of their drain; until cancelled (the channel's end).
+asio::awaitable<void> drain_cpu_profile(base::FramedChannel& channel,
+                                        collectors::Collector& collector,
+                                        const collectors::TargetSampler& sampler,
+                                        const store::WireClock& clock) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(collectors::CpuProfileCollector::kPeriod);
+    auto [error] = co_await timer.async_wait(base::kAsTuple);
+    if (error) co_return;
+    DrainedCpuBatch drained;
+    collectors::CollectContext context{nullptr, &drained, nullptr, sampler.latest_snapshot(),
+                                       model::SteadyClock::now()};
+    (void)co_await collector.collect(context);
+    // A full queue: the other end does not read (the sampler's own messages stop it).
+    if (drained.batch && !channel.send(store::cpu_message(*drained.batch, context.now, clock))) {
+      co_return;
+    }
+  }
+}
+
+// Reads the channel to its end: nothing more comes from the other end after the start.
+asio::awaitable<void> read_to_end(base::FramedChannel& channel) {
+  // Not `while (co_await ...) {}` falling off the end: GCC 12 compiles that coroutine into an
+  // illegal instruction.
+  for (;;) {
+    auto frame = co_await channel.read();
+    if (!frame) co_return;
+  }
+}
+
+// Samples until stdin ends; the first sample (or why none came) is told first, after the CPU
+// profile's answer when the start asked for one.
+asio::awaitable<void> sample(base::FramedChannel& channel, collectors::TargetSampler& sampler,
+                             const store::WireClock& clock, int cpu_profile_hz) {
   using namespace asio::experimental::awaitable_operators;
   auto supervise = [&]() -> asio::awaitable<void> {
     const auto first_within = sampler.options().connect_timeout + 10s;
     if (co_await sampler.wait_for_sample(
             std::chrono::duration_cast<std::chrono::milliseconds>(first_within))) {
+      collectors::PgSession session(co_await asio::this_coro::executor);
+      const collectors::OwnSession own(session);  // pgwaitprof's backend in the kernel view
+      std::unique_ptr<collectors::Collector> cpu_profile;
+      if (cpu_profile_hz > 0) {
+        cpu_profile = co_await open_cpu_profile_here(channel, sampler, session, cpu_profile_hz);
+      }
       channel.send(nlohmann::json{{"type", "ready"}}.dump());
-      // Nothing more comes from the other end: this read returns at its end of file.
-      while (co_await channel.read()) {
+      if (cpu_profile) {
+        co_await (read_to_end(channel) || drain_cpu_profile(channel, *cpu_profile, sampler, clock));
+      } else {
+        co_await read_to_end(channel);
       }
     } else {
       const auto& error = sampler.last_error();
@@ -99,11 +179,12 @@ asio::awaitable<int> serve() {
   auto options = store::parse_start(*start);
   collectors::TargetSampler sampler(executor, options);
   // A sink that cannot keep up (the other end stopped reading) ends the sampling.
-  store::WireSink sink(store::WireClock{}, [&](std::string message) {
+  const store::WireClock clock;
+  store::WireSink sink(clock, [&](std::string message) {
     if (!channel.send(message)) sampler.stop();
   });
   sampler.add_sink(&sink);
-  co_await sample(channel, sampler);
+  co_await sample(channel, sampler, clock, store::start_cpu_profile_hz(*start));
   sampler.remove_sink(&sink);
   co_return channel.error().empty() ? 0 : 1;
 }

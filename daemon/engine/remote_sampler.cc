@@ -31,6 +31,10 @@ using namespace asio::experimental::awaitable_operators;
 using base::kAsTuple;
 // How long the remote side has to exit once its stdin is closed, before ssh is terminated.
 constexpr auto kExitGrace = 3s;
+// CPU profile batches kept for a run's collector that does not take them (it takes them every
+// CpuProfileCollector::kPeriod, as they come): about two minutes' worth; the oldest go first,
+// counted as lost.
+constexpr size_t kMaxCpuBatches = 600;
 
 auto remote_sampler_log() {
   static auto logger = base::component_logger("remote");
@@ -84,11 +88,12 @@ std::vector<std::string> ssh_argv(const RemoteSamplerOptions& options) {
 }
 
 std::unique_ptr<SshFeed> make_ssh_feed(const std::string& sampler_host, const std::string& program,
-                                       asio::any_io_executor executor) {
+                                       asio::any_io_executor executor, int cpu_profile_hz) {
   if (sampler_host.empty()) return nullptr;
   RemoteSamplerOptions options;
   options.host = *config::parse_sampler_host(sampler_host);
   options.program = program;
+  options.cpu_profile_hz = cpu_profile_hz;
   options.ssh_command = ssh_command_from_environment();
   return std::make_unique<SshFeed>(executor, std::move(options));
 }
@@ -261,9 +266,17 @@ asio::awaitable<std::string> SshFeed::handshake(const collectors::SamplerOptions
   }
   clock_ = store::WireClock{};
   clock_.offset = clock.offset;
+  // The remote side answers before "ready".
+  cpu_refusal_ = options_.cpu_profile_hz > 0
+                     ? fmt::format("the sampler on \"{}\" did not answer", host_.address)
+                     : fmt::format(
+                           "the sampler host \"{}\" of a daemon target gives none "
+                           "(run and matrix with --sampler-host do)",
+                           host_.address);
   // The connection string and the password libpq would use here go on the channel, never on
   // a command line.
-  const std::string start = store::start_message(options, libpq_password(options.conninfo));
+  const std::string start =
+      store::start_message(options, libpq_password(options.conninfo), options_.cpu_profile_hz);
   if (!co_await channel_->write_now(start)) co_return "-";
   for (;;) {
     auto answer = co_await read_frame(timeout);
@@ -304,13 +317,60 @@ bool SshFeed::on_message(const std::string& payload, model::SampleSink& intake,
                     body.value("reason", ""));
   }
   try {
-    store::deliver_message(type, body, clock_, intake);
+    if (!on_cpu_message(type, body)) store::deliver_message(type, body, clock_, intake);
   } catch (const std::exception& failure) {
     error = fmt::format("a \"{}\" message of the remote sampler could not be read: {}", type,
                         failure.what());
     return false;
   }
   return true;
+}
+
+bool SshFeed::on_cpu_message(const std::string& type, const nlohmann::json& body) {
+  // Where it was decided or sampled: on the server's host, not this one.
+  const auto where = host_.hostname.empty() ? host_.address : host_.hostname;
+  if (type == "cpu_profile") {
+    const auto refusal = collectors::mask_secrets(store::cpu_profile_refusal(body));
+    cpu_refusal_ = refusal.empty() ? "" : fmt::format("on {}: {}", where, refusal);
+    return true;
+  }
+  if (type != "cpu") return false;
+  cpu_drained_at_ = store::cpu_batch_drained_at(body, clock_);
+  cpu_arrived_.notify();
+  if (!cpu_kept_) return true;
+  auto batch = store::cpu_batch_from(body, clock_);
+  for (auto& note : batch.notes) note = fmt::format("on {}: {}", where, note);
+  if (cpu_batches_.size() == kMaxCpuBatches) {
+    const auto& oldest = cpu_batches_.front();
+    batch.lost += oldest.lost + oldest.samples.size();
+    cpu_batches_.pop_front();
+  }
+  cpu_batches_.push_back(std::move(batch));
+  return true;
+}
+
+std::vector<model::CpuSampleBatch> SshFeed::take_cpu_batches() {
+  std::vector<model::CpuSampleBatch> taken(std::make_move_iterator(cpu_batches_.begin()),
+                                           std::make_move_iterator(cpu_batches_.end()));
+  cpu_batches_.clear();
+  return taken;
+}
+
+asio::awaitable<void> SshFeed::wait_cpu_batches(model::SteadyClock::time_point until,
+                                                std::chrono::milliseconds timeout) {
+  const auto deadline = model::SteadyClock::now() + timeout;
+  while (cpu_drained_at_ < until) {
+    const auto left = deadline - model::SteadyClock::now();
+    if (left <= model::SteadyClock::duration::zero()) co_return;
+    // Named, not in the condition: GCC 12 and a co_await inside a conditional expression.
+    const bool arrived = co_await cpu_arrived_.wait_for(left);
+    if (!arrived) co_return;
+  }
+}
+
+void SshFeed::end_cpu_profile() {
+  cpu_kept_ = false;
+  cpu_batches_.clear();
 }
 
 asio::awaitable<std::string> SshFeed::deliver(model::SampleSink& intake) {

@@ -13,7 +13,9 @@
 
 #include <asio/any_io_executor.hpp>
 #include <chrono>
+#include <deque>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,14 +46,18 @@ struct RemoteSamplerOptions {
   // split at spaces (an ssh with -F CONFIG, say), else "ssh".
   std::vector<std::string> ssh_command = {"ssh"};
   std::chrono::seconds connect_timeout{10};
+  // --cpu-profile: the rate the remote side samples the server's processes at, from the
+  // channel's opening to its end (0: no CPU profile).
+  int cpu_profile_hz = 0;
 };
 
 class SshFeed;
 // The feed of `sampler_host` (ssh://[user@]host[:port], already checked) and the pgwaitprof
 // there, with ssh_command_from_environment(); none for "". For `run`, `matrix` and a daemon
-// target's sampler_host alike.
+// target's sampler_host alike; `cpu_profile_hz` (the runs' --cpu-profile) for `run` and
+// `matrix`.
 std::unique_ptr<SshFeed> make_ssh_feed(const std::string& sampler_host, const std::string& program,
-                                       asio::any_io_executor executor);
+                                       asio::any_io_executor executor, int cpu_profile_hz = 0);
 
 // The password libpq on this host would send for `conninfo`: the string's own, PGPASSWORD, or
 // the password file's (~/.pgpass, PGPASSFILE) for its first host, port, database and user; ""
@@ -89,6 +95,12 @@ class SshFeed : public collectors::RemoteFeed {
   asio::awaitable<std::string> deliver(model::SampleSink& intake) override;
   void close() override;
   const model::SamplerHost& host() const override { return host_; }
+  std::string cpu_profile_refusal() const override { return cpu_refusal_; }
+  void begin_cpu_profile() override { cpu_kept_ = true; }
+  std::vector<model::CpuSampleBatch> take_cpu_batches() override;
+  asio::awaitable<void> wait_cpu_batches(model::SteadyClock::time_point until,
+                                         std::chrono::milliseconds timeout) override;
+  void end_cpu_profile() override;
 
  private:
   // The hello, the pings, the start and the remote sampler's first connection; "" or why not.
@@ -97,6 +109,8 @@ class SshFeed : public collectors::RemoteFeed {
   asio::awaitable<std::optional<std::string>> read_frame(std::chrono::seconds timeout);
   // A message of the remote sampler's sinks or an error of its own; false at an error.
   bool on_message(const std::string& payload, model::SampleSink& intake, std::string& error);
+  // The remote CPU profile's answer or batch; false when the message is neither.
+  bool on_cpu_message(const std::string& type, const nlohmann::json& body);
   // Closes the child's stdin, reads the rest of its stderr (terminating it after kExitGrace)
   // and reaps it.
   asio::awaitable<int> end_child();
@@ -116,6 +130,11 @@ class SshFeed : public collectors::RemoteFeed {
   store::WireClock clock_;
   model::SamplerHost host_;
   int exit_code_ = -1;
+  std::string cpu_refusal_;  // cpu_profile_refusal()
+  bool cpu_kept_ = false;    // between begin_cpu_profile() and end_cpu_profile()
+  std::deque<model::CpuSampleBatch> cpu_batches_;
+  model::SteadyClock::time_point cpu_drained_at_{};  // of the latest batch
+  base::AsyncPulse cpu_arrived_{executor_};
 };
 
 }  // namespace pgwaitprof::engine

@@ -15,10 +15,10 @@
 
 #include "base/logging.h"
 #include "base/programs.h"
-#include "collectors/cpu_profile.h"
 #include "collectors/host.h"
 #include "collectors/kernel.h"
 #include "collectors/registry.h"
+#include "collectors/remote_cpu_profile.h"
 #include "collectors/server_description.h"
 #include "collectors/statements.h"
 #include "daemon/engine/fault_point.h"
@@ -390,14 +390,13 @@ asio::awaitable<void> checkpoint_after(RunState& state, SteadyClock::time_point 
   state.run().checkpoint_after = std::move(checkpoint);
 }
 
-// --cpu-profile: the collector, or none with a warning in the run and the log that says why.
+// --cpu-profile: the collector (this host's, or the sampler host's), or none with a warning in
+// the run and the log that says why.
 asio::awaitable<std::unique_ptr<collectors::Collector>> open_cpu_profile(
     RunState& state, collectors::TargetSampler& sampler) {
   if (state.request.cpu_profile_hz <= 0) co_return nullptr;
-  // The sampler's backend is pgwaitprof's, like the run's session (which open_cpu_profile adds).
-  std::vector<pid_t> own_pids{sampler.backend_pid()};
-  auto opened = co_await collectors::open_cpu_profile(state.session, sampler.options().local,
-                                                      state.request.cpu_profile_hz, own_pids);
+  auto opened = co_await collectors::open_run_cpu_profile(state.session, sampler,
+                                                          state.request.cpu_profile_hz);
   if (opened) {
     run_engine_log()->info("cpu profile on run_id={} hz={}", state.run().id,
                            state.request.cpu_profile_hz);

@@ -119,10 +119,14 @@ done
 
 # Runs pgwaitprof in the client's namespace: run_client NAME ARGS... (report in $work/NAME),
 # against $target (default $dsn) with HOME=$home (default the test's own) and no PGPASSWORD.
+# With own_pids=1, in a PID namespace of its own too: a client host that cannot see the
+# server's processes (in the network namespace alone it can, this being one machine).
 run_client() {
   local name=$1
   shift
-  ip netns exec "$cli" env -u PGPASSWORD -u PGPASSFILE HOME="${home:-$HOME}" \
+  local isolate=()
+  [ -n "${own_pids:-}" ] && isolate=(unshare --pid --fork --kill-child --mount-proc)
+  ip netns exec "$cli" "${isolate[@]}" env -u PGPASSWORD -u PGPASSFILE HOME="${home:-$HOME}" \
     PGWAITPROF_DATA_DIR="$work/$name" "$bin" run "${target:-$dsn}" --no-daemon \
     --sampler-program "${program:-$bin}" "$@" >"$work/$name.out" 2>"$work/$name.err"
 }

@@ -13,9 +13,15 @@
 #      one line each, at once.
 #   6. the server not on the sampler host (a second sshd in the client's namespace, in a PID
 #      namespace of its own): the remote side samples pg_stat_activity, and the report says why.
-#   7. matrix --sampler-host: its runs sampled on the server's host.
+#   7. matrix --sampler-host: its runs sampled on the server's host, with the plan's CPU
+#      profile taken there.
 #   8. the password only in this host's ~/.pgpass: libpq's password crosses the channel (the
 #      remote side has none of its own), and it is in no process's argv.
+#   9. run --cpu-profile --sampler-host from a client that cannot see the server's processes
+#      (a PID namespace of its own): the CPU profile is taken on the server's host (its client
+#      backends' stacks named there, through PostgresMain), with no "no CPU profile" warning;
+#      and case 6's run, with its sampler host not the server's, warns why not in that host's
+#      words.
 # The hosts: remote_hosts.sh. Needs root (namespaces, sshd).
 # Usage: remote_sampler_test.sh PGWAITPROF_BINARY
 source "$(dirname "${BASH_SOURCE[0]}")/remote_hosts.sh"
@@ -131,7 +137,7 @@ program=/nonexistent/pgwaitprof run_client missing --sampler-host "ssh://root@$s
 one_line missing "could not start the sampler on \"ssh://root@$srv_ip\": .*No such file"
 program="env PGWAITPROF_FAULT_FAIL=remote-protocol $bin" run_client version \
   --sampler-host "ssh://root@$srv_ip" -- -T 2 && fail "another protocol version was not refused"
-one_line version "speaks protocol 2 (pgwaitprof .*), this host's pgwaitprof .* protocol 1"
+one_line version "speaks protocol 3 (pgwaitprof .*), this host's pgwaitprof .* protocol 2"
 run_client unreachable --sampler-host "ssh://root@$srv_ip:2" -- -T 2 &&
   fail "an unreachable host was not refused"
 one_line unreachable "Connection refused"
@@ -143,8 +149,8 @@ echo "refusals: $elapsed s for four"
 [ "$elapsed" -le 30 ] || fail "the refusals took $elapsed s"
 cat "$work"/{missing,version,unreachable,clock}.err
 
-# 6. The server not on the sampler host.
-run_client elsewhere --sampler-host "ssh://root@$cli_ip" -- -c 2 -T 2 -S
+# 6. The server not on the sampler host (and 9's refusal: no CPU profile there).
+run_client elsewhere --sampler-host "ssh://root@$cli_ip" --cpu-profile=99 -- -c 2 -T 2 -S
 code=$?
 report=$(report_of elsewhere)
 if [ "$code" -ne 0 ] || [ -z "$report" ]; then
@@ -155,6 +161,12 @@ import json, sys
 run = json.load(open(sys.argv[1]))
 print(f"source={run['sampler']['source']} reason={run['sampler']['source_reason']!r}")
 if run["sampler"]["source"] != "activity" or "another host" not in run["sampler"]["source_reason"]:
+    sys.exit(1)
+cpu = [w for w in run["warnings"] if w.startswith("no CPU profile")]
+print(f"cpu profile warnings={cpu}")
+# The sampler host's reason, named as that host's.
+if "cpu_profile" in run or len(cpu) != 1 or not cpu[0].startswith("no CPU profile: on ") or \
+        "not on this host" not in cpu[0]:
     sys.exit(1)
 PY
 fi
@@ -171,10 +183,13 @@ duration: 2s
 repeats: 1
 warmup: 0s
 checkpoint: false
+cpu_profile: 99
 variants:
   - name: base
 PLAN
-ip netns exec "$cli" env PGWAITPROF_DATA_DIR="$work/matrix" "$bin" matrix "$work/plan.yaml" \
+# In a PID namespace of its own, as 9's run: the CPU profile can only be the server host's.
+ip netns exec "$cli" unshare --pid --fork --kill-child --mount-proc \
+  env PGWAITPROF_DATA_DIR="$work/matrix" "$bin" matrix "$work/plan.yaml" \
   --target "$dsn" --data-dir "$work/matrix" --sampler-host "ssh://root@$srv_ip" \
   --sampler-program "$bin" >"$work/matrix.out" 2>"$work/matrix.err"
 code=$?
@@ -187,8 +202,11 @@ import json, sys
 for path in sys.argv[1:]:
     run = json.load(open(path))
     remote = run["environment"].get("sampler_host")
-    print(f"matrix run: source={run['sampler']['source']} sampler_host={remote and remote['hostname']}")
-    if run["sampler"]["source"] != "memory" or not remote:
+    client = run.get("cpu_profile", {}).get("groups", {}).get("client backend", {})
+    print(f"matrix run: source={run['sampler']['source']} sampler_host={remote and remote['hostname']} "
+          f"cpu_profile client samples={client.get('samples')} "
+          f"warnings={[w for w in run['warnings'] if 'CPU' in w]}")
+    if run["sampler"]["source"] != "memory" or not remote or not client.get("samples"):
         sys.exit(1)
 PY
 fi
@@ -223,6 +241,33 @@ fi
 grep -q -- "__sample-remote" "$work/ps_pgpass.txt" || fail "no remote sampler seen in the ~/.pgpass run"
 grep -q -- "$secret" "$work/ps_pgpass.txt" && fail "the password of ~/.pgpass was on a command line"
 grep -q -- "$secret" "$work/pgpass.out" "$work/pgpass.err" && fail "the password was in the output"
+
+# 9. The CPU profile taken on the server's host.
+# The client in a PID namespace of its own: its own host cannot take the server's CPU profile.
+own_pids=1 run_client cpu --sampler-host "ssh://root@$srv_ip" --cpu-profile=99 -- -c 4 -j 2 -T 5 -S
+code=$?
+report=$(report_of cpu)
+if [ "$code" -ne 0 ] || [ -z "$report" ]; then
+  fail "run --cpu-profile --sampler-host exited $code: $(tail -n 3 "$work/cpu.err")"
+else
+  python3 - "$report" <<'PY' || fail "the CPU profile of the server's host"
+import json, sys
+run = json.load(open(sys.argv[1]))
+warnings = [w for w in run["warnings"] if "CPU profile" in w]
+profile = run.get("cpu_profile")
+client = (profile or {}).get("groups", {}).get("client backend", {})
+named = [stack for stack in client.get("folded", {}) if "PostgresMain" in stack.split(";")]
+print(f"cpu profile: hz={profile and profile['hz']} cpus={profile and profile['cpus']} "
+      f"samples={profile and profile['samples']} client={client.get('samples')} "
+      f"stacks through PostgresMain={len(named)} "
+      f"top={[f['function'] for f in client.get('self', [])[:5]]} warnings={warnings} "
+      f"per interval={[i['client_samples'] for i in (profile or {}).get('intervals', [])]}")
+if warnings or not profile or profile["hz"] != 99 or client.get("samples", 0) == 0 or not named:
+    sys.exit(1)
+PY
+fi
+sleep 0.5
+[ -z "$(remote_pids)" ] || fail "remote samplers left running after the CPU profile: $(remote_pids)"
 
 if [ "$failures" -gt 0 ]; then
   echo "remote_sampler_test: $failures failures"

@@ -118,5 +118,51 @@ TEST(SampleWire, StartCarriesTheTargetAndHelloItsVersion) {
   EXPECT_FALSE(parse_hello("not json"));
 }
 
+TEST(SampleWire, StartAsksForTheCpuProfileAndTheAnswerSaysWhyNot) {
+  auto start = parse_message(start_message({}, "", 99));
+  ASSERT_TRUE(start);
+  EXPECT_EQ(start_cpu_profile_hz(start->second), 99);
+  EXPECT_EQ(start_cpu_profile_hz(parse_message(start_message({}, ""))->second), 0);
+  auto refused = parse_message(cpu_profile_message("perf_event_paranoid is 3"));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->first, "cpu_profile");
+  EXPECT_EQ(cpu_profile_refusal(refused->second), "perf_event_paranoid is 3");
+  EXPECT_EQ(cpu_profile_refusal(parse_message(cpu_profile_message(""))->second), "");
+}
+
+TEST(SampleWire, CpuBatchesCrossWithTheirFramesAndTheOffset) {
+  WireClock remote;
+  remote.system = remote.system + 1500ms;
+  model::CpuSampleBatch batch{99, 4, 3, {}, {"kernel.kptr_restrict is 1"}};
+  batch.samples.push_back(
+      {"client backend",
+       remote.steady + 10ms,
+       {"main", "PostgresMain", "exec_simple_query", "finish_task_switch_[k]"}});
+  batch.samples.push_back({"walwriter", remote.steady + 20ms, {"main", "WalWriterMain"}});
+  batch.samples.push_back({"client backend", remote.steady + 30ms, {}});
+  auto parsed = parse_message(cpu_message(batch, remote.steady + 40ms, remote));
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->first, "cpu");
+  // "main" and "client backend" cross once each.
+  EXPECT_EQ(parsed->second.at("names").size(), 7U);
+
+  WireClock local;
+  local.steady = remote.steady;
+  local.system = remote.system - 1500ms;
+  local.offset = 1500ms;
+  const auto got = cpu_batch_from(parsed->second, local);
+  EXPECT_TRUE(same_microsecond(cpu_batch_drained_at(parsed->second, local), local.steady + 40ms));
+  EXPECT_EQ(got.hz, 99);
+  EXPECT_EQ(got.cpus, 4);
+  EXPECT_EQ(got.lost, 3U);
+  EXPECT_EQ(got.notes, batch.notes);
+  ASSERT_EQ(got.samples.size(), 3U);
+  for (size_t index = 0; index < got.samples.size(); ++index) {
+    EXPECT_EQ(got.samples[index].backend_type, batch.samples[index].backend_type);
+    EXPECT_EQ(got.samples[index].frames, batch.samples[index].frames);
+    EXPECT_TRUE(same_microsecond(got.samples[index].at, batch.samples[index].at));
+  }
+}
+
 }  // namespace
 }  // namespace pgwaitprof::store
