@@ -289,6 +289,9 @@ std::optional<std::pair<size_t, double>> change_at_end(
   end_options.min_runs = std::max<size_t>(options.min_segment, 1);
   end_options.max_runs = options.end_runs;
   end_options.direction = options.end_direction;
+  // A noise under a quarter of the smallest step that matters is not trusted (on the log scale:
+  // the searched values are logs, their sd a relative noise).
+  if (options.log_scale) end_options.min_sd = std::log1p(options.min_relative_change) / 4;
   const auto end = find_end_change(series.subspan(begin), end_options);
   if (!end || end->p_value > end_false_positive(options)) return std::nullopt;
   const size_t index = begin + end->index;

@@ -33,14 +33,15 @@ bool every_run_moved(std::span<const double> tail, double mean_before, double t)
   });
 }
 
-// Whether the tail's runs agree with each other: none farther than kAgreement sds (of the runs
-// before) from the tail's mean. Runs of one new level differ by noise only (with 2 runs, one is
-// that far with a probability of 2e-5); the last run of the old level beside a run of a much
-// lower or higher new one does not.
+// Whether the tail's runs agree with each other: none farther from the tail's mean than
+// kAgreement sds (of the runs before) or a quarter of the step. Runs of one new level differ by
+// noise only (with 2 runs, one is 3 sds away with a probability of 2e-5); the last run of the
+// old level beside a run of a much lower or higher new one is half the pair's step away.
 constexpr double kAgreement = 3;
-bool runs_agree(std::span<const double> tail, double mean_after, double sd) {
+bool runs_agree(std::span<const double> tail, double mean_before, double mean_after, double sd) {
+  const double allowed = std::max(kAgreement * sd, std::abs(mean_after - mean_before) / 4);
   return std::all_of(tail.begin(), tail.end(),
-                     [&](double value) { return std::abs(value - mean_after) <= kAgreement * sd; });
+                     [&](double value) { return std::abs(value - mean_after) <= allowed; });
 }
 
 }  // namespace
@@ -56,7 +57,7 @@ std::optional<EndChange> find_end_change(std::span<const double> values,
     if (before_count < std::max<size_t>(options.min_before, 2)) break;
     const auto before = values.subspan(split - before_count, before_count);
     const auto tail = values.subspan(split);
-    const double sd = sample_sd(before);
+    const double sd = std::max(sample_sd(before), options.min_sd);
     if (!(sd > 0)) continue;
     ++tested;
     const double mean_before = sample_mean(before);
@@ -65,9 +66,14 @@ std::optional<EndChange> find_end_change(std::span<const double> values,
         sd * std::sqrt(1.0 / static_cast<double>(runs) + 1.0 / static_cast<double>(before_count));
     const double t = (mean_after - mean_before) / scale;
     // Still counted in `tested`: the rules only ever take a k away.
-    if (!every_run_moved(tail, mean_before, t) || !runs_agree(tail, mean_after, sd)) continue;
+    if (!every_run_moved(tail, mean_before, t) || !runs_agree(tail, mean_before, mean_after, sd)) {
+      continue;
+    }
     const double p = p_of(t, static_cast<double>(before_count - 1), options.direction);
-    if (!best || p < best->p_value) best = EndChange{split, runs, t, p, mean_before, mean_after};
+    // Equal p (both 0 far in the tail): the larger t.
+    if (!best || p < best->p_value || (p == best->p_value && std::abs(t) > std::abs(best->t))) {
+      best = EndChange{split, runs, t, p, mean_before, mean_after};
+    }
   }
   if (best) best->p_value = std::min(1.0, best->p_value * static_cast<double>(tested));
   return best;

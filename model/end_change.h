@@ -12,7 +12,8 @@
 // Intervals", 1991, section 4.7), so its p-value is exact; the smallest p over the k tested is
 // Bonferroni-adjusted (times the number of k tested). A k counts as tested but gives no p when
 // its tail is not one new level: a run of it lies on the other side of the mean before than the
-// tail's mean, or farther than 3 sds (of the runs before) from the tail's mean (one slow run
+// tail's mean, or farther from the tail's mean than 3 sds (of the runs before) or a quarter of
+// the step (one slow run
 // among normal ones is not a level, nor is the last run of the old level beside one of a much
 // lower new one: that change has one run yet, and min_runs are needed). A change kept when that is
 // at most a probability alpha is found in a series without change with a probability of at most
@@ -42,6 +43,9 @@ struct EndChangeOptions {
   size_t max_before = 40;  // and at most (the nearest): a slow drift over a long history
                            // is not a change of the last runs
   ChangeDirection direction = ChangeDirection::kEither;
+  // The sd of the runs before is taken as at least this: runs that are copies of one (sd 0)
+  // still give a test, and noise far below the smallest step that matters is not trusted.
+  double min_sd = 0;
 };
 
 struct EndChange {
@@ -54,7 +58,7 @@ struct EndChange {
 
 // The most significant change at the end of `values` (finite): of the k tested, the one with the
 // smallest p, whatever it is (the caller compares its adjusted p with its alpha). nullopt when
-// no k can be tested (too few values, or the values before are all equal).
+// no k can be tested (too few values, or the values before are all equal and min_sd is 0).
 std::optional<EndChange> find_end_change(std::span<const double> values,
                                          const EndChangeOptions& options = {});
 

@@ -160,6 +160,27 @@ TEST(EndChange, MorePowerfulThanThePermutationTestAtTheEnd) {
   EXPECT_LE(false_alone, 5u);
 }
 
+// Copies of one run before the step (sd 0, as the daemon's test history has them): with min_sd
+// they are tested, and the new level's 3 runs, not 2 of them, are named.
+TEST(EndChange, CopiesOfOneRunBefore) {
+  std::vector<double> series(10, 1849);
+  series.push_back(41.37);
+  series.push_back(41.25);
+  EndChangeOptions options;
+  options.direction = ChangeDirection::kFall;
+  EXPECT_FALSE(find_end_change(series, options));  // sd 0 before the 2 runs, too few for 3
+  ChangePointOptions method;
+  method.log_scale = true;
+  method.end_direction = ChangeDirection::kFall;
+  auto found = find_change_points(series, method);
+  ASSERT_EQ(found.points.size(), 1u);
+  EXPECT_EQ(found.points[0].index, 10u);
+  series.push_back(41.30);
+  found = find_change_points(series, method);
+  ASSERT_EQ(found.points.size(), 1u);
+  EXPECT_EQ(found.points[0].index, 10u);
+}
+
 // In find_change_points: the end test names the first run of the new level with its segments,
 // respects min_relative_change and end_direction, and leaves E-Divisive's points inside.
 TEST(EndChange, InFindChangePoints) {
