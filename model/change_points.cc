@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -162,7 +163,10 @@ double relative(double before, double after) {
 class Divider {
  public:
   Divider(std::span<const double> series, const ChangePointOptions& options)
-      : series_(series), options_(options), engine_(options.seed) {}
+      : series_(series),
+        options_(options),
+        alpha_(divisive_false_positive(options)),
+        engine_(options.seed) {}
 
   // The next significant split of a segment between the points found so far, with its p-value.
   bool next(std::vector<std::pair<size_t, double>>& found) {
@@ -181,7 +185,7 @@ class Divider {
     }
     if (best.t <= 0) return false;
     const double p_value = permutation_p_value(windows, best.t);
-    if (p_value > options_.false_positive) return false;
+    if (p_value > alpha_) return false;
     found.emplace_back(best.tau, p_value);
     return true;
   }
@@ -225,13 +229,14 @@ class Divider {
         largest = std::max(largest, best_split(prepared, order, options_.min_segment).t);
       }
       if (largest >= observed - tolerance) reached += 1;
-      if ((reached + 1) / trials > options_.false_positive) return (reached + 1) / trials;
+      if ((reached + 1) / trials > alpha_) return (reached + 1) / trials;
     }
     return (reached + 1) / trials;
   }
 
   std::span<const double> series_;
   const ChangePointOptions& options_;
+  double alpha_;
   std::mt19937_64 engine_;
   std::map<std::pair<size_t, size_t>, Prepared> prepared_;
   std::map<std::pair<size_t, size_t>, Split> splits_;
@@ -272,6 +277,30 @@ void merge_small_steps(std::span<const double> series, double min_relative_chang
   }
 }
 
+// The end test on the last segment: a change point at its end when the adjusted p is within
+// the end test's share of false_positive and the step reaches min_relative_change.
+template <typename Level>
+std::optional<std::pair<size_t, double>> change_at_end(
+    std::span<const double> series, const std::vector<std::pair<size_t, double>>& points,
+    const ChangePointOptions& options, const Level& level) {
+  if (options.end_runs == 0) return std::nullopt;
+  const size_t begin = points.empty() ? 0 : points.back().first;
+  EndChangeOptions end_options;
+  end_options.min_runs = std::max<size_t>(options.min_segment, 1);
+  end_options.max_runs = options.end_runs;
+  end_options.direction = options.end_direction;
+  // A noise under a quarter of the smallest step that matters is not trusted (on the log scale:
+  // the searched values are logs, their sd a relative noise).
+  if (options.log_scale) end_options.min_sd = std::log1p(options.min_relative_change) / 4;
+  const auto end = find_end_change(series.subspan(begin), end_options);
+  if (!end || end->p_value > end_false_positive(options)) return std::nullopt;
+  const size_t index = begin + end->index;
+  const double step =
+      relative(level(mean_of(series, begin, index)), level(mean_of(series, index, series.size())));
+  if (!(std::abs(step) >= options.min_relative_change)) return std::nullopt;
+  return std::make_pair(index, end->p_value);
+}
+
 }  // namespace
 
 EnergyStatistics energy_statistics(std::span<const double> x, std::span<const double> y) {
@@ -306,9 +335,19 @@ std::vector<double> split_statistics(std::span<const double> series) {
   return statistics;
 }
 
+double divisive_false_positive(const ChangePointOptions& options) {
+  return options.false_positive - end_false_positive(options);
+}
+
+double end_false_positive(const ChangePointOptions& options) {
+  return options.end_runs > 0 ? options.false_positive * std::clamp(options.end_share, 0.0, 1.0)
+                              : 0;
+}
+
 size_t runs_needed_for(const ChangePointOptions& options) {
   size_t runs = std::max<size_t>(2 * options.min_segment, 2);
-  while (2 / binomial_coefficient(runs, runs / 2) > options.false_positive) ++runs;
+  const double alpha = divisive_false_positive(options);
+  while (2 / binomial_coefficient(runs, runs / 2) > alpha && runs < 10000) ++runs;
   return runs;
 }
 
@@ -334,6 +373,7 @@ ChangePoints find_change_points(std::span<const double> series, const ChangePoin
     }
     std::sort(found.begin(), found.end());
     merge_small_steps(searched, options.min_relative_change, found, level);
+    if (const auto end = change_at_end(searched, found, options, level)) found.push_back(*end);
   }
   result.segments = segments_of(searched, found);
   for (auto& segment : result.segments) segment.mean = level(segment.mean);

@@ -7,6 +7,11 @@
 // the neighbouring segments' means is below `min_relative_change` are merged away (as Apache
 // Otava does with its minimum magnitude): statistically real but too small to matter.
 //
+// A change at the end of the series, where the new level has only a few runs (what the daemon
+// meets after each run), is also tested with the end test of model/end_change.h, which is
+// more powerful there than the permutation test; the accepted false-positive probability is
+// split between the two, so that together they keep it.
+//
 // Pure functions on vectors. The permutations come from a seeded engine with a platform-
 // independent draw, so the same series gives the same answer everywhere.
 #pragma once
@@ -15,6 +20,8 @@
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "model/end_change.h"
 
 namespace pgwaitprof::model {
 
@@ -46,6 +53,13 @@ struct ChangePointOptions {
   // means: for throughput and latency, whose noise is a ratio (a busy host costs a fraction of
   // tps), so that a run at 1,300 among runs at 3,000 is not nearer to a level of 30.
   bool log_scale = false;
+  // The end test (model/end_change.h) on the last segment: its last min_segment to end_runs
+  // runs against the runs before them; 0 for E-Divisive alone. It gets end_share of
+  // false_positive, the permutation test the rest; it looks for a change in end_direction only
+  // (a regression: tps falling, latency and waits rising), the permutation test for either.
+  size_t end_runs = 3;
+  double end_share = 0.5;
+  ChangeDirection end_direction = ChangeDirection::kEither;
 };
 
 struct ChangePoint {
@@ -76,8 +90,13 @@ struct ChangePoints {
 ChangePoints find_change_points(std::span<const double> series,
                                 const ChangePointOptions& options = {});
 
-// The fewest values with which a permutation test over splits can reach p <= false_positive:
-// the smallest n with 2 / C(n, floor(n / 2)) <= false_positive, and at least two segments.
+// The fewest values with which a permutation test over splits can reach p <= its share of
+// false_positive: the smallest n with 2 / C(n, floor(n / 2)) <= that, and at least two
+// segments.
 size_t runs_needed_for(const ChangePointOptions& options);
+
+// The shares of false_positive: the permutation test's and the end test's (0 without it).
+double divisive_false_positive(const ChangePointOptions& options);
+double end_false_positive(const ChangePointOptions& options);
 
 }  // namespace pgwaitprof::model

@@ -183,18 +183,16 @@ TrendChange explain(const GroupChanges& group, const MetricSeries& series, size_
 
 void analyse(GroupChanges& group, const ChangeOptions& options) {
   group.runs_needed = model::runs_needed_for(options.method);
-  // Throughput and latency on the log scale: their noise is a ratio.
-  auto ratios = options.method;
-  ratios.log_scale = true;
   group.series.push_back(series_of(
-      group, "tps", [](const RunSummary& run) { return run.tps; }, ratios));
+      group, "tps", [](const RunSummary& run) { return run.tps; },
+      method_for("tps", options.method)));
   group.series.push_back(series_of(
       group, "p99 ms", [](const RunSummary& run) { return run.p99_ms > 0 ? run.p99_ms : NAN; },
-      ratios));
+      method_for("p99 ms", options.method)));
   for (const auto& wait : waits_reaching(group, options.wait_share)) {
     group.series.push_back(series_of(
         group, "AAS " + wait, [&](const RunSummary& run) { return wait_aas(run, wait); },
-        options.method));
+        method_for("AAS " + wait, options.method)));
   }
   for (const auto& series : group.series) {
     for (size_t index = 0; index < series.found.points.size(); ++index) {
@@ -205,7 +203,36 @@ void analyse(GroupChanges& group, const ChangeOptions& options) {
                    [](const TrendChange& a, const TrendChange& b) { return a.run < b.run; });
 }
 
+std::string method_text(const model::ChangePointOptions& method) {
+  std::string text = fmt::format(
+      "E-Divisive with means (tps and p99 on the log scale), permutation test ({} permutations, "
+      "seed {}) at a false-positive probability of {:g} per series",
+      method.permutations, method.seed, model::divisive_false_positive(method));
+  if (method.end_runs > 0) {
+    text += fmt::format(
+        ", and for tps falling and p99 rising the end test (the last {} to {} runs against the {} "
+        "to {} before them: Student's t, Bonferroni over the runs) at {:g}: {:g} in all",
+        method.min_segment, method.end_runs, model::EndChangeOptions{}.min_before,
+        model::EndChangeOptions{}.max_before, model::end_false_positive(method),
+        method.false_positive);
+  }
+  return text + fmt::format(", steps under {:g}% merged, at least {} runs a side",
+                            100 * method.min_relative_change, method.min_segment);
+}
+
 }  // namespace
+
+model::ChangePointOptions method_for(const std::string& metric,
+                                     const model::ChangePointOptions& method) {
+  auto options = method;
+  const bool tps = metric == "tps";
+  options.log_scale = tps || metric == "p99 ms";
+  options.end_direction = tps ? model::ChangeDirection::kFall : model::ChangeDirection::kRise;
+  // The end test's t needs noise near normal: tps and latency on the log scale have it; a
+  // wait's AAS is often 0 with spikes (it raised 2 to 3 false alarms per 100 runs there).
+  if (!options.log_scale) options.end_runs = 0;
+  return options;
+}
 
 double wait_aas(const RunSummary& run, const std::string& wait) {
   const auto found = run.wait_shares.find(wait);
@@ -216,12 +243,7 @@ base::Expected<TrendChanges> find_trend_changes(std::vector<RunSummary> runs,
                                                 const ChangeOptions& options) {
   TrendChanges result;
   result.group_by = options.group_by;
-  result.method = fmt::format(
-      "E-Divisive with means (tps and p99 on the log scale), permutation test ({} permutations, "
-      "seed {}) at a false-positive probability of {} per series, steps under {:g}% merged, at "
-      "least {} runs a side",
-      options.method.permutations, options.method.seed, options.method.false_positive,
-      100 * options.method.min_relative_change, options.method.min_segment);
+  result.method = method_text(options.method);
   std::stable_sort(runs.begin(), runs.end(), older_first);
   std::map<std::string, GroupChanges> groups;
   for (auto& run : runs) {

@@ -100,6 +100,12 @@ base::Expected<TrendChanges> find_trend_changes(std::vector<RunSummary> runs,
 base::Expected<std::vector<TrendChange>> new_change_points(std::vector<RunSummary> runs,
                                                            const ChangeOptions& options = {});
 
+// How a metric's series is searched ("tps", "p99 ms", "AAS <wait>"): throughput and latency on
+// the log scale (their noise is a ratio); the end test looks for a regression (tps falling,
+// latency and waits rising), the permutation test for either direction.
+model::ChangePointOptions method_for(const std::string& metric,
+                                     const model::ChangePointOptions& method);
+
 // AAS of a wait (display name) in a run: its share of the non-idle samples x the run's AAS.
 double wait_aas(const RunSummary& run, const std::string& wait);
 

@@ -283,7 +283,8 @@ tests:
                 The run history of group nightly (results: data_dir is the data directory's,
                 results the results database's, every host's runs) seen by h:9816 has a new
                 change point in tps: its level changed by -24% and stayed changed (E-Divisive
-                with a permutation test at a false-positive probability of 0.01). The daemon's
+                with a permutation test, and an end test for a new level of the last 2 or 3
+                runs, at a false-positive probability of 0.01 in all). The daemon's
                 log names the first run of the new level and the waits that moved most;
                 pgwaitprof trend --label nightly (with --results-dsn for the results database's
                 history) explains it.

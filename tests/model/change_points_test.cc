@@ -154,22 +154,26 @@ TEST(ChangePoints, OneOddRunIsNoChangePoint) {
 }
 
 TEST(ChangePoints, TooFewRunsSaysHowManyAreNeeded) {
-  EXPECT_EQ(runs_needed_for({}), 10u);  // 2 / C(10, 5) = 0.0079; 2 / C(9, 4) = 0.016
+  // The permutation test has half of false_positive (the end test the other half):
+  // 2 / C(11, 5) = 0.0043 <= 0.005; 2 / C(10, 5) = 0.0079.
+  EXPECT_EQ(runs_needed_for({}), 11u);
   ChangePointOptions loose;
   loose.false_positive = 0.05;
+  EXPECT_EQ(runs_needed_for(loose), 9u);  // 2 / C(9, 4) = 0.016; 2 / C(8, 4) = 0.029 > 0.025
+  loose.end_runs = 0;                     // E-Divisive alone has all of it
   EXPECT_EQ(runs_needed_for(loose), 8u);  // 2 / C(8, 4) = 0.029; 2 / C(7, 3) = 0.057
   const std::vector<double> short_series = {1, 1, 1, 2, 2, 2};
   const auto found = find_change_points(short_series);
   EXPECT_TRUE(found.too_short);
-  EXPECT_EQ(found.runs_needed, 10u);
+  EXPECT_EQ(found.runs_needed, 11u);
   EXPECT_TRUE(found.points.empty());
   ASSERT_EQ(found.segments.size(), 1u);
-  // With the runs it needs, the same clean step passes.
-  const std::vector<double> enough = {1, 1, 1, 1, 1, 2, 2, 2, 2, 2};
+  // With a run more than it needs (499 permutations resolve p to 1/500), a clean step passes.
+  const std::vector<double> enough = {1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2};
   const auto passed = find_change_points(enough);
   EXPECT_FALSE(passed.too_short);
   ASSERT_EQ(passed.points.size(), 1u);
-  EXPECT_EQ(passed.points[0].index, 5u);
+  EXPECT_EQ(passed.points[0].index, 6u);
 }
 
 // A slow run before a step down to a much lower level: on the raw scale it is nearer the new

@@ -8,7 +8,8 @@
 #     same ARGS; of "-c 2 -j 1 -T 3" when ARGS are read-only (-S, -b select-only), whose runs
 #     commit nothing for the setting to slow,
 # then pgwaitprof_calibrate_changes prints, per series, the false alarms per 100 runs of the
-# change points (E-Divisive at --false-positive 0.01, --min-change 2 %) and of the old MAD rule
+# change points (--false-positive 0.01, --min-change 2 %: E-Divisive alone, and with the end test
+# of model/end_change.h as trend has them, side by side) and of the old MAD rule
 # (trend --rule mad) over the A/A history as the daemon would see it (analysed after every run)
 # and over block-bootstrap histories resampled from it; the detection rate and delay of steps of
 # 5, 10 and 20 % injected after a random run of resampled histories; the real step's; and the

@@ -1,7 +1,8 @@
 // pgwaitprof_calibrate_changes A.json STEP.json: the figures of tests/perf/calibrate_changes.sh.
 // A.json is `runs --format json` of an A/A history (identical runs), STEP.json of a history with
 // a real step. For the change points (store/trend_changes.h's series and method) and the MAD
-// rule (store/trend.h) side by side:
+// rule (store/trend.h) side by side, the change points by E-Divisive alone (as before the end
+// test of model/end_change.h) and with the end test (trend's default):
 //   - false alarms per 100 runs per series, on the A/A history and on block-bootstrap histories
 //     resampled from it (blocks of 5 runs, circular), each analysed after every run as the
 //     daemon does; an alarm is a change point at a run no earlier analysis of that history had
@@ -75,11 +76,18 @@ std::vector<Metric> metrics_of(const std::vector<RunSummary>& runs) {
   return metrics;
 }
 
-// As trend searches them: tps and p99 on the log scale.
-model::ChangePointOptions options_for(const std::string& metric) {
+// The change-point methods compared: E-Divisive alone (before the end test) and with it.
+struct Method {
+  const char* name;
+  bool end_test;
+};
+constexpr Method kMethods[] = {{"E-Divisive", false}, {"E-Div+end", true}};
+
+// As trend searches them (tps and p99 on the log scale, the end test for a regression).
+model::ChangePointOptions options_for(const std::string& metric, const Method& method) {
   model::ChangePointOptions options;
-  options.log_scale = metric == "tps" || metric == "p99 ms";
-  return options;
+  if (!method.end_test) options.end_runs = 0;
+  return store::method_for(metric, options);
 }
 
 std::vector<double> values_of(const std::vector<RunSummary>& runs, const Metric& metric) {
@@ -140,32 +148,40 @@ std::vector<RunSummary> resample(const std::vector<RunSummary>& runs, size_t len
 void false_alarms(const std::vector<RunSummary>& runs, const std::vector<Metric>& metrics) {
   fmt::print(
       "\nfalse alarms per 100 runs per series (A/A: {} real runs; resampled: {} histories "
-      "of {} runs, blocks of {})\n",
-      runs.size(), kResampled, kHistory, kBlock);
+      "of {} runs, blocks of {}), change points: {} | {}\n",
+      runs.size(), kResampled, kHistory, kBlock, kMethods[0].name, kMethods[1].name);
   // The series column as wide as its longest name ("AAS Kernel | sleeping (no wait event)").
   size_t width = 6;
   for (const auto& metric : metrics) width = std::max(width, metric.first.size());
-  fmt::print("{:<{}} {:>12} {:>12} {:>17} {:>16}\n", "series", width, "real: change", "real: MAD",
+  fmt::print("{:<{}} {:>18} {:>10} {:>23} {:>15}\n", "series", width, "real: change", "real: MAD",
              "resampled: change", "resampled: MAD");
   for (const auto& metric : metrics) {
-    const auto options = options_for(metric.first);
     const auto series = values_of(runs, metric);
     if (std::any_of(series.begin(), series.end(), [](double v) { return !std::isfinite(v); })) {
       fmt::print("{:<{}} (not every run has it)\n", metric.first, width);
       continue;
     }
-    const double real_change = 100.0 * change_alarms(series, options).size() / series.size();
+    double real_change[2], changes[2] = {0, 0};
+    for (size_t method = 0; method < 2; ++method) {
+      real_change[method] =
+          100.0 * change_alarms(series, options_for(metric.first, kMethods[method])).size() /
+          series.size();
+    }
     const double real_mad = 100.0 * mad_alarms(series).size() / series.size();
     std::mt19937_64 engine(49);
-    size_t changes = 0, mads = 0;
+    size_t mads = 0;
     for (size_t history = 0; history < kResampled; ++history) {
       const auto resampled = values_of(resample(runs, kHistory, engine), metric);
-      changes += change_alarms(resampled, options).size();
+      for (size_t method = 0; method < 2; ++method) {
+        changes[method] +=
+            change_alarms(resampled, options_for(metric.first, kMethods[method])).size();
+      }
       mads += mad_alarms(resampled).size();
     }
     const double total = kResampled * kHistory;
-    fmt::print("{:<{}} {:>12.2f} {:>12.2f} {:>17.2f} {:>16.2f}\n", metric.first, width, real_change,
-               real_mad, 100.0 * changes / total, 100.0 * mads / total);
+    fmt::print("{:<{}} {:>8.2f} | {:>7.2f} {:>10.2f} {:>11.2f} | {:>9.2f} {:>15.2f}\n",
+               metric.first, width, real_change[0], real_change[1], real_mad,
+               100.0 * changes[0] / total, 100.0 * changes[1] / total, 100.0 * mads / total);
   }
 }
 
@@ -178,38 +194,42 @@ void detection(const std::vector<RunSummary>& runs, const Metric& metric, double
   fmt::print(
       "\ndetection of steps in {} ({} histories each: 15-30 runs, then {} of the new level)\n",
       metric.first, kResampled, kAfter);
-  fmt::print("{:>6} {:>22} {:>22} {:>16} {:>16}\n", "step", "change: found <=3 runs", "found <=10",
-             "change: delay", "MAD: <=3 | <=10 | delay");
-  const auto options = options_for(metric.first);
+  fmt::print("{:>6} {:>11} {:>24} {:>10} {:>10} {:>16}\n", "step", "method", "found <=3 runs",
+             "found <=10", "delay", "MAD: <=3 | <=10 | delay");
   for (const double step : {0.05, 0.10, 0.20}) {
-    std::mt19937_64 engine(4949);
-    Detection change, mad;
-    for (size_t history = 0; history < kResampled; ++history) {
-      const size_t before = 15 + model::uniform_index(engine, 16);
-      auto series = values_of(resample(runs, before + kAfter, engine), metric);
-      for (size_t index = before; index < series.size(); ++index) series[index] *= 1 + sign * step;
-      for (const auto& [at, index] : change_alarms(series, options)) {
-        if (index + 2 < before || at < before) continue;  // a false alarm, not the step
-        const double delay = static_cast<double>(at - before + 1);
-        change.delays.push_back(delay);
-        change.within_3 += delay <= 3;
-        change.within_10 += 1;
-        break;
+    for (const auto& method : kMethods) {
+      const auto options = options_for(metric.first, method);
+      std::mt19937_64 engine(4949);
+      Detection change, mad;
+      for (size_t history = 0; history < kResampled; ++history) {
+        const size_t before = 15 + model::uniform_index(engine, 16);
+        auto series = values_of(resample(runs, before + kAfter, engine), metric);
+        for (size_t index = before; index < series.size(); ++index) {
+          series[index] *= 1 + sign * step;
+        }
+        for (const auto& [at, index] : change_alarms(series, options)) {
+          if (index + 2 < before || at < before) continue;  // a false alarm, not the step
+          const double delay = static_cast<double>(at - before + 1);
+          change.delays.push_back(delay);
+          change.within_3 += delay <= 3;
+          change.within_10 += 1;
+          break;
+        }
+        for (const size_t flagged : mad_alarms(series)) {
+          if (flagged < before) continue;
+          const double delay = static_cast<double>(flagged - before + 1);
+          mad.delays.push_back(delay);
+          mad.within_3 += delay <= 3;
+          mad.within_10 += 1;
+          break;
+        }
       }
-      for (const size_t flagged : mad_alarms(series)) {
-        if (flagged < before) continue;
-        const double delay = static_cast<double>(flagged - before + 1);
-        mad.delays.push_back(delay);
-        mad.within_3 += delay <= 3;
-        mad.within_10 += 1;
-        break;
-      }
+      const auto percent = [](size_t count) { return 100.0 * count / kResampled; };
+      fmt::print("{:>5.0f}% {:>11} {:>23.1f}% {:>9.1f}% {:>10.1f} {:>6.1f}% | {:.1f}% | {:.1f}\n",
+                 100 * step, method.name, percent(change.within_3), percent(change.within_10),
+                 change.delays.empty() ? NAN : model::median(change.delays), percent(mad.within_3),
+                 percent(mad.within_10), mad.delays.empty() ? NAN : model::median(mad.delays));
     }
-    const auto percent = [](size_t count) { return 100.0 * count / kResampled; };
-    fmt::print("{:>5.0f}% {:>21.1f}% {:>21.1f}% {:>16.1f} {:>6.1f}% | {:.1f}% | {:.1f}\n",
-               100 * step, percent(change.within_3), percent(change.within_10),
-               change.delays.empty() ? NAN : model::median(change.delays), percent(mad.within_3),
-               percent(mad.within_10), mad.delays.empty() ? NAN : model::median(mad.delays));
   }
 }
 
@@ -230,9 +250,9 @@ bool found_within_3(const std::vector<double>& series, size_t before,
 
 // The share of the resampled histories (the same ones for every step) in which a step of
 // `step` (relative; a fall when `sign` is -1) is found within 3 runs.
-double power_at(const std::vector<RunSummary>& runs, const Metric& metric, double sign,
-                double step) {
-  const auto options = options_for(metric.first);
+double power_at(const std::vector<RunSummary>& runs, const Metric& metric, double sign, double step,
+                const Method& method) {
+  const auto options = options_for(metric.first, method);
   std::mt19937_64 engine(4950);
   size_t found = 0;
   for (size_t history = 0; history < kResampled; ++history) {
@@ -244,52 +264,60 @@ double power_at(const std::vector<RunSummary>& runs, const Metric& metric, doubl
   return static_cast<double>(found) / kResampled;
 }
 
-// Per series, the smallest step found within 3 runs in 90 % of the resampled histories at the
-// default false-positive probability: a bisection over a grid of steps (the share found grows
-// with the step), tps falling and the other series rising.
-void power(const std::vector<RunSummary>& runs, const std::vector<Metric>& metrics) {
+// The smallest step of a series found within 3 runs in 90 % of the resampled histories by
+// `method`: a bisection over a grid of steps (the share found grows with the step), tps falling
+// and the other series rising.
+void smallest_step(const std::vector<RunSummary>& runs, const Metric& metric, const Method& method,
+                   size_t width) {
   const std::vector<double> falls = {0.01, 0.02, 0.03, 0.05, 0.075, 0.10, 0.15,
                                      0.20, 0.30, 0.40, 0.50, 0.60,  0.75, 0.90};
   const std::vector<double> rises = {0.01, 0.02, 0.03, 0.05, 0.075, 0.10, 0.15, 0.20,
                                      0.30, 0.50, 0.75, 1.00, 1.50,  2.00, 3.00, 5.00};
+  const double sign = metric.first == "tps" ? -1 : +1;
+  const auto& grid = sign < 0 ? falls : rises;
+  std::map<size_t, double> rate;
+  const auto rate_at = [&](size_t index) {
+    if (!rate.contains(index)) rate[index] = power_at(runs, metric, sign, grid[index], method);
+    return rate[index];
+  };
+  const char* direction = sign < 0 ? "fall" : "rise";
+  if (rate_at(grid.size() - 1) < 0.9) {
+    fmt::print("{:<{}} {:>11} {:>9} {:>13}% {:>9.1f}%\n", metric.first, width, method.name,
+               direction, fmt::format(">{:.0f}", 100 * grid.back()),
+               100 * rate_at(grid.size() - 1));
+    return;
+  }
+  size_t low = 0, high = grid.size() - 1;  // rate_at(high) >= 0.9
+  if (rate_at(0) >= 0.9) high = 0;
+  while (high > low + 1 && high > 0) {
+    const size_t middle = (low + high) / 2;
+    (rate_at(middle) >= 0.9 ? high : low) = middle;
+  }
+  const std::string smaller =
+      high == 0 ? std::string("-")
+                : fmt::format("{:g}%: {:.1f}%", 100 * grid[high - 1], 100 * rate_at(high - 1));
+  fmt::print("{:<{}} {:>11} {:>9} {:>13g}% {:>9.1f}% {:>18}\n", metric.first, width, method.name,
+             direction, 100 * grid[high], 100 * rate_at(high), smaller);
+}
+
+// Per series, the smallest step found within 3 runs in 90 % of the resampled histories at the
+// default false-positive probability, by each method.
+void power(const std::vector<RunSummary>& runs, const std::vector<Metric>& metrics) {
   size_t width = 6;
   for (const auto& metric : metrics) width = std::max(width, metric.first.size());
   fmt::print(
       "\nsmallest step found within 3 runs in 90% of {} resampled histories (15-30 runs, then "
       "the step) at the default false-positive probability\n",
       kResampled);
-  fmt::print("{:<{}} {:>9} {:>14} {:>10} {:>18}\n", "series", width, "direction", "smallest step",
-             "found", "next smaller step");
+  fmt::print("{:<{}} {:>11} {:>9} {:>14} {:>10} {:>18}\n", "series", width, "method", "direction",
+             "smallest step", "found", "next smaller step");
   for (const auto& metric : metrics) {
     const auto series = values_of(runs, metric);
     if (std::any_of(series.begin(), series.end(), [](double v) { return !std::isfinite(v); })) {
       fmt::print("{:<{}} (not every run has it)\n", metric.first, width);
       continue;
     }
-    const double sign = metric.first == "tps" ? -1 : +1;
-    const auto& grid = sign < 0 ? falls : rises;
-    std::map<size_t, double> rate;
-    const auto rate_at = [&](size_t index) {
-      if (!rate.contains(index)) rate[index] = power_at(runs, metric, sign, grid[index]);
-      return rate[index];
-    };
-    const char* direction = sign < 0 ? "fall" : "rise";
-    if (rate_at(grid.size() - 1) < 0.9) {
-      fmt::print("{:<{}} {:>9} {:>13}% {:>9.1f}%\n", metric.first, width, direction,
-                 fmt::format(">{:.0f}", 100 * grid.back()), 100 * rate_at(grid.size() - 1));
-      continue;
-    }
-    size_t low = 0, high = grid.size() - 1;  // rate_at(high) >= 0.9
-    if (rate_at(0) >= 0.9) high = 0;
-    while (high > low + 1 && high > 0) {
-      const size_t middle = (low + high) / 2;
-      (rate_at(middle) >= 0.9 ? high : low) = middle;
-    }
-    const std::string smaller =
-        high == 0 ? std::string("-")
-                  : fmt::format("{:g}%: {:.1f}%", 100 * grid[high - 1], 100 * rate_at(high - 1));
-    fmt::print("{:<{}} {:>9} {:>13g}% {:>9.1f}% {:>18}\n", metric.first, width, direction,
-               100 * grid[high], 100 * rate_at(high), smaller);
+    for (const auto& method : kMethods) smallest_step(runs, metric, method, width);
   }
 }
 
@@ -304,9 +332,12 @@ void real_step(const std::vector<RunSummary>& runs) {
   }
   fmt::print(", synchronous_commit on from run {}\n", first_on + 1);
   const auto tps = values_of(runs, metrics_of(runs)[0]);
-  for (const auto& [at, index] : change_alarms(tps, options_for("tps"))) {
-    fmt::print("  change point of tps at run {} named after run {} (delay {} runs)\n", index + 1,
-               at + 1, static_cast<long>(at) - static_cast<long>(first_on) + 1);
+  for (const auto& method : kMethods) {
+    for (const auto& [at, index] : change_alarms(tps, options_for("tps", method))) {
+      fmt::print("  {}: change point of tps at run {} named after run {} (delay {} runs)\n",
+                 method.name, index + 1, at + 1,
+                 static_cast<long>(at) - static_cast<long>(first_on) + 1);
+    }
   }
   for (const size_t flagged : mad_alarms(tps)) {
     fmt::print("  MAD rule flags run {}\n", flagged + 1);

@@ -141,9 +141,9 @@ TEST(TrendChanges, IdenticalRunsHaveNone) {
 TEST(TrendChanges, TooFewRunsSaysHowManyMore) {
   const auto changes = find_trend_changes(history_with_step(6, 4));
   ASSERT_TRUE(changes.ok());
-  EXPECT_EQ(changes->groups[0].more_runs_needed(), 4u);
+  EXPECT_EQ(changes->groups[0].more_runs_needed(), 5u);
   EXPECT_TRUE(changes->groups[0].changes.empty());
-  EXPECT_NE(exporters::render_trend_changes(*changes, "text").find("need 10 runs: 4 more"),
+  EXPECT_NE(exporters::render_trend_changes(*changes, "text").find("need 11 runs: 5 more"),
             std::string::npos);
 }
 
