@@ -9,9 +9,7 @@
 namespace pgwaitprof::collectors {
 
 RemoteCpuProfileCollector::RemoteCpuProfileCollector(RemoteFeed& feed)
-    : feed_(feed), began_(model::SteadyClock::now()) {
-  feed_.begin_cpu_profile();
-}
+    : feed_(feed), began_(model::SteadyClock::now()) {}
 
 RemoteCpuProfileCollector::~RemoteCpuProfileCollector() { feed_.end_cpu_profile(); }
 
@@ -29,8 +27,8 @@ asio::awaitable<base::Expected<std::unique_ptr<Collector>>> open_run_cpu_profile
     PgSession& session, TargetSampler& sampler, int hz) {
   using Result = base::Expected<std::unique_ptr<Collector>>;
   if (auto* feed = sampler.remote_feed()) {
-    // The remote side opened it (or said why not) when the channel opened.
-    auto refusal = feed->cpu_profile_refusal();
+    // Opened there now, for this run (or why not).
+    auto refusal = co_await feed->begin_cpu_profile(hz);
     if (!refusal.empty()) co_return Result(base::Error{std::move(refusal)});
     co_return Result(std::unique_ptr<Collector>(new RemoteCpuProfileCollector(*feed)));
   }

@@ -3,9 +3,11 @@
 // (its perf events, its binaries' symbols, its processes' backend types), drains and names its
 // samples every CpuProfileCollector::kPeriod and sends the batches on the channel; this
 // collector hands the ones its feed received to the run's sink, as the local collector hands
-// its own. Samples taken before the collector began (the remote side samples from the channel's
-// opening) are left out; its last collection waits (kLastWait at most) for the batches of the
-// samples taken until then, which are on the way.
+// its own. The remote side samples from the feed's begin_cpu_profile() (when the collector is
+// opened) to its end_cpu_profile() (when it is destroyed), so a daemon's channel, which lives
+// between runs, samples nothing between them; samples taken before the collector began are left
+// out. Its last collection waits (kLastWait at most) for the batches of the samples taken until
+// then, which are on the way.
 #pragma once
 
 #include <asio/awaitable.hpp>
@@ -22,7 +24,7 @@ namespace pgwaitprof::collectors {
 
 class RemoteCpuProfileCollector : public Collector {
  public:
-  // `feed` outlives the collector.
+  // `feed` outlives the collector, whose CPU profile it has begun.
   explicit RemoteCpuProfileCollector(RemoteFeed& feed);
   ~RemoteCpuProfileCollector() override;
   RemoteCpuProfileCollector(const RemoteCpuProfileCollector&) = delete;
@@ -37,8 +39,8 @@ class RemoteCpuProfileCollector : public Collector {
 };
 
 // The run's CPU profile at `hz` (--cpu-profile): the sampler host's when `sampler` has a remote
-// feed (or why that host has none), else this host's (open_cpu_profile, on `session`, with the
-// sampler's backend as pgwaitprof's own).
+// feed (begun there, or why that host has none), else this host's (open_cpu_profile, on
+// `session`, with the sampler's backend as pgwaitprof's own).
 asio::awaitable<base::Expected<std::unique_ptr<Collector>>> open_run_cpu_profile(
     PgSession& session, TargetSampler& sampler, int hz);
 

@@ -37,13 +37,12 @@ class RemoteFeed {
   // The remote host and the clocks, once open() succeeded.
   virtual const model::SamplerHost& host() const = 0;
 
-  // The CPU profile of the server's host (--cpu-profile), asked of the remote side when the feed
-  // opens and answered before open() returns: "" when it has one, else why not, naming the
-  // host.
-  virtual std::string cpu_profile_refusal() const = 0;
-  // From begin_cpu_profile() to end_cpu_profile(), the batches the remote side sends are kept
-  // for take_cpu_batches(); at other times they are dropped (a run's collector: the run's only).
-  virtual void begin_cpu_profile() = 0;
+  // A run's CPU profile of the server's host (--cpu-profile HZ): asks the remote side to open
+  // it at `hz` and returns its answer, "" when it has one, else why not, naming the host. From
+  // then to end_cpu_profile() (which closes it there: nothing samples between runs), the
+  // batches the remote side sends are kept for take_cpu_batches(); at other times they are
+  // dropped. One profile at a time.
+  virtual asio::awaitable<std::string> begin_cpu_profile(int hz) = 0;
   virtual std::vector<model::CpuSampleBatch> take_cpu_batches() = 0;
   // Returns when the batches holding every sample taken before `until` have arrived, or after
   // `timeout` (a run's last collection: its last samples are on the way as it ends).

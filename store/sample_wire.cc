@@ -128,8 +128,7 @@ std::string pong_message(int64_t sent_us, int64_t at_us) {
   return json{{"type", "pong"}, {"sent_us", sent_us}, {"at_us", at_us}}.dump();
 }
 
-std::string start_message(const collectors::SamplerOptions& options, const std::string& password,
-                          int cpu_profile_hz) {
+std::string start_message(const collectors::SamplerOptions& options, const std::string& password) {
   // The password this host would use reaches the remote sampler's environment: libpq there
   // reads PGPASSWORD where the connection string has none.
   // Auto on the sampler host reads memory, not the traced source: the traced source's statement
@@ -145,12 +144,15 @@ std::string start_message(const collectors::SamplerOptions& options, const std::
               {"source", std::string(model::to_string(options.source))},
               {"wait_sampling_poll_ms", options.wait_sampling_poll.count()},
               {"connect_timeout_ms", options.connect_timeout.count()},
-              {"local", static_cast<int>(options.local)},
-              {"cpu_profile_hz", cpu_profile_hz}}
+              {"local", static_cast<int>(options.local)}}
       .dump();
 }
 
-int start_cpu_profile_hz(const json& message) { return message.value("cpu_profile_hz", 0); }
+std::string cpu_start_message(int hz) { return json{{"type", "cpu_start"}, {"hz", hz}}.dump(); }
+
+int cpu_start_hz(const json& message) { return message.value("hz", 0); }
+
+std::string cpu_stop_message() { return json{{"type", "cpu_stop"}}.dump(); }
 
 std::string cpu_profile_message(const std::string& refusal) {
   return json{{"type", "cpu_profile"}, {"refusal", refusal}}.dump();

@@ -23,9 +23,10 @@
 
 namespace pgwaitprof::store {
 
-// Version 1: this file's messages. Version 2: the start asks for the server host's CPU profile
-// (cpu_profile_hz), answered by "cpu_profile" before "ready", then "cpu" batches. Both ends must
-// speak the same one.
+// Version 1: this file's messages without the CPU profile. Version 2: the CPU profile of the
+// server's host, asked for by "cpu_start" (its rate) and ended by "cpu_stop" at any time after
+// "ready", each start answered by "cpu_profile", then "cpu" batches until the stop. Both ends
+// must speak the same one.
 inline constexpr int kRemoteProtocolVersion = 2;
 
 struct WireClock {
@@ -54,15 +55,17 @@ std::string pong_message(int64_t sent_us, int64_t at_us);
 
 // What the remote end samples: the target's options (the connection string with its password,
 // and `password`, the one libpq on this host would use: the string's own, PGPASSWORD or
-// ~/.pgpass's, which parse_start puts in the remote end's environment as PGPASSWORD), and the
-// rate of the CPU profile asked of the remote end (--cpu-profile; 0: none).
-std::string start_message(const collectors::SamplerOptions& options, const std::string& password,
-                          int cpu_profile_hz = 0);
+// ~/.pgpass's, which parse_start puts in the remote end's environment as PGPASSWORD).
+std::string start_message(const collectors::SamplerOptions& options, const std::string& password);
 collectors::SamplerOptions parse_start(const nlohmann::json& message);
-int start_cpu_profile_hz(const nlohmann::json& message);
 
-// The remote end's answer to the CPU profile the start asked for: "" when it has one, else why
-// not (one line).
+// A run's CPU profile of the server's host (--cpu-profile HZ): "cpu_start" opens it there at
+// `hz` per CPU, "cpu_stop" closes it (nothing samples between runs).
+std::string cpu_start_message(int hz);
+int cpu_start_hz(const nlohmann::json& message);
+std::string cpu_stop_message();
+
+// The remote end's answer to each "cpu_start": "" when it has one, else why not (one line).
 std::string cpu_profile_message(const std::string& refusal);
 std::string cpu_profile_refusal(const nlohmann::json& message);
 // A batch of the CPU profile, its frame and group names once per batch and the samples by

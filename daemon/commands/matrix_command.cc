@@ -251,10 +251,9 @@ int matrix_command(const MatrixCommand& command) {
         if (local->scratch) target.local = config::LocalMode::kYes;
         // No co_await inside a conditional expression: GCC 12 destroys its temporary twice.
         const auto executor = co_await asio::this_coro::executor;
-        auto feed = local->scratch
-                        ? nullptr
-                        : engine::make_ssh_feed(command.sampler_host, command.sampler_program,
-                                                executor, plan.cpu_profile_hz);
+        auto feed = local->scratch ? nullptr
+                                   : engine::make_ssh_feed(command.sampler_host,
+                                                           command.sampler_program, executor);
         auto outcome = co_await with_sampler<engine::MatrixOutcome>(
             collectors::sampler_options(target),
             [&](collectors::TargetSampler& sampler) -> asio::awaitable<engine::MatrixOutcome> {

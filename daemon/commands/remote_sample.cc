@@ -73,16 +73,40 @@ asio::awaitable<std::optional<nlohmann::json>> greet(base::FramedChannel& channe
   }
 }
 
-// The CPU profile the start asked for (--cpu-profile HZ), on a session of its own (pgwaitprof's
-// backends: it and the sampler's), answered on the channel either way: the collector, or none
-// and why not.
+// A "cpu_start" (its rate) or a "cpu_stop" of the other end.
+struct CpuRequest {
+  bool start = false;
+  int hz = 0;
+};
+
+// The next CPU profile request; nullopt at the channel's end. Nothing else comes from the other
+// end after the start.
+asio::awaitable<std::optional<CpuRequest>> next_cpu_request(base::FramedChannel& channel) {
+  // A for loop with co_return, not `while (co_await ...) {}` falling off the end: GCC 12
+  // compiles that coroutine into an illegal instruction.
+  for (;;) {
+    auto frame = co_await channel.read();
+    if (!frame) co_return std::nullopt;
+    auto message = store::parse_message(*frame);
+    if (!message) continue;
+    if (message->first == "cpu_start" || message->first == "cpu_stop") {
+      const CpuRequest request{message->first == "cpu_start", store::cpu_start_hz(message->second)};
+      co_return request;
+    }
+  }
+}
+
+// The CPU profile at `hz` on `session` (pgwaitprof's backends: it and the sampler's), answered on
+// the channel either way: the collector, or none and why not.
 asio::awaitable<std::unique_ptr<collectors::Collector>> open_cpu_profile_here(
     base::FramedChannel& channel, const collectors::TargetSampler& sampler,
     collectors::PgSession& session, int hz) {
   const auto& options = sampler.options();
   std::string refusal;
   std::unique_ptr<collectors::Collector> collector;
-  if (auto error = co_await session.connect(options.conninfo, options.connect_timeout)) {
+  if (hz <= 0) {
+    refusal = "no CPU profile rate";
+  } else if (auto error = co_await session.connect(options.conninfo, options.connect_timeout)) {
     refusal = "could not connect: " + error->message;
   } else {
     std::vector<pid_t> own_pids{sampler.backend_pid()};
@@ -107,7 +131,8 @@ struct DrainedCpuBatch : model::SampleSink {
 };
 
 // Its samples every kPeriod, named here (this host has the server's binaries), as "cpu"
-// messages with the time of their drain; until cancelled (the channel's end).
+// messages with the time of their drain; until cancelled (the next request or the channel's
+// end) or the other end stops reading.
 asio::awaitable<void> drain_cpu_profile(base::FramedChannel& channel,
                                         collectors::Collector& collector,
                                         const collectors::TargetSampler& sampler,
@@ -128,37 +153,52 @@ asio::awaitable<void> drain_cpu_profile(base::FramedChannel& channel,
   }
 }
 
-// Reads the channel to its end: nothing more comes from the other end after the start.
-asio::awaitable<void> read_to_end(base::FramedChannel& channel) {
-  // Not `while (co_await ...) {}` falling off the end: GCC 12 compiles that coroutine into an
-  // illegal instruction.
-  for (;;) {
-    auto frame = co_await channel.read();
-    if (!frame) co_return;
+// One run's CPU profile, from its "cpu_start" (at `hz`) to the next request: the collector and
+// its session are closed before this returns, so that nothing samples between runs. The next
+// request, or nullopt at the channel's end (or when the other end stopped reading).
+asio::awaitable<std::optional<CpuRequest>> profile_until_request(
+    base::FramedChannel& channel, const collectors::TargetSampler& sampler,
+    const store::WireClock& clock, int hz) {
+  using namespace asio::experimental::awaitable_operators;
+  collectors::PgSession session(co_await asio::this_coro::executor);
+  const collectors::OwnSession own(session);  // pgwaitprof's backend in the kernel view
+  auto collector = co_await open_cpu_profile_here(channel, sampler, session, hz);
+  if (!collector) {
+    auto next = co_await next_cpu_request(channel);
+    co_return next;
+  }
+  auto outcome = co_await (next_cpu_request(channel) ||
+                           drain_cpu_profile(channel, *collector, sampler, clock));
+  if (outcome.index() == 1) co_return std::nullopt;
+  co_return std::get<0>(std::move(outcome));
+}
+
+// The CPU profile requests of the other end until the channel ends: a profile from each start
+// to the next request, none between a stop and the next start.
+asio::awaitable<void> serve_cpu_profiles(base::FramedChannel& channel,
+                                         const collectors::TargetSampler& sampler,
+                                         const store::WireClock& clock) {
+  auto request = co_await next_cpu_request(channel);
+  while (request) {
+    if (request->start) {
+      request = co_await profile_until_request(channel, sampler, clock, request->hz);
+    } else {
+      request = co_await next_cpu_request(channel);
+    }
   }
 }
 
-// Samples until stdin ends; the first sample (or why none came) is told first, after the CPU
-// profile's answer when the start asked for one.
+// Samples until stdin ends; the first sample (or why none came) is told first ("ready" or an
+// error), then the CPU profile requests are served.
 asio::awaitable<void> sample(base::FramedChannel& channel, collectors::TargetSampler& sampler,
-                             const store::WireClock& clock, int cpu_profile_hz) {
+                             const store::WireClock& clock) {
   using namespace asio::experimental::awaitable_operators;
   auto supervise = [&]() -> asio::awaitable<void> {
     const auto first_within = sampler.options().connect_timeout + 10s;
     if (co_await sampler.wait_for_sample(
             std::chrono::duration_cast<std::chrono::milliseconds>(first_within))) {
-      collectors::PgSession session(co_await asio::this_coro::executor);
-      const collectors::OwnSession own(session);  // pgwaitprof's backend in the kernel view
-      std::unique_ptr<collectors::Collector> cpu_profile;
-      if (cpu_profile_hz > 0) {
-        cpu_profile = co_await open_cpu_profile_here(channel, sampler, session, cpu_profile_hz);
-      }
       channel.send(nlohmann::json{{"type", "ready"}}.dump());
-      if (cpu_profile) {
-        co_await (read_to_end(channel) || drain_cpu_profile(channel, *cpu_profile, sampler, clock));
-      } else {
-        co_await read_to_end(channel);
-      }
+      co_await serve_cpu_profiles(channel, sampler, clock);
     } else {
       const auto& error = sampler.last_error();
       channel.send(store::error_message(error.empty() ? "no sample of the server" : error));
@@ -184,7 +224,7 @@ asio::awaitable<int> serve() {
     if (!channel.send(message)) sampler.stop();
   });
   sampler.add_sink(&sink);
-  co_await sample(channel, sampler, clock, store::start_cpu_profile_hz(*start));
+  co_await sample(channel, sampler, clock);
   sampler.remove_sink(&sink);
   co_return channel.error().empty() ? 0 : 1;
 }

@@ -187,8 +187,7 @@ int run_command(const RunCommand& command) {
         }
         request.conninfo = local->conninfo;
         const auto executor = co_await asio::this_coro::executor;
-        auto feed = engine::make_ssh_feed(command.sampler_host, command.sampler_program, executor,
-                                          command.cpu_profile_hz);
+        auto feed = engine::make_ssh_feed(command.sampler_host, command.sampler_program, executor);
         auto outcome = co_await with_sampler<engine::RunOutcome>(
             collectors::sampler_options(target),
             [&](collectors::TargetSampler& sampler) {

@@ -88,12 +88,11 @@ std::vector<std::string> ssh_argv(const RemoteSamplerOptions& options) {
 }
 
 std::unique_ptr<SshFeed> make_ssh_feed(const std::string& sampler_host, const std::string& program,
-                                       asio::any_io_executor executor, int cpu_profile_hz) {
+                                       asio::any_io_executor executor) {
   if (sampler_host.empty()) return nullptr;
   RemoteSamplerOptions options;
   options.host = *config::parse_sampler_host(sampler_host);
   options.program = program;
-  options.cpu_profile_hz = cpu_profile_hz;
   options.ssh_command = ssh_command_from_environment();
   return std::make_unique<SshFeed>(executor, std::move(options));
 }
@@ -188,14 +187,23 @@ asio::awaitable<std::optional<collectors::CollectorError>> SshFeed::open(
     const collectors::SamplerOptions& options, model::SampleSink& intake) {
   ending_ = std::make_unique<base::AsyncEvent>(executor_);
   stopping_ = false;
+  cpu_starts_ = cpu_answers_ = 0;
   auto child = spawn(ssh_argv(options_), {std::nullopt, {}, true});
-  if (!child) co_return collectors::CollectorError{failure(child.error().message), "", false, true};
+  if (!child) {
+    set_ending();
+    co_return collectors::CollectorError{failure(child.error().message), "", false, true};
+  }
   child_ = *child;
   channel_ = std::make_unique<base::FramedChannel>(executor_, child->stdout_fd, child->stdin_fd);
   stderr_ = std::make_unique<asio::posix::stream_descriptor>(executor_, child->stderr_fd);
   stderr_text_.clear();
   auto why = co_await handshake(options, intake);
-  if (why.empty()) co_return std::nullopt;
+  if (why.empty()) {
+    // A new channel during a run's CPU profile (after a cut): the profile goes on from here.
+    if (cpu_kept_) (void)send_cpu_start();
+    co_return std::nullopt;
+  }
+  set_ending();
   const int exit_code = co_await end_child();
   // Without an answer of its own, ssh's (or the remote shell's) last word says why.
   if (why == "-") {
@@ -233,6 +241,29 @@ asio::awaitable<std::string> SshFeed::handshake(const collectors::SamplerOptions
         store::kRemoteProtocolVersion);
   }
   host_.program_version = hello->version;
+  auto why = co_await set_clock(timeout);
+  if (!why.empty()) co_return why;
+  // The connection string and the password libpq would use here go on the channel, never on
+  // a command line.
+  const std::string start = store::start_message(options, libpq_password(options.conninfo));
+  if (!co_await channel_->write_now(start)) co_return "-";
+  for (;;) {
+    auto answer = co_await read_frame(timeout);
+    if (!answer) co_return "-";
+    auto message = store::parse_message(*answer);
+    if (message && message->first == "ready") break;
+    std::string error;
+    if (!on_message(*answer, intake, error)) co_return failure(error);
+  }
+  remote_sampler_log()->info(
+      "remote sampler started host=\"{}\" remote_host={} version={} clock_offset_ms={:.3f} "
+      "round_trip_ms={:.3f}",
+      host_.address, host_.hostname, host_.program_version, host_.clock_offset_ms,
+      host_.round_trip_ms);
+  co_return "";
+}
+
+asio::awaitable<std::string> SshFeed::set_clock(std::chrono::seconds timeout) {
   std::vector<ClockPing> pings;
   for (int index = 0; index < kClockPings; ++index) {
     ClockPing ping{now_us(), 0, 0};
@@ -266,31 +297,6 @@ asio::awaitable<std::string> SshFeed::handshake(const collectors::SamplerOptions
   }
   clock_ = store::WireClock{};
   clock_.offset = clock.offset;
-  // The remote side answers before "ready".
-  cpu_refusal_ = options_.cpu_profile_hz > 0
-                     ? fmt::format("the sampler on \"{}\" did not answer", host_.address)
-                     : fmt::format(
-                           "the sampler host \"{}\" of a daemon target gives none "
-                           "(run and matrix with --sampler-host do)",
-                           host_.address);
-  // The connection string and the password libpq would use here go on the channel, never on
-  // a command line.
-  const std::string start =
-      store::start_message(options, libpq_password(options.conninfo), options_.cpu_profile_hz);
-  if (!co_await channel_->write_now(start)) co_return "-";
-  for (;;) {
-    auto answer = co_await read_frame(timeout);
-    if (!answer) co_return "-";
-    auto message = store::parse_message(*answer);
-    if (message && message->first == "ready") break;
-    std::string error;
-    if (!on_message(*answer, intake, error)) co_return failure(error);
-  }
-  remote_sampler_log()->info(
-      "remote sampler started host=\"{}\" remote_host={} version={} clock_offset_ms={:.3f} "
-      "round_trip_ms={:.3f}",
-      host_.address, host_.hostname, host_.program_version, host_.clock_offset_ms,
-      host_.round_trip_ms);
   co_return "";
 }
 
@@ -332,6 +338,8 @@ bool SshFeed::on_cpu_message(const std::string& type, const nlohmann::json& body
   if (type == "cpu_profile") {
     const auto refusal = collectors::mask_secrets(store::cpu_profile_refusal(body));
     cpu_refusal_ = refusal.empty() ? "" : fmt::format("on {}: {}", where, refusal);
+    ++cpu_answers_;
+    cpu_answered_.notify();
     return true;
   }
   if (type != "cpu") return false;
@@ -368,7 +376,53 @@ asio::awaitable<void> SshFeed::wait_cpu_batches(model::SteadyClock::time_point u
   }
 }
 
+bool SshFeed::send_cpu_start() {
+  const std::string start = store::cpu_start_message(cpu_hz_);
+  if (!channel_ || !channel_->send(start)) return false;
+  ++cpu_starts_;
+  return true;
+}
+
+void SshFeed::set_ending() {
+  if (ending_) ending_->set();
+  cpu_answered_.notify();
+}
+
+asio::awaitable<std::string> SshFeed::begin_cpu_profile(int hz) {
+  if (cpu_kept_) {
+    co_return fmt::format("the sampler on \"{}\" takes another run's CPU profile", host_.address);
+  }
+  cpu_hz_ = hz;
+  cpu_kept_ = true;
+  if (!ending_ || ending_->is_set() || !send_cpu_start()) {
+    end_cpu_profile();
+    co_return fmt::format("the channel to the sampler on \"{}\" is not open", host_.address);
+  }
+  // The remote side connects to the server to open it: as long as a connection may take.
+  const auto deadline = model::SteadyClock::now() + options_.connect_timeout + 10s;
+  while (cpu_answers_ < cpu_starts_ && !ending_->is_set()) {
+    const auto left = deadline - model::SteadyClock::now();
+    if (left <= model::SteadyClock::duration::zero()) break;
+    const bool woken = co_await cpu_answered_.wait_for(left);
+    (void)woken;
+  }
+  std::string refusal = cpu_refusal_;
+  if (ending_->is_set()) {
+    refusal = fmt::format("the channel to the sampler on \"{}\" ended", host_.address);
+  } else if (cpu_answers_ < cpu_starts_) {
+    refusal = fmt::format("the sampler on \"{}\" did not answer", host_.address);
+  }
+  // A stop after a refusal too: a late answer's profile is closed at once.
+  if (!refusal.empty()) end_cpu_profile();
+  co_return refusal;
+}
+
 void SshFeed::end_cpu_profile() {
+  // The remote side closes its collector: nothing samples until the next run's start.
+  if (cpu_kept_ && channel_) {
+    const std::string stop = store::cpu_stop_message();
+    (void)channel_->send(stop);
+  }
   cpu_kept_ = false;
   cpu_batches_.clear();
 }
@@ -384,7 +438,7 @@ asio::awaitable<std::string> SshFeed::deliver(model::SampleSink& intake) {
     if (reason.empty()) reason = channel_->error();
     // However it ended, the remote side is told to end too.
     channel_->close_output();
-    ending_->set();
+    set_ending();
   };
   // ssh's stderr is read all along (the remote program's log lines come there too), so it
   // never fills and stalls ssh; once the channel ends, ssh has kExitGrace to exit.
@@ -395,7 +449,8 @@ asio::awaitable<std::string> SshFeed::deliver(model::SampleSink& intake) {
     if (waited && child_) ::kill(child_->pid, SIGTERM);
     (void)co_await sleep_for(executor_, kExitGrace);
   };
-  co_await ((read_frames() && read_stderr()) || kill_late());
+  // Written meanwhile: the runs' CPU profile requests.
+  co_await ((read_frames() && read_stderr() && channel_->write_loop()) || kill_late());
   const int exit_code = co_await end_child();
   if (stopping_) co_return "sampler stopped";
   const auto said = stderr_reason();
@@ -411,7 +466,7 @@ void SshFeed::close() {
   stopping_ = true;
   // The remote side reads end of file and exits; ssh then ends, and deliver() with it.
   if (channel_) channel_->close_output();
-  if (ending_) ending_->set();
+  set_ending();
 }
 
 }  // namespace pgwaitprof::engine

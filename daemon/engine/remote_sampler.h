@@ -46,18 +46,15 @@ struct RemoteSamplerOptions {
   // split at spaces (an ssh with -F CONFIG, say), else "ssh".
   std::vector<std::string> ssh_command = {"ssh"};
   std::chrono::seconds connect_timeout{10};
-  // --cpu-profile: the rate the remote side samples the server's processes at, from the
-  // channel's opening to its end (0: no CPU profile).
-  int cpu_profile_hz = 0;
 };
 
 class SshFeed;
 // The feed of `sampler_host` (ssh://[user@]host[:port], already checked) and the pgwaitprof
 // there, with ssh_command_from_environment(); none for "". For `run`, `matrix` and a daemon
-// target's sampler_host alike; `cpu_profile_hz` (the runs' --cpu-profile) for `run` and
-// `matrix`.
+// target's sampler_host alike (a run's CPU profile is begun on the channel when the run opens
+// its collector).
 std::unique_ptr<SshFeed> make_ssh_feed(const std::string& sampler_host, const std::string& program,
-                                       asio::any_io_executor executor, int cpu_profile_hz = 0);
+                                       asio::any_io_executor executor);
 
 // The password libpq on this host would send for `conninfo`: the string's own, PGPASSWORD, or
 // the password file's (~/.pgpass, PGPASSFILE) for its first host, port, database and user; ""
@@ -95,8 +92,7 @@ class SshFeed : public collectors::RemoteFeed {
   asio::awaitable<std::string> deliver(model::SampleSink& intake) override;
   void close() override;
   const model::SamplerHost& host() const override { return host_; }
-  std::string cpu_profile_refusal() const override { return cpu_refusal_; }
-  void begin_cpu_profile() override { cpu_kept_ = true; }
+  asio::awaitable<std::string> begin_cpu_profile(int hz) override;
   std::vector<model::CpuSampleBatch> take_cpu_batches() override;
   asio::awaitable<void> wait_cpu_batches(model::SteadyClock::time_point until,
                                          std::chrono::milliseconds timeout) override;
@@ -106,11 +102,19 @@ class SshFeed : public collectors::RemoteFeed {
   // The hello, the pings, the start and the remote sampler's first connection; "" or why not.
   asio::awaitable<std::string> handshake(const collectors::SamplerOptions& options,
                                          model::SampleSink& intake);
+  // The pings, the clocks' offset (refused beyond kMaxClockOffset) into clock_ and host_; "" or
+  // why not ("-": the channel ended).
+  asio::awaitable<std::string> set_clock(std::chrono::seconds timeout);
   asio::awaitable<std::optional<std::string>> read_frame(std::chrono::seconds timeout);
   // A message of the remote sampler's sinks or an error of its own; false at an error.
   bool on_message(const std::string& payload, model::SampleSink& intake, std::string& error);
   // The remote CPU profile's answer or batch; false when the message is neither.
   bool on_cpu_message(const std::string& type, const nlohmann::json& body);
+  // Asks the remote side for the CPU profile at cpu_hz_ (its answer: on_cpu_message); false
+  // when the channel is closed.
+  bool send_cpu_start();
+  // The channel ended (or never opened): wakes a begin_cpu_profile() waiting for its answer.
+  void set_ending();
   // Closes the child's stdin, reads the rest of its stderr (terminating it after kExitGrace)
   // and reaps it.
   asio::awaitable<int> end_child();
@@ -130,8 +134,12 @@ class SshFeed : public collectors::RemoteFeed {
   store::WireClock clock_;
   model::SamplerHost host_;
   int exit_code_ = -1;
-  std::string cpu_refusal_;  // cpu_profile_refusal()
-  bool cpu_kept_ = false;    // between begin_cpu_profile() and end_cpu_profile()
+  std::string cpu_refusal_;  // the remote side's latest answer to a "cpu_start"
+  int cpu_starts_ = 0;       // "cpu_start" sent on this channel
+  int cpu_answers_ = 0;      // and answered
+  base::AsyncPulse cpu_answered_{executor_};
+  int cpu_hz_ = 0;
+  bool cpu_kept_ = false;  // between begin_cpu_profile() and end_cpu_profile()
   std::deque<model::CpuSampleBatch> cpu_batches_;
   model::SteadyClock::time_point cpu_drained_at_{};  // of the latest batch
   base::AsyncPulse cpu_arrived_{executor_};

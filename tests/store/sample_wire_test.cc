@@ -118,11 +118,14 @@ TEST(SampleWire, StartCarriesTheTargetAndHelloItsVersion) {
   EXPECT_FALSE(parse_hello("not json"));
 }
 
-TEST(SampleWire, StartAsksForTheCpuProfileAndTheAnswerSaysWhyNot) {
-  auto start = parse_message(start_message({}, "", 99));
+TEST(SampleWire, CpuStartCarriesTheRateAndTheAnswerSaysWhyNot) {
+  auto start = parse_message(cpu_start_message(99));
   ASSERT_TRUE(start);
-  EXPECT_EQ(start_cpu_profile_hz(start->second), 99);
-  EXPECT_EQ(start_cpu_profile_hz(parse_message(start_message({}, ""))->second), 0);
+  EXPECT_EQ(start->first, "cpu_start");
+  EXPECT_EQ(cpu_start_hz(start->second), 99);
+  // The start of the sampling asks for no CPU profile: a run does, when its collector opens.
+  EXPECT_FALSE(parse_message(start_message({}, ""))->second.contains("cpu_profile_hz"));
+  EXPECT_EQ(parse_message(cpu_stop_message())->first, "cpu_stop");
   auto refused = parse_message(cpu_profile_message("perf_event_paranoid is 3"));
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->first, "cpu_profile");
