@@ -6,12 +6,12 @@
 namespace pgwaitprof::collectors::memory {
 namespace {
 
-constexpr std::string_view kRefused = "memory source refused: ";
+constexpr std::string_view kMemoryRefused = "memory source refused: ";
 
 }  // namespace
 
 base::Error refused(std::string_view what, std::string_view hint) {
-  return base::Error{fmt::format("{}{}; {}", kRefused, what, hint)};
+  return base::Error{fmt::format("{}{}; {}", kMemoryRefused, what, hint)};
 }
 
 std::string missing_layout_message(int major) {
@@ -23,7 +23,7 @@ std::string missing_layout_message(int major) {
 }
 
 std::string refusal_reason(std::string_view message) {
-  if (message.starts_with(kRefused)) message.remove_prefix(kRefused.size());
+  if (message.starts_with(kMemoryRefused)) message.remove_prefix(kMemoryRefused.size());
   // kNeedRights ends with kUseActivity: only its ", or use --source activity" goes, so that the
   // reason still says which rights would let the memory source read the server.
   const std::string or_activity = fmt::format(", or {}", kUseActivity);

@@ -28,7 +28,6 @@
 namespace pgwaitprof::collectors::trace {
 namespace {
 
-constexpr std::string_view kRefused = "trace source refused: ";
 constexpr int kMaxSampleHz = 10000;
 
 // libbpf's messages of the load in progress (one load at a time: the mutex).
@@ -68,7 +67,7 @@ std::string last_lines(std::string_view text, size_t count) {
 }
 
 base::Error refused(std::string_view what) {
-  return base::Error{fmt::format("{}{}", kRefused, what)};
+  return base::Error{fmt::format("{}{}", kTraceRefused, what)};
 }
 
 // Why a load failed. Where the verifier ran, its own words: it refuses a program with EACCES or

@@ -26,6 +26,9 @@ struct bpf_link;
 
 namespace pgwaitprof::collectors::trace {
 
+// What every refusal of the traced source starts with (the sampler's reason drops it).
+inline constexpr std::string_view kTraceRefused = "trace source refused: ";
+
 // The children of each process from /proc/*/stat's parent pids: `root` and its descendants.
 std::vector<pid_t> process_tree(pid_t root);
 

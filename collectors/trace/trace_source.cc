@@ -28,7 +28,6 @@ static_assert(TRACE_HIST_SUB == model::kTracedPerPower);
 static_assert(sizeof(trace_value) % 8 == 0, "per-CPU values are read 8-byte aligned");
 
 constexpr uint32_t kUninterruptible = 2;  // trace_key.flags: blocked in TASK_UNINTERRUPTIBLE
-constexpr std::string_view kRefused = "trace source refused: ";
 
 auto trace_source_log() {
   static auto logger = base::component_logger("trace");
@@ -85,19 +84,19 @@ void add(TracedDelta& delta, const model::WaitKey& key, uint64_t query_id,
 
 base::Expected<TraceConfig> trace_config(pid_t postmaster, const memory::PgLayout& layout) {
   auto image = memory::read_executable(postmaster, kSymbols);
-  if (!image) return base::Error{std::string(kRefused) + image.error().message};
+  if (!image) return base::Error{std::string(kTraceRefused) + image.error().message};
   auto maps = memory::read_maps(postmaster);
-  if (!maps) return base::Error{std::string(kRefused) + maps.error().message};
+  if (!maps) return base::Error{std::string(kTraceRefused) + maps.error().message};
   std::error_code error;
   const auto path =
       std::filesystem::read_symlink(fmt::format("/proc/{}/exe", postmaster), error).string();
   const auto address = [&](std::string_view name, uint64_t length) -> base::Expected<uint64_t> {
     if (!image->symbols.contains(name)) {
       return base::Error{
-          fmt::format("{}the server's executable does not export {}", kRefused, name)};
+          fmt::format("{}the server's executable does not export {}", kTraceRefused, name)};
     }
     auto found = memory::symbol_address(*image, *maps, path, name, length);
-    if (!found) return base::Error{std::string(kRefused) + found.error().message};
+    if (!found) return base::Error{std::string(kTraceRefused) + found.error().message};
     return *found;
   };
   TraceConfig config;
@@ -259,7 +258,7 @@ base::Status TraceSource::load(const TraceConfig& config) {
   std::lock_guard lock(traced_mutex);
   if (once_per_server_) {
     if (auto refused = refusal_of(attachment_.postmaster, 0)) {
-      return base::Error{fmt::format("{}{}", kRefused, *refused)};
+      return base::Error{fmt::format("{}{}", kTraceRefused, *refused)};
     }
   }
   auto programs = TracePrograms::open(config);
@@ -268,8 +267,8 @@ base::Status TraceSource::load(const TraceConfig& config) {
   if (programs_->track_tree(attachment_.postmaster) == 0) {
     programs_.reset();
     return base::Error{
-        fmt::format("{}could not add the postmaster (pid {}) to the traced processes", kRefused,
-                    attachment_.postmaster)};
+        fmt::format("{}could not add the postmaster (pid {}) to the traced processes",
+                    kTraceRefused, attachment_.postmaster)};
   }
   ++traced_servers[attachment_.postmaster];
   return std::nullopt;
@@ -284,8 +283,8 @@ asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
   auto attached = co_await memory::attach(session);
   if (!attached) {
     co_return CollectorError{
-        fmt::format("{}{}", kRefused, memory::refusal_reason(attached.error().message)), "", false,
-        true};
+        fmt::format("{}{}", kTraceRefused, memory::refusal_reason(attached.error().message)), "",
+        false, true};
   }
   attachment_ = std::move(*attached);
   postmaster_fd_ = static_cast<int>(::syscall(SYS_pidfd_open, attachment_.postmaster, 0));
