@@ -22,17 +22,18 @@
 namespace pgwaitprof::commands {
 namespace {
 
-// --source of run, record and matrix; a daemon's targets take memory under auto (they sample
-// without end, often many on one server).
+// --source: the sources, and what auto picks for run, record and matrix, and for a daemon's
+// targets (memory first: they sample without end, often many on one server).
+#define PGWAITPROF_SOURCES                                                                      \
+  "trace (the kernel's context switches, this host only), memory (the server's shared memory, " \
+  "this host only), activity (pg_stat_activity) or pg_wait_sampling"
 constexpr const char* kSourceHelp =
     "auto (default: trace for a server on this host that the kernel lets pgwaitprof trace, else "
-    "memory where its memory can be read, else activity), trace (the kernel's context switches, "
-    "this host only), memory (the server's shared memory, this host only), activity "
-    "(pg_stat_activity) or pg_wait_sampling";
+    "memory where its memory can be read, else activity), " PGWAITPROF_SOURCES;
 constexpr const char* kDaemonSourceHelp =
-    "auto (default: memory for a server on this host whose memory can be read, else activity), "
-    "trace (the kernel's context switches, this host only), memory (the server's shared memory, "
-    "this host only), activity (pg_stat_activity) or pg_wait_sampling";
+    "auto (default: memory for a server on this host whose memory can be read, else "
+    "activity), " PGWAITPROF_SOURCES;
+#undef PGWAITPROF_SOURCES
 
 void add_daemon(CLI::App& app, DaemonCommand& command) {
   auto* daemon =

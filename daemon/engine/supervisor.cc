@@ -442,6 +442,7 @@ void write_scratch_owner(const fs::path& directory) {
 
 std::vector<fs::path> sweep_abandoned_scratch_directories(const fs::path& temp_directory) {
   std::vector<fs::path> removed;
+  const auto own_namespace = pid_namespace();
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(temp_directory, error)) {
     const auto name = entry.path().filename().string();
@@ -458,7 +459,7 @@ std::vector<fs::path> sweep_abandoned_scratch_directories(const fs::path& temp_d
     // Pids of another PID namespace (a pgwaitprof in a container that shares /tmp with the
     // host, or the host's seen from the container) say nothing here: a live owner would look
     // gone, and its cluster would be removed under it.
-    if (owners_namespace && *owners_namespace != pid_namespace()) continue;
+    if (owners_namespace && *owners_namespace != own_namespace) continue;
     const bool owned = std::any_of(owners.begin(), owners.end(), [](const auto& owner) {
       return alive(owner.second.pid, owner.second.ticks);
     });

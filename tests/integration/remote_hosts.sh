@@ -131,6 +131,26 @@ run_client() {
     --sampler-program "${program:-$bin}" "$@" >"$work/$name.out" 2>"$work/$name.err"
 }
 report_of() { ls "$work/$1"/runs/*/report.json 2>/dev/null | head -1; }
+# A report's CPU profile taken on the server's host: at 99 Hz, client backends' samples with
+# stacks through PostgresMain (frames named there), and no warning about the CPU profile.
+# Prints its figures; `fail WHAT` otherwise: expect_server_cpu_profile REPORT WHAT.
+expect_server_cpu_profile() {
+  python3 - "$1" <<'PY' || fail "$2"
+import json, sys
+run = json.load(open(sys.argv[1]))
+warnings = [w for w in run["warnings"] if "CPU profile" in w]
+profile = run.get("cpu_profile")
+client = (profile or {}).get("groups", {}).get("client backend", {})
+named = [stack for stack in client.get("folded", {}) if "PostgresMain" in stack.split(";")]
+print(f"cpu profile: hz={profile and profile['hz']} cpus={profile and profile['cpus']} "
+      f"samples={profile and profile['samples']} client={client.get('samples')} "
+      f"stacks through PostgresMain={len(named)} "
+      f"top={[f['function'] for f in client.get('self', [])[:5]]} warnings={warnings} "
+      f"per interval={[i['client_samples'] for i in (profile or {}).get('intervals', [])]}")
+if warnings or not profile or profile["hz"] != 99 or client.get("samples", 0) == 0 or not named:
+    sys.exit(1)
+PY
+}
 # The remote samplers running (and the ssh clients that started them: their command line names
 # the program too).
 remote_pids() { pgrep -f -- "__sample-remote" | tr '\n' ' '; }

@@ -250,21 +250,7 @@ report=$(report_of cpu)
 if [ "$code" -ne 0 ] || [ -z "$report" ]; then
   fail "run --cpu-profile --sampler-host exited $code: $(tail -n 3 "$work/cpu.err")"
 else
-  python3 - "$report" <<'PY' || fail "the CPU profile of the server's host"
-import json, sys
-run = json.load(open(sys.argv[1]))
-warnings = [w for w in run["warnings"] if "CPU profile" in w]
-profile = run.get("cpu_profile")
-client = (profile or {}).get("groups", {}).get("client backend", {})
-named = [stack for stack in client.get("folded", {}) if "PostgresMain" in stack.split(";")]
-print(f"cpu profile: hz={profile and profile['hz']} cpus={profile and profile['cpus']} "
-      f"samples={profile and profile['samples']} client={client.get('samples')} "
-      f"stacks through PostgresMain={len(named)} "
-      f"top={[f['function'] for f in client.get('self', [])[:5]]} warnings={warnings} "
-      f"per interval={[i['client_samples'] for i in (profile or {}).get('intervals', [])]}")
-if warnings or not profile or profile["hz"] != 99 or client.get("samples", 0) == 0 or not named:
-    sys.exit(1)
-PY
+  expect_server_cpu_profile "$report" "the CPU profile of the server's host"
 fi
 sleep 0.5
 [ -z "$(remote_pids)" ] || fail "remote samplers left running after the CPU profile: $(remote_pids)"
