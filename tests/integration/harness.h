@@ -75,9 +75,11 @@ inline engine::CommandResult pg_ctl(const std::vector<std::string>& arguments) {
   return engine::run_command(argv, {engine::unprivileged_account(), {}});
 }
 
-inline engine::CommandResult psql(const std::string& sql) {
+// psql on the test cluster, or the one `conninfo` names (an OwnCluster's).
+inline engine::CommandResult psql(const std::string& sql,
+                                  const std::string& conninfo = test_conninfo()) {
   return engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-v",
-                              "ON_ERROR_STOP=1", "-c", sql, test_conninfo()});
+                              "ON_ERROR_STOP=1", "-c", sql, conninfo});
 }
 
 // The program under test: the one built beside the tests, or PGWAITPROF_TEST_BINARY when set
