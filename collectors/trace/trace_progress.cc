@@ -73,15 +73,21 @@ model::TraceWitness witness_between(const std::vector<trace_progress>& before,
                                     const std::vector<trace_progress>& now, uint32_t client_type,
                                     bool any_phase) {
   std::map<std::pair<uint32_t, uint64_t>, const trace_progress*> earlier;
+  // The first read's moment (its records' earliest): a process started after it has all its
+  // time since the first read in its counters, since its fork.
+  uint64_t first_read = UINT64_MAX;
   for (const auto& task : before) {
     if (any_phase || task.phase != kTracePhaseUnknown) earlier[{task.pid, task.start_time}] = &task;
+    first_read = std::min<uint64_t>(first_read, task.now);
   }
   model::TraceWitness witness;
+  const Charged since_fork;
   for (const auto& task : now) {
     if (!is_client(task, client_type)) continue;
     const auto found = earlier.find({task.pid, task.start_time});
-    if (found == earlier.end()) continue;
-    const auto from = charged(*found->second);
+    const bool started_since = any_phase && found == earlier.end() && task.start_time >= first_read;
+    if (found == earlier.end() && !started_since) continue;
+    const auto& from = started_since ? since_fork : charged(*found->second);
     const auto to = charged(task);
     witness.on_cpu_s += seconds_between(from.on_cpu, to.on_cpu);
     witness.runqueue_s += seconds_between(from.runq, to.runq);

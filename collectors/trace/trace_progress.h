@@ -31,8 +31,10 @@ void raise_to(TraceTotals& delivered, const TraceTotals& now);
 // CPU in progress is not (the kernel's run_delay grows only when the wait ends: with processes
 // queued at one read and not at the other, the two would differ by their waits so far, 57 ms of
 // 2.1 s in a loaded CI run). With `any_phase`, the
-// processes whose phase was not known yet too (what the traced side missed of them is no
-// concern of the kernel's side, which the kernel view shows).
+// processes whose phase was not known yet too, and those started since the first read, from
+// their fork (what the traced side missed of them is no concern of the kernel's side, which the
+// kernel view shows: a pgbench client's backend that connected after the run's first read lost
+// its first second, a third of a 3 s run).
 model::TraceWitness witness_between(const std::vector<trace_progress>& before,
                                     const std::vector<trace_progress>& now, uint32_t client_type,
                                     bool any_phase = false);

@@ -50,7 +50,12 @@ KernelAas client_kernel(const nlohmann::json& report) {
 TEST_F(ExplainWaitsTest, RunQueueOfACpuBoundLoadIsMeasuredNotGuessed) {
   const auto data = temp_dir("kernel-cpu");
   OwnCluster cluster(data);
-  write_text(data / "cpu.sql", "SELECT count(*) FROM generate_series(1, 200000);\n");
+  // The set returning function in the target list (ProjectSet): one row at a time, on a CPU
+  // only. In FROM its 200,000 rows went to a tuplestore past work_mem, 342 blocks of temporary
+  // file written and read by each transaction, and on a machine whose disk other tests kept busy
+  // the active backends waited in the kernel for those files (on CPU + run queue 9.37 of 14.08
+  // active in CI), neither on a CPU nor in its run queue.
+  write_text(data / "cpu.sql", "SELECT count(*) FROM (SELECT generate_series(1, 200000)) s;\n");
   const auto script = (data / "cpu.sql").string();
   auto busy = pgwaitprof_run(data / "busy", {cluster.conninfo, "--local", "true"},
                              {"-n", "-f", script, "-c", "16", "-j", "2", "-T", "5"});
@@ -65,7 +70,12 @@ TEST_F(ExplainWaitsTest, RunQueueOfACpuBoundLoadIsMeasuredNotGuessed) {
   ASSERT_GT(cores, 0);
   ASSERT_GT(active, cores) << "the load must oversubscribe the cores";
   EXPECT_LE(kernel.on_cpu, cores + 0.05) << "on-CPU AAS above the core count: " << figures;
-  EXPECT_NEAR(kernel.on_cpu + kernel.runqueue, active, 0.25 * active) << figures;
+  // Every active backend is on a CPU or waiting for one, and so are idle ones that pgbench's
+  // next query woke and that wait for a core to read it (still ClientRead and idle in the
+  // profile: 1.94 + 13.76 in the kernel view beside 13.0 active here); no more than the 16
+  // client backends are.
+  EXPECT_GE(kernel.on_cpu + kernel.runqueue, 0.75 * active) << figures;
+  EXPECT_LE(kernel.on_cpu + kernel.runqueue, 16.05) << figures;
   EXPECT_GE(kernel.runqueue, 0.75 * (active - cores)) << figures;
   // The report says it in words and per interval.
   const auto text = read_text(busy.dir / "report.txt");

@@ -152,6 +152,32 @@ TEST(TraceProgress, TheWitnessComparesTheSameProcessesOverTheSameReads) {
   EXPECT_NEAR(kernel.kernel_on_cpu_s, 0.2 + 0.01 + 0.3, 1e-9);
 }
 
+// A backend forked after the first read (a client that connected after it) has its whole life in
+// the kernel view's window; one missing from the first read that started before it is merely new
+// to the programs (not tracked then), and counts from the next read on.
+TEST(TraceProgress, TheKernelViewCountsABackendStartedSinceTheFirstReadFromItsFork) {
+  auto at = [](uint32_t pid, uint64_t start, uint64_t now, uint64_t kernel_on_cpu,
+               uint64_t kernel_runq) {
+    auto record = task(pid, kTracePhaseOnCpu, now - kMs, now);
+    record.start_time = start;
+    record.oncpu_ns = kernel_on_cpu - kMs;
+    record.kernel_oncpu_ns = kernel_on_cpu;
+    record.kernel_runq_ns = kernel_runq;
+    return record;
+  };
+  const std::vector<trace_progress> before = {at(10, 0, 1000 * kMs, 100 * kMs, 0)};
+  const std::vector<trace_progress> now = {at(10, 0, 2000 * kMs, 300 * kMs, 0),
+                                           at(14, 1500 * kMs, 2000 * kMs, 450 * kMs, 20 * kMs),
+                                           at(15, 500 * kMs, 2000 * kMs, 900 * kMs, 0)};
+  const auto kernel = witness_between(before, now, kClient, true);
+  EXPECT_NEAR(kernel.kernel_on_cpu_s, 0.2 + 0.45, 1e-9);
+  EXPECT_NEAR(kernel.kernel_runqueue_s, 0.02, 1e-9);
+  // The witness proper compares processes whose phase both sides knew at both reads.
+  const auto witness = witness_between(before, now, kClient);
+  EXPECT_NEAR(witness.kernel_on_cpu_s, 0.2, 1e-9);
+  EXPECT_NEAR(witness.on_cpu_s, 0.2, 1e-9);
+}
+
 TEST(TraceProgress, TheClientsIntervalsInProgressAreTheirsAlone) {
   auto queued = task(20, kTracePhaseRunnable, 900 * kMs, 1000 * kMs);
   auto running = task(21, kTracePhaseOnCpu, 970 * kMs, 1000 * kMs);
