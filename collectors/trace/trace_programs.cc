@@ -199,6 +199,20 @@ base::Expected<std::unique_ptr<TracePrograms>> TracePrograms::open(const TraceCo
   if (const int error = -waits__attach(programs->skeleton_); error != 0) {
     return load_error(error, log);
   }
+  programs->exits_ = ring_buffer__new(
+      bpf_map__fd(programs->skeleton_->maps.exits),
+      [](void* context, void* data, size_t size) {
+        auto* into = static_cast<TracePrograms*>(context)->exits_into_;
+        if (into != nullptr && size >= sizeof(trace_progress)) {
+          into->push_back(*static_cast<const trace_progress*>(data));
+        }
+        return 0;
+      },
+      programs.get(), nullptr);
+  if (programs->exits_ == nullptr) {
+    return refused(
+        fmt::format("could not open the ring of exited processes: {}", std::strerror(errno)));
+  }
   programs->sample_hz_ = std::clamp(config.sample_hz, 1, kMaxSampleHz);
   for (const int cpu : online_cpus()) {
     const int fd = open_clock(cpu, programs->sample_hz_);
@@ -219,6 +233,7 @@ base::Expected<std::unique_ptr<TracePrograms>> TracePrograms::open(const TraceCo
 }
 
 TracePrograms::~TracePrograms() {
+  if (exits_ != nullptr) ring_buffer__free(exits_);
   for (auto* link : perf_links_) bpf_link__destroy(link);
   for (const int fd : perf_fds_) ::close(fd);
   if (skeleton_ != nullptr) waits__destroy(skeleton_);
@@ -315,6 +330,19 @@ base::Status TracePrograms::read(TraceTotals& into) const {
           fmt::format("could not read the trace counters: {}", std::strerror(errno))};
     }
     for (const auto count : counts) into.counters[index] += count;
+  }
+  return std::nullopt;
+}
+
+base::Status TracePrograms::read_exits(std::vector<trace_progress>& into) {
+  into.clear();
+  exits_into_ = &into;
+  // Bounded by the ring: what the programs wrote before this call, not waited for.
+  const int consumed = ring_buffer__consume(exits_);
+  exits_into_ = nullptr;
+  if (consumed < 0) {
+    return base::Error{
+        fmt::format("could not read the exited processes: {}", std::strerror(-consumed))};
   }
   return std::nullopt;
 }

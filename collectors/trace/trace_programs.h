@@ -23,6 +23,7 @@
 
 struct waits;  // the skeleton (waits.skel.h)
 struct bpf_link;
+struct ring_buffer;  // libbpf's reader of a BPF ring buffer
 
 namespace pgwaitprof::collectors::trace {
 
@@ -93,6 +94,9 @@ class TracePrograms {
   base::Status read(TraceTotals& into) const;
   // Every tracked process now, from the task iterator (waits.bpf.c's dump_tasks).
   base::Status read_progress(std::vector<trace_progress>& into) const;
+  // The last records of the processes that exited since the previous call (the exits ring),
+  // each read once.
+  base::Status read_exits(std::vector<trace_progress>& into);
   // How many processes are tracked now.
   size_t tracked() const;
   int sample_hz() const { return sample_hz_; }
@@ -103,6 +107,8 @@ class TracePrograms {
  private:
   TracePrograms() = default;
   waits* skeleton_ = nullptr;
+  ::ring_buffer* exits_ = nullptr;
+  std::vector<trace_progress>* exits_into_ = nullptr;  // read_exits()'s, while it consumes
   std::vector<::bpf_link*> perf_links_;
   std::vector<int> perf_fds_;
   int sample_hz_ = 0;

@@ -34,6 +34,23 @@ double seconds_between(uint64_t before, uint64_t now) {
   return (static_cast<double>(now) - static_cast<double>(before)) * 1e-9;
 }
 
+using ProcessId = std::pair<uint32_t, uint64_t>;  // pid, start time
+
+// The read's moment (its records' earliest): a process started after it has all its time since
+// the read in its counters, since its fork.
+uint64_t read_at(const std::vector<trace_progress>& records) {
+  uint64_t at = UINT64_MAX;
+  for (const auto& record : records) at = std::min<uint64_t>(at, record.now);
+  return at;
+}
+
+void add_between(const Charged& from, const Charged& to, model::TraceWitness& witness) {
+  witness.on_cpu_s += seconds_between(from.on_cpu, to.on_cpu);
+  witness.runqueue_s += seconds_between(from.runq, to.runq);
+  witness.kernel_on_cpu_s += seconds_between(from.kernel_on_cpu, to.kernel_on_cpu);
+  witness.kernel_runqueue_s += seconds_between(from.kernel_runq, to.kernel_runq);
+}
+
 }  // namespace
 
 TraceTotals with_progress(TraceTotals totals, const std::vector<trace_progress>& tasks) {
@@ -72,27 +89,42 @@ void raise_to(TraceTotals& delivered, const TraceTotals& now) {
 model::TraceWitness witness_between(const std::vector<trace_progress>& before,
                                     const std::vector<trace_progress>& now, uint32_t client_type,
                                     bool any_phase) {
-  std::map<std::pair<uint32_t, uint64_t>, const trace_progress*> earlier;
-  // The first read's moment (its records' earliest): a process started after it has all its
-  // time since the first read in its counters, since its fork.
-  uint64_t first_read = UINT64_MAX;
+  std::map<ProcessId, const trace_progress*> earlier;
   for (const auto& task : before) {
     if (any_phase || task.phase != kTracePhaseUnknown) earlier[{task.pid, task.start_time}] = &task;
-    first_read = std::min<uint64_t>(first_read, task.now);
   }
+  const uint64_t first_read = read_at(before);
   model::TraceWitness witness;
-  const Charged since_fork;
   for (const auto& task : now) {
     if (!is_client(task, client_type)) continue;
     const auto found = earlier.find({task.pid, task.start_time});
-    const bool started_since = any_phase && found == earlier.end() && task.start_time >= first_read;
-    if (found == earlier.end() && !started_since) continue;
-    const auto& from = started_since ? since_fork : charged(*found->second);
-    const auto to = charged(task);
-    witness.on_cpu_s += seconds_between(from.on_cpu, to.on_cpu);
-    witness.runqueue_s += seconds_between(from.runq, to.runq);
-    witness.kernel_on_cpu_s += seconds_between(from.kernel_on_cpu, to.kernel_on_cpu);
-    witness.kernel_runqueue_s += seconds_between(from.kernel_runq, to.kernel_runq);
+    if (found != earlier.end()) {
+      add_between(charged(*found->second), charged(task), witness);
+    } else if (any_phase && task.start_time >= first_read) {
+      add_between(Charged{}, charged(task), witness);
+    }
+  }
+  return witness;
+}
+
+model::TraceWitness exited_between(const std::vector<trace_progress>& before,
+                                   const std::vector<trace_progress>& now,
+                                   const std::vector<trace_progress>& exits, uint32_t client_type) {
+  std::map<ProcessId, const trace_progress*> earlier, latest;
+  for (const auto& task : before) earlier[{task.pid, task.start_time}] = &task;
+  for (const auto& task : now) latest[{task.pid, task.start_time}] = &task;
+  const uint64_t first_read = read_at(before);
+  model::TraceWitness witness;
+  for (const auto& last : exits) {
+    if (!is_client(last, client_type)) continue;
+    const ProcessId id{last.pid, last.start_time};
+    if (const auto found = latest.find(id); found != latest.end()) {
+      add_between(charged(*found->second), charged(last), witness);
+    } else if (const auto was = earlier.find(id); was != earlier.end()) {
+      add_between(charged(*was->second), charged(last), witness);
+    } else if (last.start_time >= first_read) {
+      add_between(Charged{}, charged(last), witness);
+    }
   }
   return witness;
 }

@@ -39,6 +39,15 @@ model::TraceWitness witness_between(const std::vector<trace_progress>& before,
                                     const std::vector<trace_progress>& now, uint32_t client_type,
                                     bool any_phase = false);
 
+// The kernel's and the traced time of the client backends that exited (`exits`: their last
+// records, taken after the read `now`) since the part of their lives that witness_between counted:
+// from their record in `now` (they exited after the read), else in `before`, else from their
+// fork when they started since the read `before` (pgbench -C's backends, most of them shorter
+// than a read, whose time would be in no window otherwise).
+model::TraceWitness exited_between(const std::vector<trace_progress>& before,
+                                   const std::vector<trace_progress>& now,
+                                   const std::vector<trace_progress>& exits, uint32_t client_type);
+
 // The intervals of client backends (`client_type`, with a status entry) in progress at the read:
 // on a CPU, and waiting for one. The profile of a read has the second, which the kernel's
 // run_delay counts only once the wait ends; it has not the first, which the kernel's

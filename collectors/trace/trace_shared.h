@@ -12,6 +12,10 @@
 // to the same key with query id 0.
 #define TRACE_MAX_TRACKED 16384
 #define TRACE_MAX_KEYS 4096
+// The ring of exited processes' last records (waits.bpf.c's exits), in bytes: about 10,000
+// records of 104 bytes, read once a second (pgbench -C on 2 cores ends a few hundred backends a
+// second). A record that does not fit is counted (kTraceExitsLost).
+#define TRACE_EXIT_RING_BYTES (1u << 20)
 
 // Log-linear duration buckets of blocking waits, in nanoseconds: bucket 0 below 2^10 ns (about
 // 1 us); then 4 buckets per power of two from 2^10 to 2^36 ns (about 69 s): bucket
@@ -83,7 +87,8 @@ struct trace_task {
   struct trace_slot recent[3];
 };
 
-// One tracked process as the task iterator (waits.bpf.c's dump_tasks) writes it at a read: its
+// One tracked process as the task iterator (waits.bpf.c's dump_tasks) writes it at a read, or as
+// it left its CPU for the last time (the exits ring): its
 // phase and the key it has in it, so that a wait in progress is charged up to the read (and the
 // rest when it ends), and the witness: the time charged to it against the kernel's own
 // accounting of the same process (/proc/<pid>/schedstat's first two fields).
@@ -119,6 +124,7 @@ enum trace_counter {
   kTraceLost,          // a charge lost altogether (the query-id-0 key did not fit either)
   kTraceSamples,       // perf-event samples of tracked processes
   kTraceWakeups,       // wake-ups that ended a blocking wait
+  kTraceExitsLost,     // an exited process's last record not written: the exits ring was full
   kTraceCounters
 };
 

@@ -299,6 +299,9 @@ asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
   previous_at_ = model::SteadyClock::now();
   // The processes at the load: the kernel's times of the first window are read against them.
   if (auto error = programs_->read_progress(progress_)) progress_.clear();
+  // Exits before this first read are no window's.
+  std::vector<trace_progress> exits;
+  if (auto error = programs_->read_exits(exits)) progress_.clear();
   witness_ = {};
   client_type_ = attachment_.names->backend_type_code("B_BACKEND");
   warned_.fill(0);
@@ -322,16 +325,28 @@ base::Expected<TracedDelta> TraceSource::read_delta(model::SteadyClock::time_poi
   if (auto error = programs_->read(totals)) return *error;
   std::vector<trace_progress> progress;
   if (auto error = programs_->read_progress(progress)) return *error;
+  // After the processes: one that exits after the iteration is in both, and exited_between
+  // counts it from its record in the iteration.
+  std::vector<trace_progress> exits;
+  if (auto error = programs_->read_exits(exits)) return *error;
   std::optional<model::KernelTimes> kernel;
   if (!progress_.empty()) {
     witness_.add(witness_between(progress_, progress, client_type_));
-    const auto all = witness_between(progress_, progress, client_type_, true);
+    const auto live = witness_between(progress_, progress, client_type_, true);
+    const auto gone = exited_between(progress_, progress, exits, client_type_);
     kernel.emplace();
     kernel->from = previous_at_;
     kernel->to = now;
-    kernel->by_group[model::kClientBackends] = {base::Seconds(all.kernel_on_cpu_s),
-                                                base::Seconds(all.kernel_runqueue_s),
+    kernel->by_group[model::kClientBackends] = {base::Seconds(live.kernel_on_cpu_s),
+                                                base::Seconds(live.kernel_runqueue_s),
                                                 now - previous_at_};
+    // As the sampled sources' kernel view counts them (collectors/kernel.cc), but the
+    // run-queue time the kernel's own, not estimated, and of client backends alone.
+    if (gone.kernel_on_cpu_s + gone.kernel_runqueue_s > 0) {
+      kernel->by_group[model::kExitedProcesses] = {base::Seconds(gone.kernel_on_cpu_s),
+                                                   base::Seconds(gone.kernel_runqueue_s),
+                                                   now - previous_at_};
+    }
   }
   progress_ = std::move(progress);
   const auto cumulative = with_progress(std::move(totals), progress_);
@@ -341,8 +356,10 @@ base::Expected<TracedDelta> TraceSource::read_delta(model::SteadyClock::time_poi
   raise_to(previous_, cumulative);
   previous_at_ = now;
   static constexpr std::array<std::string_view, kTraceCounters> kNames = {
-      "switches", "failed_reads", "tracked_full", "keys_full", "lost", "samples", "wakeups"};
-  for (const int counter : {kTraceReadFailures, kTraceTrackedFull, kTraceKeysFull, kTraceLost}) {
+      "switches", "failed_reads", "tracked_full", "keys_full",
+      "lost",     "samples",      "wakeups",      "exits_lost"};
+  for (const int counter :
+       {kTraceReadFailures, kTraceTrackedFull, kTraceKeysFull, kTraceLost, kTraceExitsLost}) {
     if (previous_.counters[counter] > warned_[counter]) {
       warned_[counter] = previous_.counters[counter];
       trace_source_log()->warn("trace {}={} target_postmaster={}", kNames[counter],

@@ -135,8 +135,9 @@ std::optional<SectionTable> kernel_section(const model::Summary& summary) {
   table.title = "kernel view (from /proc/<pid>/schedstat: exact times, not samples)";
   table.header = {"processes", "on a CPU (AAS)", "waiting for a CPU (AAS)"};
   table.right_aligned = {false, true, true};
-  for (const char* group : {model::kClientBackends, model::kBackgroundProcesses,
-                            model::kLoadGenerator, model::kSamplerBackend}) {
+  for (const char* group :
+       {model::kClientBackends, model::kExitedProcesses, model::kBackgroundProcesses,
+        model::kLoadGenerator, model::kSamplerBackend}) {
     const auto found = summary.kernel.find(group);
     if (found == summary.kernel.end()) continue;
     table.rows.push_back({group, fmt::format("{:.2f}", found->second.on_cpu),

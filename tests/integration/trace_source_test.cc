@@ -32,6 +32,7 @@
 #include "tests/integration/bpf_objects.h"
 #include "tests/integration/event_shares.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/own_cluster.h"
 #include "tests/integration/trace_witness.h"
 
 namespace pgwaitprof::testing {
@@ -256,6 +257,42 @@ TEST_F(TraceSourceTest, OnCpuAndRunQueueTimeOfClientBackendsIsTheKernelsSchedsta
   const auto witness = cpu_witness(*source, pids, [] { std::this_thread::sleep_for(3s); });
   pgbench.join();
   expect_schedstat_witness(witness, "pg15");
+}
+
+// pgbench -C (a connection per transaction): most backends live less than a read, and each leaves
+// its final times in the programs' ring of exits; the kernel view's "exited processes" row holds
+// the client backends' time since the read before their exit, against the postmaster's reaped
+// children's CPU over the run (cutime + cstime: every child's whole life, in clock ticks). On a
+// cluster of its own: no other test's backends end in the window. Before 2026-12-06 the traced
+// kernel view had 0.02 AAS of client backends on a CPU here, beside the memory source's 1.63 of
+// exited processes.
+TEST_F(TraceSourceTest, BackendsThatExitBetweenReadsAreInTheKernelView) {
+  const auto dir = temp_dir("trace-connect");
+  OwnCluster cluster(dir);
+  ASSERT_EQ(psql("ALTER SYSTEM SET autovacuum = off", cluster.conninfo).exit_code, 0);
+  ASSERT_EQ(psql("SELECT pg_reload_conf()", cluster.conninfo).exit_code, 0);
+  const auto pid_file = read_text(std::filesystem::path(cluster.data) / "postmaster.pid");
+  const pid_t postmaster = std::stoi(pid_file.substr(0, pid_file.find('\n')));
+  write_text(dir / "one.sql", "SELECT 1;\n");
+  const auto reaped_before = collectors::read_reaped_children_cpu(postmaster);
+  auto run = pgwaitprof_run(
+      dir / "run", {cluster.conninfo, "--source", "trace"},
+      {"-n", "-C", "-c", "4", "-j", "2", "-T", "4", "-f", (dir / "one.sql").string()});
+  const auto reaped_after = collectors::read_reaped_children_cpu(postmaster);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_TRUE(reaped_before && reaped_after);
+  const double reaped = (*reaped_after - *reaped_before).count();
+  const auto& exited = run.report["kernel"]["exited processes"];
+  ASSERT_TRUE(exited.is_object()) << run.report["kernel"].dump();
+  const double traced = exited["on_cpu_s"].get<double>();
+  std::cout << "exited client backends: " << traced << " s on a CPU (" << exited.dump()
+            << "); the postmaster's reaped children over the run: " << reaped << " s\n";
+  // The reaped children's lives also hold the time before the first read and after the last,
+  // and pgwaitprof's own short sessions; the traced ones the exits since the first read.
+  EXPECT_GT(reaped, 0.5);
+  EXPECT_GE(traced, 0.75 * reaped);
+  EXPECT_LE(traced, reaped + 0.05);
+  EXPECT_GT(exited["runqueue_s"].get<double>(), 0);
 }
 
 // A process forked by a traced server while its tree is read from /proc is followed: the root is

@@ -178,6 +178,38 @@ TEST(TraceProgress, TheKernelViewCountsABackendStartedSinceTheFirstReadFromItsFo
   EXPECT_NEAR(witness.on_cpu_s, 0.2, 1e-9);
 }
 
+// The last records of exited backends: each counted from where the reads left it — its record in
+// the read just taken (it exited after it), in the read before, or its fork (it started and ended
+// between the reads); not a process the reads never saw that started before them, nor another
+// backend type's.
+TEST(TraceProgress, ExitedBackendsCountFromWhereTheReadsLeftThem) {
+  auto at = [](uint32_t pid, uint64_t start, uint64_t now, uint64_t kernel_on_cpu,
+               uint64_t kernel_runq) {
+    auto record = task(pid, kTracePhaseBlocked, now - kMs, now);
+    record.start_time = start;
+    record.oncpu_ns = kernel_on_cpu;
+    record.runq_ns = kernel_runq;
+    record.kernel_oncpu_ns = kernel_on_cpu;
+    record.kernel_runq_ns = kernel_runq;
+    return record;
+  };
+  const std::vector<trace_progress> before = {at(10, 0, 1000 * kMs, 100 * kMs, 10 * kMs),
+                                              at(11, 0, 1000 * kMs, 50 * kMs, 0)};
+  const std::vector<trace_progress> now = {at(11, 0, 2000 * kMs, 70 * kMs, 0)};
+  auto other_type = at(13, 1500 * kMs, 1900 * kMs, 500 * kMs, 0);
+  other_type.key.backend_type = kClient + 1;
+  const std::vector<trace_progress> exits = {
+      at(10, 0, 1800 * kMs, 160 * kMs, 30 * kMs),         // + 60 ms, + 20 ms queued
+      at(11, 0, 2001 * kMs, 75 * kMs, 0),                 // + 5 ms after the read just taken
+      at(12, 1200 * kMs, 1600 * kMs, 40 * kMs, 8 * kMs),  // its whole life
+      at(14, 500 * kMs, 1700 * kMs, 900 * kMs, 0),        // never read, started before
+      other_type};
+  const auto gone = exited_between(before, now, exits, kClient);
+  EXPECT_NEAR(gone.kernel_on_cpu_s, 0.06 + 0.005 + 0.04, 1e-9);
+  EXPECT_NEAR(gone.kernel_runqueue_s, 0.02 + 0.008, 1e-9);
+  EXPECT_NEAR(gone.on_cpu_s, 0.06 + 0.005 + 0.04, 1e-9);
+}
+
 TEST(TraceProgress, TheClientsIntervalsInProgressAreTheirsAlone) {
   auto queued = task(20, kTracePhaseRunnable, 900 * kMs, 1000 * kMs);
   auto running = task(21, kTracePhaseOnCpu, 970 * kMs, 1000 * kMs);
