@@ -10,6 +10,7 @@
 //   - detection of tps steps of -5, -10 and -20 % (and p99 +5, +10, +20 %) after a random run of
 //     resampled histories: the share found within 3 and within 10 runs of the new level, and
 //     the median delay (runs of the new level until the first alarm at or after the step);
+//     beside them the bound this noise sets (bound_within_3: a test told where the step is);
 //   - per series, the smallest step found within 3 runs in 90 % of the resampled histories at
 //     the default false-positive probability (a bisection over a grid of step sizes): what this
 //     host's noise allows;
@@ -185,6 +186,37 @@ void false_alarms(const std::vector<RunSummary>& runs, const std::vector<Metric>
   }
 }
 
+// What this noise allows, as a reference bound: the share of the same resampled histories (the
+// same seed as detection()'s) whose step a one-sided z-test finds at the third run of the new
+// level when told where the step is and the noise's sd (of the whole A/A history, on the scale
+// trend searches: logs of tps and p99), at the whole default false-positive probability
+// (0.01) in one test, where a real method spends it over every run and every place a step may
+// be. The mean of the 3 runs after against the mean of all runs before. (Not a strict bound: a
+// method may also find a step at its first or second run, or by the luck of noise near it.)
+double bound_within_3(const std::vector<RunSummary>& runs, const Metric& metric, double sign,
+                      double step) {
+  std::vector<double> all;
+  for (const double value : values_of(runs, metric)) all.push_back(std::log(value));
+  const double sd = model::sample_sd(all);
+  const double critical = model::normal_quantile(1 - 0.01);
+  std::mt19937_64 engine(4949);
+  size_t found = 0;
+  for (size_t history = 0; history < kResampled; ++history) {
+    const size_t before = 15 + model::uniform_index(engine, 16);
+    auto series = values_of(resample(runs, before + kAfter, engine), metric);
+    for (size_t index = before; index < series.size(); ++index) series[index] *= 1 + sign * step;
+    double mean_before = 0, mean_after = 0;
+    for (size_t index = 0; index < before; ++index) mean_before += std::log(series[index]);
+    for (size_t index = before; index < before + 3; ++index) mean_after += std::log(series[index]);
+    mean_before /= static_cast<double>(before);
+    mean_after /= 3;
+    const double z = sign * (mean_after - mean_before) /
+                     (sd * std::sqrt(1.0 / 3 + 1.0 / static_cast<double>(before)));
+    found += z > critical;
+  }
+  return static_cast<double>(found) / kResampled;
+}
+
 struct Detection {
   size_t within_3 = 0, within_10 = 0;
   std::vector<double> delays;
@@ -230,6 +262,10 @@ void detection(const std::vector<RunSummary>& runs, const Metric& metric, double
                  change.delays.empty() ? NAN : model::median(change.delays), percent(mad.within_3),
                  percent(mad.within_10), mad.delays.empty() ? NAN : model::median(mad.delays));
     }
+    fmt::print(
+        "{:>5.0f}% {:>11} {:>23.1f}%   (a z-test told the step's run and the noise's sd: "
+        "what this noise allows)\n",
+        100 * step, "bound", 100 * bound_within_3(runs, metric, sign, step));
   }
 }
 
