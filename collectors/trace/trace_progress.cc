@@ -93,14 +93,14 @@ model::TraceWitness witness_between(const std::vector<trace_progress>& before,
   for (const auto& task : before) {
     if (any_phase || task.phase != kTracePhaseUnknown) earlier[{task.pid, task.start_time}] = &task;
   }
-  const uint64_t first_read = read_at(before);
+  const uint64_t before_at = read_at(before);
   model::TraceWitness witness;
   for (const auto& task : now) {
     if (!is_client(task, client_type)) continue;
     const auto found = earlier.find({task.pid, task.start_time});
     if (found != earlier.end()) {
       add_between(charged(*found->second), charged(task), witness);
-    } else if (any_phase && task.start_time >= first_read) {
+    } else if (any_phase && task.start_time >= before_at) {
       add_between(Charged{}, charged(task), witness);
     }
   }
@@ -113,7 +113,7 @@ model::TraceWitness exited_between(const std::vector<trace_progress>& before,
   std::map<ProcessId, const trace_progress*> earlier, latest;
   for (const auto& task : before) earlier[{task.pid, task.start_time}] = &task;
   for (const auto& task : now) latest[{task.pid, task.start_time}] = &task;
-  const uint64_t first_read = read_at(before);
+  const uint64_t before_at = read_at(before);
   model::TraceWitness witness;
   for (const auto& last : exits) {
     if (!is_client(last, client_type)) continue;
@@ -122,7 +122,7 @@ model::TraceWitness exited_between(const std::vector<trace_progress>& before,
       add_between(charged(*found->second), charged(last), witness);
     } else if (const auto was = earlier.find(id); was != earlier.end()) {
       add_between(charged(*was->second), charged(last), witness);
-    } else if (last.start_time >= first_read) {
+    } else if (last.start_time >= before_at) {
       add_between(Charged{}, charged(last), witness);
     }
   }

@@ -4,8 +4,9 @@
     interleaved_cost.py PROGRESS PHASES
 
 PROGRESS: pgbench's stderr with -P 1 --progress-timestamp ("progress: <epoch> s, <tps> tps, ...",
-each line the second before its time). PHASES: "<epoch> STOP|CONT" a line, when the sampler was
-paused or resumed. A second counts for a phase when it lies wholly inside it, at least SETTLE
+each line the second before its time). PHASES: "<epoch> STOP|CONT|SKIP" a line, when the sampler
+was paused or resumed, or began to start or stop (tests/perf/trace_cost.sh --interleaved: a
+SKIP phase counts for neither). A second counts for a phase when it lies wholly inside it, at least SETTLE
 seconds after the phase began. Each running phase is compared with the mean of the paused
 phases on either side: cost = 1 - running / paused. Prints the costs, their median and quartiles.
 """
@@ -23,7 +24,7 @@ def read_phases(path):
     with open(path) as lines:
         for line in lines:
             at, state = line.split()
-            phases.append((float(at), state == "CONT"))
+            phases.append((float(at), None if state == "SKIP" else state == "CONT"))
     return phases
 
 
@@ -48,6 +49,7 @@ def phase_means(phases, seconds):
 
 
 def costs(means):
+    means = [mean for mean in means if mean[1] is not None]
     found = []
     for index in range(1, len(means) - 1):
         _, running, tps = means[index]
@@ -65,7 +67,7 @@ def main():
               file=sys.stderr)
         sys.exit(1)
     quartiles = statistics.quantiles(found, n=4)
-    paused = [tps for _, running, tps in means if not running and tps is not None]
+    paused = [tps for _, running, tps in means if running is False and tps is not None]
     running = [tps for _, running, tps in means if running and tps is not None]
     print(json.dumps({
         "median": round(statistics.median(found), 4),

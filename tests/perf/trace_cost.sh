@@ -12,16 +12,26 @@
 # Target of the issue: trace at most 1 % of tps (median of at least 10 rounds) and below memory at
 # 1 kHz. A figure, not a test: run it as root on an otherwise idle machine.
 #
-#   tests/perf/trace_cost.sh [--rounds N] [--window SECONDS]
+# --interleaved SECONDS: instead of windows, one pgbench run of SECONDS per configuration and
+# round, the configuration's process started and stopped every 6 s within it (the method of
+# tests/perf/suite.sh part 1b, which pauses a sampler with SIGSTOP: that cannot stop programs in
+# the kernel). The time it takes to start (until it samples: the BPF programs loaded and
+# attached) and to stop counts for neither phase; each second of pgbench's progress wholly in a
+# phase counts for it, and each running phase is compared with the stopped phases on either side
+# (interleaved_cost.py). This VM's speed drifts over minutes by more than the cost; within one
+# run, phases seconds apart see the same machine.
+#
+#   tests/perf/trace_cost.sh [--rounds N] [--window SECONDS] [--interleaved SECONDS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
 binary=$build/daemon/pgwaitprof
-rounds=10 window=15
+rounds=10 window=15 interleaved=0
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift ;;
     --window) window=$2; shift ;;
+    --interleaved) interleaved=$2; shift ;;
     *) echo "trace_cost.sh: error: unknown argument \"$1\"" >&2; exit 2 ;;
   esac
   shift
@@ -46,6 +56,82 @@ pgbench -i -q -s 10 >"$work/init.log" 2>&1
 
 configs=(none none_again floor_1khz memory_1khz trace_1khz)
 results=$work/results.txt
+
+# --interleaved: the configuration's process on and off within one pgbench run.
+start_helper() {  # $1: configuration; returns once it runs (a source: once it samples)
+  case $1 in
+    none_again) sleep 3600 & helper_pid=$! ;;
+    floor_1khz) "$work/wakeup_floor" 1000 3600 >"$work/floor.log" 2>&1 & helper_pid=$! ;;
+    memory_1khz | trace_1khz)
+      "$binary" record --no-daemon --data-dir "$work/data" --duration 3600 \
+        --source "${1%_1khz}" --hz 1000 >"$work/record.log" 2>&1 &
+      helper_pid=$!
+      local waited=0
+      until grep -q "sampling target" "$work/record.log" 2>/dev/null; do
+        kill -0 "$helper_pid" 2>/dev/null || { cat "$work/record.log" >&2; exit 1; }
+        sleep 0.05
+        waited=$((waited + 1))
+        [ $waited -lt 400 ] || { echo "trace_cost.sh: $1 did not start" >&2; exit 1; }
+      done ;;
+  esac
+}
+stop_helper() {
+  kill -TERM "$helper_pid" 2>/dev/null || true  # (a background job ignores SIGINT)
+  wait "$helper_pid" 2>/dev/null || true
+  helper_pid=""
+}
+interleaved_once() {  # $1: round, $2: configuration
+  local phases=$work/phases.txt progress=$work/progress.txt
+  : >"$phases"
+  pgbench -n -S -M prepared -c 8 -j 2 -T "$interleaved" -P 1 --progress-timestamp \
+    >"$work/interleaved.out" 2>"$progress" &
+  local bench=$!
+  while kill -0 "$bench" 2>/dev/null; do
+    echo "$(date +%s.%N) STOP" >>"$phases"
+    sleep 6
+    kill -0 "$bench" 2>/dev/null || break
+    echo "$(date +%s.%N) SKIP" >>"$phases"
+    start_helper "$2"
+    echo "$(date +%s.%N) CONT" >>"$phases"
+    sleep 6
+    echo "$(date +%s.%N) SKIP" >>"$phases"
+    stop_helper
+  done
+  wait "$bench" || true
+  echo "$1 $2 $(python3 "$root/tests/perf/interleaved_cost.py" "$progress" "$phases")" |
+    tee -a "$results"
+}
+if [ "$interleaved" -gt 0 ]; then
+  echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -r); pgbench -S -M prepared -c 8 -j 2 -T $interleaved -P 1, on and off every 6 s, $rounds rounds"
+  interleaved_configs=(none_again floor_1khz memory_1khz trace_1khz)
+  for round in $(seq "$rounds"); do
+    for offset in $(seq 0 $((${#interleaved_configs[@]} - 1))); do
+      interleaved_once "$round" \
+        "${interleaved_configs[$(((offset + round - 1) % ${#interleaved_configs[@]}))]}"
+    done
+  done
+  python3 - "$results" <<'PY'
+import json, statistics, sys
+by = {}
+for line in open(sys.argv[1]):
+    round_, config, figures = (line.rstrip("\n").split(" ", 2) + [""])[:3]
+    if not figures.startswith("{"):
+        print(f"round {round_} {config}: no figures (too few phases)")
+        continue
+    by.setdefault(config, []).extend(json.loads(figures)["costs"])
+print("configuration      pairs   tps cost: median (quartiles; 95 % interval of the median)")
+for config, costs in by.items():
+    costs.sort()
+    q = statistics.quantiles(costs, n=4)
+    # The median's distribution-free interval: order statistics of the binomial at 95 %.
+    n = len(costs)
+    low = max(0, int(n / 2 - 0.98 * n ** 0.5))
+    high = min(n - 1, int(n / 2 + 0.98 * n ** 0.5))
+    print(f"{config:18} {n:5}   {100 * statistics.median(costs):+5.1f} % "
+          f"({100 * q[0]:+.1f} to {100 * q[2]:+.1f}; {100 * costs[low]:+.1f} to {100 * costs[high]:+.1f})")
+PY
+  exit 0
+fi
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -r); pgbench -S -M prepared -c 8 -j 2 -T $window, $rounds rounds"
 context_switches() { awk '/^ctxt/ { print $2 }' /proc/stat; }
 window_once() {  # $1: round, $2: configuration
