@@ -152,5 +152,12 @@ if warnings or not profile or profile["hz"] != 99 or client.get("samples", 0) ==
 PY
 }
 # The remote samplers running (and the ssh clients that started them: their command line names
-# the program too).
-remote_pids() { pgrep -f -- "__sample-remote" | tr '\n' ' '; }
+# the program too), of this test's two namespaces only: remote_sampler and remote_daemon run side
+# by side in deploy/test.sh's lanes, and each saw the other's samplers as left running (and could
+# have killed one as its victim).
+remote_pids() {
+  local in_namespaces
+  in_namespaces=$({ ip netns pids "$srv"; ip netns pids "$cli"; } 2>/dev/null | paste -sd, -)
+  [ -n "$in_namespaces" ] || return 0
+  ps -o pid=,args= -p "$in_namespaces" | awk '/__sample-remote/ { printf "%s ", $1 }'
+}

@@ -205,8 +205,13 @@ TEST_P(VersionMatrixTest, LockWaitNamesItsBlocker) {
   const auto& blocker = run.report["lock_blockers"][0];
   EXPECT_NE(blocker["object"].get<std::string>().find("pgbench_branches"), std::string::npos)
       << blocker.dump();
-  EXPECT_NE(blocker["blocker_statement"].get<std::string>().find("pg_sleep"), std::string::npos)
+  // The holder's statement when the look-up saw it: mostly its pg_sleep, but on a loaded machine
+  // the one look-up of a run may come as the sleep ends (CI, pg18: "COMMIT", active, in a
+  // transaction 1.56 s old).
+  const auto statement = blocker["blocker_statement"].get<std::string>();
+  EXPECT_TRUE(statement.find("pg_sleep") != std::string::npos || statement == "COMMIT")
       << blocker.dump();
+  EXPECT_EQ(blocker["blocker_application"], "psql") << blocker.dump();
 }
 
 TEST_P(VersionMatrixTest, DaemonServesMetricsOfEveryCollector) {
