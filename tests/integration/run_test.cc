@@ -388,9 +388,18 @@ TEST_F(RunTest, SysbenchAgreesWithTheServersCommitRate) {
   EXPECT_EQ(psql("SELECT to_regclass('sbtest1') IS NULL", cluster.conninfo).output, "t\n");
 }
 
+// On a cluster of its own without autovacuum, as SysbenchAgreesWithTheServersCommitRate: the
+// server's rate counts every database's transactions, and those of the test beside it on the
+// shared cluster would count on the server's side only.
 TEST_F(RunTest, ServerRateFollowsTheLoadGeneratorsIntervalByInterval) {
   const auto data = temp_dir("server-rate");
-  auto pgbench = pgwaitprof_run(data / "pgbench", {test_conninfo(), "--no-daemon", "--hz", "20"},
+  OwnCluster cluster(data);
+  ASSERT_EQ(psql("ALTER SYSTEM SET autovacuum = off", cluster.conninfo).exit_code, 0);
+  ASSERT_EQ(psql("SELECT pg_reload_conf()", cluster.conninfo).exit_code, 0);
+  const auto init = engine::run_command(
+      {base::find_executable("pgbench"), "-i", "-q", "-s", "1", cluster.conninfo});
+  ASSERT_EQ(init.exit_code, 0) << init.output;
+  auto pgbench = pgwaitprof_run(data / "pgbench", {cluster.conninfo, "--no-daemon", "--hz", "20"},
                                 {"-c", "8", "-j", "2", "-T", "6"});
   ASSERT_EQ(pgbench.exit_code, 0) << pgbench.output;
   std::string table;
@@ -399,7 +408,7 @@ TEST_F(RunTest, ServerRateFollowsTheLoadGeneratorsIntervalByInterval) {
   // Read-only: no deadlock rolls back what sysbench would not count.
   auto sysbench = pgwaitprof_run(
       data / "sysbench",
-      {test_conninfo(), "--no-daemon", "--hz", "20", "--loadgen", "sysbench", "--setup", "prepare",
+      {cluster.conninfo, "--no-daemon", "--hz", "20", "--loadgen", "sysbench", "--setup", "prepare",
        "--teardown", "cleanup"},
       {"oltp_read_only", "--tables=1", "--table-size=10000", "--threads=8", "--time=6"});
   ASSERT_EQ(sysbench.exit_code, 0) << sysbench.output;
