@@ -95,6 +95,14 @@ inline engine::CommandResult pgwaitprof(std::vector<std::string> args) {
   return engine::run_command(args);
 }
 
+// `pgwaitprof ARGS` with its standard output alone (stderr discarded): for output parsed as JSON,
+// which a log line would break (every invocation may sweep the scratch clusters that another
+// test's pgwaitprof left, and say so on stderr).
+inline engine::CommandResult pgwaitprof_stdout(std::vector<std::string> args) {
+  args.insert(args.begin(), {"sh", "-c", "exec \"$0\" \"$@\" 2>/dev/null", pgwaitprof_binary()});
+  return engine::run_command(args);
+}
+
 // The test cluster's database `database` (a results database, a scratch one).
 inline std::string database_dsn(const std::string& database) {
   return "host=" + env("PGHOST") + " port=" + env("PGPORT") + " user=" + env("PGUSER") +

@@ -44,8 +44,8 @@ fs::path real_run(const fs::path& data, const std::string& label,
 json runs_json(const fs::path& data, std::vector<std::string> filters) {
   std::vector<std::string> args = {"runs", "--data-dir", data.string(), "--format", "json"};
   args.insert(args.end(), filters.begin(), filters.end());
-  auto result = pgwaitprof(args);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
+  auto result = pgwaitprof_stdout(args);
+  EXPECT_EQ(result.exit_code, 0) << pgwaitprof(args).output;
   try {
     return json::parse(result.output);
   } catch (const std::exception&) {
