@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/programs.h"
 #include "daemon/engine/process.h"
 
 namespace pgwaitprof::testing {
@@ -40,6 +41,14 @@ struct OwnCluster {
     port = variable(started.output, "PGPORT");
     data = variable(started.output, "PGWAITPROF_TEST_PGDATA");
     conninfo = "host=" + host + " port=" + port + " user=postgres dbname=postgres";
+  }
+  // Turns autovacuum off (ALTER SYSTEM and a reload): no worker's transactions in a test that
+  // counts the server's. Whether psql succeeded.
+  bool autovacuum_off() const {
+    return engine::run_command({base::find_executable("psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1",
+                                "-c", "ALTER SYSTEM SET autovacuum = off", "-c",
+                                "SELECT pg_reload_conf()", conninfo})
+               .exit_code == 0;
   }
   // Stops and removes it now (before the test removes the directory around it), once.
   void stop() {

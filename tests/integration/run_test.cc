@@ -345,8 +345,7 @@ TEST_F(RunTest, ACommandThatFailsOrCannotStartFailsWithOneLineAndAReport) {
 TEST_F(RunTest, SysbenchAgreesWithTheServersCommitRate) {
   const auto data = temp_dir("loadgen-sysbench");
   OwnCluster cluster(data);
-  ASSERT_EQ(psql("ALTER SYSTEM SET autovacuum = off", cluster.conninfo).exit_code, 0);
-  ASSERT_EQ(psql("SELECT pg_reload_conf()", cluster.conninfo).exit_code, 0);
+  ASSERT_TRUE(cluster.autovacuum_off());
   auto run = pgwaitprof_run(
       data / "run",
       {cluster.conninfo, "--hz", "20", "--loadgen", "sysbench", "--setup", "prepare", "--teardown",
@@ -394,8 +393,7 @@ TEST_F(RunTest, SysbenchAgreesWithTheServersCommitRate) {
 TEST_F(RunTest, ServerRateFollowsTheLoadGeneratorsIntervalByInterval) {
   const auto data = temp_dir("server-rate");
   OwnCluster cluster(data);
-  ASSERT_EQ(psql("ALTER SYSTEM SET autovacuum = off", cluster.conninfo).exit_code, 0);
-  ASSERT_EQ(psql("SELECT pg_reload_conf()", cluster.conninfo).exit_code, 0);
+  ASSERT_TRUE(cluster.autovacuum_off());
   const auto init = engine::run_command(
       {base::find_executable("pgbench"), "-i", "-q", "-s", "1", cluster.conninfo});
   ASSERT_EQ(init.exit_code, 0) << init.output;

@@ -269,8 +269,7 @@ TEST_F(TraceSourceTest, OnCpuAndRunQueueTimeOfClientBackendsIsTheKernelsSchedsta
 TEST_F(TraceSourceTest, BackendsThatExitBetweenReadsAreInTheKernelView) {
   const auto dir = temp_dir("trace-connect");
   OwnCluster cluster(dir);
-  ASSERT_EQ(psql("ALTER SYSTEM SET autovacuum = off", cluster.conninfo).exit_code, 0);
-  ASSERT_EQ(psql("SELECT pg_reload_conf()", cluster.conninfo).exit_code, 0);
+  ASSERT_TRUE(cluster.autovacuum_off());
   const auto pid_file = read_text(std::filesystem::path(cluster.data) / "postmaster.pid");
   const pid_t postmaster = std::stoi(pid_file.substr(0, pid_file.find('\n')));
   write_text(dir / "one.sql", "SELECT 1;\n");
