@@ -96,17 +96,12 @@ void ContinuousProfile::on_kernel_times(const KernelTimes& times) {
     check_window_.pop_front();
   }
   SampledCounts counts;
-  KernelTime clients_time;
-  base::Seconds exited_time{0};
   for (const auto& reading : check_window_) {
-    if (reading.snapshots == 0) continue;  // the sampler was down
-    counts.add(reading.cpu_samples, reading.snapshots, reading.running);
-    clients_time.add(reading.clients);
-    exited_time += reading.exited;
+    if (reading.snapshots == 0 || reading.clients.covered <= base::Seconds(0)) continue;
+    counts.add(reading.cpu_samples, reading.snapshots, reading.running, reading.clients,
+               reading.exited);
   }
-  if (!counts.snapshots.empty() && clients_time.covered > base::Seconds(0)) {
-    current_.kernel_check = make_kernel_check(counts, clients_time, exited_time);
-  }
+  if (!counts.intervals.empty()) current_.kernel_check = make_kernel_check(counts);
 }
 
 void ContinuousProfile::on_source(SamplerSource source, std::string_view) {

@@ -312,20 +312,22 @@ TEST_F(MemorySourceTest, ActivityOnABusyLocalServerIsCheckedAgainstTheKernel) {
   EXPECT_TRUE(check["sampled_running_aas"].is_null()) << check.dump();
   // Two clients on a CPU most of the time: the kernel sees it, whatever the sampler does.
   EXPECT_GT(check["on_cpu_aas"].get<double>(), 1.0) << check.dump();
+  // The band is widened by the sampled figure's 99.9 % interval (its t quantile at the batch
+  // means' degrees of freedom, at least 3.29 standard errors), the exact rule in
+  // tests/model/kernel_check_test.cc: two standard errors and 0.02 AAS are always inside it.
   const double sampled = check["sampled_cpu_aas"].get<double>();
-  const double slack = 0.02 + 2 * check["sampled_stderr"].get<double>();
-  const bool below = sampled < check["lowest"].get<double>() - slack;
-  const bool above = sampled > check["highest"].get<double>() + slack;
-  EXPECT_EQ(check["within"].get<bool>(), !below && !above) << check.dump();
-  EXPECT_FALSE(above) << check.dump();
+  const double narrow = 0.02 + 2 * check["sampled_stderr"].get<double>();
+  const bool within = check["within"].get<bool>();
+  EXPECT_FALSE(sampled > check["highest"].get<double>() + narrow) << check.dump();
+  if (sampled >= check["lowest"].get<double>() - narrow) EXPECT_TRUE(within) << check.dump();
   bool warned = false;
   for (const auto& warning : run.report["warnings"]) {
     warned |= warning.get<std::string>().find("is below the kernel's") != std::string::npos;
   }
-  EXPECT_EQ(warned, below) << run.report["warnings"].dump() << check.dump();
+  EXPECT_EQ(warned, !within) << run.report["warnings"].dump() << check.dump();
   const auto text = read_text(run.dir / "report.txt");
   EXPECT_NE(text.find("kernel: on a CPU"), std::string::npos) << text;
-  EXPECT_NE(text.find(below ? ": OUTSIDE " : ": within "), std::string::npos) << text;
+  EXPECT_NE(text.find(within ? ": within " : ": OUTSIDE "), std::string::npos) << text;
   std::filesystem::remove_all(dir);
 }
 
