@@ -91,8 +91,8 @@ TEST_F(CpuProfileTest, SimpleQueriesShowTheParserAndPreparedOnesDoNot) {
   })) << joined(prepared_top);
 
   // compare names the parser among the functions that moved, gone on the prepared side.
-  const auto compared = engine::run_command({pgwaitprof_binary(), "compare", simple.dir.string(),
-                                             prepared.dir.string(), "--format", "json"});
+  const auto compared = pgwaitprof_stdout(
+      {"compare", simple.dir.string(), prepared.dir.string(), "--format", "json"});
   ASSERT_EQ(compared.exit_code, 0) << compared.output;
   const auto comparison = nlohmann::json::parse(compared.output);
   bool parser_moved = false;

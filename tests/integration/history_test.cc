@@ -239,7 +239,7 @@ TEST_F(HistoryTest, TrendNamesTheRunWhereSynchronousCommitWentOn) {
   psql("ALTER SYSTEM RESET commit_siblings");
   psql("SELECT pg_reload_conf()");
 
-  auto result = pgwaitprof({"trend", "--data-dir", data.string(), "--format", "json"});
+  auto result = pgwaitprof_stdout({"trend", "--data-dir", data.string(), "--format", "json"});
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto changes = json::parse(result.output);
   ASSERT_EQ(changes["groups"].size(), 1U);
@@ -295,9 +295,9 @@ TEST_F(HistoryTest, TrendNamesTheRunWhereSynchronousCommitWentOn) {
   };
   const auto last = group["runs"].size() - 1;
   const auto on = static_cast<size_t>(first_on - 1);
-  auto periods = pgwaitprof({"trend", "--data-dir", data.string(), "--between",
-                             started(0) + ".." + started(on - 1), "--and",
-                             started(on) + ".." + started(last), "--format", "json"});
+  auto periods = pgwaitprof_stdout({"trend", "--data-dir", data.string(), "--between",
+                                    started(0) + ".." + started(on - 1), "--and",
+                                    started(on) + ".." + started(last), "--format", "json"});
   ASSERT_EQ(periods.exit_code, 0) << periods.output;
   const auto compared = json::parse(periods.output);
   ASSERT_EQ(compared["cells"].size(), 1U) << compared.dump(2);
@@ -310,16 +310,16 @@ TEST_F(HistoryTest, TrendNamesTheRunWhereSynchronousCommitWentOn) {
   EXPECT_EQ(refused.output, "pgwaitprof: invalid value for --between: \"" + started(0) +
                                 "\" (a period is FROM..TO)\n");
 
-  auto mad =
-      pgwaitprof({"trend", "--data-dir", data.string(), "--rule", "mad", "--format", "json"});
+  auto mad = pgwaitprof_stdout(
+      {"trend", "--data-dir", data.string(), "--rule", "mad", "--format", "json"});
   ASSERT_EQ(mad.exit_code, 0) << mad.output;
   const auto trend = json::parse(mad.output);
   ASSERT_EQ(trend["points"].size(), 12U);
   EXPECT_EQ(trend["points"][7]["run"]["label"], "sc-on-1");
   EXPECT_NE(trend["rule"].get<std::string>().find("1.4826 x MAD"), std::string::npos);
   EXPECT_EQ(runs_json(data, {"--setting", "synchronous_commit=off"}).size(), 7U);
-  auto grouped = pgwaitprof({"trend", "--data-dir", data.string(), "--group-by",
-                             "setting:synchronous_commit", "--format", "json"});
+  auto grouped = pgwaitprof_stdout({"trend", "--data-dir", data.string(), "--group-by",
+                                    "setting:synchronous_commit", "--format", "json"});
   ASSERT_EQ(grouped.exit_code, 0) << grouped.output;
   for (const auto& split : json::parse(grouped.output)["groups"]) {
     EXPECT_TRUE(split["change_points"].empty()) << split.dump(2);  // each group one level

@@ -102,8 +102,7 @@ TEST_F(MatrixTest, TwoVariantsTwoClientCountsTwoRepeatsGiveACompleteTable) {
     auto& side = entry.path().filename().string().starts_with("sync_on") ? sync_on : sync_off;
     side += (side.empty() ? "" : ",") + entry.path().string();
   }
-  auto compared =
-      engine::run_command({pgwaitprof_binary(), "compare", sync_on, sync_off, "--format", "json"});
+  auto compared = pgwaitprof_stdout({"compare", sync_on, sync_off, "--format", "json"});
   ASSERT_EQ(compared.exit_code, 0) << compared.output;
   const auto comparison = nlohmann::json::parse(compared.output);
   EXPECT_EQ(comparison["cells"].size(), 2u) << compared.output;
@@ -177,8 +176,8 @@ TEST_F(MatrixTest, ClientsAutoFindsWhereThroughputStopsRisingAndFitsTheSweep) {
   EXPECT_NE(read_text(matrix / "table.md").find("### Scalability"), std::string::npos);
   EXPECT_NE(read_text(matrix / "matrix.html").find("<h2 id=\"scalability\">"), std::string::npos);
 
-  auto compared = engine::run_command(
-      {pgwaitprof_binary(), "compare", matrix.string(), matrix.string(), "--format", "json"});
+  auto compared =
+      pgwaitprof_stdout({"compare", matrix.string(), matrix.string(), "--format", "json"});
   ASSERT_EQ(compared.exit_code, 0) << compared.output;
   const auto comparison = nlohmann::json::parse(compared.output);
   if (clients.size() >= 4) {
@@ -267,8 +266,7 @@ TEST_F(MatrixTest, SysbenchVariantsAndClientsGiveATableAndACompare) {
       (report["variant"] == "read-only" ? read_only : read_write) = entry.path().string();
     }
   }
-  auto compared = engine::run_command(
-      {pgwaitprof_binary(), "compare", read_only, read_write, "--format", "json"});
+  auto compared = pgwaitprof_stdout({"compare", read_only, read_write, "--format", "json"});
   ASSERT_EQ(compared.exit_code, 0) << compared.output;
   const auto comparison = nlohmann::json::parse(compared.output);
   EXPECT_EQ(comparison["cells"].size(), 1u) << compared.output;
@@ -458,8 +456,8 @@ TEST_F(MatrixTest, TheFourthRepeatStatesItsRunToRunSpread) {
   EXPECT_NE(read_text(by_repeat[4] / "report.html").find("Run to run: from 3 earlier"),
             std::string::npos);
 
-  auto compared = engine::run_command({pgwaitprof_binary(), "compare", by_repeat[1].string(),
-                                       by_repeat[4].string(), "--format", "json"});
+  auto compared = pgwaitprof_stdout(
+      {"compare", by_repeat[1].string(), by_repeat[4].string(), "--format", "json"});
   ASSERT_EQ(compared.exit_code, 0) << compared.output;
   const auto comparison = nlohmann::json::parse(compared.output);
   const auto& cell = comparison["cells"][0]["tps"];

@@ -123,15 +123,15 @@ void expect_commands_read_database(const std::string& database, const fs::path& 
   const auto dsn = database_dsn(database);
   const auto id = report["id"].get<std::string>();
   const auto started = report["started_at"].get<std::string>();
-  auto listed = pgwaitprof({"runs", "--results-dsn", dsn, "--format", "json", "--host",
-                            report["environment"]["hostname"].get<std::string>()});
+  auto listed = pgwaitprof_stdout({"runs", "--results-dsn", dsn, "--format", "json", "--host",
+                                   report["environment"]["hostname"].get<std::string>()});
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   const auto runs = json::parse(listed.output);
   ASSERT_EQ(runs.size(), 1U);
   EXPECT_EQ(runs[0]["id"], id);
   EXPECT_EQ(runs[0]["started_at"], started);
-  EXPECT_EQ(json::parse(pgwaitprof({"runs", "--results-dsn", dsn, "--format", "json", "--host",
-                                    "elsewhere"})
+  EXPECT_EQ(json::parse(pgwaitprof_stdout({"runs", "--results-dsn", dsn, "--format", "json",
+                                           "--host", "elsewhere"})
                             .output)
                 .size(),
             0U);

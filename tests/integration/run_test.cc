@@ -96,8 +96,7 @@ TEST_F(RunTest, CompletedRunWritesEveryFileWithConsistentTotals) {
     EXPECT_EQ(rendered.exit_code, 0) << format << ": " << rendered.output;
     EXPECT_GT(rendered.output.size(), 20u) << format;
   }
-  auto json =
-      engine::run_command({pgwaitprof_binary(), "report", run.dir.string(), "--format", "json"});
+  auto json = pgwaitprof_stdout({"report", run.dir.string(), "--format", "json"});
   EXPECT_EQ(nlohmann::json::parse(json.output), run.report);
 }
 

@@ -71,8 +71,7 @@ TEST(TracedSweepTest, AMatrixCarriesWaitDurationsAndCompareNamesTheWaitsOfEachCe
     auto& side = entry.path().filename().string().starts_with("sync_on") ? sync_on : sync_off;
     side += (side.empty() ? "" : ",") + entry.path().string();
   }
-  const auto compared =
-      engine::run_command({pgwaitprof_binary(), "compare", sync_on, sync_off, "--format", "json"});
+  const auto compared = pgwaitprof_stdout({"compare", sync_on, sync_off, "--format", "json"});
   ASSERT_EQ(compared.exit_code, 0) << compared.output;
   const auto comparison = nlohmann::json::parse(compared.output);
   ASSERT_TRUE(comparison.contains("traced_waits")) << compared.output;

@@ -134,9 +134,8 @@ TEST_F(BuildsMatrixTest, TwoBuildsGiveATableACompareAndWaitProfiles) {
 
   // A compare of the two builds' runs.
   const auto runs = matrix_path / "runs";
-  const auto compare = engine::run_command(
-      {pgwaitprof_binary(), "compare",
-       (runs / "master-c1-r1").string() + "," + (runs / "master-c2-r1").string(),
+  const auto compare = pgwaitprof_stdout(
+      {"compare", (runs / "master-c1-r1").string() + "," + (runs / "master-c2-r1").string(),
        (runs / "patched-c1-r1").string() + "," + (runs / "patched-c2-r1").string(), "--format",
        "json"});
   ASSERT_EQ(compare.exit_code, 0) << compare.output;
