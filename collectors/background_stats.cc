@@ -21,20 +21,9 @@ std::string background_query(int server_version_num) {
          checkpoints + ") FROM pg_stat_activity";
 }
 
-namespace {
-constexpr const char* kBackgroundStatement = "pgwaitprof_background";
-}  // namespace
-
-asio::awaitable<CollectResult> BackgroundStatsCollector::prepare(PgSession& session) {
-  const auto query = background_query(session.server_version());
-  if (auto error = co_await session.prepare(kBackgroundStatement, query)) {
-    co_return collector_error(*error, session);
-  }
-  co_return std::nullopt;
-}
-
 asio::awaitable<CollectResult> BackgroundStatsCollector::collect(CollectContext& context) {
-  auto outcome = co_await context.session->execute_prepared(kBackgroundStatement);
+  auto outcome =
+      co_await context.session->execute(background_query(context.session->server_version()));
   if (!outcome.ok()) co_return collector_error(*outcome.error, *context.session);
   const PGresult* result = outcome.result.get();
   if (PQntuples(result) != 1)

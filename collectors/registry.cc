@@ -155,17 +155,6 @@ asio::awaitable<void> run_schedule(std::vector<ScheduledCollector>& schedule,
   SessionKeeper keeper(reconnect, context);
   // Logged once per change, not per collection: a failing collector fails every time.
   std::vector<std::string> last_errors(schedule.size());
-  // Each collector prepares its statements on the session now, as it does again whenever the
-  // keeper connects it again; one that cannot says so, and its collections fail until then.
-  if (context.session && context.session->connected()) {
-    for (size_t index = 0; index < schedule.size(); ++index) {
-      if (auto failed = co_await schedule[index].collector->prepare(*context.session)) {
-        registry_log()->warn("collection failed collector={} error=\"{}\"",
-                             schedule[index].collector->name(), failed->message);
-        last_errors[index] = failed->message;
-      }
-    }
-  }
   asio::steady_timer timer(co_await asio::this_coro::executor);
   while (!stop.is_set()) {
     const auto next = *std::min_element(due.begin(), due.end());

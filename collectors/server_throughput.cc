@@ -59,25 +59,9 @@ std::optional<model::ServerThroughput> throughput_between(const ServerCounters& 
   return reading;
 }
 
-namespace {
-constexpr const char* kTransactionsStatement = "pgwaitprof_transactions";
-constexpr const char* kWithCallsStatement = "pgwaitprof_transactions_calls";
-}  // namespace
-
 asio::awaitable<CollectResult> ServerThroughputCollector::prepare(PgSession& session) {
+  (void)session;
   previous_.reset();
-  // Planned once per session, not at each of the dozen readings a second (0.10 ms a reading
-  // against 0.27 ms, pgbench -M prepared against -M extended, PostgreSQL 15, 2026-12-06).
-  if (auto error = co_await session.prepare(kTransactionsStatement, kTransactionsQuery)) {
-    co_return collector_error(*error, session);
-  }
-  // Without pg_stat_statements in this database, transactions only.
-  if (with_calls_) {
-    if (auto error = co_await session.prepare(kWithCallsStatement, kWithCallsQuery)) {
-      if (!session.connected()) co_return collector_error(*error, session);
-      with_calls_ = false;
-    }
-  }
   co_return std::nullopt;
 }
 
@@ -114,11 +98,11 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
     (void)co_await session.execute("SELECT pg_stat_force_next_flush()");
   }
   // Chosen before co_await: GCC 12 miscompiles ?: in a co_await's arguments.
-  const std::string statement = with_calls_ ? kWithCallsStatement : kTransactionsStatement;
+  const std::string query = with_calls_ ? kWithCallsQuery : kTransactionsQuery;
   // When the counters were read, not when the reading was due: the middle of the round trip
   // (on a busy host the query may wait for a CPU on either side).
   const auto sent = model::SteadyClock::now();
-  auto read = co_await session.execute_prepared(statement);
+  auto read = co_await session.execute(query);
   if (!read.ok()) {
     // pg_stat_statements dropped during the run: transactions only from now on.
     if (session.connected()) with_calls_ = false;
