@@ -80,10 +80,6 @@ struct trace_task {
   // (trace_progress), beside the kernel's own accounting of it.
   __u64 oncpu_ns;
   __u64 runq_ns;
-  // The kernel's run-queue time of the process (sched_info.run_delay) as it last left a CPU: what
-  // the kernel adds to it before the process is back on one is run-queue time too (a queued
-  // process moved to another CPU's queue has its wait so far added, and is queued anew there).
-  __u64 run_delay_out;
   // The slots (the index of a key's values in the programs' totals) of the last key of each
   // kind it was charged to: on CPU, blocked or waiting for a CPU, sampled on a CPU. A process
   // charges the same few keys switch after switch, and a key compared here costs less than one

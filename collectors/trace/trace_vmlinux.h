@@ -14,28 +14,12 @@ typedef __u64 u64;
 typedef __s32 pid_t;
 typedef _Bool bool;
 
-struct cfs_rq;
-
 struct sched_entity {
   u64 sum_exec_runtime;
-  struct cfs_rq* cfs_rq;  // the CFS run queue it is on (CONFIG_FAIR_GROUP_SCHED)
 } __attribute__((preserve_access_index));
 
 struct sched_info {
   unsigned long long run_delay;
-  // When the process was queued on a run queue (its wake-up, or its preemption), in its run
-  // queue's clock; 0 while it is not queued (kernel/sched/stats.h: sched_info_enqueue()).
-  unsigned long long last_queued;
-} __attribute__((preserve_access_index));
-
-// A CPU's run queue: its clock is what the kernel's sched_info times are taken in, updated as the
-// CPU schedules (__schedule() does before sched_switch).
-struct rq {
-  u64 clock;
-} __attribute__((preserve_access_index));
-
-struct cfs_rq {
-  struct rq* rq;  // the CPU's run queue it belongs to (CONFIG_FAIR_GROUP_SCHED)
 } __attribute__((preserve_access_index));
 
 struct bpf_local_storage;

@@ -5,16 +5,10 @@
 // A tracked process (the postmaster and every descendant, followed from fork to its last switch)
 // is at any time in one phase: on a CPU, blocked (switched out not runnable: it waits to be
 // woken), or runnable and not running (preempted, or woken and not yet on a CPU). At each
-// switch the intervals of the phases it leaves are charged, in this CPU's slot of a per-CPU
-// array, to the key read from the process's own memory as it left its CPU: backend type, state,
+// change the interval of the phase it leaves is charged, in this CPU's slot of a per-CPU hash, to
+// the key read from the process's own memory as it left its CPU: backend type, state,
 // wait_event_info and query id. A blocked interval ended by a wake-up is one wait, with its length
-// in a log-linear histogram; the run-queue time after it stays on the same key. The wake-up is
-// not traced: when a process comes onto a CPU, the kernel's own sched_info.last_queued says when
-// it was queued, in the run queue's clock, and the clock of this CPU's run queue says when that
-// was, so one program splits its time off the CPU into blocked and queued exactly as the kernel's
-// schedstat counts the queued part (sched_info_arrive() runs right after this tracepoint). A
-// program on sched_wakeup cost as much again as the switch's (41,500 wake-ups a second at 373 ns
-// under pgbench -S -M prepared -c 8, 2026-12-06). On-CPU time is
+// in a log-linear histogram; the run-queue time after it stays on the same key. On-CPU time is
 // charged exactly to (backend type, state, query id) as the process leaves its CPU; user space
 // spreads it over wait events by the samples a perf-event program takes of the process on its
 // CPU, those of its backend type and query id whatever their state (trace_source.cc). Nothing is
@@ -63,11 +57,6 @@ struct {
   __type(key, int);
   __type(value, struct trace_task);
 } tasks SEC(".maps");
-
-// CLOCK_MONOTONIC (bpf_ktime_get_ns) less the run queues' clock, as the last tracked switch saw
-// both: the task iterator turns a queued process's last_queued into the programs' clock with it
-// (the two clocks run at the same rate; only their origins differ).
-__s64 clock_offset = 0;
 
 // Processes tracked now (user space adds those that existed at load, with their count); a
 // fork beyond TRACE_MAX_TRACKED is not followed, and counted.
@@ -267,30 +256,23 @@ static __always_inline void charge_on_cpu(struct trace_task* task, struct trace_
   if (value) value->oncpu_ns += ns;
 }
 
-// The on-CPU phase the task leaves, charged up to `now`.
-static __always_inline void close_on_cpu(struct trace_task* task, __u64 now) {
-  if (!task->has_key || task->phase != kOnCpu || now < task->since) return;
+// The phase the task leaves, charged up to `now`; `woken`: a wake-up ends a blocked phase.
+static __always_inline void close_phase(struct trace_task* task, __u64 now, int woken) {
+  if (!task->has_key || task->phase == kUnknown || now < task->since) return;
   __u64 ns = now - task->since;
-  charge_on_cpu(task, task->key, ns);
-  task->oncpu_ns += ns;
-}
-
-// The time off a CPU of a task that comes onto one at `now`: blocked up to `now - queued_ns`
-// (one wait, ended by its wake-up) and queued since then, or queued all of it (preempted).
-// queued_ns is the kernel's own count of it (what sched_info_arrive() adds to run_delay right
-// after this tracepoint, and what it added while the process was off the CPU).
-static __always_inline void close_off_cpu(struct trace_task* task, __u64 now, __u64 queued_ns) {
-  if (!task->has_key || now < task->since) return;
-  if (task->phase != kBlocked && task->phase != kRunnable) return;
-  __u64 ns = now - task->since;
-  if (queued_ns > ns || task->phase == kRunnable) queued_ns = ns;
   struct trace_key key = task->key;
+  if (task->phase == kOnCpu) {
+    charge_on_cpu(task, key, ns);
+    task->oncpu_ns += ns;
+    return;
+  }
   struct trace_value* value = value_of(&key, &task->recent[kRecentWait]);
   if (!value) return;
-  value->runq_ns += queued_ns;
-  task->runq_ns += queued_ns;
-  if (task->phase == kRunnable) return;
-  ns -= queued_ns;
+  if (task->phase == kRunnable) {
+    value->runq_ns += ns;
+    task->runq_ns += ns;
+    return;
+  }
   value->blocked_ns += ns;
   value->waits += 1;
   if (value->min_ns == 0 || ns < value->min_ns) value->min_ns = ns;
@@ -299,7 +281,7 @@ static __always_inline void close_off_cpu(struct trace_task* task, __u64 now, __
   __u64 b = bucket(ns);
   barrier_var(b);
   if (b < TRACE_HIST_BUCKETS) value->hist[b] += 1;
-  count(kTraceWakeups);
+  if (woken) count(kTraceWakeups);
 }
 
 // `p`'s record: its phase and key, the time charged to it and the kernel's own account of it.
@@ -317,16 +299,6 @@ static __always_inline void fill_record(struct task_struct* p, struct trace_task
   record->pid = (__u32)p->pid;
   record->phase = task->phase;
   record->has_key = task->has_key;
-  // Woken and queued, not yet on a CPU: queued since its wake-up (the blocked part before it is
-  // charged when it comes onto a CPU). The offset is the last tracked switch's, on any CPU.
-  __u64 queued = p->sched_info.last_queued;
-  if (task->phase == kBlocked && queued && clock_offset) {
-    __u64 woken = queued + clock_offset;
-    if (woken > task->since && woken <= record->now) {
-      record->phase = kRunnable;
-      record->since = woken;
-    }
-  }
 }
 
 SEC("tp_btf/sched_switch")
@@ -334,26 +306,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
              unsigned int prev_state) {
   struct trace_task* task = tracked(prev);
   struct trace_task* next_task = tracked(next);
-  // (As a number: clang would otherwise OR the two pointers, which the verifier refuses.)
-  int either = task != 0;
-  barrier_var(either);
-  if (!either && !next_task) return 0;
-  // The clocks are read only for a switch of a tracked process.
-  __u64 now = bpf_ktime_get_ns();
-  // This CPU's run queue, through the CFS run queue the incoming process is on (the per-CPU
-  // variable `runqueues` is not in kallsyms where CONFIG_KALLSYMS_ALL is off, as here). Without
-  // CONFIG_FAIR_GROUP_SCHED there is no such link: no time is queued then, and the witness
-  // against schedstat says the run-queue time is missing.
-  __u64 rq_now = 0;
-  if (bpf_core_field_exists(next->se.cfs_rq)) {
-    const struct cfs_rq* cfs = next->se.cfs_rq;
-    if (cfs) {
-      const struct rq* rq = cfs->rq;
-      if (rq) rq_now = rq->clock;
-    }
-  }
-  if (rq_now) clock_offset = (__s64)(now - rq_now);
+  // The clock is read only for a switch of a tracked process.
+  __u64 now = 0;
   if (task) {
+    now = bpf_ktime_get_ns();
     count(kTraceSwitches);
     // On-CPU time goes to the process's type, state and query as it leaves the CPU. An exiting
     // process has no memory of its own to read any more (exit_mm): its intervals up to its last
@@ -367,9 +323,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
       task->key.flags = key.flags;
       task->has_key = 1;
     }
-    close_on_cpu(task, now);
+    close_phase(task, now, 0);
     task->since = now;
-    task->run_delay_out = prev->sched_info.run_delay;
     task->phase = (!preempt && prev_state != 0) ? kBlocked : kRunnable;
     task->has_key = read;
     // Asleep without a wait event, uninterruptibly (TASK_UNINTERRUPTIBLE): kernel I/O, a page
@@ -390,20 +345,34 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
     }
   }
   if (next_task) {
+    if (!task) now = bpf_ktime_get_ns();
     count(kTraceSwitches);
-    // Queued since last_queued, in the run queue's clock (0: not queued, as for a process that
-    // was never switched out), and before that on another CPU's queue where it was moved.
-    __u64 queued_at = next->sched_info.last_queued;
-    __u64 queued = queued_at && rq_now && queued_at <= rq_now ? rq_now - queued_at : 0;
-    __u64 run_delay = next->sched_info.run_delay;
-    if (next_task->phase != kUnknown && run_delay > next_task->run_delay_out)
-      queued += run_delay - next_task->run_delay_out;
-    close_off_cpu(next_task, now, queued);
+    if (next_task->phase != kOnCpu) close_phase(next_task, now, 0);
     next_task->since = now;
     next_task->phase = kOnCpu;
   }
   return 0;
 }
+
+static __always_inline int woken(struct task_struct* p) {
+  struct trace_task* task = tracked(p);
+  if (!task) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  if (task->phase == kBlocked) {
+    close_phase(task, now, 1);
+    task->since = now;
+    task->phase = kRunnable;
+  } else if (task->phase == kUnknown) {
+    task->since = now;
+  }
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wakeup, struct task_struct* p) { return woken(p); }
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_wakeup_new, struct task_struct* p) { return woken(p); }
 
 // A child starts with its parent's key: until its first read succeeds (its copy of the
 // parent's pages may not be mapped yet, and bpf_probe_read_user cannot fault them in), it is

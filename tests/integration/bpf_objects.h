@@ -20,8 +20,8 @@ using namespace std::chrono_literals;
 // The traced source's program names, as `bpftool prog show` lists them (dump_tasks: the task
 // iterator read at each read of the maps).
 inline const std::set<std::string>& traced_program_names() {
-  static const std::set<std::string> names{"on_switch", "on_fork", "on_exec", "on_sample",
-                                           "dump_tasks"};
+  static const std::set<std::string> names{"on_switch", "on_wakeup", "on_wakeup_new", "on_fork",
+                                           "on_exec",   "on_sample", "dump_tasks"};
   return names;
 }
 

@@ -21,11 +21,6 @@
 # (interleaved_cost.py). This VM's speed drifts over minutes by more than the cost; within one
 # run, phases seconds apart see the same machine.
 #
-# CONFIGS="..." picks the interleaved configurations (default "none_again floor_1khz memory_1khz
-# trace_1khz"); trace_frozen is the traced source stopped with SIGSTOP once it samples: its
-# programs stay attached and run, pgwaitprof does nothing, so that it is the kernel's part alone;
-# trace_frozen_100hz the same with its on-CPU samples at 100 Hz.
-#
 #   tests/perf/trace_cost.sh [--rounds N] [--window SECONDS] [--interleaved SECONDS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -67,11 +62,9 @@ start_helper() {  # $1: configuration; returns once it runs (a source: once it s
   case $1 in
     none_again) sleep 3600 & helper_pid=$! ;;
     floor_1khz) "$work/wakeup_floor" 1000 3600 >"$work/floor.log" 2>&1 & helper_pid=$! ;;
-    memory_1khz | trace_1khz | trace_frozen | trace_frozen_100hz)
-      local source=${1%%_*} hz=1000
-      case $1 in *_100hz) hz=100 ;; esac
+    memory_1khz | trace_1khz)
       "$binary" record --no-daemon --data-dir "$work/data" --duration 3600 \
-        --source "$source" --hz "$hz" >"$work/record.log" 2>&1 &
+        --source "${1%_1khz}" --hz 1000 >"$work/record.log" 2>&1 &
       helper_pid=$!
       local waited=0
       until grep -q "sampling target" "$work/record.log" 2>/dev/null; do
@@ -79,14 +72,11 @@ start_helper() {  # $1: configuration; returns once it runs (a source: once it s
         sleep 0.05
         waited=$((waited + 1))
         [ $waited -lt 400 ] || { echo "trace_cost.sh: $1 did not start" >&2; exit 1; }
-      done
-      # The programs stay attached with pgwaitprof stopped: the kernel's part of the cost alone.
-      if [[ $1 == trace_frozen* ]]; then kill -STOP "$helper_pid"; fi ;;
+      done ;;
   esac
 }
 stop_helper() {
   kill -TERM "$helper_pid" 2>/dev/null || true  # (a background job ignores SIGINT)
-  kill -CONT "$helper_pid" 2>/dev/null || true  # (trace_frozen's)
   wait "$helper_pid" 2>/dev/null || true
   helper_pid=""
 }
@@ -113,7 +103,7 @@ interleaved_once() {  # $1: round, $2: configuration
 }
 if [ "$interleaved" -gt 0 ]; then
   echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -r); pgbench -S -M prepared -c 8 -j 2 -T $interleaved -P 1, on and off every 6 s, $rounds rounds"
-  read -r -a interleaved_configs <<<"${CONFIGS:-none_again floor_1khz memory_1khz trace_1khz}"
+  interleaved_configs=(none_again floor_1khz memory_1khz trace_1khz)
   for round in $(seq "$rounds"); do
     for offset in $(seq 0 $((${#interleaved_configs[@]} - 1))); do
       interleaved_once "$round" \
@@ -163,7 +153,7 @@ window_once() {  # $1: round, $2: configuration
   switches=$((($(context_switches) - switches) / window))
   if [ "$1" = stats ]; then
     bpftool prog show | awk -v round="$1" -v ctxt="$switches" '
-      / name (on_switch|on_sample|on_fork|on_exec) / {
+      / name (on_switch|on_wakeup|on_wakeup_new|on_sample|on_fork|on_exec) / {
         for (i = 1; i <= NF; i++) {
           if ($i == "name") name = $(i + 1)
           if ($i == "run_time_ns") ns = $(i + 1)
