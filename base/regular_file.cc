@@ -63,4 +63,16 @@ Expected<std::string> read_regular_file(const std::filesystem::path& path, std::
   return text;
 }
 
+std::string read_proc_text(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buffer[4096];
+  for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return text;
+}
+
 }  // namespace pgwaitprof::base

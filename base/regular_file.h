@@ -21,4 +21,10 @@ Expected<std::string> read_regular_file(const std::filesystem::path& path, std::
                                         std::size_t max_bytes = std::size_t{64} << 20,
                                         std::string_view shown = {});
 
+// A /proc file's text, empty when it cannot be opened or read: a process that exits while it is
+// read makes read() fail with ESRCH, which std::ifstream's buffer turns into an exception
+// ("basic_filebuf::underflow error reading the file: No such process", which ended a matrix in
+// CI on 2026-12-06 as its scratch postmasters stopped).
+std::string read_proc_text(const std::string& path);
+
 }  // namespace pgwaitprof::base

@@ -10,9 +10,10 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <unordered_set>
+
+#include "base/regular_file.h"
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -20,10 +21,7 @@ namespace {
 using namespace std::chrono_literals;
 constexpr auto kRefreshEvery = 10ms;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string read_text(const std::string& path) { return base::read_proc_text(path); }
 
 std::string proc_path(pid_t pid, std::string_view what) {
   return fmt::format("/proc/{}/{}", pid, what);

@@ -21,6 +21,7 @@
 #include <thread>
 #include <tuple>
 
+#include "base/regular_file.h"
 #include "collectors/kernel.h"
 #include "collectors/memory/memory_refusal.h"
 
@@ -80,10 +81,7 @@ std::string proc_stat(pid_t pid) {
   return text;
 }
 
-std::string proc_file(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string proc_file(const std::string& path) { return base::read_proc_text(path); }
 
 }  // namespace
 

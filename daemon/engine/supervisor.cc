@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "base/logging.h"
+#include "base/regular_file.h"
 #include "daemon/engine/fault_point.h"
 
 extern char** environ;
@@ -61,8 +62,7 @@ Watchdog& watchdog() {
 // Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot. A pid and
 // its start time name one process, also after the pid was reused.
 std::optional<unsigned long long> start_ticks(pid_t pid) {
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string text = base::read_proc_text(fmt::format("/proc/{}/stat", pid));
   const auto paren = text.rfind(')');
   if (paren == std::string::npos) return std::nullopt;
   std::istringstream fields(text.substr(paren + 2));
@@ -76,8 +76,7 @@ std::optional<unsigned long long> start_ticks(pid_t pid) {
 
 // Field 3 of /proc/PID/stat, the process's state (R, S, D, T, t, Z, ...); '\0' when gone.
 char process_state(pid_t pid) {
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string text = base::read_proc_text(fmt::format("/proc/{}/stat", pid));
   const auto paren = text.rfind(')');
   return paren != std::string::npos && paren + 2 < text.size() ? text[paren + 2] : '\0';
 }
@@ -261,8 +260,7 @@ std::vector<pid_t> processes_naming(const std::string& needle) {
         pid == self) {
       continue;
     }
-    std::ifstream file(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const std::string cmdline = base::read_proc_text(fmt::format("/proc/{}/cmdline", pid));
     if (cmdline.find(needle) != std::string::npos) found.push_back(pid);
   }
   ::closedir(proc);
