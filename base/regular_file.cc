@@ -65,7 +65,10 @@ Expected<std::string> read_regular_file(const std::filesystem::path& path, std::
 
 std::string read_proc_text(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
+  return fd < 0 ? std::string() : read_and_close(fd);
+}
+
+std::string read_and_close(int fd) {
   std::string text;
   char buffer[4096];
   for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) > 0;) {

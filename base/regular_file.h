@@ -26,5 +26,7 @@ Expected<std::string> read_regular_file(const std::filesystem::path& path, std::
 // ("basic_filebuf::underflow error reading the file: No such process", which ended a matrix in
 // CI on 2026-12-06 as its scratch postmasters stopped).
 std::string read_proc_text(const std::string& path);
+// The rest of an open descriptor's bytes (to its end or the first failed read); closes it.
+std::string read_and_close(int fd);
 
 }  // namespace pgwaitprof::base

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "base/logging.h"
+#include "base/regular_file.h"
 
 namespace pgwaitprof::collectors {
 namespace {
@@ -44,14 +45,7 @@ std::atomic<size_t> descriptors_open_{0};
 // The whole of a /proc file; "" when it cannot be read (the process has gone).
 std::string read_small_file(const std::string& path) {
   const int fd = open_proc(path);
-  if (fd < 0) return {};
-  std::string text;
-  char buffer[4096];
-  for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) > 0;) {
-    text.append(buffer, static_cast<size_t>(got));
-  }
-  ::close(fd);
-  return text;
+  return fd < 0 ? std::string() : base::read_and_close(fd);
 }
 
 std::string_view after_command(std::string_view stat) {
