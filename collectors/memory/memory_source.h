@@ -41,11 +41,10 @@ class MemorySource : public Collector {
 
   // Starts reading at `hz` on the reader thread; stop() ends and joins it. With `kernel_states`
   // (the kernel view), a backend without a wait event gets its /proc state as it is read, not
-  // when the I/O thread takes the batch up to 10 ms later; and every 10 ms or more (some 20,000
+  // when the I/O thread takes the batch up to 10 ms later; and every 50 ms or more (some 20,000
   // reads a second over every reader of the process at most), a snapshot gets every client
   // backend's state, waiting or not (Snapshot::all_states), for the kernel check's like with
-  // like count: 100 a second for a run's few backends (20 before: their count's error under
-  // load was 0.15 AAS over 6 s, as much as the band).
+  // like count.
   void start(asio::any_io_executor executor, double hz, bool kernel_states);
   void stop();
   // Asks the reader to end without waiting for it: a daemon stopping many targets asks all of
