@@ -47,8 +47,8 @@ class MemorySource : public Collector {
   // like count.
   void start(asio::any_io_executor executor, double hz, bool kernel_states);
   void stop();
-  // Asks the reader to end without waiting for it: a daemon stopping many targets asks all of
-  // them first, so that their joins (each up to a 10 ms sleep) overlap instead of adding up.
+  // Asks the reader to end without waiting for it (a sleeping reader wakes at once): a daemon
+  // stopping many targets asks all of them first, so that their ends overlap.
   void request_stop() { reader_.request_stop(); }
   // Waits until snapshots are ready, wake() is called or `until` passes. I/O thread only.
   asio::awaitable<void> wait(model::SteadyClock::time_point until);
