@@ -51,9 +51,13 @@ void PgSession::assign_socket() {
   }
 }
 
-void PgSession::close() {
+void PgSession::cancel() {
   waiting_idle_ = false;
   release_socket();
+}
+
+void PgSession::close() {
+  cancel();
   connection_.reset();
 }
 

@@ -90,6 +90,9 @@ class PgSession {
   // session (a notice, a parameter status) is read and the wait goes on.
   asio::awaitable<std::optional<PgError>> wait_closed();
 
+  // Cuts short every wait in progress (a query in flight then ends with an error); the
+  // connection stays open until close() or the destructor.
+  void cancel();
   void close();
   bool connected() const;
   int server_version() const;  // PQserverVersion, e.g. 150004

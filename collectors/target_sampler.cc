@@ -125,7 +125,7 @@ void TargetSampler::stop() {
   }
   if (remote_) remote_->close();
   // An in-flight query ends with an error as soon as its socket wait is cancelled.
-  session_.close();
+  session_.cancel();
 }
 
 double TargetSampler::source_hz() const {
@@ -218,7 +218,7 @@ asio::awaitable<void> TargetSampler::run() {
     co_await sample();
     set_connected(false, lost_ ? last_error_ : "sampler stopped");
     down_since_ = model::SteadyClock::now();
-    session_.close();
+    if (state_ != SamplerState::kStopping) session_.close();  // stop(): see there
   }
 }
 

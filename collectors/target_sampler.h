@@ -54,7 +54,12 @@ class TargetSampler {
 
   // Samples until stop(); reconnects by itself. Never throws.
   asio::awaitable<void> run();
+  // Cuts every wait short and asks the memory reader to end; run() then returns soon. The
+  // session stays open until close_session() or the destructor: closing it wakes its server
+  // backend to exit, and hundreds of backends exiting at once take the CPUs for seconds from
+  // whatever the stopping process has left to do (DaemonApp::shutdown).
   void stop();
+  void close_session() { session_.close(); }
 
   // Waits until a new sample has been delivered; false when `timeout` passed (or the sampler
   // stopped) first.
