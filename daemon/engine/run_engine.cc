@@ -359,6 +359,8 @@ asio::awaitable<void> record_window(RunState& state, base::RunControl& control) 
                         ? fmt::format("pgwaitprof: recording for {:g} s", duration.count())
                         : std::string("pgwaitprof: recording until interrupted (Ctrl-C)");
   state.pgbench_log += line + "\n";
+  run_engine_log()->info("started recording window run_id={} seconds={:g}", state.run().id,
+                         duration.count());
   if (duration > base::Seconds(0)) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(duration));

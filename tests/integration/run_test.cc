@@ -472,7 +472,12 @@ TEST_F(RunTest, RecordWindowOfPgbenchElsewhereAgreesWithPgbenchsOwnTps) {
        "7", "--label", "pgbench from elsewhere", "--tag", "loadgen=pgbench", "--tag",
        "client=<b>host|2</b>", "--data-dir", (data / "data").string()},
       data / "record.out");
-  std::this_thread::sleep_for(1500ms);
+  // pgbench starts once the window has begun: the record's set-up took seconds under ASan beside
+  // CI's other lanes, and a fixed wait left most of pgbench's run outside the window.
+  ASSERT_TRUE(eventually(60s, [&] {
+    return record.log().find("started recording window") != std::string::npos;
+  })) << record.log();
+  std::this_thread::sleep_for(500ms);
   auto pgbench = engine::run_command({base::find_executable("pgbench"), "-c", "2", "-j", "2", "-T",
                                       "4", "-P", "1", "-n", test_conninfo()});
   ASSERT_EQ(pgbench.exit_code, 0) << pgbench.output;
