@@ -232,7 +232,12 @@ model::LoadgenSummary parse_summary(std::string_view output) {
   });
 
   if (!tps_without_connections && !tps_other) {
-    // pgbench prints no tps when it ran no transaction, e.g. every client aborted.
+    // pgbench prints no tps when it ran no transaction, e.g. every client aborted, or its
+    // clients' connections took the whole duration on a loaded machine.
+    if (summary.transactions == 0 && summary.duration) {
+      fail(fmt::format("pgbench processed no transaction in its {:g} s, so it gave no tps",
+                       summary.duration->count()));
+    }
     fail("no \"tps =\" line found");
   }
   summary.tps = tps_without_connections ? *tps_without_connections : *tps_other;

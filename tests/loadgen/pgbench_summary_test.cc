@@ -107,6 +107,18 @@ TEST(PgbenchSummary, Pg15AllClientsAbortedHasNoSummary) {
   EXPECT_EQ(summary_error(text), "could not parse pgbench output: no \"tps =\" line found");
 }
 
+// pgbench -c 64 -T 2 on a saturated machine: the connections took the whole duration. pgbench
+// 15 stops its summary after the count (the lines above it as pgbench prints them).
+TEST(PgbenchSummary, NoTransactionInTheDurationSaysSo) {
+  const std::string text =
+      "transaction type: <builtin: TPC-B (sort of)>\nscaling factor: 10\nquery mode: simple\n"
+      "number of clients: 64\nnumber of threads: 1\nmaximum number of tries: 1\n"
+      "duration: 2 s\nnumber of transactions actually processed: 0\n";
+  EXPECT_EQ(summary_error(text),
+            "could not parse pgbench output: pgbench processed no transaction in its 2 s, so it "
+            "gave no tps");
+}
+
 TEST(PgbenchSummary, Pg15FailedBeforeRunningHasNoSummary) {
   EXPECT_EQ(summary_error(read_fixture("pg15_connection_refused.stderr")),
             "could not parse pgbench output: no \"tps =\" line found");
