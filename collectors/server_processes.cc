@@ -21,8 +21,6 @@ namespace {
 using namespace std::chrono_literals;
 constexpr auto kRefreshEvery = 10ms;
 
-std::string read_text(const std::string& path) { return base::read_proc_text(path); }
-
 std::string proc_path(pid_t pid, std::string_view what) {
   return fmt::format("/proc/{}/{}", pid, what);
 }
@@ -44,7 +42,7 @@ std::vector<int64_t> status_numbers(std::string_view status, std::string_view na
 }
 
 std::vector<int32_t> read_nspid(pid_t pid) {
-  return parse_nspid(read_text(proc_path(pid, "status")));
+  return parse_nspid(base::read_proc_text(proc_path(pid, "status")));
 }
 
 // Whether the process `postmaster` runs in `data_directory` as it names it: its working
@@ -56,7 +54,7 @@ bool runs_in(pid_t postmaster, const std::string& data_directory) {
                                   proc_path(postmaster, "root") + data_directory, error)) {
     return true;
   }
-  std::string cmdline = read_text(proc_path(postmaster, "cmdline"));
+  std::string cmdline = base::read_proc_text(proc_path(postmaster, "cmdline"));
   for (auto& character : cmdline) {
     if (character == '\0') character = ' ';
   }
@@ -80,7 +78,7 @@ std::vector<Candidate> candidates(int32_t session_pid, const std::string& data_d
     pid_t pid = 0;
     const auto [end, bad] = std::from_chars(name.data(), name.data() + name.size(), pid);
     if (bad != std::errc() || end != name.data() + name.size()) continue;
-    const auto status = read_text(proc_path(pid, "status"));
+    const auto status = base::read_proc_text(proc_path(pid, "status"));
     const auto pids = parse_nspid(status);
     if (pids.empty() ? pid != session_pid : pids.back() != session_pid) continue;
     const pid_t parent = parse_status_parent(status);
@@ -96,8 +94,8 @@ std::vector<Candidate> candidates(int32_t session_pid, const std::string& data_d
 // postmaster, by its pid in its namespace, and the server's start.
 bool lock_file_names(const Candidate& candidate, const std::string& data_directory,
                      int64_t server_start) {
-  const auto text =
-      read_text(proc_path(candidate.postmaster, "root") + data_directory + "/postmaster.pid");
+  const auto text = base::read_proc_text(proc_path(candidate.postmaster, "root") + data_directory +
+                                         "/postmaster.pid");
   const int32_t own_pid =
       candidate.postmaster_pids.empty() ? candidate.postmaster : candidate.postmaster_pids.back();
   return check_lock_file(text, own_pid, server_start) == LockFile::kAgrees;
@@ -196,7 +194,7 @@ void ServerProcesses::refresh() {
   refreshed_ = std::chrono::steady_clock::now();
   std::unordered_set<pid_t> children;
   std::istringstream listed{
-      read_text(proc_path(postmaster_, fmt::format("task/{}/children", postmaster_)))};
+      base::read_proc_text(proc_path(postmaster_, fmt::format("task/{}/children", postmaster_)))};
   for (pid_t child = 0; listed >> child;) children.insert(child);
   std::erase_if(to_server_, [&](const auto& entry) {
     return entry.first != postmaster_ && !children.contains(entry.first);
@@ -252,10 +250,12 @@ base::Expected<ServerProcesses> find_server_processes(int32_t session_pid,
   // The common case first: the backend is a process of this namespace whose parent runs in the
   // data directory and, where the lock file can be read, is the postmaster it names.
   if (read_nspid(session_pid).size() <= 1) {
-    const pid_t parent = parse_status_parent(read_text(proc_path(session_pid, "status")));
+    const pid_t parent =
+        parse_status_parent(base::read_proc_text(proc_path(session_pid, "status")));
     if (parent > 0 && runs_in(parent, data_directory)) {
       const Candidate here{session_pid, parent, {}, 1};
-      const auto lock = read_text(proc_path(parent, "root") + data_directory + "/postmaster.pid");
+      const auto lock =
+          base::read_proc_text(proc_path(parent, "root") + data_directory + "/postmaster.pid");
       if (server_start <= 0 || check_lock_file(lock, parent, server_start) != LockFile::kAnother) {
         return ServerProcesses(parent, parent, session_pid, 1, root_of(parent), root_shown(parent));
       }
