@@ -219,8 +219,9 @@ TEST_P(SignalClass, LeavesNothingRunningNoScratchDirectoryTheServerAsFoundAndEve
 // Every point of the work, each ended by one signal of each class: a terminating signal
 // (SIGHUP, SIGINT, SIGTERM and SIGQUIT share one handler, kTerminatingSignals in
 // daemon/commands/foreground.h, for `run` and `matrix` alike), a closed pipe, and SIGKILL (the
-// watchdog's work). The four terminating signals take turns over the points, so each ends a run
-// at two of them. (All six signals at every point took 48 tests and 425 s of the sanitizer lane,
+// watchdog's work). The four terminating signals take turns over the points, so each ends two
+// of them. The list is the test's own, not kTerminatingSignals: a signal dropped from the handler
+// must fail here. (All six signals at every point took 48 tests and 425 s of the sanitizer lane,
 // 2026-12-06, and tested the one handler four times over.)
 std::vector<Ending> endings() {
   std::vector<Ending> points;
