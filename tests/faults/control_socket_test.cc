@@ -39,7 +39,7 @@ TEST_F(ControlSocketFaults, ClientReadingToEndOfFileThenReconnectingKeepsTheDaem
   for (int round = 0; round < 3; ++round) {
     const int fd = connect_unix(daemon.socket());
     ASSERT_GE(fd, 0);
-    ASSERT_TRUE(send_all(fd, run_request({"-c", "1", "-T", "1"})));
+    ASSERT_TRUE(send_all(fd, run_request({"-c", "1", "-R", kModestRate, "-T", "1"})));
     const std::string events = read_to_eof(fd, 60s);
     ::close(fd);
     EXPECT_NE(events.find("\"event\":\"done\""), std::string::npos) << events;

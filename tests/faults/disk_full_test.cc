@@ -46,8 +46,9 @@ TEST_F(DiskFull, ForegroundRunPrintsItsReportAndLeavesNoTemporaryFiles) {
   const auto data = mount_ / "data";
   std::filesystem::create_directories(data / "runs");
   fill();
-  auto run = engine::run_command({pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon",
-                                  "--data-dir", data.string(), "--", "-c", "1", "-T", "2"});
+  auto run =
+      engine::run_command({pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon", "--data-dir",
+                           data.string(), "--", "-c", "1", "-R", kModestRate, "-T", "2"});
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.output.find("could not write"), std::string::npos) << run.output;
   // The text report, on the terminal.
@@ -61,7 +62,7 @@ TEST_F(DiskFull, DaemonRunFailsWithTheReasonAndTheDaemonKeepsSampling) {
   FaultDaemon daemon("disk-full-daemon", "", test_conninfo(), 100, data);
   ASSERT_TRUE(daemon.up()) << daemon.process->log();
   const std::string request =
-      R"({"type":"run","target":"local","pgbench_args":["-c","1","-T","2"]})"
+      R"({"type":"run","target":"local","pgbench_args":["-c","1","-R","200","-T","2"]})"
       "\n";
   auto run_once = [&] {
     const int fd = connect_unix(daemon.socket());
@@ -107,10 +108,10 @@ TEST_F(DiskFull, DiskFullWhileTheReportIsWrittenLeavesAFailedRunAndTheClientSays
   ::unsetenv("PGWAITPROF_FAULT_HOLD");
   ::unsetenv("PGWAITPROF_FAULT_HOLD_SECONDS");
   ASSERT_TRUE(daemon.up()) << daemon.process->log();
-  ChildProcess client(
-      {"/usr/bin/env", "PGWAITPROF_SOCKET=" + daemon.socket().string(), pgwaitprof_binary(), "run",
-       test_conninfo(), "--data-dir", (mount_ / "client").string(), "--", "-c", "1", "-T", "2"},
-      daemon.dir / "client.log");
+  ChildProcess client({"/usr/bin/env", "PGWAITPROF_SOCKET=" + daemon.socket().string(),
+                       pgwaitprof_binary(), "run", test_conninfo(), "--data-dir",
+                       (mount_ / "client").string(), "--", "-c", "1", "-R", kModestRate, "-T", "2"},
+                      daemon.dir / "client.log");
   ASSERT_TRUE(eventually(60s, [&] {
     return daemon.process->log().find("holding at report") != std::string::npos;
   })) << daemon.process->log();

@@ -36,8 +36,8 @@ class MatrixSettingsFaults : public ::testing::Test {
                    const std::string& target = test_conninfo()) const {
     return fmt::format(
         "name: faults\ntarget: \"{}\"\nscale: 2\nclients: [1]\nduration: {}\nrepeats: 1\n"
-        "hz: 100\nwarmup: 0\ncheckpoint: false\nvariants:\n{}",
-        target, duration, variants);
+        "hz: 100\nwarmup: 0\ncheckpoint: false\npgbench_args: [-R, '{}']\nvariants:\n{}",
+        target, duration, kModestRate, variants);
   }
   engine::CommandResult matrix(const std::filesystem::path& dir, const std::string& plan_text) {
     write_text(dir / "plan.yaml", plan_text);
@@ -189,7 +189,7 @@ TEST_F(MatrixSettingsFaults, ResumeRunsWithTheOptionsTheMatrixWasStartedWith) {
   const std::string secret = "resume-Secr3t";
   write_text(dir / "plan.yaml",
              "name: resumed\nscale: 2\nclients: [1]\nduration: 6\nrepeats: 1\nhz: 100\n"
-             "warmup: 0\ncheckpoint: false\nvariants:\n"
+             "warmup: 0\ncheckpoint: false\npgbench_args: [-R, '200']\nvariants:\n"
              "  - name: a\n    settings: {work_mem: 8MB}\n"
              "  - name: b\n    settings: {work_mem: 16MB}\n");
   ChildProcess first({"/usr/bin/env", "PGWAITPROF_FAULT_HOLD=between-cells", pgwaitprof_binary(),

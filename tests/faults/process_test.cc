@@ -105,8 +105,9 @@ TEST_F(ProcessFaults, PgbenchDiesWithAKilledDaemonAndNeverShowsThePassword) {
   const int client = connect_unix(daemon.socket());
   ASSERT_GE(client, 0);
   const std::string request =
-      nlohmann::json{
-          {"type", "run"}, {"target", "local"}, {"pgbench_args", {"-c", "1", "-T", "60"}}}
+      nlohmann::json{{"type", "run"},
+                     {"target", "local"},
+                     {"pgbench_args", {"-c", "1", "-R", kModestRate, "-T", "60"}}}
           .dump() +
       "\n";
   ASSERT_TRUE(send_all(client, request));
@@ -128,9 +129,10 @@ TEST_F(ProcessFaults, PgbenchDiesWithAKilledDaemonAndNeverShowsThePassword) {
   ::close(client);
 
   const auto dir = temp_dir("cmdline-foreground");
-  ChildProcess run({pgwaitprof_binary(), "run", test_conninfo() + " password=" + secret,
-                    "--no-daemon", "--data-dir", dir.string(), "--", "-c", "1", "-T", "3"},
-                   dir / "run.log");
+  ChildProcess run(
+      {pgwaitprof_binary(), "run", test_conninfo() + " password=" + secret, "--no-daemon",
+       "--data-dir", dir.string(), "--", "-c", "1", "-R", kModestRate, "-T", "3"},
+      dir / "run.log");
   ASSERT_TRUE(eventually(20s, [&] {
     return (pgbench = pgbench_running(env("PGHOST"))).has_value();
   })) << run.log();
@@ -151,9 +153,10 @@ TEST_F(ProcessFaults, SamplerOutageMidRunIsRecorded) {
   const auto dir = temp_dir("outage");
   // The memory source (named: auto would trace the server, and the traced source reads the
   // kernel's maps, not a session: TraceServerFaults has its own outages).
-  ChildProcess run({pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon", "--hz", "100",
-                    "--source", "memory", "--data-dir", dir.string(), "--", "-c", "1", "-T", "8"},
-                   dir / "run.log");
+  ChildProcess run(
+      {pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon", "--hz", "100", "--source",
+       "memory", "--data-dir", dir.string(), "--", "-c", "1", "-R", kModestRate, "-T", "8"},
+      dir / "run.log");
   ASSERT_TRUE(eventually(20s, [&] {
     return run.log().find("progress: 2.0 s") != std::string::npos;
   })) << run.log();

@@ -19,7 +19,8 @@ TEST(ScratchSweep, AnInvocationInAnotherPidNamespaceLeavesALiveScratchClusterAlo
   // A scratch-cluster run held once its cluster is up, for long enough to sweep beside it.
   PipedProgram program(
       without_pg_environment({pgwaitprof_binary(), "run", "--no-daemon", "--data-dir",
-                              (dir / "data").string(), "--scale", "1", "--", "-c", "1", "-T", "2"}),
+                              (dir / "data").string(), "--scale", "1", "--", "-c", "1", "-R",
+                              kModestRate, "-T", "2"}),
       {"PGWAITPROF_FAULT_HOLD=scratch-started", "PGWAITPROF_FAULT_HOLD_SECONDS=6"});
   ASSERT_TRUE(program.until(90s, [&] {
     return program.output().find("holding at scratch-started") != std::string::npos;

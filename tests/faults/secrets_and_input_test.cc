@@ -58,9 +58,10 @@ TEST_F(InputFaults, PasswordsLeaveTheCommandLineAndEveryOutput) {
   const std::string results_dsn =
       fmt::format("postgresql://bench:Ur1%20Secret@127.0.0.1:{}/results", engine::free_port());
   const std::vector<std::string> secrets = {"Pw9", R"(Sp\ ace)", "Ur1", "Secret"};
-  ChildProcess run({pgwaitprof_binary(), "run", target, "--no-daemon", "--results-dsn", results_dsn,
-                    "--data-dir", (dir / "data").string(), "--", "-c", "1", "-T", "3"},
-                   dir / "run.log");
+  ChildProcess run(
+      {pgwaitprof_binary(), "run", target, "--no-daemon", "--results-dsn", results_dsn,
+       "--data-dir", (dir / "data").string(), "--", "-c", "1", "-R", kModestRate, "-T", "3"},
+      dir / "run.log");
   // pgbench reports progress: the arguments have long been read.
   ASSERT_TRUE(eventually(20s, [&] {
     return run.log().find("progress: 1.0 s") != std::string::npos;
@@ -144,7 +145,7 @@ TEST_F(InputFaults, ControlCharactersInTheLabelAreEscaped) {
   const auto dir = temp_dir("label");
   auto run = engine::run_command({pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon",
                                   "--label", "red\x1b[31mbell\x07end", "--data-dir", dir.string(),
-                                  "--", "-c", "1", "-T", "1"});
+                                  "--", "-c", "1", "-R", kModestRate, "-T", "1"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output.find('\x1b'), std::string::npos) << run.output;
   EXPECT_EQ(run.output.find('\x07'), std::string::npos) << run.output;
@@ -206,7 +207,7 @@ TEST_F(InputFaults, FailedRunSaysWhatHappened) {
   EXPECT_NE(line.find("no-such-option"), std::string::npos) << line;
 
   ChildProcess run({pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon", "--data-dir",
-                    (dir / "b").string(), "--", "-c", "1", "-T", "30"},
+                    (dir / "b").string(), "--", "-c", "1", "-R", kModestRate, "-T", "30"},
                    dir / "killed.log");
   std::vector<pid_t> pgbench;
   ASSERT_TRUE(eventually(20s, [&] {

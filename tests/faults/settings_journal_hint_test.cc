@@ -31,7 +31,7 @@ class SettingsJournalHint : public ::testing::Test {
   }
   static RunResult run(const fs::path& data) {
     return pgwaitprof_run(data, {test_conninfo(), "--source", "activity", "--brief"},
-                          {"-c", "1", "-T", "2"});
+                          {"-c", "1", "-R", kModestRate, "-T", "2"});
   }
 };
 

@@ -136,16 +136,19 @@ std::vector<std::string> command_line(const Ending& ending, const std::filesyste
             "--",
             "-c",
             "1",
+            "-R",
+            kModestRate,
             "-T",
             "3"};
   } else {
     // Two variants that change the server, one run each: a change between the cells.
-    write_text(dir / "plan.yaml",
-               fmt::format("name: signals\n{}scale: 1\nclients: [1]\nduration: 2\nrepeats: 1\n"
-                           "hz: 100\nwarmup: 0\ncheckpoint: false\nvariants:\n"
-                           "  - name: a\n    settings: {{work_mem: 8MB, commit_delay: '10'}}\n"
-                           "  - name: b\n    settings: {{synchronous_commit: 'off'}}\n",
-                           scratch ? "" : "target: \"" + test_conninfo() + "\"\n"));
+    write_text(
+        dir / "plan.yaml",
+        fmt::format("name: signals\n{}scale: 1\nclients: [1]\nduration: 2\nrepeats: 1\n"
+                    "hz: 100\nwarmup: 0\ncheckpoint: false\npgbench_args: [-R, '{}']\nvariants:\n"
+                    "  - name: a\n    settings: {{work_mem: 8MB, commit_delay: '10'}}\n"
+                    "  - name: b\n    settings: {{synchronous_commit: 'off'}}\n",
+                    scratch ? "" : "target: \"" + test_conninfo() + "\"\n", kModestRate));
     argv = {pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(), "--data-dir", data};
   }
   return scratch ? without_pg_environment(argv) : argv;

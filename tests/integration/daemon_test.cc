@@ -287,7 +287,7 @@ TEST_F(DaemonTest, RoleWithoutPgMonitorGetsHintAndHiddenBackends) {
   const std::string dsn = "host=" + env("PGHOST") + " port=" + env("PGPORT") +
                           " user=pgwaitprof_unprivileged dbname=postgres";
   Daemon daemon("hidden", target_yaml("local", 100, "activity", dsn));
-  auto load = pgbench_load(daemon.dir, {"-c", "2", "-T", "4"});
+  auto load = pgbench_load(daemon.dir, {"-c", "2", "-R", kModestRate, "-T", "4"});
   EXPECT_TRUE(eventually(10s, [&] {
     return daemon.value("pgwaitprof_hidden_backends{target=\"local\"}").value_or(0) > 0;
   }));
@@ -308,7 +308,7 @@ TEST_F(DaemonTest, BadConfigIsRejectedWithFileLineColumn) {
 
 TEST_F(DaemonTest, PgWaitSamplingSourceFeedsTheSameMetrics) {
   Daemon daemon("waitsampling", target_yaml("local", 100, "pg_wait_sampling"));
-  auto load = pgbench_load(daemon.dir, {"-c", "2", "-T", "5"});
+  auto load = pgbench_load(daemon.dir, {"-c", "2", "-R", kModestRate, "-T", "5"});
   EXPECT_TRUE(eventually(10s, [&] {
     return daemon
                .value(

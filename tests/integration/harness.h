@@ -37,6 +37,14 @@ inline std::string test_conninfo() {
          " dbname=" + env("PGDATABASE");
 }
 
+// The rate (pgbench -R, transactions a second) of a test's load when its assertions need
+// transactions but not a saturated server: what the run does with the load (its report, its
+// cleanup, a signal in the middle), not how fast the server can go. deploy/test.sh runs three
+// lanes of tests side by side on two cores, and an unthrottled `pgbench -c 1` on a test cluster
+// takes a whole core from the other lanes for as long as it runs: 0.96 cores, against 0.19 at
+// 200 a second (the test cluster, 2026-12-06).
+inline constexpr const char* kModestRate = "200";
+
 inline void require_cluster() {
   if (env("PGHOST").empty() || env("PGWAITPROF_TEST_PGDATA").empty()) {
     FAIL() << "integration tests need the scratch cluster of deploy/test.sh (PGHOST, "

@@ -25,7 +25,7 @@ fs::path real_run(const fs::path& data, const std::string& label,
   std::vector<std::string> args = {"run",     test_conninfo(), "--no-daemon", "--hz",       "100",
                                    "--label", label,           "--data-dir",  data.string()};
   args.insert(args.end(), extra.begin(), extra.end());
-  args.insert(args.end(), {"--", "-c", "1", "-j", "1", "-T", "2"});
+  args.insert(args.end(), {"--", "-c", "1", "-j", "1", "-R", kModestRate, "-T", "2"});
   const auto before =
       fs::exists(data / "runs")
           ? std::distance(fs::directory_iterator(data / "runs"), fs::directory_iterator())
@@ -112,9 +112,27 @@ class HistoryTest : public ::testing::Test {
 TEST_F(HistoryTest, BriefRunsAndTheirScalingTable) {
   const auto data = temp_dir("history-brief");
   for (const char* clients : {"2", "1"}) {
-    auto run = pgwaitprof({"run", test_conninfo(), "--no-daemon", "--hz", "50", "--brief",
-                           "--label", fmt::format("brief-c{}", clients), "--tag", "set=brief",
-                           "--data-dir", data.string(), "--", "-c", clients, "-j", "1", "-T", "2"});
+    auto run = pgwaitprof({"run",
+                           test_conninfo(),
+                           "--no-daemon",
+                           "--hz",
+                           "50",
+                           "--brief",
+                           "--label",
+                           fmt::format("brief-c{}", clients),
+                           "--tag",
+                           "set=brief",
+                           "--data-dir",
+                           data.string(),
+                           "--",
+                           "-c",
+                           clients,
+                           "-j",
+                           "1",
+                           "-R",
+                           kModestRate,
+                           "-T",
+                           "2"});
     ASSERT_EQ(run.exit_code, 0) << run.output;
     EXPECT_EQ(run.output.find("progress:"), std::string::npos) << run.output;
     EXPECT_EQ(run.output.find("wait events:"), std::string::npos) << run.output;

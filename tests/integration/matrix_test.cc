@@ -27,6 +27,9 @@ std::filesystem::path only_subdirectory(const std::filesystem::path& parent) {
 std::string plan_yaml() {
   return "name: it\ntarget: \"" + test_conninfo() +
          "\"\nscale: 2\nclients: [1, 2]\nduration: 2\nrepeats: 2\nhz: 100\n"
+         "pgbench_args: [-R, '" +
+         kModestRate +
+         "']\n"
          "variants:\n  - name: sync-on\n    settings: {synchronous_commit: \"on\"}\n"
          "  - name: sync-off\n    settings: {synchronous_commit: \"off\"}\n";
 }
@@ -304,7 +307,7 @@ std::set<std::string> file_names(const std::filesystem::path& dir) {
 }
 
 TEST_F(DaemonRunTest, RunThroughTheDaemonWritesTheSameReportAsAForegroundRun) {
-  const std::vector<std::string> pgbench{"--", "-c", "2", "-T", "3"};
+  const std::vector<std::string> pgbench{"--", "-c", "2", "-R", kModestRate, "-T", "3"};
   std::vector<std::string> through{pgwaitprof_binary(), "run", test_conninfo(), "--data-dir",
                                    (dir_ / "data").string()};
   through.insert(through.end(), pgbench.begin(), pgbench.end());
@@ -347,7 +350,7 @@ TEST_F(DaemonRunTest, RunThroughTheDaemonWritesTheSameReportAsAForegroundRun) {
 TEST_F(DaemonRunTest, KeepTransactionLogIsHonouredThroughTheDaemon) {
   auto kept = engine::run_command({pgwaitprof_binary(), "run", test_conninfo(), "--data-dir",
                                    (dir_ / "data").string(), "--keep-transaction-log", "--", "-c",
-                                   "2", "-j", "2", "-T", "2"});
+                                   "2", "-j", "2", "-R", kModestRate, "-T", "2"});
   ASSERT_EQ(kept.exit_code, 0) << kept.output;
   EXPECT_NE(kept.output.find("by the daemon at"), std::string::npos) << kept.output;
   size_t logs = 0;
@@ -419,7 +422,8 @@ TEST_F(MatrixTest, TheFourthRepeatStatesItsRunToRunSpread) {
   const auto dir = temp_dir("matrix-run-to-run");
   write_text(dir / "plan.yaml", "name: rr\ntarget: \"" + test_conninfo() +
                                     "\"\nscale: 2\nclients: [1]\nduration: 2\nrepeats: 4\n"
-                                    "hz: 100\n");
+                                    "hz: 100\npgbench_args: [-R, '" +
+                                    kModestRate + "']\n");
   auto result = engine::run_command({pgwaitprof_binary(), "matrix", (dir / "plan.yaml").string(),
                                      "--data-dir", (dir / "data").string()});
   ASSERT_EQ(result.exit_code, 0) << result.output;

@@ -28,9 +28,10 @@ nlohmann::json report_under(const std::filesystem::path& data) {
 // Root without CAP_SYS_PTRACE may not read the server's memory (the server runs as postgres).
 TEST_F(OneLineWhyTest, AutosFallbackReasonIsWholeForAUserWithoutTheRight) {
   const auto data = temp_dir("why-fallback");
-  auto command = engine::run_command(
-      {"setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace", "--", pgwaitprof_binary(),
-       "run", test_conninfo(), "--data-dir", data.string(), "--", "-c", "1", "-T", "2"});
+  auto command =
+      engine::run_command({"setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace", "--",
+                           pgwaitprof_binary(), "run", test_conninfo(), "--data-dir", data.string(),
+                           "--", "-c", "1", "-R", kModestRate, "-T", "2"});
   ASSERT_EQ(command.exit_code, 0) << command.output;
   const auto report = report_under(data);
   ASSERT_FALSE(report.is_null());
@@ -43,9 +44,10 @@ TEST_F(OneLineWhyTest, AutosFallbackReasonIsWholeForAUserWithoutTheRight) {
 
 TEST_F(OneLineWhyTest, DebugLogsTheSamplingTicksAtMostTenLinesASecond) {
   const auto data = temp_dir("why-debug");
-  auto command = engine::run_command(
-      {pgwaitprof_binary(), "--log-level", "debug", "run", test_conninfo(), "--source", "activity",
-       "--hz", "200", "--brief", "--data-dir", data.string(), "--", "-c", "1", "-T", "3"});
+  auto command =
+      engine::run_command({pgwaitprof_binary(), "--log-level", "debug", "run", test_conninfo(),
+                           "--source", "activity", "--hz", "200", "--brief", "--data-dir",
+                           data.string(), "--", "-c", "1", "-R", kModestRate, "-T", "3"});
   ASSERT_EQ(command.exit_code, 0) << command.output;
   const std::regex tick(
       R"(tick target=\S+ source=activity backends=\d+ active=\d+ snapshot_ms=[0-9.]+ ticks=(\d+) missed_total=\d+)");

@@ -182,7 +182,7 @@ TEST_F(ResultsOriginTest, SharedHistoryAnswersAsTheLocalOneInEveryFormat) {
   for (const char* clients : {"1", "2"}) {
     auto run = pgwaitprof({"run", test_conninfo(), "--no-daemon", "--hz", "100", "--label",
                            fmt::format("same-c{}", clients), "--data-dir", data.string(), "--",
-                           "-c", clients, "-j", "1", "-T", "3"});
+                           "-c", clients, "-j", "1", "-R", kModestRate, "-T", "3"});
     ASSERT_EQ(run.exit_code, 0) << run.output;
   }
   auto backfilled = push(dsn, data, {"--backfill"});

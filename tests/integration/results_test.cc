@@ -187,7 +187,8 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
 
   const auto data = temp_dir("results-upload");
   auto run = pgwaitprof({"run", test_conninfo(), "--no-daemon", "--label", "uploaded", "--data-dir",
-                         data.string(), "--results-dsn", dsn, "--", "-c", "2", "-T", "3"});
+                         data.string(), "--results-dsn", dsn, "--", "-c", "2", "-R", kModestRate,
+                         "-T", "3"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("uploaded 1 run to the results database"), std::string::npos)
       << run.output;
@@ -209,7 +210,8 @@ TEST_F(ResultsTest, RunMadeWhileTheDatabaseIsMissingIsUploadedWhenItIsBack) {
   const auto dsn = database_dsn(database) + " password=sekrit-pw";
   const auto data = temp_dir("results-later");
   auto run = pgwaitprof({"run", test_conninfo(), "--no-daemon", "--label", "offline", "--data-dir",
-                         data.string(), "--results-dsn", dsn, "--", "-c", "1", "-T", "2"});
+                         data.string(), "--results-dsn", dsn, "--", "-c", "1", "-R", kModestRate,
+                         "-T", "2"});
   ASSERT_EQ(run.exit_code, 0) << run.output;  // the run does not fail
   EXPECT_NE(run.output.find("1 run queued in"), std::string::npos) << run.output;
   EXPECT_EQ(run.output.find("sekrit-pw"), std::string::npos) << run.output;

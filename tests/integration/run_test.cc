@@ -35,7 +35,7 @@ TEST_F(RunTest, CompletedRunWritesEveryFileWithConsistentTotals) {
   const auto data = temp_dir("run-complete");
   auto run = pgwaitprof_run(
       data, {test_conninfo(), "--source", "activity", "--hz", "200", "--label", "it"},
-      {"-c", "2", "-j", "1", "-T", "4"});
+      {"-c", "2", "-j", "1", "-R", kModestRate, "-T", "4"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const char* file : {"report.json", "report.txt", "report.md", "profile.csv", "timeline.csv",
                            "waits.folded", "report.html", "pgbench.log"}) {
@@ -128,7 +128,7 @@ TEST_F(RunTest, AbortedClientsFailTheRun) {
 TEST_F(RunTest, InterruptedRunWritesAnInterruptedReport) {
   const auto data = temp_dir("run-interrupted");
   ChildProcess run({pgwaitprof_binary(), "run", test_conninfo(), "--source", "activity",
-                    "--data-dir", data.string(), "--", "-c", "2", "-T", "60"},
+                    "--data-dir", data.string(), "--", "-c", "2", "-R", kModestRate, "-T", "60"},
                    data / "out.log");
   ASSERT_TRUE(eventually(20s, [&] {
     return run.log().find("progress: 2.0 s") != std::string::npos;
@@ -151,7 +151,7 @@ TEST_F(RunTest, EveryBuiltInWorkloadRuns) {
     const auto data = temp_dir(std::string("run-workload-") + workload);
     auto run =
         pgwaitprof_run(data, {test_conninfo(), "--source", "activity", "--workload", workload},
-                       {"-c", "2", "-T", "2"});
+                       {"-c", "2", "-R", kModestRate, "-T", "2"});
     EXPECT_EQ(run.exit_code, 0) << workload << ": " << run.output;
     ASSERT_FALSE(run.report.is_null()) << workload;
     EXPECT_EQ(run.report["status"], "completed") << workload;
@@ -163,7 +163,7 @@ TEST_F(RunTest, EveryBuiltInWorkloadRuns) {
 TEST_F(RunTest, PgWaitSamplingSourceIsRecorded) {
   const auto data = temp_dir("run-wait-sampling");
   auto run = pgwaitprof_run(data, {test_conninfo(), "--source", "pg_wait_sampling"},
-                            {"-c", "2", "-T", "3"});
+                            {"-c", "2", "-R", kModestRate, "-T", "3"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.report["sampler"]["source"], "pg_wait_sampling");
   EXPECT_NEAR(run.report["sampler"]["period_s"].get<double>(), 0.01, 1e-9);
@@ -176,7 +176,7 @@ TEST_F(RunTest, PgWaitSamplingSourceIsRecorded) {
 TEST_F(RunTest, MemorySourceRunIsReported) {
   const auto data = temp_dir("run-memory");
   auto run = pgwaitprof_run(data, {test_conninfo(), "--source", "memory", "--hz", "1000"},
-                            {"-c", "2", "-T", "3"});
+                            {"-c", "2", "-R", kModestRate, "-T", "3"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.report["sampler"]["source"], "memory");
   const auto snapshots = run.report["profile"]["snapshots"].get<double>();
@@ -231,7 +231,7 @@ TEST_F(RunTest, PasswordsNeverAppearInOutputOrFiles) {
   const auto data = temp_dir("run-password");
   // Trust authentication ignores the password, so the run works and we can look for it.
   auto run = pgwaitprof_run(data, {test_conninfo() + " password=sekr1t-pw", "--source", "activity"},
-                            {"-c", "1", "-T", "2"});
+                            {"-c", "1", "-R", kModestRate, "-T", "2"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output.find("sekr1t-pw"), std::string::npos);
   for (const auto& entry : std::filesystem::directory_iterator(run.dir)) {

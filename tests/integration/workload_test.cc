@@ -24,7 +24,7 @@ bool has(const std::vector<std::string>& argv, const std::string& word) {
 TEST_F(WorkloadTest, SelectOnlyGivenToPgbenchRunsAloneAndNamesTheRun) {
   const auto data = temp_dir("workload-select-only");
   auto run = pgwaitprof_run(data, {test_conninfo(), "--source", "activity", "--brief"},
-                            {"-S", "-c", "2", "-T", "3"});
+                            {"-S", "-c", "2", "-R", kModestRate, "-T", "3"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const model::Run report = model::run_from_json(run.report);
   EXPECT_EQ(report.workload, "select-only");
@@ -44,7 +44,7 @@ TEST_F(WorkloadTest, TheUsersScriptFileIsTheWorkloadAndNamesTheRun) {
   const auto script = data / "one_select.sql";
   write_text(script, "SELECT 1;\n");
   auto run = pgwaitprof_run(data, {test_conninfo(), "--source", "activity", "--brief"},
-                            {"--file=" + script.string(), "-c", "2", "-T", "3"});
+                            {"--file=" + script.string(), "-c", "2", "-R", kModestRate, "-T", "3"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const model::Run report = model::run_from_json(run.report);
   EXPECT_EQ(report.workload, "file:one_select.sql");

@@ -36,13 +36,13 @@ class VersionMatrixTest : public MajorTest {
     return engine::run_command({base::find_executable("psql"), "-X", "-q", "-At", "-v",
                                 "ON_ERROR_STOP=1", "-c", sql, conninfo_});
   }
-  // `pgwaitprof run` of pgbench (2 clients, `seconds`) on this major's cluster; `during` is called
-  // once pgbench reported its first second.
+  // `pgwaitprof run` of pgbench (2 clients at a modest rate, `seconds`) on this major's cluster;
+  // `during` is called once pgbench reported its first second.
   template <typename During>
   RunResult profiled_run(const std::filesystem::path& data, int seconds, During during) const {
     ChildProcess run({pgwaitprof_binary(), "run", conninfo_, "--hz", "100", "--cpu-profile",
                       "--label", name("run"), "--data-dir", data.string(), "--", "-c", "2", "-j",
-                      "2", "-T", std::to_string(seconds)},
+                      "2", "-R", kModestRate, "-T", std::to_string(seconds)},
                      data.parent_path() / (data.filename().string() + ".log"));
     const bool started = eventually(20s, [&] {
       return run.log().find("progress: 1.0 s") != std::string::npos || !run.running();
@@ -223,8 +223,9 @@ TEST_P(VersionMatrixTest, DaemonServesMetricsOfEveryCollector) {
                                           "\"\n    hz: 50\n");
   ChildProcess daemon({pgwaitprof_binary(), "daemon", "-c", (dir / "pgwaitprof.yaml").string()},
                       dir / "daemon.log");
-  ChildProcess load({base::find_executable("pgbench"), "-n", "-c", "2", "-T", "3", conninfo_},
-                    dir / "pgbench.log");
+  ChildProcess load(
+      {base::find_executable("pgbench"), "-n", "-c", "2", "-R", kModestRate, "-T", "3", conninfo_},
+      dir / "pgbench.log");
   std::string exposition;
   const bool sampled = eventually(15s, [&] {
     exposition = scrape(port);
