@@ -59,6 +59,7 @@ void PgSession::cancel() {
 void PgSession::close() {
   cancel();
   connection_.reset();
+  prepared_.clear();
 }
 
 bool PgSession::connected() const {
@@ -258,7 +259,21 @@ asio::awaitable<std::optional<PgError>> PgSession::prepare(const std::string& na
     co_return connection_error("could not send prepare");
   }
   auto outcome = co_await finish_query();
+  if (!outcome.error) prepared_.insert(name);
   co_return outcome.error;
+}
+
+asio::awaitable<std::optional<PgError>> PgSession::ensure_prepared(const std::string& name,
+                                                                   const std::string& sql) {
+  if (prepared_.contains(name)) co_return std::nullopt;
+  auto error = co_await prepare(name, sql);
+  // 42P05 duplicate_prepared_statement: prepared by an attempt whose answer was cut short (a
+  // cancelled wait), so this connection has it.
+  if (error && error->sqlstate == "42P05") {
+    prepared_.insert(name);
+    error.reset();
+  }
+  co_return error;
 }
 
 asio::awaitable<PgOutcome> PgSession::execute_prepared(const std::string& name,

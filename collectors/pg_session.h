@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,11 @@ class PgSession {
   asio::awaitable<std::optional<PgError>> connect(const std::string& conninfo,
                                                   std::chrono::milliseconds timeout);
   asio::awaitable<std::optional<PgError>> prepare(const std::string& name, const std::string& sql);
+  // prepare() unless this connection has `name` already (each connection starts with none, and a
+  // reconnect with none again): a statement read several times a second is planned once a
+  // session, not at every reading.
+  asio::awaitable<std::optional<PgError>> ensure_prepared(const std::string& name,
+                                                          const std::string& sql);
   asio::awaitable<PgOutcome> execute_prepared(const std::string& name,
                                               const std::vector<std::string>& params = {});
   // execute_prepared() in two halves, so the caller can work while the server answers: send()
@@ -131,7 +137,8 @@ class PgSession {
   int assigned_fd_ = -1;
   uint64_t statements_ = 0;
   uint64_t queries_begun_ = 0;
-  bool waiting_idle_ = false;  // wait_closed() has a socket wait pending
+  std::set<std::string> prepared_;  // the statements prepared on this connection
+  bool waiting_idle_ = false;       // wait_closed() has a socket wait pending
   PQnoticeReceiver libpq_receiver_ = nullptr;
   std::optional<PgError> farewell_;  // the FATAL the server sent before it closed the session
 };

@@ -20,6 +20,8 @@ auto server_throughput_log() {
   return logger;
 }
 
+constexpr const char* kTransactionsStatement = "pgwaitprof_transactions";
+constexpr const char* kWithCallsStatement = "pgwaitprof_transactions_calls";
 constexpr const char* kTransactionsQuery =
     "SELECT sum(xact_commit + xact_rollback)::int8 FROM pg_stat_database";
 constexpr const char* kWithCallsQuery =
@@ -98,11 +100,17 @@ asio::awaitable<CollectResult> ServerThroughputCollector::collect(CollectContext
     (void)co_await session.execute("SELECT pg_stat_force_next_flush()");
   }
   // Chosen before co_await: GCC 12 miscompiles ?: in a co_await's arguments.
+  const std::string statement = with_calls_ ? kWithCallsStatement : kTransactionsStatement;
   const std::string query = with_calls_ ? kWithCallsQuery : kTransactionsQuery;
+  // Planned once a session, not at each of the dozen readings a second (0.10 ms a reading
+  // against 0.27 ms, pgbench -M prepared against -M extended, PostgreSQL 15, 2026-12-06).
+  auto prepared = co_await session.ensure_prepared(statement, query);
   // When the counters were read, not when the reading was due: the middle of the round trip
   // (on a busy host the query may wait for a CPU on either side).
   const auto sent = model::SteadyClock::now();
-  auto read = co_await session.execute(query);
+  // (No co_await inside ?:, which GCC 12 miscompiles: the result was destroyed twice.)
+  PgOutcome read{nullptr, prepared};
+  if (!prepared) read = co_await session.execute_prepared(statement);
   if (!read.ok()) {
     // pg_stat_statements dropped during the run: transactions only from now on.
     if (session.connected()) with_calls_ = false;

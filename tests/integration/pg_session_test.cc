@@ -45,6 +45,38 @@ TEST_F(PgSessionTest, QueriesParametersPreparedStatementsAndScripts) {
   });
 }
 
+// ensure_prepared() prepares a statement once a connection: the second call sends nothing (one
+// statement more on the session, not two); a statement prepared already by prepare() is taken as
+// it is; a new connection has none, so the same name is prepared again after a reconnect.
+TEST_F(PgSessionTest, EnsurePreparedPlansOnceAConnection) {
+  run_coroutine([&]() -> asio::awaitable<void> {
+    PgSession session(co_await asio::this_coro::executor);
+    EXPECT_FALSE(co_await session.connect(test_conninfo(), 5s));
+    const auto before = session.statements();
+    EXPECT_FALSE(co_await session.ensure_prepared("three", "SELECT 3"));
+    EXPECT_EQ(session.statements(), before + 1);
+    EXPECT_FALSE(co_await session.ensure_prepared("three", "SELECT 3"));
+    EXPECT_EQ(session.statements(), before + 1);
+    auto three = co_await session.execute_prepared("three");
+    EXPECT_EQ(collectors::cell(three.result.get(), 0, 0), "3");
+    EXPECT_FALSE(co_await session.prepare("four", "SELECT 4"));
+    EXPECT_FALSE(co_await session.ensure_prepared("four", "SELECT 4"));
+    // A bad statement is an error each time it is asked for, not a name taken.
+    const auto bad = co_await session.ensure_prepared("bad", "SELECT * FROM no_such_table");
+    EXPECT_TRUE(bad);
+    EXPECT_EQ(bad.value_or(collectors::PgError{}).sqlstate, "42P01");
+    EXPECT_TRUE(co_await session.ensure_prepared("bad", "SELECT * FROM no_such_table"));
+
+    EXPECT_FALSE(co_await session.connect(test_conninfo(), 5s));
+    const auto again = session.statements();
+    EXPECT_FALSE(co_await session.ensure_prepared("three", "SELECT 3"));
+    EXPECT_EQ(session.statements(), again + 1);
+    three = co_await session.execute_prepared("three");
+    EXPECT_TRUE(three.ok()) << three.error->message;
+    EXPECT_EQ(collectors::cell(three.result.get(), 0, 0), "3");
+  });
+}
+
 TEST_F(PgSessionTest, ServerErrorsAreValuesWithTheirSqlstate) {
   run_coroutine([&]() -> asio::awaitable<void> {
     PgSession session(co_await asio::this_coro::executor);
