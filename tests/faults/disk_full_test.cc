@@ -62,7 +62,10 @@ TEST_F(DiskFull, DaemonRunFailsWithTheReasonAndTheDaemonKeepsSampling) {
   FaultDaemon daemon("disk-full-daemon", "", test_conninfo(), 100, data);
   ASSERT_TRUE(daemon.up()) << daemon.process->log();
   const std::string request =
-      R"({"type":"run","target":"local","pgbench_args":["-c","1","-R","200","-T","2"]})"
+      nlohmann::json{{"type", "run"},
+                     {"target", "local"},
+                     {"pgbench_args", {"-c", "1", "-R", kModestRate, "-T", "2"}}}
+          .dump() +
       "\n";
   auto run_once = [&] {
     const int fd = connect_unix(daemon.socket());

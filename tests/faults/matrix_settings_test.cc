@@ -189,9 +189,11 @@ TEST_F(MatrixSettingsFaults, ResumeRunsWithTheOptionsTheMatrixWasStartedWith) {
   const std::string secret = "resume-Secr3t";
   write_text(dir / "plan.yaml",
              "name: resumed\nscale: 2\nclients: [1]\nduration: 6\nrepeats: 1\nhz: 100\n"
-             "warmup: 0\ncheckpoint: false\npgbench_args: [-R, '200']\nvariants:\n"
-             "  - name: a\n    settings: {work_mem: 8MB}\n"
-             "  - name: b\n    settings: {work_mem: 16MB}\n");
+             "warmup: 0\ncheckpoint: false\npgbench_args: [-R, '" +
+                 std::string(kModestRate) +
+                 "']\nvariants:\n"
+                 "  - name: a\n    settings: {work_mem: 8MB}\n"
+                 "  - name: b\n    settings: {work_mem: 16MB}\n");
   ChildProcess first({"/usr/bin/env", "PGWAITPROF_FAULT_HOLD=between-cells", pgwaitprof_binary(),
                       "matrix", (dir / "plan.yaml").string(), "--data-dir", (dir / "data").string(),
                       "--target", test_conninfo() + " password=" + secret, "--duration", "2"},
