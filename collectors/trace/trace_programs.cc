@@ -3,6 +3,7 @@
 #include "collectors/trace/trace_programs.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <fmt/format.h>
@@ -105,6 +106,33 @@ std::vector<int> online_cpus() {
   return cpu::parse_cpu_list(text);
 }
 
+// Whether a switch-in can read the clock its run queue stamped its enqueue with
+// (waits.bpf.c's runq_since_out): sched_info's stamp, and the path from a task to its queue's
+// clock through its CFS run queue (CONFIG_FAIR_GROUP_SCHED). Without it, on_wakeup ends the
+// blocked intervals. PGWAITPROF_FAULT_FAIL=trace-runq-clock (the fault tests): as on a kernel
+// without it.
+bool has_run_queue_clock() {
+  if (base::fault_fails("trace-runq-clock")) return false;
+  ::btf* kernel = btf__load_vmlinux_btf();
+  if (kernel == nullptr) return false;
+  const auto has = [kernel](const char* type, const char* member) {
+    const int id = btf__find_by_name_kind(kernel, type, BTF_KIND_STRUCT);
+    if (id < 0) return false;
+    const ::btf_type* found = btf__type_by_id(kernel, static_cast<__u32>(id));
+    const ::btf_member* members = btf_members(found);
+    for (int index = 0; index < btf_vlen(found); ++index) {
+      if (std::strcmp(btf__name_by_offset(kernel, members[index].name_off), member) == 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  const bool reachable = has("sched_info", "last_queued") && has("sched_entity", "cfs_rq") &&
+                         has("cfs_rq", "rq") && has("rq", "clock");
+  btf__free(kernel);
+  return reachable;
+}
+
 }  // namespace
 
 std::optional<VerifierRejection> verifier_rejection(std::string_view messages, size_t count) {
@@ -183,6 +211,9 @@ base::Expected<std::unique_ptr<TracePrograms>> TracePrograms::open(const TraceCo
       rodata->status_pointer = config.status_pointer;
       rodata->state_offset = config.state_offset;
       rodata->query_offset = config.query_offset;
+      programs->wakeups_traced_ = !has_run_queue_clock();
+      rodata->wakeups_traced = programs->wakeups_traced_ ? 1 : 0;
+      bpf_program__set_autoload(programs->skeleton_->progs.on_wakeup, programs->wakeups_traced_);
       // PGWAITPROF_FAULT_FAIL=trace-verifier (the fault tests): the switch program attached to
       // sched_wakeup, whose one argument leaves the switch's others out of the context, as on a
       // kernel whose sched_switch has no prev_state (before 5.18): the verifier refuses it.

@@ -100,6 +100,10 @@ class TracePrograms {
   // How many processes are tracked now.
   size_t tracked() const;
   int sample_hz() const { return sample_hz_; }
+  // Whether a program runs at every wake-up to end the blocked intervals (a kernel whose run
+  // queue's clock the switch program cannot reach) instead of the switch-in splitting them at
+  // the kernel's own enqueue stamp.
+  bool wakeups_traced() const { return wakeups_traced_; }
   // The switch program's own time per run where the kernel keeps BPF statistics
   // (kernel.bpf_stats_enabled), 0 where it does not.
   double switch_ns() const;
@@ -113,6 +117,7 @@ class TracePrograms {
   std::vector<int> perf_fds_;
   int sample_hz_ = 0;
   int cpus_ = 0;
+  bool wakeups_traced_ = false;
 };
 
 // The verifier's own words in libbpf's messages of a failed load: the program it rejected and

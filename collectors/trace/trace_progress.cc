@@ -7,9 +7,16 @@
 namespace pgwaitprof::collectors::trace {
 namespace {
 
-// The interval of `phase` in progress at the record, in ns (0 in another phase).
+// The interval of `phase` in progress at the record, in ns (0 in another phase). A blocked
+// process woken since (`woken`) has two: blocked up to its wake-up, and waiting for a CPU since.
 uint64_t in_progress(const trace_progress& task, uint32_t phase) {
-  return task.phase == phase && task.now > task.since ? task.now - task.since : 0;
+  const bool woken = task.phase == kTracePhaseBlocked && task.woken != 0;
+  if (phase == kTracePhaseRunnable && woken) {
+    return task.now > task.woken ? task.now - task.woken : 0;
+  }
+  if (task.phase != phase) return 0;
+  const uint64_t end = woken ? std::min(task.woken, task.now) : task.now;
+  return end > task.since ? end - task.since : 0;
 }
 
 struct Charged {
@@ -60,7 +67,8 @@ TraceTotals with_progress(TraceTotals totals, const std::vector<trace_progress>&
       auto& value = totals.values[task.key];
       totals.ended_blocked_ns.try_emplace(task.key, value.blocked_ns);
       value.blocked_ns += ns;
-    } else if (const auto queued = in_progress(task, kTracePhaseRunnable); queued > 0) {
+    }
+    if (const auto queued = in_progress(task, kTracePhaseRunnable); queued > 0) {
       totals.values[task.key].runq_ns += queued;
     }
   }
@@ -143,7 +151,7 @@ std::vector<int32_t> blocked_on_locks(const std::vector<trace_progress>& tasks) 
   static constexpr uint32_t kLockClass = 0x03000000u;  // PG_WAIT_LOCK, the same in every major
   std::vector<int32_t> pids;
   for (const auto& task : tasks) {
-    if (task.has_key && task.phase == kTracePhaseBlocked &&
+    if (task.has_key && task.phase == kTracePhaseBlocked && task.woken == 0 &&
         (task.key.wait_event_info & 0xff000000u) == kLockClass) {
       pids.push_back(static_cast<int32_t>(task.pid));
     }

@@ -12,8 +12,8 @@
 // to the same key with query id 0.
 #define TRACE_MAX_TRACKED 16384
 #define TRACE_MAX_KEYS 4096
-// The ring of exited processes' last records (waits.bpf.c's exits), in bytes: about 10,000
-// records of 104 bytes, read once a second (pgbench -C on 2 cores ends a few hundred backends a
+// The ring of exited processes' last records (waits.bpf.c's exits), in bytes: about 9,000
+// records of 112 bytes, read once a second (pgbench -C on 2 cores ends a few hundred backends a
 // second). A record that does not fit is counted (kTraceExitsLost).
 #define TRACE_EXIT_RING_BYTES (1u << 20)
 
@@ -80,6 +80,11 @@ struct trace_task {
   // (trace_progress), beside the kernel's own accounting of it.
   __u64 oncpu_ns;
   __u64 runq_ns;
+  // The kernel's own account of the process at its last switches: sched_info.run_delay as it
+  // left its CPU (its wait for a CPU since then is what the kernel adds to it: waits.bpf.c's
+  // runq_since_out) and se.sum_exec_runtime as it got one (its time on it is the growth).
+  __u64 delay_out;
+  __u64 sum_in;
   // The slots (the index of a key's values in the programs' totals) of the last key of each
   // kind it was charged to: on CPU, blocked or waiting for a CPU, sampled on a CPU. A process
   // charges the same few keys switch after switch, and a key compared here costs less than one
@@ -95,6 +100,7 @@ struct trace_task {
 struct trace_progress {
   __u64 now;       // when it was written (bpf_ktime_get_ns)
   __u64 since;     // when the phase began
+  __u64 woken;     // blocked, and woken since at this time, not on a CPU yet (0 otherwise)
   __u64 oncpu_ns;  // charged to the process since it was tracked (trace_task)
   __u64 runq_ns;
   __u64 kernel_oncpu_ns;  // the kernel's: se.sum_exec_runtime

@@ -305,11 +305,12 @@ asio::awaitable<CollectResult> TraceSource::prepare(PgSession& session) {
   witness_ = {};
   client_type_ = attachment_.names->backend_type_code("B_BACKEND");
   warned_.fill(0);
-  description_ = fmt::format("postmaster={} tracked={} sample_hz={} layout={} wait={} status={}",
-                             attachment_.postmaster, programs_->tracked(), programs_->sample_hz(),
-                             attachment_.layout->version,
-                             config->wait_offset == 0 ? "my_wait_event_info" : "MyProc",
-                             config->status_pointer != 0 ? "MyBEEntry" : "none");
+  description_ = fmt::format(
+      "postmaster={} tracked={} sample_hz={} layout={} wait={} status={} woken={}",
+      attachment_.postmaster, programs_->tracked(), programs_->sample_hz(),
+      attachment_.layout->version, config->wait_offset == 0 ? "my_wait_event_info" : "MyProc",
+      config->status_pointer != 0 ? "MyBEEntry" : "none",
+      programs_->wakeups_traced() ? "sched_wakeup" : "enqueue-stamp");
   co_return std::nullopt;
 }
 

@@ -14,12 +14,25 @@ typedef __u64 u64;
 typedef __s32 pid_t;
 typedef _Bool bool;
 
+// The run queue's clock (rq_clock), which stamps sched_info.last_queued; reached from a task
+// through its CFS run queue (CONFIG_FAIR_GROUP_SCHED: the per-CPU `runqueues` itself is no
+// symbol a program can name on a kernel without CONFIG_KALLSYMS_ALL).
+struct rq {
+  u64 clock;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq {
+  struct rq* rq;
+} __attribute__((preserve_access_index));
+
 struct sched_entity {
   u64 sum_exec_runtime;
+  struct cfs_rq* cfs_rq;
 } __attribute__((preserve_access_index));
 
 struct sched_info {
   unsigned long long run_delay;
+  unsigned long long last_queued;
 } __attribute__((preserve_access_index));
 
 struct bpf_local_storage;

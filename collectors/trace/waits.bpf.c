@@ -8,7 +8,10 @@
 // change the interval of the phase it leaves is charged, in this CPU's slot of a per-CPU hash, to
 // the key read from the process's own memory as it left its CPU: backend type, state,
 // wait_event_info and query id. A blocked interval ended by a wake-up is one wait, with its length
-// in a log-linear histogram; the run-queue time after it stays on the same key. On-CPU time is
+// in a log-linear histogram; the run-queue time after it stays on the same key. The wake-up is
+// not traced: the kernel stamps a woken process's enqueue (sched_info), and its switch-in splits
+// the interval there (runq_since_out), so no program runs at the machine's wake-ups; each stretch
+// on a CPU and each wait for one is as long as the kernel itself counts it. On-CPU time is
 // charged exactly to (backend type, state, query id) as the process leaves its CPU; user space
 // spreads it over wait events by the samples a perf-event program takes of the process on its
 // CPU, those of its backend type and query id whatever their state (trace_source.cc). Nothing is
@@ -38,6 +41,11 @@ const volatile __u64 backend_type_at = 0;   // &MyBackendType
 const volatile __u64 status_pointer = 0;    // &MyBEEntry, 0 when the binary does not export it
 const volatile __u64 state_offset = 0;      // PgBackendStatus.st_state
 const volatile __u64 query_offset = ~0ull;  // PgBackendStatus.st_query_id, ~0 before 14
+// Whether on_wakeup is attached to end blocked intervals (a kernel whose run queue's clock no
+// program can reach, trace_programs.cc); otherwise a switch-in splits the interval since the
+// switch-out at the wake-up the kernel itself stamped (runq_since_out), and no program runs at
+// a wake-up.
+const volatile __u32 wakeups_traced = 0;
 
 // Which of a process's recent slots (trace_task.recent) a charge uses.
 enum recent { kRecentOnCpu = 0, kRecentWait, kRecentSample };
@@ -256,10 +264,9 @@ static __always_inline void charge_on_cpu(struct trace_task* task, struct trace_
   if (value) value->oncpu_ns += ns;
 }
 
-// The phase the task leaves, charged up to `now`; `woken`: a wake-up ends a blocked phase.
-static __always_inline void close_phase(struct trace_task* task, __u64 now, int woken) {
-  if (!task->has_key || task->phase == kUnknown || now < task->since) return;
-  __u64 ns = now - task->since;
+// The phase the task leaves, `ns` long; `woken`: a wake-up ends a blocked phase.
+static __always_inline void charge_phase(struct trace_task* task, __u64 ns, int woken) {
+  if (!task->has_key || task->phase == kUnknown) return;
   struct trace_key key = task->key;
   if (task->phase == kOnCpu) {
     charge_on_cpu(task, key, ns);
@@ -284,12 +291,46 @@ static __always_inline void close_phase(struct trace_task* task, __u64 now, int 
   if (woken) count(kTraceWakeups);
 }
 
+// The phase the task leaves, charged up to `now` (bpf_ktime_get_ns).
+static __always_inline void close_phase(struct trace_task* task, __u64 now, int woken) {
+  if (now >= task->since) charge_phase(task, now - task->since, woken);
+}
+
+// How long `p` has waited for a CPU since it last left one, as the kernel's sched_info counts
+// it (the same figures /proc/<pid>/schedstat's run_delay sums): the waits that have ended
+// (run_delay's growth since the switch-out: a process moved between queues while it waited) and
+// the one in progress, from its enqueue (last_queued) to its run queue's clock. At a switch-in
+// the clock is this CPU's, just updated by the scheduler, and the sum is exactly what the kernel
+// adds to run_delay right after the tracepoint; read of another CPU's queue (dump_tasks) it may be
+// a tick old, which counts the wait short.
+static __always_inline __u64 runq_since_out(struct task_struct* p, struct trace_task* task) {
+  __u64 delay = p->sched_info.run_delay;
+  __u64 queued = p->sched_info.last_queued;
+  __u64 ns = delay > task->delay_out ? delay - task->delay_out : 0;
+  if (queued) {
+    struct cfs_rq* cfs = p->se.cfs_rq;
+    struct rq* rq = cfs ? cfs->rq : 0;
+    __u64 clock = rq ? rq->clock : 0;
+    if (clock > queued) ns += clock - queued;
+  }
+  return ns;
+}
+
 // `p`'s record: its phase and key, the time charged to it and the kernel's own account of it.
 static __always_inline void fill_record(struct task_struct* p, struct trace_task* task,
                                         struct trace_progress* record) {
   __builtin_memset(record, 0, sizeof(*record));
   record->now = bpf_ktime_get_ns();
   record->since = task->since;
+  if (task->phase == kBlocked && !wakeups_traced) {
+    // Woken and waiting for a CPU (the kernel has queued it since): the wait for the CPU is
+    // charged when it runs; until then the record says since when.
+    __u64 queued = runq_since_out(p, task);
+    if (queued) {
+      __u64 at = record->now > queued ? record->now - queued : 0;
+      record->woken = at > task->since ? at : task->since;
+    }
+  }
   record->oncpu_ns = task->oncpu_ns;
   record->runq_ns = task->runq_ns;
   record->kernel_oncpu_ns = p->se.sum_exec_runtime;
@@ -323,8 +364,18 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
       task->key.flags = key.flags;
       task->has_key = 1;
     }
-    close_phase(task, now, 0);
+    if (task->phase == kOnCpu && !wakeups_traced) {
+      // As long as the kernel counts it (se.sum_exec_runtime, brought up to date for `prev` by
+      // the scheduler before the tracepoint): where the scheduler's clock stood when it
+      // decided to switch, which after a waking process preempted this one is the wake-up's
+      // time; from there on the kernel counts this process waiting for a CPU (below).
+      __u64 ran = prev->se.sum_exec_runtime;
+      charge_phase(task, ran > task->sum_in ? ran - task->sum_in : 0, 0);
+    } else {
+      close_phase(task, now, 0);
+    }
     task->since = now;
+    task->delay_out = prev->sched_info.run_delay;
     task->phase = (!preempt && prev_state != 0) ? kBlocked : kRunnable;
     task->has_key = read;
     // Asleep without a wait event, uninterruptibly (TASK_UNINTERRUPTIBLE): kernel I/O, a page
@@ -347,8 +398,21 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct* prev, struct task_stru
   if (next_task) {
     if (!task) now = bpf_ktime_get_ns();
     count(kTraceSwitches);
-    if (next_task->phase != kOnCpu) close_phase(next_task, now, 0);
+    if (!wakeups_traced && (next_task->phase == kBlocked || next_task->phase == kRunnable)) {
+      // Its wait for this CPU as the kernel counts it (runq_since_out); a blocked process was
+      // woken where the kernel queued it: the interval before is its wait.
+      __u64 total = now > next_task->since ? now - next_task->since : 0;
+      __u64 queued = runq_since_out(next, next_task);
+      if (next_task->phase == kBlocked) {
+        charge_phase(next_task, total > queued ? total - queued : 0, 1);
+        next_task->phase = kRunnable;
+      }
+      charge_phase(next_task, queued, 0);
+    } else if (next_task->phase != kOnCpu) {
+      close_phase(next_task, now, 0);
+    }
     next_task->since = now;
+    next_task->sum_in = next->se.sum_exec_runtime;
     next_task->phase = kOnCpu;
   }
   return 0;
@@ -368,11 +432,10 @@ static __always_inline int woken(struct task_struct* p) {
   return 0;
 }
 
+// Loaded only with wakeups_traced. (A new process's first wake-up, sched_wakeup_new, ends no
+// phase: its first phase starts on its first CPU.)
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(on_wakeup, struct task_struct* p) { return woken(p); }
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(on_wakeup_new, struct task_struct* p) { return woken(p); }
 
 // A child starts with its parent's key: until its first read succeeds (its copy of the
 // parent's pages may not be mapped yet, and bpf_probe_read_user cannot fault them in), it is

@@ -20,8 +20,20 @@ using namespace std::chrono_literals;
 // The traced source's program names, as `bpftool prog show` lists them (dump_tasks: the task
 // iterator read at each read of the maps).
 inline const std::set<std::string>& traced_program_names() {
-  static const std::set<std::string> names{"on_switch", "on_wakeup", "on_wakeup_new", "on_fork",
-                                           "on_exec",   "on_sample", "dump_tasks"};
+  static const std::set<std::string> names{"on_switch", "on_fork", "on_exec", "on_sample",
+                                           "dump_tasks"};
+  return names;
+}
+
+// Every program of the traced source's object, the loaded ones and on_wakeup, which loads only
+// on a kernel whose run queue's clock the switch program cannot reach (or with
+// PGWAITPROF_FAULT_FAIL=trace-runq-clock): none may stay loaded.
+inline const std::set<std::string>& traced_object_program_names() {
+  static const std::set<std::string> names = [] {
+    auto all = traced_program_names();
+    all.insert("on_wakeup");
+    return all;
+  }();
   return names;
 }
 
@@ -108,7 +120,7 @@ inline std::vector<std::string> programs_left_after(uint32_t after_id, pid_t gon
     const auto held = programs_held_by_live_processes(gone);
     for (const auto& program : bpftool_list("prog")) {
       const auto id = program.value("id", 0u);
-      if (id > after_id && traced_program_names().contains(program.value("name", "")) &&
+      if (id > after_id && traced_object_program_names().contains(program.value("name", "")) &&
           !held.contains(id)) {
         left.push_back(program.dump());
       }

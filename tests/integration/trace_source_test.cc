@@ -53,16 +53,46 @@ class TraceSourceTest : public ::testing::Test {
   std::unique_ptr<TraceSource> attached() { return attached_trace_source(test_conninfo()); }
 };
 
-TEST_F(TraceSourceTest, TenSleepsAreTenPgSleepWaitsOf200Ms) {
-  auto source = attached();
-  ASSERT_TRUE(source->read(model::SteadyClock::now()));  // the baseline
+void expect_ten_sleeps(TraceSource& source) {
+  ASSERT_TRUE(source.read(model::SteadyClock::now()));  // the baseline
   std::string sleeps;
   for (int index = 0; index < 10; ++index) sleeps += "SELECT pg_sleep(0.2);";
   const auto result = psql(sleeps);
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  auto profile = source->read(model::SteadyClock::now());
+  auto profile = source.read(model::SteadyClock::now());
   ASSERT_TRUE(profile) << profile.error().message;
   expect_ten_sleeps_of_200ms(*profile, "pg15");
+}
+
+// The wake-ups are not traced: the switch-in ends each wait at the kernel's stamp of its enqueue.
+TEST_F(TraceSourceTest, TenSleepsAreTenPgSleepWaitsOf200Ms) {
+  auto source = attached();
+  EXPECT_NE(source->description().find("woken=enqueue-stamp"), std::string::npos)
+      << source->description();
+  expect_ten_sleeps(*source);
+}
+
+// A kernel whose run queue's clock the switch program cannot reach (no CONFIG_FAIR_GROUP_SCHED):
+// a program at every wake-up ends the waits instead, with the same waits and the same witness.
+TEST_F(TraceSourceTest, WithTheWakeUpsTracedInsteadTheSleepsAndTheSchedstatWitnessHoldAlike) {
+  ::setenv("PGWAITPROF_FAULT_FAIL", "trace-runq-clock", 1);
+  auto source = attached();
+  ::unsetenv("PGWAITPROF_FAULT_FAIL");
+  EXPECT_NE(source->description().find("woken=sched_wakeup"), std::string::npos)
+      << source->description();
+  expect_ten_sleeps(*source);
+  const pid_t postmaster = source->attachment().postmaster;
+  std::thread pgbench([&] {
+    const auto result = engine::run_command({base::find_executable("pgbench"), "-n", "-S", "-c",
+                                             "4", "-j", "2", "-T", "5", test_conninfo()});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+  });
+  std::this_thread::sleep_for(1500ms);
+  const auto pids = client_backends(postmaster);
+  ASSERT_EQ(pids.size(), 4u);
+  const auto witness = cpu_witness(*source, pids, [] { std::this_thread::sleep_for(2s); });
+  pgbench.join();
+  expect_schedstat_witness(witness, "pg15, wake-ups traced");
 }
 
 // Two statements taking turns in one pipeline: each query id gets its own three sleeps. The

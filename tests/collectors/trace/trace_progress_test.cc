@@ -97,6 +97,24 @@ TEST(TraceProgress, RunQueueTimeInProgressGoesToTheWaitItFollowsAndOnCpuTimeWait
   EXPECT_EQ(totals.values.at(key_of(kWalSync)).blocked_ns, 0u);
 }
 
+// A blocked process the kernel has woken (queued) and not yet run: its wait ends at the wake-up
+// (the programs charge it at its switch-in) and what follows is a wait for a CPU; it is no longer
+// blocked on its lock.
+TEST(TraceProgress, AWokenProcessNotYetOnACpuHasItsWaitEndedAtTheWakeUp) {
+  constexpr uint32_t kLockTuple = 0x03000003u;  // Lock | tuple
+  auto woken = task(6, kTracePhaseBlocked, 100 * kMs, 400 * kMs, kLockTuple);
+  woken.woken = 350 * kMs;
+  const auto blocked = task(8, kTracePhaseBlocked, 200 * kMs, 400 * kMs, kLockTuple);
+  const auto totals = with_progress(TraceTotals{}, {woken, blocked});
+  EXPECT_EQ(totals.values.at(key_of(kLockTuple)).blocked_ns, (250 + 200) * kMs);
+  EXPECT_EQ(totals.values.at(key_of(kLockTuple)).runq_ns, 50 * kMs);
+  EXPECT_EQ(totals.values.at(key_of(kLockTuple)).waits, 0u);
+  EXPECT_EQ(blocked_on_locks({woken, blocked}), std::vector<int32_t>{8});
+  const auto progress = clients_in_progress({woken, blocked}, kClient);
+  EXPECT_DOUBLE_EQ(progress.runqueue_s, 0.05);
+  EXPECT_DOUBLE_EQ(progress.on_cpu_s, 0);
+}
+
 TEST(TraceProgress, AProcessWhoseKeyWasNotReadIsChargedNothing) {
   auto unread = task(4, kTracePhaseBlocked, 0, 10 * kMs);
   unread.has_key = 0;
