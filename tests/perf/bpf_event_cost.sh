@@ -73,13 +73,15 @@ window_once() {  # $1: round, $2: label, $3: the pgwaitprof binary
     --source trace --hz 1000 >"$work/record.log" 2>&1 &
   record_pid=$!
   local ids=() waited
-  for waited in $(seq 100); do  # the programs loaded and attached (10 s at most)
+  # The programs loaded and attached (10 s at most): five (switch, fork, exec, sample, iterator),
+  # seven in builds before 2026-12-07 (two wake-up programs).
+  for waited in $(seq 100); do
     mapfile -t ids < <(program_ids "$record_pid")
-    [ "${#ids[@]}" -ge 7 ] && break
+    [ "${#ids[@]}" -ge 5 ] && break
     kill -0 "$record_pid" 2>/dev/null || break
     sleep 0.1
   done
-  if [ "${#ids[@]}" -lt 7 ]; then
+  if [ "${#ids[@]}" -lt 5 ]; then
     echo "bpf_event_cost.sh: error: the traced source of \"$3\" did not load:" >&2
     cat "$work/record.log" >&2
     exit 1
@@ -126,6 +128,20 @@ for (build, program), values in sorted(ns.items()):
     v = list(values.values())
     print(f"{build:8} {program:16} {statistics.median(v):8.0f} ({min(v)} to {max(v)})"
           f"{statistics.median(rate[(build, program)]):18.0f}")
+# The programs' CPU time a second, all of them together (ns per event times events a second):
+# a build without a program has its cost in no row of its own.
+cpu = {}
+for round_, build, program, per_event, per_s, _, _ in rows:
+    cpu.setdefault(build, {}).setdefault(int(round_), 0.0)
+    cpu[build][int(round_)] += int(per_event) * int(per_s) / 1e6
+for build, per_round in sorted(cpu.items()):
+    v = list(per_round.values())
+    print(f"{build:8} all programs: {statistics.median(v):.1f} ms of CPU a second, median"
+          f" ({min(v):.1f} to {max(v):.1f})")
+if "against" in cpu and "this" in cpu:
+    ratios = [cpu["against"][r] / cpu["this"][r] for r in cpu["against"] if cpu["this"].get(r)]
+    print(f"all programs against/this, median of the rounds {statistics.median(ratios):.2f}"
+          f" ({min(ratios):.2f} to {max(ratios):.2f})")
 programs = sorted({program for build, program in ns if build == "against"})
 if programs:
     print("program          against/this ns per event, median of the rounds (min to max)")

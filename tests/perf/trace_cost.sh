@@ -21,22 +21,35 @@
 # (interleaved_cost.py). This VM's speed drifts over minutes by more than the cost; within one
 # run, phases seconds apart see the same machine.
 #
+# --against BINARY (with --interleaved): another build's pgwaitprof traced too, as
+# configuration trace_against, in the same rounds beside this build's trace_1khz and the A/A
+# pair: two builds' costs side by side on the same machine in the same minutes (the floor and the
+# memory source are left out then).
+#
 #   tests/perf/trace_cost.sh [--rounds N] [--window SECONDS] [--interleaved SECONDS]
+#                            [--against BINARY]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
 binary=$build/daemon/pgwaitprof
-rounds=10 window=15 interleaved=0
+rounds=10 window=15 interleaved=0 against=""
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift ;;
     --window) window=$2; shift ;;
     --interleaved) interleaved=$2; shift ;;
+    --against) against=$2; shift ;;
     *) echo "trace_cost.sh: error: unknown argument \"$1\"" >&2; exit 2 ;;
   esac
   shift
 done
-[ -x "$binary" ] || { echo "trace_cost.sh: error: could not find \"$binary\"" >&2; exit 1; }
+for program in "$binary" ${against:+"$against"}; do
+  [ -x "$program" ] || { echo "trace_cost.sh: error: could not find \"$program\"" >&2; exit 1; }
+done
+if [ -n "$against" ] && [ "$interleaved" -eq 0 ]; then
+  echo "trace_cost.sh: error: --against needs --interleaved" >&2
+  exit 2
+fi
 [ "$(id -u)" -eq 0 ] || { echo "trace_cost.sh: error: the traced source needs root" >&2; exit 1; }
 
 cluster=$(mktemp -d /tmp/pgwaitprof-tracecost-XXXXXX)
@@ -62,9 +75,11 @@ start_helper() {  # $1: configuration; returns once it runs (a source: once it s
   case $1 in
     none_again) sleep 3600 & helper_pid=$! ;;
     floor_1khz) "$work/wakeup_floor" 1000 3600 >"$work/floor.log" 2>&1 & helper_pid=$! ;;
-    memory_1khz | trace_1khz)
-      "$binary" record --no-daemon --data-dir "$work/data" --duration 3600 \
-        --source "${1%_1khz}" --hz 1000 >"$work/record.log" 2>&1 &
+    memory_1khz | trace_1khz | trace_against)
+      local program=$binary source=${1%_1khz}
+      [ "$1" = trace_against ] && program=$against source=trace
+      "$program" record --no-daemon --data-dir "$work/data" --duration 3600 \
+        --source "$source" --hz 1000 >"$work/record.log" 2>&1 &
       helper_pid=$!
       local waited=0
       until grep -q "sampling target" "$work/record.log" 2>/dev/null; do
@@ -104,6 +119,10 @@ interleaved_once() {  # $1: round, $2: configuration
 if [ "$interleaved" -gt 0 ]; then
   echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -r); pgbench -S -M prepared -c 8 -j 2 -T $interleaved -P 1, on and off every 6 s, $rounds rounds"
   interleaved_configs=(none_again floor_1khz memory_1khz trace_1khz)
+  if [ -n "$against" ]; then
+    echo "# trace_1khz: $binary; trace_against: $against"
+    interleaved_configs=(none_again trace_1khz trace_against)
+  fi
   for round in $(seq "$rounds"); do
     for offset in $(seq 0 $((${#interleaved_configs[@]} - 1))); do
       interleaved_once "$round" \
