@@ -64,6 +64,29 @@ void expect_ten_sleeps(TraceSource& source) {
   expect_ten_sleeps_of_200ms(*profile, "pg15");
 }
 
+// The schedstat witness over a window of pgbench -S -c 4 running `seconds` (the window from 1.5 s
+// in to 1.5 s before its end).
+void expect_schedstat_witness_under_pgbench(TraceSource& source, int seconds,
+                                            const std::string& label) {
+  const pid_t postmaster = source.attachment().postmaster;
+  std::thread pgbench([&] {
+    const auto result =
+        engine::run_command({base::find_executable("pgbench"), "-n", "-S", "-c", "4", "-j", "2",
+                             "-T", std::to_string(seconds), test_conninfo()});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+  });
+  std::this_thread::sleep_for(1500ms);
+  const auto pids = client_backends(postmaster);
+  EXPECT_EQ(pids.size(), 4u);
+  if (pids.size() == 4) {
+    const auto witness = cpu_witness(source, pids, [seconds] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(seconds * 1000 - 3000));
+    });
+    expect_schedstat_witness(witness, label);
+  }
+  pgbench.join();
+}
+
 // The wake-ups are not traced: the switch-in ends each wait at the kernel's stamp of its enqueue.
 TEST_F(TraceSourceTest, TenSleepsAreTenPgSleepWaitsOf200Ms) {
   auto source = attached();
@@ -81,18 +104,7 @@ TEST_F(TraceSourceTest, WithTheWakeUpsTracedInsteadTheSleepsAndTheSchedstatWitne
   EXPECT_NE(source->description().find("woken=sched_wakeup"), std::string::npos)
       << source->description();
   expect_ten_sleeps(*source);
-  const pid_t postmaster = source->attachment().postmaster;
-  std::thread pgbench([&] {
-    const auto result = engine::run_command({base::find_executable("pgbench"), "-n", "-S", "-c",
-                                             "4", "-j", "2", "-T", "5", test_conninfo()});
-    EXPECT_EQ(result.exit_code, 0) << result.output;
-  });
-  std::this_thread::sleep_for(1500ms);
-  const auto pids = client_backends(postmaster);
-  ASSERT_EQ(pids.size(), 4u);
-  const auto witness = cpu_witness(*source, pids, [] { std::this_thread::sleep_for(2s); });
-  pgbench.join();
-  expect_schedstat_witness(witness, "pg15, wake-ups traced");
+  expect_schedstat_witness_under_pgbench(*source, 5, "pg15, wake-ups traced");
 }
 
 // Two statements taking turns in one pipeline: each query id gets its own three sleeps. The
@@ -274,19 +286,7 @@ TEST_F(TraceSourceTest, BlockingClientReadsAreTheKernelsVoluntarySwitchesOfPgben
 }
 
 TEST_F(TraceSourceTest, OnCpuAndRunQueueTimeOfClientBackendsIsTheKernelsSchedstat) {
-  auto source = attached();
-  const pid_t postmaster = source->attachment().postmaster;
-  std::thread pgbench([&] {
-    const auto result = engine::run_command({base::find_executable("pgbench"), "-n", "-S", "-c",
-                                             "4", "-j", "2", "-T", "6", test_conninfo()});
-    EXPECT_EQ(result.exit_code, 0) << result.output;
-  });
-  std::this_thread::sleep_for(1500ms);
-  const auto pids = client_backends(postmaster);
-  ASSERT_EQ(pids.size(), 4u);
-  const auto witness = cpu_witness(*source, pids, [] { std::this_thread::sleep_for(3s); });
-  pgbench.join();
-  expect_schedstat_witness(witness, "pg15");
+  expect_schedstat_witness_under_pgbench(*attached(), 6, "pg15");
 }
 
 // pgbench -C (a connection per transaction): most backends live less than a read, and each leaves
