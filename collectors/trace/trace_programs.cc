@@ -109,10 +109,8 @@ std::vector<int> online_cpus() {
 // Whether a switch-in can read the clock its run queue stamped its enqueue with
 // (waits.bpf.c's runq_since_out): sched_info's stamp, and the path from a task to its queue's
 // clock through its CFS run queue (CONFIG_FAIR_GROUP_SCHED). Without it, on_wakeup ends the
-// blocked intervals. PGWAITPROF_FAULT_FAIL=trace-runq-clock (the fault tests): as on a kernel
-// without it.
-bool has_run_queue_clock() {
-  if (base::fault_fails("trace-runq-clock")) return false;
+// blocked intervals.
+bool kernel_has_run_queue_clock() {
   ::btf* kernel = btf__load_vmlinux_btf();
   if (kernel == nullptr) return false;
   const auto has = [kernel](const char* type, const char* member) {
@@ -130,6 +128,15 @@ bool has_run_queue_clock() {
   const bool reachable = has("sched_info", "last_queued") && has("sched_entity", "cfs_rq") &&
                          has("cfs_rq", "rq") && has("rq", "clock");
   btf__free(kernel);
+  return reachable;
+}
+
+// PGWAITPROF_FAULT_FAIL=trace-runq-clock (the fault tests): as on a kernel without it.
+// The running kernel's answer, looked up once a process (its BTF, a few MB, is parsed each
+// time): a daemon opens the programs once per traced target and again at each restart.
+bool has_run_queue_clock() {
+  if (base::fault_fails("trace-runq-clock")) return false;
+  static const bool reachable = kernel_has_run_queue_clock();
   return reachable;
 }
 
