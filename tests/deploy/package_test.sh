@@ -20,6 +20,8 @@ set -euo pipefail
 deb_dir=$1
 binary=$2
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/support/cluster_slot.sh
+source "$script_dir/../support/cluster_slot.sh"
 
 if ((EUID != 0)); then
   echo "package_test: skipped: installs a package, needs root"

@@ -12,6 +12,8 @@
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/support/cluster_slot.sh
+source "$script_dir/../support/cluster_slot.sh"
 source_dir=$(cd "$script_dir/../.." && pwd)
 examples=$source_dir/deploy/prometheus/remote-write
 pgwaitprof=${1:-${PGWAITPROF:-$source_dir/build/daemon/pgwaitprof}}
