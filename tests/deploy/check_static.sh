@@ -374,7 +374,7 @@ check "bash -n on the deploy scripts" bash -c 'for f; do bash -n "$f" || exit 1;
 # shellcheck disable=SC2016  # expanded by the inner shell
 check "sh -n on the maintainer scripts" sh -c 'for f; do sh -n "$f" || exit 1; done' _ "${maintainer_scripts[@]}"
 if command -v shellcheck >/dev/null; then
-  check "shellcheck on the deploy scripts" shellcheck "${scripts[@]}"
+  check "shellcheck on the deploy scripts" shellcheck -x "${scripts[@]}"
   check "shellcheck on the maintainer scripts (POSIX sh)" shellcheck -s sh "${maintainer_scripts[@]}"
 else
   skip "shellcheck on the deploy scripts" "shellcheck is not installed (Debian package shellcheck)"

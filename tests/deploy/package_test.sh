@@ -20,7 +20,7 @@ set -euo pipefail
 deb_dir=$1
 binary=$2
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=tests/support/cluster_slot.sh
+# shellcheck source=../support/cluster_slot.sh source-path=SCRIPTDIR
 source "$script_dir/../support/cluster_slot.sh"
 
 if ((EUID != 0)); then

@@ -12,7 +12,7 @@
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=tests/support/cluster_slot.sh
+# shellcheck source=../support/cluster_slot.sh source-path=SCRIPTDIR
 source "$script_dir/../support/cluster_slot.sh"
 source_dir=$(cd "$script_dir/../.." && pwd)
 examples=$source_dir/deploy/prometheus/remote-write

@@ -186,11 +186,13 @@ TEST_F(MetricsAbuse, AReconnectingFloodDoesNotKeepAScraperOut) {
     });
   }
   std::this_thread::sleep_for(1s);
-  // The target is a second for the program as shipped (release: median 0.14 s, max 0.33 s). The
-  // fault lane drives the sanitizer build (deploy/test.sh sets ASAN_OPTIONS for it), whose loop is
-  // several times slower beside CI's other lanes (median 0.51 s, max over 1 s; on 2026-12-05
-  // median 0.69 s and one scrape past 3 s beside the version matrix's lane): five seconds there.
-  const auto budget = std::getenv("ASAN_OPTIONS") != nullptr ? 5s : 1s;
+  // What is tested is that a flood does not keep a scraper out (before: nothing in 10 s), not
+  // how fast a scrape is: that is a figure, printed below. On a quiet machine the program as
+  // shipped answers within a second (median 0.14 s, max 0.33 s); the sanitizer build beside CI's
+  // other lanes took a median 0.51 s and once past 3 s, and the release build with seven
+  // processes runnable on the two CPUs of CI (2026-12-07) connected in no second twice (a SYN
+  // dropped by the full listen queue is sent again after 1 s, then 3 s). Five seconds for both.
+  const auto budget = 5s;
   std::vector<double> latencies;
   std::vector<double> connects;
   std::vector<std::string> failures;
@@ -277,11 +279,13 @@ TEST_F(MetricsAbuse, AFloodOfWrongPasswordsDoesNotKeepAKnownScraperWaiting) {
     });
   }
   std::this_thread::sleep_for(1s);
-  // The target is a second for the program as shipped (release: median 0.14 s, max 0.33 s). The
-  // fault lane drives the sanitizer build (deploy/test.sh sets ASAN_OPTIONS for it), whose loop is
-  // several times slower beside CI's other lanes (median 0.51 s, max over 1 s; on 2026-12-05
-  // median 0.69 s and one scrape past 3 s beside the version matrix's lane): five seconds there.
-  const auto budget = std::getenv("ASAN_OPTIONS") != nullptr ? 5s : 1s;
+  // What is tested is that a flood does not keep a scraper out (before: nothing in 10 s), not
+  // how fast a scrape is: that is a figure, printed below. On a quiet machine the program as
+  // shipped answers within a second (median 0.14 s, max 0.33 s); the sanitizer build beside CI's
+  // other lanes took a median 0.51 s and once past 3 s, and the release build with seven
+  // processes runnable on the two CPUs of CI (2026-12-07) connected in no second twice (a SYN
+  // dropped by the full listen queue is sent again after 1 s, then 3 s). Five seconds for both.
+  const auto budget = 5s;
   std::vector<double> latencies;
   std::vector<std::string> failures;
   for (int attempt = 0; attempt < 5; ++attempt) {

@@ -156,16 +156,24 @@ TEST_P(VersionMatrixTest, ProfiledRunMarksTheCheckpointAndShowsTopSql) {
 // (TPC-B) with a second pgbench beside it: 13 said "sampled CPU 0.52 AAS against the kernel's
 // 0.85 on a CPU: OUTSIDE" for the CPU backends spend inside waits; compared like with like
 // (backends sampled running, waiting or not, against on-CPU + run queue) there is no warning.
+// On 13 and 18, as the issue asks (15: MemorySourceTest's test of the same name): two pgbench
+// runs at full speed load both CPUs, which the other majors' runs beside it in the test command
+// do not need to repeat.
 TEST_P(VersionMatrixTest, KernelCheckRaisesNoWarningBesideASecondPgbench) {
+  if (GetParam() != 13 && GetParam() != 18) GTEST_SKIP() << "run on 13 and 18 only";
   const auto dir = temp_dir(name("busy"));
+  // Ended when the run has ended: a machine that is slow to start the run still has it beside.
   ChildProcess beside(
-      {base::find_executable("pgbench"), "-n", "-c", "2", "-j", "2", "-T", "12", conninfo_},
+      {base::find_executable("pgbench"), "-n", "-c", "2", "-j", "2", "-T", "60", conninfo_},
       dir / "beside.log");
   const auto command = engine::run_command({pgwaitprof_binary(), "run", conninfo_, "--source",
                                             "memory", "--data-dir", (dir / "data").string(), "--",
                                             "-c", "2", "-j", "2", "-T", "6"});
+  const bool beside_throughout = beside.running();
+  beside.signal(SIGTERM);
+  beside.wait(10s);
   ASSERT_EQ(command.exit_code, 0) << command.output;
-  EXPECT_TRUE(beside.running()) << "the second pgbench ended before the run did";
+  EXPECT_TRUE(beside_throughout) << "the second pgbench ended before the run did";
   nlohmann::json report;
   for (const auto& entry : std::filesystem::directory_iterator(dir / "data" / "runs")) {
     report = nlohmann::json::parse(read_text(entry.path() / "report.json"));
