@@ -14,6 +14,14 @@ base::Error refused(std::string_view what, std::string_view hint) {
   return base::Error{fmt::format("{}{}; {}", kMemoryRefused, what, hint)};
 }
 
+base::Error unreadable(const base::Error& error) {
+  return refused(error.message,
+                 error.message.find("Permission denied") != std::string::npos ||
+                         error.message.find("Operation not permitted") != std::string::npos
+                     ? kNeedRights
+                     : kUseActivity);
+}
+
 std::string missing_layout_message(int major) {
   return refused(fmt::format("PostgreSQL {} has no shared-memory layout in this build (13 to 19 "
                              "have)",

@@ -22,6 +22,10 @@ inline constexpr std::string_view kNeedRights =
 // "memory source refused: WHAT; HINT".
 base::Error refused(std::string_view what, std::string_view hint);
 
+// A failed read of the server's memory or of its /proc files, as a refusal: the rights' hint
+// when the kernel said no (EPERM, EACCES), else the activity source's.
+base::Error unreadable(const base::Error& error);
+
 // The major of a server_version_num without a layout in this build, as a refusal.
 std::string missing_layout_message(int major);
 

@@ -16,6 +16,7 @@
 
 #include "collectors/memory/backend_reader.h"
 #include "collectors/memory/memory_attach.h"
+#include "collectors/memory/memory_live_check.h"
 #include "collectors/memory/pg_layout.h"
 #include "collectors/memory/pg_names.h"
 #include "collectors/memory/remote_process.h"
