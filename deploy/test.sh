@@ -94,8 +94,8 @@ start_cluster() {
   "$root/deploy/scratch-cluster.sh" start "$cluster" >"$cluster_env"
   echo "test.sh: scratch cluster at $cluster"
 }
-# A stop-gap, not a fix: a test that fails in the lanes runs once more, and a second failure
-# still fails the suite (docs/security-and-reliability.md: what the retried tests showed).
+# A stop-gap, not a fix: a test that fails runs once more, and a second failure still fails the
+# suite (docs/security-and-reliability.md: what the retried tests showed).
 retry_once=(--repeat until-pass:2)
 
 cd "$build"
@@ -184,7 +184,7 @@ phase "version matrix done"
 # slow sampler fails twice).
 eval "$(cat "$cluster_env")"
 ctest --output-on-failure --timeout 600 -R "$rate" --repeat until-pass:2 || failed=1
-# The daemon with hundreds of targets runs once more when it fails, like the lanes' tests: on
+# The daemon with hundreds of targets runs once more when it fails, like the other tests: on
 # 2026-12-06 its SIGTERM-to-exit took 1.9 s in one run of four (the daemon's own stop 0.26 s of it;
 # the rest not yet explained), against its bound of 1.5 s.
 ctest --output-on-failure --timeout 600 --no-tests=error "${retry_once[@]}" -R "$many" || failed=1
