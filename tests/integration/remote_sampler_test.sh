@@ -89,8 +89,14 @@ sleep 0.5
 # 2. The channel cut mid-run.
 run_client cut --sampler-host "ssh://root@$srv_ip" -- -c 2 -T 7 -S &
 runner=$!
-for _ in $(seq 100); do [ -n "$(remote_pids)" ] && break; sleep 0.1; done
-sleep 2.5
+# Cut mid-run: 2 s after the run says its remote sampler started (the channel set up, the clocks
+# compared). (2.5 s after the remote sampler's process appeared was still inside the run's set-up
+# once on a loaded CI machine: the run failed, with no outage to mark.)
+for _ in $(seq 600); do
+  grep -q 'remote sampler started' "$work/cut.err" 2>/dev/null && break
+  sleep 0.1
+done
+sleep 2
 victim=$(remote_pids)
 ssh_client=$(pgrep -f -- "ssh -F $work/ssh_config .*$srv_ip" | head -1)
 if [ -z "$victim" ] || [ -z "$ssh_client" ]; then
