@@ -98,6 +98,10 @@ start_cluster() {
 # suite (docs/security-and-reliability.md: what the retried tests showed).
 retry_once=(--repeat until-pass:2)
 
+# The daemon with as many targets as the server allows (up to 300) and pgbench -C beside it loads
+# both cores: beside the other tests it starved the timed ones. It runs alone at the end.
+many='^ManyTargets\.'
+rate='^(DaemonTest\.(SamplesAt1000Hz|AtTheRateCap|MemorySourceSamplesAt10kHz)|MemorySourceTest\.ActivityOnABusyLocalServer)'
 cd "$build"
 if [ $sanitized_check -eq 1 ]; then
   # The sanitizer build's program for the tests that drive it, in two lanes on clusters of their
@@ -111,7 +115,7 @@ if [ $sanitized_check -eq 1 ]; then
   start_cluster
   (
     eval "$(cat "$faults_env")"
-    ctest --output-on-failure --timeout 600 "${retry_once[@]}" -L faults -E '^ManyTargets\.' 2>&1 |
+    ctest --output-on-failure --timeout 600 "${retry_once[@]}" -L faults -E "$many" 2>&1 |
       sed -u 's/^/[asan faults] /'
   ) &
   faults_pid=$!
@@ -119,7 +123,7 @@ if [ $sanitized_check -eq 1 ]; then
   eval "$(cat "$cluster_env")"
   ctest --output-on-failure --timeout 600 "${retry_once[@]}" --no-tests=error \
     -R '^(DaemonRunTest|DaemonTest|RunTest|CpuProfileTest)\.' \
-    -E '^DaemonTest\.(SamplesAt1000Hz|AtTheRateCap|MemorySourceSamplesAt10kHz)' 2>&1 |
+    -E "$rate" 2>&1 |
     sed -u 's/^/[asan] /' || failed=1
   wait "$faults_pid" || failed=1
   phase "sanitizer tests done"
@@ -132,10 +136,6 @@ if [ $# -gt 0 ]; then
   exit
 fi
 
-# The daemon with as many targets as the server allows (up to 300) and pgbench -C beside it loads
-# both cores: beside the other tests it starved the timed ones. It runs alone at the end.
-many='^ManyTargets\.'
-rate='^(DaemonTest\.(SamplesAt1000Hz|AtTheRateCap|MemorySourceSamplesAt10kHz)|MemorySourceTest\.ActivityOnABusyLocalServer)'
 # The clusters the tests share out: ctest gives each test that needs one a cluster of its own
 # (tests/support/cluster_slot.cc), so that as many such tests run side by side as there are
 # clusters, and a test starts as soon as any cluster is free.
@@ -146,12 +146,8 @@ resources='{"version": {"major": 1, "minor": 0}, "local": [{"cluster": ['
 separator=''
 for ((slot = 0; slot < cluster_count; slot++)); do
   start_cluster
-  (
-    eval "$(cat "$cluster_env")"
-    for name in PGHOST PGPORT PGUSER PGDATABASE PGWAITPROF_TEST_PGDATA PGWAITPROF_TEST_PGBIN; do
-      echo "$name=${!name}"
-    done
-  ) >"$PGWAITPROF_TEST_CLUSTERS/$slot.env"
+  # scratch-cluster.sh's one "export NAME=value ..." line, a NAME=value a line.
+  sed 's/^export //; s/ /\n/g' "$cluster_env" >"$PGWAITPROF_TEST_CLUSTERS/$slot.env"
   resources+="$separator{\"id\": \"$slot\", \"slots\": 1}"
   separator=', '
 done
