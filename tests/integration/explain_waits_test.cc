@@ -108,12 +108,34 @@ struct Blocker {
                 PQresultStatus(result.get()) == PGRES_TUPLES_OK)
         << PQerrorMessage(connection.get());
   }
-  // After `delay`, `lock` in a transaction, idle in it for `hold`, then commit (on the shared
-  // cluster, or the one `conninfo` names).
+  // Whether the run's pgbench has its `clients` sessions on the server, asked every 20 ms for
+  // at most 120 s. A delay counted from the test's start was not enough: with the machine busy
+  // (CI's other tests), the run took more than 8 s to start its pgbench, and a lock held from 2
+  // to 8 s after the test began was over before the load came.
+  bool await_pgbench(int clients) {
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    const auto query = "SELECT count(*) >= " + std::to_string(clients) +
+                       " FROM pg_stat_activity WHERE application_name = 'pgbench'";
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::unique_ptr<PGresult, decltype(&PQclear)> result(PQexec(connection.get(), query.c_str()),
+                                                           &PQclear);
+      if (PQresultStatus(result.get()) != PGRES_TUPLES_OK) {
+        ADD_FAILURE() << "blocker: " << PQerrorMessage(connection.get());
+        return false;
+      }
+      if (std::string(PQgetvalue(result.get(), 0, 0)) == "t") return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    ADD_FAILURE() << "blocker: pgbench's " << clients << " sessions did not come in 120 s";
+    return false;
+  }
+  // Once the run's pgbench has its 4 sessions and `delay` later, `lock` in a transaction, idle
+  // in it for `hold`, then commit (on the shared cluster, or the one `conninfo` names).
   Blocker(std::chrono::milliseconds delay, std::string lock, std::chrono::milliseconds hold,
           const std::string& conninfo = test_conninfo()) {
     connection.reset(PQconnectdb((conninfo + " application_name=blocker").c_str()));
     thread = std::thread([this, delay, lock, hold] {
+      if (!await_pgbench(4)) return;
       std::this_thread::sleep_for(delay);
       exec("BEGIN");
       exec(lock);
@@ -135,7 +157,7 @@ TEST_F(ExplainWaitsTest, ATableLockStallNamesItsBlockerAndObject) {
   const auto data = temp_dir("lock-table");
   RunResult run;
   {
-    Blocker blocker(2500ms, "LOCK TABLE pgbench_accounts", 3000ms);
+    Blocker blocker(2000ms, "LOCK TABLE pgbench_accounts", 3000ms);
     run = pgwaitprof_run(data, {test_conninfo()}, {"-c", "4", "-j", "2", "-T", "9"});
   }
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -156,7 +178,7 @@ TEST_F(ExplainWaitsTest, ARowLockOfAnIdleTransactionNamesItsBlocker) {
   const auto data = temp_dir("lock-row");
   RunResult run;
   {
-    Blocker blocker(2500ms, "UPDATE pgbench_branches SET bbalance = bbalance WHERE bid = 1",
+    Blocker blocker(2000ms, "UPDATE pgbench_branches SET bbalance = bbalance WHERE bid = 1",
                     3000ms);
     run = pgwaitprof_run(data, {test_conninfo()}, {"-c", "4", "-j", "2", "-T", "9"});
   }
@@ -182,7 +204,7 @@ TEST_F(ExplainWaitsTest, AStallOverMostOfTheRunIsFoundWithItsBlocker) {
   OwnCluster cluster(data);
   RunResult run;
   {
-    Blocker blocker(2000ms, "LOCK TABLE pgbench_branches", 6000ms, cluster.conninfo);
+    Blocker blocker(1000ms, "LOCK TABLE pgbench_branches", 6000ms, cluster.conninfo);
     run = pgwaitprof_run(data / "run", {cluster.conninfo}, {"-c", "4", "-j", "2", "-T", "9"});
   }
   ASSERT_EQ(run.exit_code, 0) << run.output;
