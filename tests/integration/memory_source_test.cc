@@ -259,9 +259,7 @@ TEST_F(MemorySourceTest, TheKernelCheckRaisesNoWarningBesideASecondPgbench) {
       dir / "beside.log");
   auto run = pgwaitprof_run(dir, {test_conninfo(), "--source", "memory"},
                             {"-c", "2", "-j", "2", "-T", "8"});
-  const bool beside_throughout = beside.running();
-  beside.signal(SIGTERM);
-  beside.wait(10s);
+  const bool beside_throughout = beside.end();
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_TRUE(beside_throughout) << "the second pgbench ended before the run did";
   const auto& check = run.report["summary"]["kernel_check"];

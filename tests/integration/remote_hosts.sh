@@ -12,8 +12,23 @@ bin=$(readlink -f "$1")
 command -v /usr/sbin/sshd >/dev/null || { echo "SKIP: no sshd (deploy/install-deps.sh)"; exit 77; }
 pgbin=/usr/lib/postgresql/15/bin
 tag=$$
+# What an earlier test left when it was killed before its EXIT trap ran (ctest's timeout kills
+# with SIGKILL): the namespaces of a tag whose shell is gone, with every process in them (its
+# server, its sshds), and the directories that such a shell named its own. A tag whose pid is
+# alive again (another process now) is left alone.
+for stale in $(ip netns list 2>/dev/null | awk '$1 ~ /^pgwp-(srv|cli)-[0-9]+$/ {print $1}'); do
+  kill -0 "${stale##*-}" 2>/dev/null && continue
+  for pid in $(ip netns pids "$stale" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+  ip netns del "$stale" 2>/dev/null
+done
+for stale in /tmp/pgwp-remote.*/owner; do
+  [ -f "$stale" ] || continue
+  owner=$(cat "$stale")
+  [[ $owner =~ ^[0-9]+$ ]] && ! kill -0 "$owner" 2>/dev/null && rm -rf "$(dirname "$stale")"
+done
 work=$(mktemp -d /tmp/pgwp-remote.XXXXXX)
 chmod 755 "$work"
+echo "$tag" >"$work/owner"
 srv=pgwp-srv-$tag cli=pgwp-cli-$tag
 srv_ip=10.201.$((tag % 200)).2 cli_ip=10.201.$((tag % 200)).1
 secret="pw-$tag-secret"

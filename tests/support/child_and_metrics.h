@@ -69,6 +69,13 @@ class ChildProcess {
     return true;
   }
   void signal(int number) { ::kill(pid_, number); }
+  // Ends it (SIGTERM, then up to 10 s): whether it still ran when asked to end.
+  bool end() {
+    const bool was_running = running();
+    signal(SIGTERM);
+    wait(std::chrono::seconds(10));
+    return was_running;
+  }
   // The exit code, or nullopt when it still runs after `timeout`.
   std::optional<int> wait(std::chrono::steady_clock::duration timeout = std::chrono::minutes(5)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -169,9 +169,7 @@ TEST_P(VersionMatrixTest, KernelCheckRaisesNoWarningBesideASecondPgbench) {
   const auto command = engine::run_command({pgwaitprof_binary(), "run", conninfo_, "--source",
                                             "memory", "--data-dir", (dir / "data").string(), "--",
                                             "-c", "2", "-j", "2", "-T", "6"});
-  const bool beside_throughout = beside.running();
-  beside.signal(SIGTERM);
-  beside.wait(10s);
+  const bool beside_throughout = beside.end();
   ASSERT_EQ(command.exit_code, 0) << command.output;
   EXPECT_TRUE(beside_throughout) << "the second pgbench ended before the run did";
   nlohmann::json report;
