@@ -1,11 +1,13 @@
-// What the steps of one run (run_engine.cc) carry from step to step, and the steps after the
-// load that conclude it (run_conclusion.cc); their pure parts are in run_steps.h.
+// What the steps of one run (run_engine.cc) carry from step to step, the steps before the load
+// that prepare it (run_preparation.cc) and those after it that conclude it (run_conclusion.cc);
+// their pure parts are in run_steps.h.
 #pragma once
 
 #include <asio/awaitable.hpp>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "base/expected.h"
 #include "base/run_control.h"
@@ -50,6 +52,22 @@ struct RunState {
   // The server's transactions over the run (server-side throughput).
   model::RunRecorder::ServerTotals server_totals;
 };
+
+// Step 3: pgbench's tables, created when missing (pgbench -i, interruptible).
+asio::awaitable<base::Status> ensure_pgbench_tables(RunState& state, base::RunControl& control);
+// Whether the server can read files pgwaitprof's host has: the sampler's --local, or (auto)
+// whether the server runs on this host.
+asio::awaitable<bool> server_shares_our_files(RunState& state,
+                                              const collectors::TargetSampler& sampler);
+// Step 4: the workload's set-up in the target, its script in the run directory, the command.
+asio::awaitable<base::Status> prepare_workload(RunState& state);
+// Step 4 for sysbench, a command or a recording window: the command line (none for a window),
+// and sysbench's set-up step.
+asio::awaitable<base::Status> prepare_other_loadgen(RunState& state, base::RunControl& control);
+// A step of sysbench's before or after the sampled run (prepare, cleanup), not sampled; its
+// output goes to the run's log.
+asio::awaitable<base::Status> run_sysbench_step(RunState& state, base::RunControl& control,
+                                                std::string_view step);
 
 // Step 6b: latency percentiles from pgbench's per-transaction log.
 void read_transaction_log(RunState& state, model::RunRecorder& recorder,
