@@ -172,7 +172,6 @@ TEST(ManyTargets, MemorySourceForAllBoundedDescriptorsUnderChurnAndAPromptStop) 
   EXPECT_EQ(code, 0) << log.substr(0, 20000);
   EXPECT_LE(stop_time, 1500ms) << log.substr(log.size() > 5000 ? log.size() - 5000 : 0);
   cluster.stop();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

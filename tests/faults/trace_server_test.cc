@@ -140,7 +140,6 @@ TEST_F(TraceServerFaults, ARestartedServersNewPostmasterIsFollowed) {
       << "the programs were not loaded again for the new postmaster";
   EXPECT_FALSE(any_left(watch.seen()));
   cluster.stop();  // before its directory goes: a server without one would run on
-  std::filesystem::remove_all(dir);
 }
 
 // pgbench -S -c 2 -t 2000 run while two windows trace the server: both see the same switches,
@@ -205,7 +204,6 @@ TEST_F(TraceServerFaults, TwoRunsTracingOneServerAtOnceCountTheSameWaits) {
   auto held = watch_first.seen();
   held.merge(watch_second.seen());
   EXPECT_FALSE(any_left(held));
-  std::filesystem::remove_all(dir);
 }
 
 // A number after `name=` in a log ("" when absent).
@@ -278,7 +276,6 @@ TEST_F(TraceServerFaults, AThousandBackendsAreAllTrackedWithinTheMapsBounds) {
   EXPECT_LT(peak_mib, bound_mib);
   EXPECT_FALSE(any_left(watch.seen()));
   cluster.stop();  // before its directory goes: a server without one would run on
-  std::filesystem::remove_all(dir);
 }
 
 // The server's processes' time on a CPU as the kernel counts it: every live one's schedstat

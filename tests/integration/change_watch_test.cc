@@ -151,7 +151,6 @@ TEST(ChangeWatch, TheDaemonReportsTheChangePointItsRunsBrought) {
   EXPECT_EQ(log.find("history=results"), std::string::npos) << log;
   daemon.signal(SIGTERM);
   EXPECT_EQ(daemon.wait(30s), 0) << daemon.log();
-  fs::remove_all(dir);
 }
 
 // A fleet's history is analysed where it is kept: the history is in the results database
@@ -184,7 +183,6 @@ TEST(ChangeWatch, TheDaemonReportsTheChangePointItsRunsBroughtToTheResultsDataba
   daemon.signal(SIGTERM);
   EXPECT_EQ(daemon.wait(30s), 0) << daemon.log();
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -23,12 +23,6 @@ class ContainersTest : public ::testing::Test {
   }
 };
 
-// A test's directory, removed after the cluster in it has stopped (declared before it).
-struct RemovedAtEnd {
-  std::filesystem::path dir;
-  ~RemovedAtEnd() { std::filesystem::remove_all(dir); }
-};
-
 // The sid root of deploy/sid-root.sh, "" when it has not been made.
 std::string sid_root() {
   const std::string chosen = env("PGWAITPROF_SID_ROOT");
@@ -43,8 +37,8 @@ std::string sid_root() {
 // client backends' CPU profile, and figures that add up (2 clients: active sessions sampled and
 // in the kernel's time, above 0 and below 2.5).
 void expect_sampled_as_local(const OwnCluster& cluster, const std::string& name) {
-  const RemovedAtEnd data{temp_dir(name)};
-  auto run = pgwaitprof_run(data.dir, {cluster.conninfo, "--cpu-profile", "--source", "memory"},
+  const auto data = temp_dir(name);
+  auto run = pgwaitprof_run(data, {cluster.conninfo, "--cpu-profile", "--source", "memory"},
                             {"-S", "-c", "2", "-j", "2", "-T", "5"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto& sampler = run.report["sampler"];
@@ -80,8 +74,8 @@ void expect_sampled_as_local(const OwnCluster& cluster, const std::string& name)
 }
 
 TEST_F(ContainersTest, AServerInItsOwnPidNamespaceIsSampledFromMemoryWithTheKernelView) {
-  const RemovedAtEnd dir{temp_dir("pid-namespace")};
-  OwnCluster cluster(dir.dir, std::nullopt, "pid");
+  const auto dir = temp_dir("pid-namespace");
+  OwnCluster cluster(dir, std::nullopt, "pid");
   // Its pids are its namespace's: the postmaster is the namespace's second process (after
   // runuser), as postmaster.pid says.
   const auto lock = read_text(std::filesystem::path(cluster.data) / "postmaster.pid");
@@ -90,8 +84,8 @@ TEST_F(ContainersTest, AServerInItsOwnPidNamespaceIsSampledFromMemoryWithTheKern
 }
 
 TEST_F(ContainersTest, AServerInAChrootIsSampledFromMemoryWithTheKernelView) {
-  const RemovedAtEnd dir{temp_dir("chroot")};
-  OwnCluster cluster(dir.dir, std::nullopt, "chroot");
+  const auto dir = temp_dir("chroot");
+  OwnCluster cluster(dir, std::nullopt, "chroot");
   const auto directory =
       engine::run_command({base::find_executable("psql"), "-X", "-At", "-c",
                            "SELECT current_setting('data_directory')", cluster.conninfo});
@@ -109,15 +103,15 @@ TEST_F(ContainersTest, PostgreSQL19InASidRootIsSampledFromMemoryAndTraced) {
                     "(about four minutes, from Debian's mirror), or name one in "
                     "PGWAITPROF_SID_ROOT";
   }
-  const RemovedAtEnd dir{temp_dir("sid-root")};
-  OwnCluster cluster(dir.dir, std::nullopt, "root:" + root, "/usr/lib/postgresql/19/bin");
+  const auto dir = temp_dir("sid-root");
+  OwnCluster cluster(dir, std::nullopt, "root:" + root, "/usr/lib/postgresql/19/bin");
   const auto version = engine::run_command({base::find_executable("psql"), "-X", "-At", "-c",
                                             "SHOW server_version_num", cluster.conninfo});
   EXPECT_EQ(version.output.substr(0, 2), "19") << version.output;
   expect_sampled_as_local(cluster, "sid-root-run");
   // And traced (issue 48): the programs read the processes under their root as any server's.
-  const RemovedAtEnd traced{temp_dir("sid-root-trace")};
-  expect_traced_run(pgwaitprof_run(traced.dir, {cluster.conninfo, "--source", "trace"},
+  const auto traced = temp_dir("sid-root-trace");
+  expect_traced_run(pgwaitprof_run(traced, {cluster.conninfo, "--source", "trace"},
                                    {"-c", "2", "-j", "2", "-T", "3"}),
                     "pg19");
 }
@@ -127,10 +121,10 @@ TEST_F(ContainersTest, PostgreSQL19InASidRootIsSampledFromMemoryAndTraced) {
 // (/proc/<pid>/exe), the frames are named from it ("[postgres (deleted)+0x...]" before issue 47
 // item 12), and one line in the report says what happened and how to end it.
 TEST_F(ContainersTest, AServerWhoseBinaryWasDeletedIsSampledAndProfiledFromItsRunningCopy) {
-  const RemovedAtEnd dir{temp_dir("deleted-binary")};
+  const auto dir = temp_dir("deleted-binary");
   // A copy of Debian's 15 with its share directory at the same relative place (the server finds
   // it from its own path).
-  const auto tree = dir.dir / "usr";
+  const auto tree = dir / "usr";
   std::filesystem::create_directories(tree / "lib" / "postgresql");
   std::filesystem::create_directories(tree / "share" / "postgresql");
   for (const auto& [from, to] :
@@ -140,10 +134,10 @@ TEST_F(ContainersTest, AServerWhoseBinaryWasDeletedIsSampledAndProfiledFromItsRu
     ASSERT_EQ(copied.exit_code, 0) << copied.output;
   }
   const auto bin = tree / "lib" / "postgresql" / "15" / "bin";
-  OwnCluster cluster(dir.dir, std::nullopt, "", bin.string());
+  OwnCluster cluster(dir, std::nullopt, "", bin.string());
   ASSERT_TRUE(std::filesystem::remove(bin / "postgres"));
-  const RemovedAtEnd data{temp_dir("deleted-binary-run")};
-  auto run = pgwaitprof_run(data.dir, {cluster.conninfo, "--cpu-profile", "--source", "memory"},
+  const auto data = temp_dir("deleted-binary-run");
+  auto run = pgwaitprof_run(data, {cluster.conninfo, "--cpu-profile", "--source", "memory"},
                             {"-S", "-c", "2", "-j", "2", "-T", "3"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.report["sampler"]["source"], "memory") << run.report["sampler"].dump();
@@ -172,8 +166,7 @@ TEST_F(ContainersTest, AServerWhoseBinaryWasDeletedIsSampledAndProfiledFromItsRu
 // the other end of the Unix socket, has no pid in pgwaitprof's namespace. One line says so, where
 // auto's reason is, and where the memory source asked for by name is refused.
 TEST_F(ContainersTest, AServerInAPidNamespaceThisOneCannotSeeSaysSo) {
-  const RemovedAtEnd removed{temp_dir("unseen")};
-  const auto& dir = removed.dir;
+  const auto dir = temp_dir("unseen");
   const std::vector<std::string> unshare{"unshare", "--pid", "--fork", "--mount-proc", "--"};
   auto argv = unshare;
   argv.insert(argv.end(), {pgwaitprof_binary(), "run", test_conninfo(), "--data-dir",

@@ -232,7 +232,6 @@ TEST_F(HistoryTest, ThirtyRunsAreListedAndFiltered) {
   EXPECT_EQ(pruned.exit_code, 0) << pruned.output;
   EXPECT_NE(pruned.output.find("removed 27 runs"), std::string::npos) << pruned.output;
   EXPECT_EQ(runs_json(data, {}).size(), 2U);
-  fs::remove_all(data);
 }
 
 // A real history with a real step: 7 runs with synchronous_commit off, then 5 with it on.
@@ -343,7 +342,6 @@ TEST_F(HistoryTest, TrendNamesTheRunWhereSynchronousCommitWentOn) {
     EXPECT_TRUE(split["change_points"].empty()) << split.dump(2);  // each group one level
     EXPECT_EQ(split["more_runs_needed"].get<size_t>(), 11 - split["runs"].size());
   }
-  fs::remove_all(data);
 }
 
 }  // namespace

@@ -234,7 +234,6 @@ TEST_F(MemorySourceTest, ALocalServerReadFromMemoryPassesTheKernelCheck) {
   EXPECT_NE(text.find("sampler   memory, 100 Hz"), std::string::npos) << text;
   EXPECT_NE(text.find("check     client backends sampled running"), std::string::npos) << text;
   EXPECT_NE(text.find("kernel: on a CPU"), std::string::npos) << text;
-  std::filesystem::remove_all(dir);
 }
 
 // The kernel check's warnings of a run (the report's warnings naming the kernel's figures).
@@ -271,7 +270,6 @@ TEST_F(MemorySourceTest, TheKernelCheckRaisesNoWarningBesideASecondPgbench) {
   EXPECT_TRUE(kernel_warnings(run).empty()) << run.report["warnings"].dump();
   EXPECT_NE(read_text(run.dir / "report.txt").find("check     client backends sampled running"),
             std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 // Issue 47: pgbench -C (a connection per transaction): backends that come and go between two
@@ -291,7 +289,6 @@ TEST_F(MemorySourceTest, TheKernelCheckCountsBackendsThatExitBetweenReadings) {
   EXPECT_GT(check["exited_aas"].get<double>(), 0.05) << check.dump();
   EXPECT_TRUE(check["within"].get<bool>()) << check.dump();
   EXPECT_TRUE(kernel_warnings(run).empty()) << run.report["warnings"].dump();
-  std::filesystem::remove_all(dir);
 }
 
 // pg_stat_activity asked for by name on a busy local server (2 clients of pgbench -S on 2 cores,
@@ -332,7 +329,6 @@ TEST_F(MemorySourceTest, ActivityOnABusyLocalServerIsCheckedAgainstTheKernel) {
   const auto text = read_text(run.dir / "report.txt");
   EXPECT_NE(text.find("kernel: on a CPU"), std::string::npos) << text;
   EXPECT_NE(text.find(within ? ": within " : ": OUTSIDE "), std::string::npos) << text;
-  std::filesystem::remove_all(dir);
 }
 
 // With no kernel view (--local false stands for a server on another host) auto samples
@@ -352,7 +348,6 @@ TEST_F(MemorySourceTest, WithoutAKernelViewAutoSamplesActivityAndCallsItsCpuALow
   EXPECT_TRUE(lower_bound) << run.report["warnings"].dump();
   EXPECT_NE(read_text(run.dir / "report.txt").find("check     none (no kernel view"),
             std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 // Root without CAP_SYS_PTRACE is a user without the right to read another user's process (the
@@ -376,7 +371,6 @@ TEST_F(MemorySourceTest, AUserWithoutTheRightIsRefused) {
   }
   EXPECT_NE(report.find("\"failed\""), std::string::npos) << report;
   EXPECT_NE(report.find("memory source refused"), std::string::npos) << report;
-  std::filesystem::remove_all(dir);
 }
 
 // Where the user may not ask for real time or a higher priority (root without CAP_SYS_NICE),
@@ -390,7 +384,6 @@ TEST_F(MemorySourceTest, WithoutTheRightTheReaderRunsAtTheDefaultPriorityAndSays
                            "--hz", "1000", "--data-dir", dir.string(), "--", "-T", "1"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("scheduling=\"default priority\""), std::string::npos) << run.output;
-  std::filesystem::remove_all(dir);
 }
 
 // The client backends' waits by event, as suite_tvd.py counts them: active and idle in

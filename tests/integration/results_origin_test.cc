@@ -167,8 +167,6 @@ TEST_F(ResultsOriginTest, ForgedAndCopiedRunsNeverReplaceAnotherOriginsRun) {
   EXPECT_EQ(query(database, "SELECT origin_dir FROM pgwaitprof.runs"), owned.string());
   EXPECT_EQ(query(database, "SELECT count(*) FROM pgwaitprof.runs"), "1");
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-  fs::remove_all(owner);
-  fs::remove_all(other);
 }
 
 // `runs --format scaling` and `json` from the database showed CPU 0 %, no top waits, no
@@ -223,7 +221,6 @@ TEST_F(ResultsOriginTest, SharedHistoryAnswersAsTheLocalOneInEveryFormat) {
   query(database, "UPDATE pgwaitprof.runs SET summary = NULL, summary_version = 0");
   compare_every_format("summaries made again from the reports");
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-  fs::remove_all(data);
 }
 
 // pgwaitprof's own version (report schema 14) travels to the results database in the stored
@@ -260,7 +257,6 @@ TEST_F(ResultsOriginTest, PgwaitprofsVersionTravelsAndAnOldRowStillReads) {
         "UPDATE pgwaitprof.runs SET summary = summary - 'pgwaitprof_version', summary_version = 5");
   EXPECT_EQ(versions(), expected);
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-  fs::remove_all(data);
 }
 
 // `results push` beside `results push --backfill` uploaded 39 runs twice: the backfill asked the
@@ -298,7 +294,6 @@ TEST_F(ResultsOriginTest, PushBesideBackfillUploadsEachRunOnce) {
   EXPECT_EQ(query(database, "SELECT count(*) FROM pgwaitprof.runs"), std::to_string(kRuns));
   EXPECT_TRUE(fs::is_empty(data / "results-pending"));
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-  fs::remove_all(data);
 }
 
 }  // namespace

@@ -201,7 +201,6 @@ TEST_F(ResultsTest, UploadedRunMatchesItsReportFieldByField) {
   expect_commands_read_database(database, dir, report);
   expect_matrix_uploaded(database, data);
   expect_dashboard_queries_return_rows(database);
-  fs::remove_all(data);
 }
 
 TEST_F(ResultsTest, RunMadeWhileTheDatabaseIsMissingIsUploadedWhenItIsBack) {
@@ -230,7 +229,6 @@ TEST_F(ResultsTest, RunMadeWhileTheDatabaseIsMissingIsUploadedWhenItIsBack) {
   EXPECT_FALSE(fs::exists(data / "results-pending" / id));
   EXPECT_EQ(trimmed(psql_in(database, "SELECT run_id FROM pgwaitprof.runs").output), id);
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-  fs::remove_all(data);
 }
 
 // A database that a newer pgwaitprof migrated (version 3 here, with a column this one does not
@@ -269,7 +267,6 @@ TEST_F(ResultsTest, NewerSchemaIsRefusedWithOneLine) {
   EXPECT_TRUE(fs::exists(data / "results-pending" / "queued"));
   EXPECT_EQ(trimmed(psql_in(database, "SELECT count(*) FROM pgwaitprof.runs").output), "0");
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-  fs::remove_all(data);
 }
 
 // Two `results push` of one queue at once: the second waits for the first and finds the queue
@@ -311,7 +308,6 @@ TEST_F(ResultsTest, ConcurrentPushesUploadEachRunOnce) {
             std::to_string(kRuns));
   EXPECT_TRUE(fs::is_empty(data / "results-pending"));
   psql("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-  fs::remove_all(data);
 }
 
 TEST_F(ResultsTest, DaemonRetriesWithBackoffUntilTheDatabaseIsBack) {

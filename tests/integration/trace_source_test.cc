@@ -242,8 +242,6 @@ TEST_F(TraceSourceTest, BlockedWaitSharesAgreeWithTheMemorySourcesSamplesAt1kHz)
   ASSERT_GT(amounts_total(samples), 2000) << tables;
   ASSERT_GT(amounts_total(time), 2.0) << tables;
   EXPECT_LE(distance, 0.03) << tables;
-  std::filesystem::remove_all(traced_dir);
-  std::filesystem::remove_all(memory_dir);
 }
 
 // /proc/<pid>/status: the process's voluntary context switches, the kernel's count of the
@@ -355,7 +353,6 @@ TEST_F(TraceSourceTest, AutoTracesALocalServerAndItsCheckHolds) {
   // The kernel's times of the same reads fill the timeline's columns.
   EXPECT_GT(run.report["kernel"]["client backends"]["on_cpu_s"].get<double>(), 0)
       << run.report["kernel"].dump();
-  std::filesystem::remove_all(dir);
 }
 
 // The traced source reads its maps once a second; the time after the last read is read when the
@@ -389,7 +386,6 @@ TEST_F(TraceSourceTest, ARunShorterThanAReadHasItsTimeAndItsStatementsTheirTexts
     named |= statement["text"].get<std::string>().starts_with("UPDATE pgbench_");
   }
   EXPECT_TRUE(named) << run.report["statements"].dump(1).substr(0, 3000);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TracePrograms, AChildForkedWhileTheTreeIsReadIsFollowed) {
@@ -485,7 +481,6 @@ TEST_F(TraceSourceTest, NothingStaysLoadedAfterATracedRunIsKilled) {
     if (pid != run) ::kill(pid, SIGKILL);
   }
   EXPECT_FALSE(any_left(held));
-  std::filesystem::remove_all(data);
 }
 
 }  // namespace

@@ -97,7 +97,6 @@ TEST(TracedSweepTest, AMatrixCarriesWaitDurationsAndCompareNamesTheWaitsOfEachCe
       engine::run_command({pgwaitprof_binary(), "compare", sync_on, sync_off, "--format", "md"});
   EXPECT_NE(compared_md.output.find("### traced waits that moved"), std::string::npos)
       << compared_md.output;
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

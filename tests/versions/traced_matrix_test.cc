@@ -58,7 +58,6 @@ TEST_P(TracedMatrixTest, TracedRunHasExactTimeWaitsAndDurationsPerWaitEvent) {
     EXPECT_NE(run.report["statements_note"].get<std::string>().find("13"), std::string::npos)
         << run.report.dump().substr(0, 3000);
   }
-  std::filesystem::remove_all(dir);
 }
 
 // The query id of `statement` in pg_stat_statements (14+), as the server keeps it in
@@ -141,7 +140,6 @@ TEST_P(TracedMatrixTest, WitnessesHold) {
     EXPECT_NE(expected, 0u);
   }
   EXPECT_EQ(query_ids, std::set<uint64_t>{expected});
-  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Majors, TracedMatrixTest, ::testing::Values(13, 14, 15, 16, 17, 18),

@@ -186,7 +186,6 @@ TEST_P(VersionMatrixTest, KernelCheckRaisesNoWarningBesideASecondPgbench) {
   for (const auto& warning : report["warnings"]) {
     EXPECT_EQ(warning.get<std::string>().find("the kernel's"), std::string::npos) << warning;
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_P(VersionMatrixTest, MemorySourceReadsEveryStateAsPgStatActivityShowsIt) {
