@@ -45,13 +45,9 @@ done
 export PGWAITPROF_TEST_SERVER_BINS="${server_bins[*]}"
 echo "version-matrix: clusters of PostgreSQL ${majors[*]} started"
 cd "$build"
-# A stop-gap like deploy/test.sh's: a major whose tests fail runs once more. On 2026-12-05,
-# beside the suite's other lanes, the memory source's kernel check (sampled running above the
-# kernel's on-CPU + run-queue time: pg13 0.90 against 0.71, pg14 1.11 against 0.78, pg17 0.75
-# against 0.35; once below) and the traced schedstat witness (pg15, 1.7 % under) each failed a
-# first try in about nine runs of this lane and passed the second: a defect of issue 47 (the
-# check must not cry wolf) under this lane's load, not a flaky test to hide. The check's cause
-# was found on 2026-12-06 (a 90 % interval of few intervals; model/kernel_check.h) and mended;
-# the retry stays until CI runs show none. Three majors at a time (five before) for the same
-# reason.
-ctest --output-on-failure --timeout 180 -L versions -j "${VERSION_MATRIX_JOBS:-3}" --repeat until-pass:2
+# Each major's tests run once: a failure is a defect. On 2026-12-05, beside the suite's other
+# tests, the memory source's kernel check cried wolf (sampled running above the kernel's on-CPU +
+# run-queue time: pg13 0.90 against 0.71, pg14 1.11 against 0.78, pg17 0.75 against 0.35), found
+# on 2026-12-06 (a 90 % interval of few intervals; model/kernel_check.h) and mended; a retry hid
+# it until then.
+ctest --output-on-failure --timeout 180 -L versions -j "${VERSION_MATRIX_JOBS:-3}"
