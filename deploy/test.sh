@@ -97,7 +97,7 @@ start_cluster() {
 # The daemon with as many targets as the server allows (up to 300) and pgbench -C beside it loads
 # both cores: beside the other tests it starved the timed ones. It runs alone at the end.
 many='^ManyTargets\.'
-rate='^(DaemonTest\.(SamplesAt1000Hz|AtTheRateCap|MemorySourceSamplesAt10kHz)|MemorySourceTest\.ActivityOnABusyLocalServer)'
+rate='^(DaemonTest\.(SamplesAt1000Hz|AtTheRateCap|MemorySourceSamplesAt10kHz)|LocalKernelCheckTest\.ActivityOnABusyLocalServer)'
 cd "$build"
 if [ $sanitized_check -eq 1 ]; then
   # The sanitizer build's program for the tests that drive it, in two lanes on clusters of their
