@@ -49,7 +49,6 @@ loadgen::TargetAddress target_address(const RunState& state) {
 
 }  // namespace
 
-// Step 3: pgbench's tables, created when missing (pgbench -i, interruptible).
 asio::awaitable<base::Status> ensure_pgbench_tables(RunState& state, base::RunControl& control) {
   auto tables =
       co_await state.session.execute("SELECT to_regclass('pgbench_branches') IS NOT NULL");
@@ -78,8 +77,6 @@ asio::awaitable<base::Status> ensure_pgbench_tables(RunState& state, base::RunCo
   co_return std::nullopt;
 }
 
-// Whether the server can read files pgwaitprof's host has: the sampler's --local, or (auto)
-// whether the server runs on this host.
 asio::awaitable<bool> server_shares_our_files(RunState& state,
                                               const collectors::TargetSampler& sampler) {
   const auto mode = sampler.options().local;
@@ -90,7 +87,6 @@ asio::awaitable<bool> server_shares_our_files(RunState& state,
                                         collectors::cell(directory.result.get(), 0, 0));
 }
 
-// Step 4: the workload's set-up in the target, its script in the run directory, the command.
 asio::awaitable<base::Status> prepare_workload(RunState& state) {
   const auto& workload = *model::find_workload(state.request.workload);
   auto scale = co_await state.session.execute("SELECT count(*) FROM pgbench_branches");
@@ -135,8 +131,6 @@ asio::awaitable<base::Status> prepare_workload(RunState& state) {
   co_return std::nullopt;
 }
 
-// A step of sysbench's before or after the sampled run (prepare, cleanup), not sampled; its
-// output goes to the run's log.
 asio::awaitable<base::Status> run_sysbench_step(RunState& state, base::RunControl& control,
                                                 std::string_view step) {
   const auto command =
@@ -159,8 +153,6 @@ asio::awaitable<base::Status> run_sysbench_step(RunState& state, base::RunContro
   co_return std::nullopt;
 }
 
-// Step 4 for sysbench, a command or a recording window: the command line (none for a window),
-// and sysbench's set-up step.
 asio::awaitable<base::Status> prepare_other_loadgen(RunState& state, base::RunControl& control) {
   const auto& request = state.request;
   switch (request.kind) {
