@@ -79,99 +79,127 @@ base::Status require(const json& value, json::value_t type, std::string_view key
       fmt::format("invalid value for \"{}\": must be {}, not {}", key, expected, type_name(value))};
 }
 
+// The readers of a request's fields, each of the keys it is named for below.
+base::Status read_text_field(const std::string& key, const json& value, engine::RunRequest& run) {
+  if (auto failed = require(value, json::value_t::string, key, "a string")) return failed;
+  const auto text = value.get<std::string>();
+  if (key == "loadgen_kind") {
+    const auto kind = text == "none" ? std::optional(loadgen::LoadgenKind::kNone)
+                                     : loadgen::parse_loadgen_kind(text);
+    if (!kind) {
+      return Error{
+          fmt::format("invalid value for \"loadgen_kind\": unknown load generator \"{}\"", text)};
+    }
+    run.kind = *kind;
+  } else if (key == "workload") {
+    if (model::find_workload(text) == nullptr) {
+      return Error{fmt::format("invalid value for \"workload\": unknown workload \"{}\"", text)};
+    }
+    run.workload = text;
+  } else if (key == "setup_step") {
+    run.setup_step = text;
+  } else if (key == "teardown_step") {
+    run.teardown_step = text;
+  } else if (key == "target") {
+    run.conninfo = text;
+  } else if (key == "label") {
+    run.label = text;
+  } else {
+    run.loadgen = text;
+  }
+  return std::nullopt;
+}
+
+base::Status read_record_duration(const std::string&, const json& value, engine::RunRequest& run) {
+  if (!value.is_number_integer() || value.get<long long>() < 0 ||
+      value.get<long long>() > 7 * 86400) {
+    return Error{
+        "invalid value for \"record_duration_s\": must be an integer between 0 and 604800"};
+  }
+  run.record_duration = base::Seconds(static_cast<double>(value.get<long long>()));
+  return std::nullopt;
+}
+
+base::Status read_tags(const std::string& key, const json& value, engine::RunRequest& run) {
+  if (auto failed = require(value, json::value_t::object, key, "an object of strings")) {
+    return failed;
+  }
+  if (value.size() > model::kMaxTags) {
+    return Error{fmt::format("invalid value for \"tags\": more than {} tags", model::kMaxTags)};
+  }
+  for (const auto& [tag_key, tag_value] : value.items()) {
+    if (!tag_value.is_string()) {
+      return Error{"invalid value for \"tags\": every value must be a string"};
+    }
+    auto tag = model::parse_tag(tag_key + "=" + tag_value.get<std::string>());
+    if (!tag) return Error{"invalid value for \"tags\": " + tag.error().message};
+    run.tags.insert(std::move(*tag));
+  }
+  return std::nullopt;
+}
+
+base::Status read_pgbench_args(const std::string& key, const json& value, engine::RunRequest& run) {
+  if (auto failed = require(value, json::value_t::array, key, "a list of strings")) return failed;
+  for (const auto& item : value) {
+    if (!item.is_string()) {
+      return Error{"invalid value for \"pgbench_args\": every item must be a string"};
+    }
+    run.pgbench_args.push_back(item.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+base::Status read_keep_transaction_log(const std::string& key, const json& value,
+                                       engine::RunRequest& run) {
+  if (auto failed = require(value, json::value_t::boolean, key, "true or false")) return failed;
+  run.keep_transaction_log = value.get<bool>();
+  return std::nullopt;
+}
+
+base::Status read_interval(const std::string&, const json& value, engine::RunRequest& run) {
+  if (!value.is_number_integer()) {
+    return Error{
+        fmt::format("invalid value for \"interval_s\": must be an integer between 1 and {}",
+                    config::kMaxIntervalS)};
+  }
+  // An unsigned beyond long long would wrap around to a negative number: it saturates.
+  constexpr auto kLargest = std::numeric_limits<long long>::max();
+  const long long seconds =
+      value.is_number_unsigned() &&
+              value.get<unsigned long long>() > static_cast<unsigned long long>(kLargest)
+          ? kLargest
+          : value.get<long long>();
+  if (auto rule = config::integer_in_range(seconds, 1, config::kMaxIntervalS)) {
+    return Error{fmt::format("invalid value for \"interval_s\": {}", *rule)};
+  }
+  run.interval = base::Seconds(seconds);
+  return std::nullopt;
+}
+
 base::Status read_field(const std::string& key, const json& value, engine::RunRequest& run) {
-  if (key == "type") return std::nullopt;
-  if (key == "loadgen_kind" || key == "setup_step" || key == "teardown_step") {
-    if (auto failed = require(value, json::value_t::string, key, "a string")) return failed;
-    const auto text = value.get<std::string>();
-    if (key == "setup_step") run.setup_step = text;
-    if (key == "teardown_step") run.teardown_step = text;
-    if (key == "loadgen_kind") {
-      const auto kind = text == "none" ? std::optional(loadgen::LoadgenKind::kNone)
-                                       : loadgen::parse_loadgen_kind(text);
-      if (!kind) {
-        return Error{
-            fmt::format("invalid value for \"loadgen_kind\": unknown load generator \"{}\"", text)};
-      }
-      run.kind = *kind;
-    }
-    return std::nullopt;
-  }
-  if (key == "record_duration_s") {
-    if (!value.is_number_integer() || value.get<long long>() < 0 ||
-        value.get<long long>() > 7 * 86400) {
-      return Error{
-          "invalid value for \"record_duration_s\": must be an integer between 0 and 604800"};
-    }
-    run.record_duration = base::Seconds(static_cast<double>(value.get<long long>()));
-    return std::nullopt;
-  }
-  if (key == "target" || key == "workload" || key == "label" || key == "loadgen") {
-    if (auto failed = require(value, json::value_t::string, key, "a string")) return failed;
-    const auto text = value.get<std::string>();
-    if (key == "target") run.conninfo = text;
-    if (key == "label") run.label = text;
-    if (key == "loadgen") run.loadgen = text;
-    if (key == "workload") {
-      if (model::find_workload(text) == nullptr) {
-        return Error{fmt::format("invalid value for \"workload\": unknown workload \"{}\"", text)};
-      }
-      run.workload = text;
-    }
-    return std::nullopt;
-  }
-  if (key == "tags") {
-    if (auto failed = require(value, json::value_t::object, key, "an object of strings")) {
-      return failed;
-    }
-    if (value.size() > model::kMaxTags) {
-      return Error{fmt::format("invalid value for \"tags\": more than {} tags", model::kMaxTags)};
-    }
-    for (const auto& [tag_key, tag_value] : value.items()) {
-      if (!tag_value.is_string()) {
-        return Error{"invalid value for \"tags\": every value must be a string"};
-      }
-      auto tag = model::parse_tag(tag_key + "=" + tag_value.get<std::string>());
-      if (!tag) return Error{"invalid value for \"tags\": " + tag.error().message};
-      run.tags.insert(std::move(*tag));
-    }
-    return std::nullopt;
-  }
-  if (key == "pgbench_args") {
-    if (auto failed = require(value, json::value_t::array, key, "a list of strings")) return failed;
-    for (const auto& item : value) {
-      if (!item.is_string()) {
-        return Error{"invalid value for \"pgbench_args\": every item must be a string"};
-      }
-      run.pgbench_args.push_back(item.get<std::string>());
-    }
-    return std::nullopt;
-  }
-  if (key == "keep_transaction_log") {
-    if (auto failed = require(value, json::value_t::boolean, key, "true or false")) return failed;
-    run.keep_transaction_log = value.get<bool>();
-    return std::nullopt;
-  }
-  if (key == "interval_s") {
-    if (!value.is_number_integer()) {
-      return Error{
-          fmt::format("invalid value for \"interval_s\": must be an integer between 1 and {}",
-                      config::kMaxIntervalS)};
-    }
-    // An unsigned beyond long long would wrap around to a negative number: it saturates.
-    constexpr auto kLargest = std::numeric_limits<long long>::max();
-    const long long seconds =
-        value.is_number_unsigned() &&
-                value.get<unsigned long long>() > static_cast<unsigned long long>(kLargest)
-            ? kLargest
-            : value.get<long long>();
-    if (auto rule = config::integer_in_range(seconds, 1, config::kMaxIntervalS)) {
-      return Error{fmt::format("invalid value for \"interval_s\": {}", *rule)};
-    }
-    run.interval = base::Seconds(seconds);
-    return std::nullopt;
-  }
-  return Error{fmt::format("unrecognized key \"{}\"", key)};
+  using Reader = base::Status (*)(const std::string&, const json&, engine::RunRequest&);
+  static const auto kReaders = std::to_array<std::pair<std::string_view, Reader>>({
+      {"type",
+       [](const std::string&, const json&, engine::RunRequest&) -> base::Status {
+         return std::nullopt;  // checked by parse_run_request
+       }},
+      {"loadgen_kind", read_text_field},
+      {"setup_step", read_text_field},
+      {"teardown_step", read_text_field},
+      {"target", read_text_field},
+      {"workload", read_text_field},
+      {"label", read_text_field},
+      {"loadgen", read_text_field},
+      {"record_duration_s", read_record_duration},
+      {"tags", read_tags},
+      {"pgbench_args", read_pgbench_args},
+      {"keep_transaction_log", read_keep_transaction_log},
+      {"interval_s", read_interval},
+  });
+  const auto reader = std::find_if(kReaders.begin(), kReaders.end(),
+                                   [&](const auto& entry) { return entry.first == key; });
+  if (reader == kReaders.end()) return Error{fmt::format("unrecognized key \"{}\"", key)};
+  return reader->second(key, value, run);
 }
 
 }  // namespace
