@@ -196,9 +196,9 @@ asio::awaitable<engine::MatrixOutcome> run_matrix_of_builds(const config::Matrix
   co_return outcome;
 }
 
-}  // namespace
-
-int matrix_command(const MatrixCommand& command) {
+// The plan this invocation runs: a resumed matrix's saved plan, else the plan file with the
+// command line's overrides; refused where the command line's options cannot go with it.
+config::MatrixPlan effective_plan(const MatrixCommand& command) {
   if (command.resume_dir && !std::filesystem::exists(*command.resume_dir / "plan.yaml")) {
     throw std::runtime_error(fmt::format("could not resume \"{}\": it holds no plan.yaml",
                                          command.resume_dir->string()));
@@ -222,59 +222,75 @@ int matrix_command(const MatrixCommand& command) {
         "--sampler-host needs a target: a connection string (the plan's or --target) or the PG* "
         "variables of the server on that host");
   }
-  const auto dir = matrix_directory(command, plan);
+  return plan;
+}
+
+// The matrix of variants on one server, the target's or a scratch cluster, sampled here or on
+// --sampler-host's host.
+asio::awaitable<engine::MatrixOutcome> run_matrix_on_server(const config::MatrixPlan& plan,
+                                                            const std::filesystem::path& dir,
+                                                            const MatrixCommand& command,
+                                                            base::RunControl& control) {
   config::TargetConfig target;
   target.hz = plan.hz;
   target.source = plan.source;
   target.auto_traces = true;
   engine::RunObserver quiet;
+  const LocalTargetOptions target_options{
+      plan.target.empty() ? std::nullopt : std::optional(plan.target),
+      plan.scale,
+      false,
+      plan.source == model::SamplerSource::kPgWaitSampling,
+      {}};
+  auto local = co_await open_local_target(target_options, control);
+  if (!local) {
+    engine::MatrixOutcome failed;
+    failed.runs_total = static_cast<int>(engine::matrix_order(plan).size());
+    failed.error = local.error().message;
+    failed.interrupted = control.interrupted();
+    engine::write_matrix_status(dir, failed);
+    co_return failed;
+  }
+  target.dsn = local->conninfo;
+  if (local->scratch) target.local = config::LocalMode::kYes;
+  // No co_await inside a conditional expression: GCC 12 destroys its temporary twice.
+  const auto executor = co_await asio::this_coro::executor;
+  auto feed = local->scratch
+                  ? nullptr
+                  : engine::make_ssh_feed(command.sampler_host, command.sampler_program, executor);
+  auto outcome = co_await with_sampler<engine::MatrixOutcome>(
+      collectors::sampler_options(target),
+      [&](collectors::TargetSampler& sampler) -> asio::awaitable<engine::MatrixOutcome> {
+        engine::MatrixContext context{
+            plan,
+            dir,
+            local->conninfo,
+            [&](engine::RunRequest request) {
+              return engine::execute_run(sampler, std::move(request), quiet, control);
+            },
+            local->scratch.get(),
+            control,
+            [](const std::string& line) {
+              std::cerr << exporters::text_format::text_escape(line) << '\n';
+            },
+            {}};
+        co_return co_await engine::execute_matrix(context);
+      },
+      feed.get());
+  if (local->scratch) co_await local->scratch->destroy();
+  co_return outcome;
+}
+
+}  // namespace
+
+int matrix_command(const MatrixCommand& command) {
+  const auto plan = effective_plan(command);
+  const auto dir = matrix_directory(command, plan);
   const auto outcome = drive<engine::MatrixOutcome>(
       "pgwaitprof: stopping the matrix after writing the current run's report",
       [&](base::RunControl& control) -> asio::awaitable<engine::MatrixOutcome> {
         if (config::has_builds(plan)) co_return co_await run_matrix_of_builds(plan, dir, control);
-        const LocalTargetOptions target_options{
-            plan.target.empty() ? std::nullopt : std::optional(plan.target),
-            plan.scale,
-            false,
-            plan.source == model::SamplerSource::kPgWaitSampling,
-            {}};
-        auto local = co_await open_local_target(target_options, control);
-        if (!local) {
-          engine::MatrixOutcome failed;
-          failed.runs_total = static_cast<int>(engine::matrix_order(plan).size());
-          failed.error = local.error().message;
-          failed.interrupted = control.interrupted();
-          engine::write_matrix_status(dir, failed);
-          co_return failed;
-        }
-        target.dsn = local->conninfo;
-        if (local->scratch) target.local = config::LocalMode::kYes;
-        // No co_await inside a conditional expression: GCC 12 destroys its temporary twice.
-        const auto executor = co_await asio::this_coro::executor;
-        auto feed = local->scratch ? nullptr
-                                   : engine::make_ssh_feed(command.sampler_host,
-                                                           command.sampler_program, executor);
-        auto outcome = co_await with_sampler<engine::MatrixOutcome>(
-            collectors::sampler_options(target),
-            [&](collectors::TargetSampler& sampler) -> asio::awaitable<engine::MatrixOutcome> {
-              engine::MatrixContext context{
-                  plan,
-                  dir,
-                  local->conninfo,
-                  [&](engine::RunRequest request) {
-                    return engine::execute_run(sampler, std::move(request), quiet, control);
-                  },
-                  local->scratch.get(),
-                  control,
-                  [](const std::string& line) {
-                    std::cerr << exporters::text_format::text_escape(line) << '\n';
-                  },
-                  {}};
-              co_return co_await engine::execute_matrix(context);
-            },
-            feed.get());
-        if (local->scratch) co_await local->scratch->destroy();
-        co_return outcome;
+        co_return co_await run_matrix_on_server(plan, dir, command, control);
       });
   const int exit_code = report(outcome, dir);
   upload_after(dir.parent_path().parent_path(), store::find_run_directories_of_matrix(dir),
