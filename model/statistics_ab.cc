@@ -257,21 +257,17 @@ GeometricMean geometric_mean_interval(std::span<const double> values, double con
   return result;
 }
 
-AbTest permutation_log_test(std::span<const double> a, std::span<const double> b,
-                            const AbTestOptions& options) {
-  const std::vector<double> logs_a = logs_of(a, "A");
-  const std::vector<double> logs_b = logs_of(b, "B");
-  AbTest test = describe(logs_a, logs_b, options);
-  test.method = fmt::format("permutation test on log ({} + {} repeats)", a.size(), b.size());
-  if (a.size() < 2 || b.size() < 2) return test;
+namespace {
 
-  constexpr size_t kMostSplits = 20000;
-  constexpr size_t kBootstrapRounds = 4000;
-  constexpr uint64_t kSeed = 0x5eed'0f'ab'7e57ULL;
-  std::mt19937_64 engine(kSeed);
-  const double alpha = 1 - options.confidence;
-  const size_t size_a = a.size(), size_b = b.size(), total = size_a + size_b;
+constexpr size_t kMostSplits = 20000;
+constexpr size_t kBootstrapRounds = 4000;
 
+// The share of the splits of the pooled logs into sides of A's and B's sizes whose difference
+// of means is at least the observed one: every split where they are at most kMostSplits, else
+// that many random ones plus the observed one (so that it is never 0).
+double permutation_p_value(const std::vector<double>& logs_a, const std::vector<double>& logs_b,
+                           std::mt19937_64& engine) {
+  const size_t size_a = logs_a.size(), size_b = logs_b.size(), total = size_a + size_b;
   std::vector<double> pooled(logs_a);
   pooled.insert(pooled.end(), logs_b.begin(), logs_b.end());
   const double pooled_sum = std::accumulate(pooled.begin(), pooled.end(), 0.0);
@@ -299,7 +295,6 @@ AbTest permutation_log_test(std::span<const double> a, std::span<const double> b
       for (size_t next = position; next < size_a; ++next) chosen[next] = chosen[next - 1] + 1;
     }
   } else {
-    // Random splits plus the observed one, so the p-value is never 0.
     std::vector<double> shuffled(pooled);
     extreme = splits = 1;
     for (size_t round = 0; round < kMostSplits; ++round) {
@@ -312,10 +307,15 @@ AbTest permutation_log_test(std::span<const double> a, std::span<const double> b
       ++splits;
     }
   }
-  test.p_value = static_cast<double>(extreme) / static_cast<double>(splits);
-  test.significant = *test.p_value < alpha;
+  return static_cast<double>(extreme) / static_cast<double>(splits);
+}
 
-  // Percentile bootstrap of the difference of mean logs, resampling within each side.
+// The percentile bootstrap's interval (alpha / 2 to 1 - alpha / 2) of the difference of mean
+// logs, B's less A's, resampling within each side.
+std::pair<double, double> bootstrap_log_interval(const std::vector<double>& logs_a,
+                                                 const std::vector<double>& logs_b, double alpha,
+                                                 std::mt19937_64& engine) {
+  const size_t size_a = logs_a.size(), size_b = logs_b.size();
   std::vector<double> differences(kBootstrapRounds);
   for (auto& difference : differences) {
     double sum_a = 0, sum_b = 0;
@@ -331,8 +331,26 @@ AbTest permutation_log_test(std::span<const double> a, std::span<const double> b
     const double fraction = position - static_cast<double>(below);
     return differences[below] + fraction * (differences[above] - differences[below]);
   };
-  test.ci_low_percent = percent_of_log(percentile(alpha / 2));
-  test.ci_high_percent = percent_of_log(percentile(1 - alpha / 2));
+  return {percentile(alpha / 2), percentile(1 - alpha / 2)};
+}
+
+}  // namespace
+
+AbTest permutation_log_test(std::span<const double> a, std::span<const double> b,
+                            const AbTestOptions& options) {
+  const std::vector<double> logs_a = logs_of(a, "A");
+  const std::vector<double> logs_b = logs_of(b, "B");
+  AbTest test = describe(logs_a, logs_b, options);
+  test.method = fmt::format("permutation test on log ({} + {} repeats)", a.size(), b.size());
+  if (a.size() < 2 || b.size() < 2) return test;
+  // One seeded engine for both, in this order: the same data give the same figures.
+  std::mt19937_64 engine(0x5eed'0f'ab'7e57ULL);
+  const double alpha = 1 - options.confidence;
+  test.p_value = permutation_p_value(logs_a, logs_b, engine);
+  test.significant = *test.p_value < alpha;
+  const auto [low, high] = bootstrap_log_interval(logs_a, logs_b, alpha, engine);
+  test.ci_low_percent = percent_of_log(low);
+  test.ci_high_percent = percent_of_log(high);
   return test;
 }
 
