@@ -331,32 +331,75 @@ static std::optional<CheckpointAfter> checkpoint_from_json(const json& j) {
   return checkpoint;
 }
 
+static json slice_to_json(const TimelineSlice& slice) {
+  json profile;
+  to_json(profile, slice.profile);
+  json document = {{"start_s", slice.start.count()},
+                   {"duration_s", slice.duration.count()},
+                   {"profile", std::move(profile)},
+                   {"loadgen", slice.loadgen ? progress_to_json(*slice.loadgen) : json()},
+                   {"background", slice.background},
+                   {"cpu", slice.cpu},
+                   {"sampler_outage", slice.sampler_outage},
+                   {"latency", optional_latency(slice.latency)},
+                   {"kernel", slice.kernel},
+                   {"lock_blocker", slice.lock_blocker}};
+  if (slice.checkpoint_after) document["checkpoint_after"] = true;
+  if (slice.running.snapshots > 0) {
+    document["running"] = {{"snapshots", slice.running.snapshots},
+                           {"client_backends", slice.running.running}};
+  }
+  if (slice.server_tps) document["server_tps"] = number_or_null(*slice.server_tps);
+  if (slice.server_tps_spread) document["server_tps_spread"] = true;
+  if (slice.server_calls_per_s) {
+    document["server_calls_per_s"] = number_or_null(*slice.server_calls_per_s);
+  }
+  return document;
+}
+
+static TimelineSlice slice_from_json(const json& entry) {
+  TimelineSlice slice;
+  slice.start = base::Seconds(entry.at("start_s").get<double>());
+  slice.duration = base::Seconds(entry.at("duration_s").get<double>());
+  slice.profile = profile_from_json(entry.at("profile"));
+  if (!entry.at("loadgen").is_null()) slice.loadgen = progress_from_json(entry.at("loadgen"));
+  slice.background = entry.value("background", Background{});
+  slice.cpu = entry.value("cpu", std::optional<HostCpu>{});
+  slice.sampler_outage = entry.value("sampler_outage", false);
+  if (entry.contains("latency")) slice.latency = latency_from_json(entry.at("latency"));
+  slice.kernel = entry.value("kernel", std::map<std::string, KernelTime>{});
+  slice.lock_blocker = entry.value("lock_blocker", "");
+  slice.checkpoint_after = entry.value("checkpoint_after", false);
+  if (const auto running = entry.find("running"); running != entry.end()) {
+    slice.running = {running->at("snapshots").get<uint64_t>(),
+                     running->at("client_backends").get<uint64_t>()};
+  }
+  if (entry.contains("server_tps")) slice.server_tps = number_or_nan(entry.at("server_tps"));
+  slice.server_tps_spread = entry.value("server_tps_spread", false);
+  if (entry.contains("server_calls_per_s")) {
+    slice.server_calls_per_s = number_or_nan(entry.at("server_calls_per_s"));
+  }
+  return slice;
+}
+
+static LoadgenSummary loadgen_summary_from_json(const json& document) {
+  // A summary made of the server's counters has no latency (NaN, written as null).
+  json summary = document;
+  const bool no_latency = summary.contains("latency_avg_ms") && summary["latency_avg_ms"].is_null();
+  if (no_latency) summary["latency_avg_ms"] = 0.0;
+  auto loadgen = summary.get<LoadgenSummary>();
+  if (no_latency) {
+    loadgen.latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
+  }
+  loadgen.qps = summary.value("qps", std::optional<double>{});
+  loadgen.latency_at_percentile = optional_in<base::Milliseconds>(summary, "latency_percentile_ms");
+  loadgen.latency_percentile = summary.value("latency_percentile", 0.0);
+  return loadgen;
+}
+
 json to_json(const Run& run) {
   json timeline = json::array();
-  for (const auto& slice : run.timeline) {
-    json profile;
-    to_json(profile, slice.profile);
-    timeline.push_back({{"start_s", slice.start.count()},
-                        {"duration_s", slice.duration.count()},
-                        {"profile", std::move(profile)},
-                        {"loadgen", slice.loadgen ? progress_to_json(*slice.loadgen) : json()},
-                        {"background", slice.background},
-                        {"cpu", slice.cpu},
-                        {"sampler_outage", slice.sampler_outage},
-                        {"latency", optional_latency(slice.latency)},
-                        {"kernel", slice.kernel},
-                        {"lock_blocker", slice.lock_blocker}});
-    if (slice.checkpoint_after) timeline.back()["checkpoint_after"] = true;
-    if (slice.running.snapshots > 0) {
-      timeline.back()["running"] = {{"snapshots", slice.running.snapshots},
-                                    {"client_backends", slice.running.running}};
-    }
-    if (slice.server_tps) timeline.back()["server_tps"] = number_or_null(*slice.server_tps);
-    if (slice.server_tps_spread) timeline.back()["server_tps_spread"] = true;
-    if (slice.server_calls_per_s) {
-      timeline.back()["server_calls_per_s"] = number_or_null(*slice.server_calls_per_s);
-    }
-  }
+  for (const auto& slice : run.timeline) timeline.push_back(slice_to_json(slice));
   json query_ids = json::array();
   for (const auto& [query_id, count] : run.query_ids) {
     query_ids.push_back({{"query_id", query_id}, {"count", count}});
@@ -454,46 +497,13 @@ Run run_from_json(const json& j) {
   run.lock_lookups = j.value("lock_lookups", uint64_t{0});
   run.kernel = j.value("kernel", std::map<std::string, KernelTime>{});
   for (const auto& entry : j.value("timeline", json::array())) {
-    TimelineSlice slice;
-    slice.start = base::Seconds(entry.at("start_s").get<double>());
-    slice.duration = base::Seconds(entry.at("duration_s").get<double>());
-    slice.profile = profile_from_json(entry.at("profile"));
-    if (!entry.at("loadgen").is_null()) slice.loadgen = progress_from_json(entry.at("loadgen"));
-    slice.background = entry.value("background", Background{});
-    slice.cpu = entry.value("cpu", std::optional<HostCpu>{});
-    slice.sampler_outage = entry.value("sampler_outage", false);
-    if (entry.contains("latency")) slice.latency = latency_from_json(entry.at("latency"));
-    slice.kernel = entry.value("kernel", std::map<std::string, KernelTime>{});
-    slice.lock_blocker = entry.value("lock_blocker", "");
-    slice.checkpoint_after = entry.value("checkpoint_after", false);
-    if (const auto running = entry.find("running"); running != entry.end()) {
-      slice.running = {running->at("snapshots").get<uint64_t>(),
-                       running->at("client_backends").get<uint64_t>()};
-    }
-    if (entry.contains("server_tps")) slice.server_tps = number_or_nan(entry.at("server_tps"));
-    slice.server_tps_spread = entry.value("server_tps_spread", false);
-    if (entry.contains("server_calls_per_s")) {
-      slice.server_calls_per_s = number_or_nan(entry.at("server_calls_per_s"));
-    }
-    run.timeline.push_back(std::move(slice));
+    run.timeline.push_back(slice_from_json(entry));
   }
   run.stalls = j.value("stalls", std::vector<Stall>{});
   run.outages = j.value("outages", std::vector<Outage>{});
   run.environment = j.value("environment", Environment{});
   if (const auto found = j.find("loadgen"); found != j.end() && found->is_object()) {
-    // A summary made of the server's counters has no latency (NaN, written as null).
-    json summary = *found;
-    const bool no_latency =
-        summary.contains("latency_avg_ms") && summary["latency_avg_ms"].is_null();
-    if (no_latency) summary["latency_avg_ms"] = 0.0;
-    run.loadgen = summary.get<LoadgenSummary>();
-    if (no_latency) {
-      run.loadgen->latency_avg = base::Milliseconds(std::numeric_limits<double>::quiet_NaN());
-    }
-    run.loadgen->qps = summary.value("qps", std::optional<double>{});
-    run.loadgen->latency_at_percentile =
-        optional_in<base::Milliseconds>(summary, "latency_percentile_ms");
-    run.loadgen->latency_percentile = summary.value("latency_percentile", 0.0);
+    run.loadgen = loadgen_summary_from_json(*found);
   }
   if (j.contains("latency")) run.latency = latency_from_json(j.at("latency"));
   run.latency_sampling_rate = j.value("latency_sampling_rate", 1.0);
