@@ -142,20 +142,24 @@ asio::awaitable<base::Expected<std::vector<LocalTarget>>> open_build_clusters(
   co_return clusters;
 }
 
+// A matrix whose servers could not be had: none of its runs ran; its status file says why.
+engine::MatrixOutcome not_started(const config::MatrixPlan& plan, const std::filesystem::path& dir,
+                                  const std::string& error, const base::RunControl& control) {
+  engine::MatrixOutcome failed;
+  failed.runs_total = static_cast<int>(engine::matrix_order(plan).size());
+  failed.error = error;
+  failed.interrupted = control.interrupted();
+  engine::write_matrix_status(dir, failed);
+  return failed;
+}
+
 // The matrix of a plan of builds: per run, a sampler of the run's own cluster (a sampler of the
 // other build's idle cluster would load the host during the run).
 asio::awaitable<engine::MatrixOutcome> run_matrix_of_builds(const config::MatrixPlan& plan,
                                                             const std::filesystem::path& dir,
                                                             base::RunControl& control) {
   auto clusters = co_await open_build_clusters(plan, control);
-  if (!clusters) {
-    engine::MatrixOutcome failed;
-    failed.runs_total = static_cast<int>(engine::matrix_order(plan).size());
-    failed.error = clusters.error().message;
-    failed.interrupted = control.interrupted();
-    engine::write_matrix_status(dir, failed);
-    co_return failed;
-  }
+  if (!clusters) co_return not_started(plan, dir, clusters.error().message, control);
   std::vector<engine::MatrixBuild> builds;
   std::vector<std::filesystem::path> distinct;
   for (const auto& variant : plan.variants) {
@@ -243,14 +247,7 @@ asio::awaitable<engine::MatrixOutcome> run_matrix_on_server(const config::Matrix
       plan.source == model::SamplerSource::kPgWaitSampling,
       {}};
   auto local = co_await open_local_target(target_options, control);
-  if (!local) {
-    engine::MatrixOutcome failed;
-    failed.runs_total = static_cast<int>(engine::matrix_order(plan).size());
-    failed.error = local.error().message;
-    failed.interrupted = control.interrupted();
-    engine::write_matrix_status(dir, failed);
-    co_return failed;
-  }
+  if (!local) co_return not_started(plan, dir, local.error().message, control);
   target.dsn = local->conninfo;
   if (local->scratch) target.local = config::LocalMode::kYes;
   // No co_await inside a conditional expression: GCC 12 destroys its temporary twice.

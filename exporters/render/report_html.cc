@@ -16,6 +16,7 @@
 #include "exporters/render/report_sections.h"
 #include "exporters/render/report_traced.h"
 #include "exporters/render/text_format.h"
+#include "exporters/render/timeline_table.h"
 
 namespace pgwaitprof::exporters {
 
@@ -92,60 +93,27 @@ std::string html_profile_table(const model::Run& run, const ProfileTable& table,
   return html + "</div>\n";
 }
 
-// The same columns as the text report's timeline: the server's tps beside the load generator's,
-// and sysbench's qps and latency percentile, when the run has them.
+// The text report's timeline table (timeline_table.h), its wait classes with their colours.
 std::string html_timeline_table(const model::Run& run, const std::vector<TimelineRow>& rows) {
-  const auto extra = throughput_columns(run);
-  std::string html =
-      "<table class=\"timeline\"><thead><tr><th class=\"n\">t s</th><th class=\"n\">tps</th><th "
-      "class=\"n\">lat ms</th><th class=\"n\">stddev</th><th class=\"n\">fail</th>";
-  if (extra.server_tps) html += "<th class=\"n\">srv tps</th>";
-  if (extra.qps) html += "<th class=\"n\">qps</th>";
-  if (!extra.percentile.empty())
-    html += "<th class=\"n\">" + html_escape(extra.percentile) + "</th>";
-  for (const auto& wait_class : kTimelineClasses) {
-    html += fmt::format("<th class=\"n\">{}{}</th>", swatch(wait_class), wait_class);
+  const auto table = timeline_table(run, rows);
+  std::string html = "<table class=\"timeline\"><thead><tr>";
+  for (const auto& column : table.columns) {
+    html += fmt::format("<th{}>{}{}</th>", column.numeric ? " class=\"n\"" : "",
+                        column.wait_class ? swatch(column.name) : "", html_escape(column.title));
   }
-  html +=
-      "<th>dominant wait</th><th class=\"n\">usr%</th><th class=\"n\">sys%</th><th "
-      "class=\"n\">iow%</th><th class=\"n\">idle%</th><th class=\"n\">lg cores</th><th>bg</th>"
-      "</tr></thead>\n<tbody>\n";
-  auto cell = [](const std::string& text) {
-    return "<td class=\"n\">" + (text.empty() ? std::string("-") : text) + "</td>";
-  };
-  for (const auto& row : rows) {
+  html += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : table.rows) {
     html += row.stalled ? "<tr class=\"stall\">" : "<tr>";
-    html += cell(format_seconds(row.start.count()));
-    if (row.loadgen) {
-      html += cell(format_optional(row.loadgen->tps, 1));
-      html += cell(format_optional(row.loadgen->latency_avg.count(), 3));
-      html += cell(format_optional(row.loadgen->latency_stddev.count(), 3));
-      html += cell(fmt::format("{}", row.loadgen->failed));
-    } else {
-      html += cell("") + cell("") + cell("") + cell("");
+    for (size_t index = 0; index < row.cells.size(); ++index) {
+      html += fmt::format("<td{}>{}", table.columns[index].numeric ? " class=\"n\"" : "",
+                          html_escape(row.cells[index]));
+      if (index + 1 == row.cells.size()) {
+        html += std::string(row.stalled ? " <b>stall</b>" : "") +
+                (row.sampler_outage ? " <b>sampler disconnected</b>" : "");
+      }
+      html += "</td>";
     }
-    if (extra.server_tps) html += cell(row.server_tps ? server_tps_cell(row) : "");
-    if (extra.qps) {
-      html += cell(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1) : "");
-    }
-    if (!extra.percentile.empty()) {
-      html += cell(row.loadgen && row.loadgen->latency_at_percentile
-                       ? format_optional(row.loadgen->latency_at_percentile->count(), 3)
-                       : "");
-    }
-    for (double aas : row.aas) html += cell(fmt::format("{:.2f}", aas));
-    html += "<td>" + html_escape(row.dominant_wait) + "</td>";
-    if (row.cpu) {
-      html += cell(fmt::format("{:.1f}", row.cpu->user_pct)) +
-              cell(fmt::format("{:.1f}", row.cpu->system_pct)) +
-              cell(fmt::format("{:.1f}", row.cpu->iowait_pct)) +
-              cell(fmt::format("{:.1f}", row.cpu->idle_pct)) +
-              cell(fmt::format("{:.2f}", row.cpu->loadgen_cores));
-    } else {
-      html += cell("") + cell("") + cell("") + cell("") + cell("");
-    }
-    html += "<td>" + html_escape(row.background) + (row.stalled ? " <b>stall</b>" : "") +
-            "</td></tr>\n";
+    html += "</tr>\n";
   }
   return html + "</tbody></table>\n";
 }

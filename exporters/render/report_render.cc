@@ -16,6 +16,7 @@
 #include "exporters/render/report_sections.h"
 #include "exporters/render/report_traced.h"
 #include "exporters/render/text_format.h"
+#include "exporters/render/timeline_table.h"
 
 namespace pgwaitprof::exporters {
 
@@ -134,74 +135,45 @@ void text_loadgen(TextWriter& out, const model::Run& run) {
 void text_timeline(TextWriter& out, const model::Run& run, const std::vector<TimelineRow>& rows) {
   if (rows.empty()) return;
   out.section("timeline (" + timeline_legend(run) + ")");
-  std::vector<std::string> dominant;
-  dominant.reserve(rows.size());
-  for (const auto& row : rows) {
-    dominant.push_back(row.dominant_wait.empty() ? "-" : text_escape(row.dominant_wait));
+  auto table = timeline_table(run, rows);
+  auto& columns = table.columns;
+  for (auto& row : table.rows) {
+    for (size_t column = 0; column < columns.size(); ++column) {
+      if (!columns[column].numeric) row.cells[column] = text_escape(row.cells[column]);
+    }
   }
-  size_t dominant_width = display_width("dominant wait");
-  for (const auto& name : dominant) dominant_width = std::max(dominant_width, display_width(name));
-  // The tail per interval, when pgbench's transaction log was read.
-  const bool tails = run.latency.has_value();
-  const auto extra = throughput_columns(run);
-  std::string header =
-      fmt::format("  {:>6} {:>9} {:>8} {:>8} {:>5} ", "t s", "tps", "lat ms", "stddev", "fail");
-  if (extra.server_tps) header += fmt::format("{:>9} ", "srv tps");
-  if (extra.qps) header += fmt::format("{:>9} ", "qps");
-  if (!extra.percentile.empty()) header += fmt::format("{:>8} ", extra.percentile);
-  if (tails) header += fmt::format("{:>8} {:>8} ", "p99 ms", "max ms");
-  // Client backends on a CPU and waiting for one, measured, when the server is on this host.
-  const bool kernel = !run.kernel.empty();
-  if (kernel) header += fmt::format("{:>6} {:>6} ", "oncpu", "runq");
-  for (const auto& wait_class : kTimelineClasses) header += fmt::format(" {:>6}", wait_class);
-  header += fmt::format("  {}  {:>5} {:>5} {:>5} {:>5} {:>5}  {}",
-                        pad_right("dominant wait", dominant_width), "usr%", "sys%", "iow%", "idle%",
-                        "lg", "bg");
-  out.line(header);
-  for (size_t index = 0; index < rows.size(); ++index) {
-    const auto& row = rows[index];
-    std::string text = fmt::format("  {:>6}", format_seconds(row.start.count()));
-    if (row.loadgen) {
-      text +=
-          fmt::format(" {:>9} {:>8} {:>8} {:>5} ", number_or_dash(row.loadgen->tps, 1),
-                      number_or_dash(row.loadgen->latency_avg.count(), 3),
-                      number_or_dash(row.loadgen->latency_stddev.count(), 3), row.loadgen->failed);
-    } else {
-      text += fmt::format(" {:>9} {:>8} {:>8} {:>5} ", "-", "-", "-", "-");
+  // The dominant wait's width is its longest name's; bg, the last column, is not padded.
+  const size_t dominant =
+      std::find_if(columns.begin(), columns.end(),
+                   [](const auto& column) { return column.name == "dominant wait"; }) -
+      columns.begin();
+  columns[dominant].text_width = display_width(columns[dominant].name);
+  for (const auto& row : table.rows) {
+    columns[dominant].text_width =
+        std::max(columns[dominant].text_width, display_width(row.cells[dominant]));
+  }
+  // Two spaces before the first column, the first wait class, and on each side of a text column.
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (size_t index = 0; index < columns.size(); ++index) {
+      const auto& column = columns[index];
+      const bool wide_gap = index == 0 || !column.numeric || !columns[index - 1].numeric ||
+                            (column.wait_class && !columns[index - 1].wait_class);
+      text += wide_gap ? "  " : " ";
+      if (column.numeric) {
+        text += fmt::format("{:>{}}", cells[index], column.text_width);
+      } else {
+        text += column.text_width > 0 ? pad_right(cells[index], column.text_width) : cells[index];
+      }
     }
-    if (extra.server_tps) {
-      text += fmt::format("{:>9} ", server_tps_cell(row));
-    }
-    if (extra.qps) {
-      text += fmt::format(
-          "{:>9} ", row.loadgen && row.loadgen->qps ? number_or_dash(*row.loadgen->qps, 1) : "-");
-    }
-    if (!extra.percentile.empty()) {
-      text +=
-          fmt::format("{:>8} ", row.loadgen && row.loadgen->latency_at_percentile
-                                    ? number_or_dash(row.loadgen->latency_at_percentile->count(), 3)
-                                    : "-");
-    }
-    if (tails) {
-      text += row.latency ? fmt::format("{:>8} {:>8} ", number_or_dash(row.latency->p99.count(), 3),
-                                        number_or_dash(row.latency->max.count(), 3))
-                          : fmt::format("{:>8} {:>8} ", "-", "-");
-    }
-    if (kernel) {
-      text += row.oncpu_aas ? fmt::format("{:>6.2f} {:>6.2f} ", *row.oncpu_aas, *row.runq_aas)
-                            : fmt::format("{:>6} {:>6} ", "-", "-");
-    }
-    for (double aas : row.aas) text += fmt::format(" {:>6.2f}", aas);
-    text += "  " + pad_right(dominant[index], dominant_width);
-    if (row.cpu) {
-      text += fmt::format("  {:>5.1f} {:>5.1f} {:>5.1f} {:>5.1f} {:>5.2f}", row.cpu->user_pct,
-                          row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct,
-                          row.cpu->loadgen_cores);
-    } else {
-      text += fmt::format("  {:>5} {:>5} {:>5} {:>5} {:>5}", "-", "-", "-", "-", "-");
-    }
-    text += "  " + row.background;
-    if (row.stalled) text += row.background.empty() ? "<- stall" : "  <- stall";
+    return text;
+  };
+  std::vector<std::string> header;
+  for (const auto& column : columns) header.push_back(column.name);
+  out.line(line(header));
+  for (const auto& row : table.rows) {
+    std::string text = line(row.cells);
+    if (row.stalled) text += row.cells.back().empty() ? "<- stall" : "  <- stall";
     if (row.sampler_outage) text += "  <- sampler disconnected";
     out.line(text);
   }
@@ -358,68 +330,24 @@ std::string md_loadgen(const model::Run& run) {
 }
 
 std::string md_timeline(const model::Run& run, const std::vector<TimelineRow>& rows) {
-  std::string out;
   if (rows.empty()) return "";
-  out += "\n## Timeline\n\n" + markdown_escape(timeline_legend(run)) + ".\n\n";
-  const bool tails = run.latency.has_value();
-  std::vector<std::string> header = {"t s", "tps", "lat ms", "stddev", "fail"};
-  const auto extra = throughput_columns(run);
-  if (extra.server_tps) header.emplace_back("srv tps");
-  if (extra.qps) header.emplace_back("qps");
-  if (!extra.percentile.empty()) header.push_back(extra.percentile);
-  if (tails) header.insert(header.end(), {"p99 ms", "max ms"});
-  const bool kernel = !run.kernel.empty();
-  if (kernel) header.insert(header.end(), {"oncpu", "runq"});
-  for (const auto& wait_class : kTimelineClasses) header.emplace_back(wait_class);
-  for (const char* column : {"dominant wait", "usr%", "sys%", "iow%", "idle%", "lg", "bg"}) {
-    header.emplace_back(column);
-  }
-  out += markdown_row(header);
+  std::string out = "\n## Timeline\n\n" + markdown_escape(timeline_legend(run)) + ".\n\n";
+  const auto table = timeline_table(run, rows);
+  std::vector<std::string> header;
   std::string alignment = "|";
-  for (const auto& column : header) {
-    alignment += column == "dominant wait" || column == "bg" ? ":---|" : "---:|";
+  for (const auto& column : table.columns) {
+    header.push_back(column.name);
+    alignment += column.numeric ? "---:|" : ":---|";
   }
-  out += alignment + "\n";
-  for (const auto& row : rows) {
-    std::vector<std::string> cells = {format_seconds(row.start.count())};
-    if (row.loadgen) {
-      cells.push_back(number_or_dash(row.loadgen->tps, 1));
-      cells.push_back(number_or_dash(row.loadgen->latency_avg.count(), 3));
-      cells.push_back(number_or_dash(row.loadgen->latency_stddev.count(), 3));
-      cells.push_back(fmt::format("{}", row.loadgen->failed));
-    } else {
-      cells.insert(cells.end(), 4, "-");
+  out += markdown_row(header) + alignment + "\n";
+  for (const auto& row : table.rows) {
+    std::vector<std::string> cells;
+    for (size_t index = 0; index < row.cells.size(); ++index) {
+      cells.push_back(table.columns[index].numeric ? row.cells[index]
+                                                   : markdown_escape(row.cells[index]));
     }
-    if (extra.server_tps) cells.push_back(server_tps_cell(row));
-    if (extra.qps) {
-      cells.push_back(row.loadgen && row.loadgen->qps ? number_or_dash(*row.loadgen->qps, 1) : "-");
-    }
-    if (!extra.percentile.empty()) {
-      cells.push_back(row.loadgen && row.loadgen->latency_at_percentile
-                          ? number_or_dash(row.loadgen->latency_at_percentile->count(), 3)
-                          : "-");
-    }
-    if (tails) {
-      cells.push_back(row.latency ? number_or_dash(row.latency->p99.count(), 3) : "-");
-      cells.push_back(row.latency ? number_or_dash(row.latency->max.count(), 3) : "-");
-    }
-    if (kernel) {
-      cells.push_back(row.oncpu_aas ? fmt::format("{:.2f}", *row.oncpu_aas) : "-");
-      cells.push_back(row.runq_aas ? fmt::format("{:.2f}", *row.runq_aas) : "-");
-    }
-    for (double aas : row.aas) cells.push_back(fmt::format("{:.2f}", aas));
-    cells.push_back(markdown_escape(row.dominant_wait.empty() ? "-" : row.dominant_wait));
-    if (row.cpu) {
-      for (double pct :
-           {row.cpu->user_pct, row.cpu->system_pct, row.cpu->iowait_pct, row.cpu->idle_pct}) {
-        cells.push_back(fmt::format("{:.1f}", pct));
-      }
-      cells.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
-    } else {
-      cells.insert(cells.end(), 5, "-");
-    }
-    cells.push_back(markdown_escape(row.background) + (row.stalled ? " **stall**" : "") +
-                    (row.sampler_outage ? " **sampler disconnected**" : ""));
+    cells.back() += std::string(row.stalled ? " **stall**" : "") +
+                    (row.sampler_outage ? " **sampler disconnected**" : "");
     out += markdown_row(cells);
   }
   return out;
