@@ -120,6 +120,73 @@ std::optional<int> try_daemons(const RunCommand& command, engine::RunRequest req
   return std::nullopt;
 }
 
+// Refuses what a run cannot do as asked: more tags than a run keeps, a workload beside the
+// user's own scripts, --sampler-host or record without a server to go to.
+void refuse_impossible(const RunCommand& command, bool scratch_target) {
+  if (command.tags.size() > model::kMaxTags) {
+    throw config::ConfigError(fmt::format("too many --tag options: at most {}", model::kMaxTags));
+  }
+  if (command.loadgen == loadgen::LoadgenKind::kPgbench && !command.workload.empty()) {
+    if (auto conflict = model::workload_conflict(command.workload, command.pgbench_args)) {
+      throw config::ConfigError(text_escape(*conflict));
+    }
+  }
+  if (!command.sampler_host.empty() && scratch_target) {
+    throw config::ConfigError(
+        "--sampler-host needs a target: a connection string or the PG* variables of the server "
+        "on that host");
+  }
+  if (scratch_target && command.loadgen == loadgen::LoadgenKind::kNone) {
+    throw std::runtime_error(
+        "record needs a target: a connection string, or the PG* variables (a scratch cluster "
+        "has no load to record)");
+  }
+}
+
+// The sampler's settings of a run in this process; the server's address comes when it is open.
+config::TargetConfig sampler_target(const RunCommand& command) {
+  config::TargetConfig target;
+  // The traced source's --hz is the rate of its in-kernel on-CPU samples: 1 kHz unless asked.
+  target.hz =
+      command.hz.value_or(command.source == model::SamplerSource::kTrace ? config::kDefaultTraceHz
+                                                                         : config::kDefaultHz);
+  if (command.hz) target.trace_hz = *command.hz;
+  target.source = command.source;
+  target.auto_traces = true;
+  target.local = command.local;
+  return target;
+}
+
+// The run on its server (the target, or a scratch cluster made for it and destroyed after),
+// sampled here or on --sampler-host's host.
+asio::awaitable<engine::RunOutcome> run_on_server(const RunCommand& command,
+                                                  engine::RunRequest& request,
+                                                  engine::RunObserver& observer,
+                                                  base::RunControl& control) {
+  auto target = sampler_target(command);
+  const LocalTargetOptions target_options{command.target, command.scale, command.keep_cluster,
+                                          command.source == model::SamplerSource::kPgWaitSampling,
+                                          command.server_bin};
+  auto local = co_await open_local_target(target_options, control);
+  if (!local) throw std::runtime_error(local.error().message);
+  target.dsn = local->conninfo;
+  // A scratch cluster is on this host, unless the user says to treat it as remote.
+  if (local->scratch && command.local != config::LocalMode::kNo) {
+    target.local = config::LocalMode::kYes;
+  }
+  request.conninfo = local->conninfo;
+  const auto executor = co_await asio::this_coro::executor;
+  auto feed = engine::make_ssh_feed(command.sampler_host, command.sampler_program, executor);
+  auto outcome = co_await with_sampler<engine::RunOutcome>(
+      collectors::sampler_options(target),
+      [&](collectors::TargetSampler& sampler) {
+        return engine::execute_run(sampler, request, observer, control);
+      },
+      feed.get());
+  if (local->scratch) co_await local->scratch->destroy();
+  co_return outcome;
+}
+
 }  // namespace
 
 std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command) {
@@ -134,68 +201,21 @@ std::vector<std::filesystem::path> daemon_sockets(const RunCommand& command) {
 }
 
 int run_command(const RunCommand& command) {
-  if (command.tags.size() > model::kMaxTags) {
-    throw config::ConfigError(fmt::format("too many --tag options: at most {}", model::kMaxTags));
-  }
-  if (command.loadgen == loadgen::LoadgenKind::kPgbench && !command.workload.empty()) {
-    if (auto conflict = model::workload_conflict(command.workload, command.pgbench_args)) {
-      throw config::ConfigError(text_escape(*conflict));
-    }
-  }
-  auto request = make_request(command);
   const bool scratch_target =
       !command.target && (!command.server_bin.empty() || !pg_environment_set());
-  const bool remote = !command.sampler_host.empty();
-  if (remote && scratch_target) {
-    throw config::ConfigError(
-        "--sampler-host needs a target: a connection string or the PG* variables of the server "
-        "on that host");
-  }
-  if (scratch_target && command.loadgen == loadgen::LoadgenKind::kNone) {
-    throw std::runtime_error(
-        "record needs a target: a connection string, or the PG* variables (a scratch cluster "
-        "has no load to record)");
-  }
+  refuse_impossible(command, scratch_target);
+  auto request = make_request(command);
   // The control protocol does not carry --checkpoint-after or --cpu-profile: such a run
   // samples here.
-  if (!scratch_target && !remote && !command.no_daemon && !command.checkpoint_after &&
-      command.cpu_profile_hz == 0) {
+  if (!scratch_target && command.sampler_host.empty() && !command.no_daemon &&
+      !command.checkpoint_after && command.cpu_profile_hz == 0) {
     if (auto exit_code = try_daemons(command, request)) return *exit_code;
   }
-  config::TargetConfig target;
-  // The traced source's --hz is the rate of its in-kernel on-CPU samples: 1 kHz unless asked.
-  target.hz =
-      command.hz.value_or(command.source == model::SamplerSource::kTrace ? config::kDefaultTraceHz
-                                                                         : config::kDefaultHz);
-  if (command.hz) target.trace_hz = *command.hz;
-  target.source = command.source;
-  target.auto_traces = true;
-  target.local = command.local;
   TerminalObserver observer(command.brief);
   const auto outcome = drive<engine::RunOutcome>(
       "pgwaitprof: stopping the run, writing its report",
       [&](base::RunControl& control) -> asio::awaitable<engine::RunOutcome> {
-        const LocalTargetOptions target_options{
-            command.target, command.scale, command.keep_cluster,
-            command.source == model::SamplerSource::kPgWaitSampling, command.server_bin};
-        auto local = co_await open_local_target(target_options, control);
-        if (!local) throw std::runtime_error(local.error().message);
-        target.dsn = local->conninfo;
-        // A scratch cluster is on this host, unless the user says to treat it as remote.
-        if (local->scratch && command.local != config::LocalMode::kNo) {
-          target.local = config::LocalMode::kYes;
-        }
-        request.conninfo = local->conninfo;
-        const auto executor = co_await asio::this_coro::executor;
-        auto feed = engine::make_ssh_feed(command.sampler_host, command.sampler_program, executor);
-        auto outcome = co_await with_sampler<engine::RunOutcome>(
-            collectors::sampler_options(target),
-            [&](collectors::TargetSampler& sampler) {
-              return engine::execute_run(sampler, request, observer, control);
-            },
-            feed.get());
-        if (local->scratch) co_await local->scratch->destroy();
-        co_return outcome;
+        co_return co_await run_on_server(command, request, observer, control);
       });
   const int exit_code = print_report(outcome.run, outcome.dir, outcome.exit_code,
                                      outcome.report_written, command.brief);
