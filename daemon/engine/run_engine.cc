@@ -317,14 +317,11 @@ void finish_interrupted_writes_once(const std::filesystem::path& data_dir) {
   }
 }
 
-}  // namespace
-
-asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunRequest request,
-                                        RunObserver& observer, base::RunControl& control) {
-  RunState state(co_await asio::this_coro::executor, std::move(request));
-  begin(state, sampler);
+// The steps before the load: the data and run directories with the unfinished report, the run's
+// session, the load's tables, set-up and command, and the sampler ready.
+asio::awaitable<base::Status> prepare_run(RunState& state, collectors::TargetSampler& sampler,
+                                          RunObserver& observer, base::RunControl& control) {
   auto& run = state.run();
-  state.outcome.exit_code = 1;
   // What a pgwaitprof killed while it wrote a report left in this data directory: once.
   if (state.request.run_dir.empty()) finish_interrupted_writes_once(state.request.data_dir);
   // A new data directory is its owner's only (0700); the run directory in it 0750.
@@ -345,6 +342,40 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   if (!failed && pgbench) failed = co_await prepare_workload(state);
   if (!failed && !pgbench) failed = co_await prepare_other_loadgen(state, control);
   if (!failed) failed = co_await wait_for_sampler(state, sampler, control);
+  co_return failed;
+}
+
+// The load under the sampler, then what is read at its end: the traced source's last read,
+// pgbench's transaction log, the statements, and sysbench's clean-up step.
+asio::awaitable<base::Status> sample_load(RunState& state, collectors::TargetSampler& sampler,
+                                          RunObserver& observer, base::RunControl& control,
+                                          model::RunRecorder& recorder,
+                                          SteadyClock::time_point start,
+                                          SystemClock::time_point start_wall) {
+  auto& run = state.run();
+  sampler.add_sink(&recorder);
+  const auto failed = co_await run_loadgen(state, observer, control, recorder, sampler, start);
+  co_await sampler.read_traced_now();
+  sampler.remove_sink(&recorder);
+  read_transaction_log(state, recorder, start_wall);
+  co_await read_statements(state, recorder);
+  if (!state.request.teardown_step.empty() && state.session.connected()) {
+    if (auto torn = co_await run_sysbench_step(state, control, state.request.teardown_step)) {
+      run.warnings.push_back(torn->message);
+    }
+  }
+  co_return failed;
+}
+
+}  // namespace
+
+asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunRequest request,
+                                        RunObserver& observer, base::RunControl& control) {
+  RunState state(co_await asio::this_coro::executor, std::move(request));
+  begin(state, sampler);
+  auto& run = state.run();
+  state.outcome.exit_code = 1;
+  base::Status failed = co_await prepare_run(state, sampler, observer, control);
   note_sampler(run, sampler);
 
   const auto start = SteadyClock::now();
@@ -353,17 +384,7 @@ asio::awaitable<RunOutcome> execute_run(collectors::TargetSampler& sampler, RunR
   recorder.set_throughput_from_server(state.request.kind == loadgen::LoadgenKind::kCommand ||
                                       state.request.kind == loadgen::LoadgenKind::kNone);
   if (!failed && !control.interrupted()) {
-    sampler.add_sink(&recorder);
-    failed = co_await run_loadgen(state, observer, control, recorder, sampler, start);
-    co_await sampler.read_traced_now();
-    sampler.remove_sink(&recorder);
-    read_transaction_log(state, recorder, start_wall);
-    co_await read_statements(state, recorder);
-    if (!state.request.teardown_step.empty() && state.session.connected()) {
-      if (auto torn = co_await run_sysbench_step(state, control, state.request.teardown_step)) {
-        run.warnings.push_back(torn->message);
-      }
-    }
+    failed = co_await sample_load(state, sampler, observer, control, recorder, start, start_wall);
   }
   state.server_totals = recorder.server_totals();
   if (failed && !control.interrupted()) fail(run, *failed);
