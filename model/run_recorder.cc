@@ -397,7 +397,7 @@ void RunRecorder::on_cpu_samples(const CpuSampleBatch& batch) {
   }
 }
 
-void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
+void RunRecorder::finish_timeline_and_outages(SteadyClock::time_point end) {
   const base::Seconds duration = since_start(end);
   if (!timeline_.empty()) {
     auto& last = timeline_.back();
@@ -423,29 +423,20 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
       }
     }
   }
-  finish_server_throughput();
-  run.outages = outages_;
-  run.kernel = kernel_;
-  finish_lock_blockers(run);
-  finish_statements(run);
-  if (latency_) {
-    for (size_t index = 0; index < latency_->intervals.size() && index < timeline_.size();
-         ++index) {
-      const auto& interval = latency_->intervals[index];
-      if (interval.count + interval.failed + interval.skipped > 0)
-        timeline_[index].latency = interval;
-    }
-    run.latency = latency_->run;
-    run.latency_sampling_rate = latency_->sampling_rate;
+}
+
+void RunRecorder::finish_latency(Run& run) {
+  if (!latency_) return;
+  for (size_t index = 0; index < latency_->intervals.size() && index < timeline_.size(); ++index) {
+    const auto& interval = latency_->intervals[index];
+    if (interval.count + interval.failed + interval.skipped > 0)
+      timeline_[index].latency = interval;
   }
-  if (cpu_) run.cpu_profile = cpu_->profile(duration);
-  run.warnings.insert(run.warnings.end(), cpu_notes_.begin(), cpu_notes_.end());
-  run.duration = duration;
-  run.interval = interval_;
-  run.profile = profile_;
-  run.query_ids = query_ids_;
-  run.timeline = timeline_;
-  run.stalls = detect_stalls(timeline_);
+  run.latency = latency_->run;
+  run.latency_sampling_rate = latency_->sampling_rate;
+}
+
+void RunRecorder::finish_sampler(Run& run, base::Seconds duration) const {
   run.sampler.snapshots = profile_.snapshots();
   run.sampler.missed_ticks = missed_ticks_;
   run.sampler.hidden_backends = hidden_backends_;
@@ -463,6 +454,26 @@ void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
       break;
     }
   }
+}
+
+void RunRecorder::finish(SteadyClock::time_point end, Run& run) {
+  const base::Seconds duration = since_start(end);
+  finish_timeline_and_outages(end);
+  finish_server_throughput();
+  run.outages = outages_;
+  run.kernel = kernel_;
+  finish_lock_blockers(run);
+  finish_statements(run);
+  finish_latency(run);
+  if (cpu_) run.cpu_profile = cpu_->profile(duration);
+  run.warnings.insert(run.warnings.end(), cpu_notes_.begin(), cpu_notes_.end());
+  run.duration = duration;
+  run.interval = interval_;
+  run.profile = profile_;
+  run.query_ids = query_ids_;
+  run.timeline = timeline_;
+  run.stalls = detect_stalls(timeline_);
+  finish_sampler(run, duration);
 }
 
 }  // namespace pgwaitprof::model

@@ -115,6 +115,11 @@ class RunRecorder : public SampleSink {
   // read at known times.
   std::optional<double> loadgen_offset_s() const;
   void file_progress(size_t index, const LoadgenProgress& progress, std::optional<double> read_s);
+  // The parts of finish(): the last interval's length and the outages still open, marked on
+  // the intervals they cover; pgbench's latencies per interval; the sampler's own figures.
+  void finish_timeline_and_outages(SteadyClock::time_point end);
+  void finish_latency(Run& run);
+  void finish_sampler(Run& run, base::Seconds duration) const;
   void finish_server_throughput();
   void finish_statements(Run& run) const;
   void finish_lock_blockers(Run& run);
