@@ -92,14 +92,14 @@ asio::awaitable<base::Expected<std::unique_ptr<ScratchCluster>>> ScratchCluster:
   co_return std::move(cluster);
 }
 
-asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& control) {
+base::Expected<std::string> ScratchCluster::locate_programs() {
   namespace fs = std::filesystem;
   std::string initdb;
   if (!options_.server_bin.empty()) {
     for (const char* program : {"initdb", "pg_ctl", "postgres"}) {
       if (::access((options_.server_bin / program).c_str(), X_OK) != 0) {
-        co_return base::Error{fmt::format("could not find \"{}\" in server directory \"{}\"",
-                                          program, options_.server_bin.string())};
+        return base::Error{fmt::format("could not find \"{}\" in server directory \"{}\"", program,
+                                       options_.server_bin.string())};
       }
     }
     initdb = (options_.server_bin / "initdb").string();
@@ -107,7 +107,7 @@ asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& contr
     initdb = base::find_executable("initdb");
   }
   if (initdb.empty()) {
-    co_return base::Error{
+    return base::Error{
         "could not find \"initdb\" on PATH or in /usr/lib/postgresql/*/bin (install "
         "postgresql-15)"};
   }
@@ -116,30 +116,41 @@ asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& contr
   run_as_ = unprivileged_account();
   if (run_as_) {
     if (auto unreachable = unreachable_for(bin_dir_, *run_as_)) {
-      co_return base::Error{
+      return base::Error{
           fmt::format("could not use server directory \"{}\": user \"{}\" cannot enter \"{}\"",
                       bin_dir_.string(), run_as_->name, unreachable->string())};
     }
   }
+  return initdb;
+}
+
+base::Status ScratchCluster::make_directory() {
   // What a killed pgwaitprof (and its watchdog) left goes before anything new is made.
   sweep_abandoned_scratch_directories();
   std::string pattern =
-      (fs::temp_directory_path() / (std::string(kScratchPrefix) + "XXXXXX")).string();
+      (std::filesystem::temp_directory_path() / (std::string(kScratchPrefix) + "XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    co_return base::Error{fmt::format("could not create temporary directory \"{}\"", pattern)};
+    return base::Error{fmt::format("could not create temporary directory \"{}\"", pattern)};
   }
   directory_ = pattern;
   // From here on the directory and every server in it go with pgwaitprof, however it ends.
   supervise_scratch_directory(directory_);
   write_scratch_owner(directory_);
   if (run_as_ && ::chown(directory_.c_str(), run_as_->uid, run_as_->gid) != 0) {
-    co_return base::Error{fmt::format("could not change owner of \"{}\"", directory_.string())};
+    return base::Error{fmt::format("could not change owner of \"{}\"", directory_.string())};
   }
+  return std::nullopt;
+}
+
+asio::awaitable<base::Status> ScratchCluster::initialise(base::RunControl& control) {
+  const auto initdb = locate_programs();
+  if (!initdb) co_return initdb.error();
+  if (auto failed = make_directory()) co_return failed;
   port_ = free_port();
   scratch_cluster_log()->info("creating scratch cluster dir={} port={}{}", directory_.string(),
                               port_, run_as_ ? " as=" + run_as_->name : "");
   // initdb may be interrupted: it removes what it wrote, we remove the rest.
-  const std::vector<std::string> argv{initdb,       "-D",       (directory_ / "data").string(),
+  const std::vector<std::string> argv{*initdb,      "-D",       (directory_ / "data").string(),
                                       "-U",         "postgres", "-A",
                                       "trust",      "-E",       "UTF8",
                                       "--locale=C", "--no-sync"};

@@ -54,6 +54,11 @@ class ScratchCluster {
  private:
   explicit ScratchCluster(ScratchOptions options) : options_(std::move(options)) {}
   asio::awaitable<base::Status> initialise(base::RunControl& control);
+  // initialise()'s first steps: the server's programs (bin_dir_; initdb's path is returned) and
+  // the account to run them as (run_as_); the cluster's directory (directory_), supervised from
+  // its creation.
+  base::Expected<std::string> locate_programs();
+  base::Status make_directory();
   asio::awaitable<base::Status> pg_ctl(const std::vector<std::string>& arguments);
   std::vector<std::string> pg_ctl_argv(const std::vector<std::string>& arguments) const;
   void write_configuration();
