@@ -206,6 +206,51 @@ std::string render_profile_csv(const model::Run& run, const RenderOptions& optio
   return out;
 }
 
+namespace {
+
+// One interval's line of timeline.csv: "" where there is no figure.
+std::vector<std::string> timeline_csv_fields(const TimelineRow& row,
+                                             const ThroughputColumns& extra) {
+  std::vector<std::string> fields = {format_seconds(row.start.count()),
+                                     format_seconds(row.duration.count())};
+  if (row.loadgen) {
+    fields.push_back(format_optional(row.loadgen->tps, 1));
+    fields.push_back(format_optional(row.loadgen->latency_avg.count(), 3));
+    fields.push_back(format_optional(row.loadgen->latency_stddev.count(), 3));
+    fields.push_back(fmt::format("{}", row.loadgen->failed));
+  } else {
+    fields.insert(fields.end(), 4, "");
+  }
+  fields.push_back(fmt::format("{}", row.snapshots));
+  for (double aas : row.aas) fields.push_back(fmt::format("{:.3f}", aas));
+  fields.push_back(row.dominant_wait);
+  if (row.cpu) {
+    fields.push_back(fmt::format("{:.1f}", row.cpu->user_pct));
+    fields.push_back(fmt::format("{:.1f}", row.cpu->system_pct));
+    fields.push_back(fmt::format("{:.1f}", row.cpu->iowait_pct));
+    fields.push_back(fmt::format("{:.1f}", row.cpu->idle_pct));
+    fields.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
+  } else {
+    fields.insert(fields.end(), 5, "");
+  }
+  fields.push_back(row.background);
+  fields.push_back(row.sampler_outage ? "1" : "0");
+  fields.push_back(row.latency ? format_optional(row.latency->p99.count(), 3) : "");
+  fields.push_back(row.latency ? format_optional(row.latency->max.count(), 3) : "");
+  fields.push_back(row.oncpu_aas ? fmt::format("{:.3f}", *row.oncpu_aas) : "");
+  fields.push_back(row.runq_aas ? fmt::format("{:.3f}", *row.runq_aas) : "");
+  if (extra.server_tps || extra.qps || !extra.percentile.empty()) {
+    fields.push_back(row.server_tps ? format_optional(*row.server_tps, 1) : "");
+    fields.push_back(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1) : "");
+    fields.push_back(row.loadgen && row.loadgen->latency_at_percentile
+                         ? format_optional(row.loadgen->latency_at_percentile->count(), 3)
+                         : "");
+  }
+  return fields;
+}
+
+}  // namespace
+
 std::string render_timeline_csv(const model::Run& run) {
   std::string out = csv_row({"start_s",
                              "duration_s",
@@ -239,45 +284,7 @@ std::string render_timeline_csv(const model::Run& run) {
     out.pop_back();  // the header's line end
     out += ",server_tps,qps,latency_percentile_ms\n";
   }
-  for (const auto& row : model::timeline_rows(run)) {
-    std::vector<std::string> fields = {format_seconds(row.start.count()),
-                                       format_seconds(row.duration.count())};
-    if (row.loadgen) {
-      fields.push_back(format_optional(row.loadgen->tps, 1));
-      fields.push_back(format_optional(row.loadgen->latency_avg.count(), 3));
-      fields.push_back(format_optional(row.loadgen->latency_stddev.count(), 3));
-      fields.push_back(fmt::format("{}", row.loadgen->failed));
-    } else {
-      fields.insert(fields.end(), 4, "");
-    }
-    fields.push_back(fmt::format("{}", row.snapshots));
-    for (double aas : row.aas) fields.push_back(fmt::format("{:.3f}", aas));
-    fields.push_back(row.dominant_wait);
-    if (row.cpu) {
-      fields.push_back(fmt::format("{:.1f}", row.cpu->user_pct));
-      fields.push_back(fmt::format("{:.1f}", row.cpu->system_pct));
-      fields.push_back(fmt::format("{:.1f}", row.cpu->iowait_pct));
-      fields.push_back(fmt::format("{:.1f}", row.cpu->idle_pct));
-      fields.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
-    } else {
-      fields.insert(fields.end(), 5, "");
-    }
-    fields.push_back(row.background);
-    fields.push_back(row.sampler_outage ? "1" : "0");
-    fields.push_back(row.latency ? format_optional(row.latency->p99.count(), 3) : "");
-    fields.push_back(row.latency ? format_optional(row.latency->max.count(), 3) : "");
-    fields.push_back(row.oncpu_aas ? fmt::format("{:.3f}", *row.oncpu_aas) : "");
-    fields.push_back(row.runq_aas ? fmt::format("{:.3f}", *row.runq_aas) : "");
-    if (extra.server_tps || extra.qps || !extra.percentile.empty()) {
-      fields.push_back(row.server_tps ? format_optional(*row.server_tps, 1) : "");
-      fields.push_back(row.loadgen && row.loadgen->qps ? format_optional(*row.loadgen->qps, 1)
-                                                       : "");
-      fields.push_back(row.loadgen && row.loadgen->latency_at_percentile
-                           ? format_optional(row.loadgen->latency_at_percentile->count(), 3)
-                           : "");
-    }
-    out += csv_row(fields);
-  }
+  for (const auto& row : model::timeline_rows(run)) out += csv_row(timeline_csv_fields(row, extra));
   return out;
 }
 
