@@ -75,60 +75,62 @@ nlohmann::json cpu_json(const model::CpuFigures& cpu) {
 
 // What the text and HTML reports state with their errors, for readers of report.json: the
 // run's summary with the default options (model/summary.h; run_from_json ignores it).
+// One row of the summary's wait profile, with its traced durations and kernel split.
+nlohmann::json wait_row_json(const ProfileRow& row) {
+  auto error = [&](double value) {
+    return row.stat.errors_reliable && std::isfinite(value) ? nlohmann::json(value)
+                                                            : nlohmann::json();
+  };
+  nlohmann::json wait = {{"wait", row.label},       {"count", row.stat.count},
+                         {"share", row.stat.share}, {"share_stderr", error(row.stat.share_stderr)},
+                         {"aas", row.stat.aas},     {"aas_stderr", error(row.stat.aas_stderr)}};
+  if (const auto& traced = row.traced) {
+    // The traced source: exact time and waits, their durations (p50/p99 from the buckets).
+    wait["traced"] = {{"exact", true},
+                      {"time_s", static_cast<double>(row.stat.count) * 1e-6},
+                      {"waits", traced->waits},
+                      {"blocked_s", traced->blocked_s},
+                      {"runqueue_s", traced->runqueue_s},
+                      {"on_cpu_s_sampled", traced->on_cpu_s},
+                      {"mean_s", traced->mean_s()},
+                      {"p50_s", traced->percentile_s(0.5)},
+                      {"p99_s", traced->percentile_s(0.99)},
+                      {"max_s", traced->longest_s()}};
+  }
+  if (const auto& split = row.cpu_split) {
+    wait["kernel_split"] = {{"on_cpu_aas", split->on_cpu_aas},
+                            {"runqueue_aas", split->runqueue_aas}};
+  }
+  return wait;
+}
+
+// The sampled figures against the kernel's (model/kernel_check.h).
+nlohmann::json kernel_check_json(const model::KernelCheck& check) {
+  return {
+      {"sampled_cpu_aas", check.sampled_cpu_aas},
+      {"sampled_stderr", std::isfinite(check.sampled_stderr) ? nlohmann::json(check.sampled_stderr)
+                                                             : nlohmann::json()},
+      {"intervals", check.intervals},
+      {"judged", check.judged()},
+      {"on_cpu_aas", check.on_cpu_aas},
+      {"runqueue_aas", check.runqueue_aas},
+      {"exited_aas", check.exited_aas},
+      {"sampled_running_aas",
+       check.sampled_running_aas ? nlohmann::json(*check.sampled_running_aas) : nlohmann::json()},
+      {"lowest", check.lowest()},
+      {"highest", check.highest()},
+      {"within", check.within()}};
+}
+
 nlohmann::json summary_json(const model::Summary& summary) {
   const ProfileTable& table = summary.profile;
   nlohmann::json waits = nlohmann::json::array();
-  for (const auto& row : table.rows) {
-    auto error = [&](double value) {
-      return row.stat.errors_reliable && std::isfinite(value) ? nlohmann::json(value)
-                                                              : nlohmann::json();
-    };
-    waits.push_back({{"wait", row.label},
-                     {"count", row.stat.count},
-                     {"share", row.stat.share},
-                     {"share_stderr", error(row.stat.share_stderr)},
-                     {"aas", row.stat.aas},
-                     {"aas_stderr", error(row.stat.aas_stderr)}});
-    if (const auto& traced = row.traced) {
-      // The traced source: exact time and waits, their durations (p50/p99 from the buckets).
-      waits.back()["traced"] = {{"exact", true},
-                                {"time_s", static_cast<double>(row.stat.count) * 1e-6},
-                                {"waits", traced->waits},
-                                {"blocked_s", traced->blocked_s},
-                                {"runqueue_s", traced->runqueue_s},
-                                {"on_cpu_s_sampled", traced->on_cpu_s},
-                                {"mean_s", traced->mean_s()},
-                                {"p50_s", traced->percentile_s(0.5)},
-                                {"p99_s", traced->percentile_s(0.99)},
-                                {"max_s", traced->longest_s()}};
-    }
-    if (const auto& split = row.cpu_split) {
-      waits.back()["kernel_split"] = {{"on_cpu_aas", split->on_cpu_aas},
-                                      {"runqueue_aas", split->runqueue_aas}};
-    }
-  }
+  for (const auto& row : table.rows) waits.push_back(wait_row_json(row));
   nlohmann::json json = {{"excluded_warmup_s", summary.window.excluded.count()},
                          {"error_method", model::error_method_note()},
                          {"waits", std::move(waits)},
                          {"kernel_check", nullptr}};
-  if (const auto& check = summary.kernel_check) {
-    json["kernel_check"] = {
-        {"sampled_cpu_aas", check->sampled_cpu_aas},
-        {"sampled_stderr", std::isfinite(check->sampled_stderr)
-                               ? nlohmann::json(check->sampled_stderr)
-                               : nlohmann::json()},
-        {"intervals", check->intervals},
-        {"judged", check->judged()},
-        {"on_cpu_aas", check->on_cpu_aas},
-        {"runqueue_aas", check->runqueue_aas},
-        {"exited_aas", check->exited_aas},
-        {"sampled_running_aas", check->sampled_running_aas
-                                    ? nlohmann::json(*check->sampled_running_aas)
-                                    : nlohmann::json()},
-        {"lowest", check->lowest()},
-        {"highest", check->highest()},
-        {"within", check->within()}};
-  }
+  if (const auto& check = summary.kernel_check) json["kernel_check"] = kernel_check_json(*check);
   if (const auto& cpu = summary.cpu) json["cpu"] = cpu_json(*cpu);
   const auto& figures = summary.tps;
   if (const auto& tps = figures.steady) {
