@@ -204,19 +204,15 @@ std::optional<SectionTable> lock_section(const model::Run& run, const model::Sum
   return table;
 }
 
-std::optional<SectionTable> statements_section(const model::Run& run, size_t top) {
-  if (run.statements.empty()) return std::nullopt;
-  uint64_t total = 0;
-  bool with_calls = false;
-  for (const auto& statement : run.statements) {
-    total += statement.samples;
-    with_calls = with_calls || statement.calls.has_value();
-  }
-  const double snapshots = static_cast<double>(run.profile.snapshots());
+namespace {
+
+// The statements table's title, note and columns (with calls and mean time where
+// pg_stat_statements was loaded).
+SectionTable statements_table_heading(bool with_calls, bool exact) {
   SectionTable table;
   table.title = "statements: which statement waits on what";
   // A traced run's statements are the exact time of the processes that had the query id.
-  const std::string basis = run.profile.exact() ? "traced time" : "non-idle samples";
+  const std::string basis = exact ? "traced time" : "non-idle samples";
   table.notes.push_back(
       with_calls ? fmt::format("AAS per query id ({}), its share of the load and its top waits; "
                                "calls and mean time from pg_stat_statements over the run; "
@@ -233,6 +229,21 @@ std::optional<SectionTable> statements_section(const model::Run& run, size_t top
     table.header = {"AAS", "share", "top waits", "statement"};
     table.right_aligned = {true, true, false, false};
   }
+  return table;
+}
+
+}  // namespace
+
+std::optional<SectionTable> statements_section(const model::Run& run, size_t top) {
+  if (run.statements.empty()) return std::nullopt;
+  uint64_t total = 0;
+  bool with_calls = false;
+  for (const auto& statement : run.statements) {
+    total += statement.samples;
+    with_calls = with_calls || statement.calls.has_value();
+  }
+  const double snapshots = static_cast<double>(run.profile.snapshots());
+  SectionTable table = statements_table_heading(with_calls, run.profile.exact());
   const auto aas = [&](uint64_t samples) {
     return fmt::format("{:.2f}", ratio(static_cast<double>(samples), snapshots));
   };
