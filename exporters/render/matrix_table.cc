@@ -207,26 +207,37 @@ std::string markdown_scalability(const MatrixTable& table) {
   return out;
 }
 
+// A plan of builds: which build each variant ran, as the server said (version()), and how it
+// was configured where pg_config could say; "" for a plan of settings.
+std::string text_builds(const MatrixTable& table) {
+  if (table.builds.empty()) return "";
+  std::string out = "builds:\n";
+  for (const auto& build : table.builds) {
+    out += fmt::format("  {} = {}\n", text_escape(variant_label(build.variant)),
+                       build.server_version.empty() ? "(no run recorded its version)"
+                                                    : text_escape(build.server_version));
+    if (!build.configure.empty()) out += "    configure: " + text_escape(build.configure) + "\n";
+  }
+  return out + "\n";
+}
+
+// A row per variant of one figure's cells.
+template <typename Format>
+std::vector<GridRow> grid_rows(const MatrixTable& table, Format format) {
+  std::vector<GridRow> rows;
+  for (const auto& variant : table.variants) {
+    rows.push_back({variant_label(variant), row_cells(table, variant, format)});
+  }
+  return rows;
+}
+
 }  // namespace
 
 std::string render_matrix_text(const MatrixTable& table) {
   std::string out;
   if (!table.name.empty()) out += text_escape(table.name) + "\n\n";
-  // A plan of builds: which build each variant ran, as the server said (version()), and how it
-  // was configured where pg_config could say.
   if (!table.mixed_majors.empty()) out += "mixed majors: " + majors_text(table) + "\n";
-  if (!table.builds.empty()) {
-    out += "builds:\n";
-    for (const auto& build : table.builds) {
-      out += fmt::format("  {} = {}\n", text_escape(variant_label(build.variant)),
-                         build.server_version.empty() ? "(no run recorded its version)"
-                                                      : text_escape(build.server_version));
-      if (!build.configure.empty()) {
-        out += "    configure: " + text_escape(build.configure) + "\n";
-      }
-    }
-    out += "\n";
-  }
+  out += text_builds(table);
   out += fmt::format("{} by clients, median of {} (min-max below)\n\n", figure_title(table),
                      repeats_text(table));
   const auto headers = client_headers(table);
@@ -240,33 +251,19 @@ std::string render_matrix_text(const MatrixTable& table) {
     }
   }
   out += render_grid(headers, rows);
-
-  rows.clear();
-  for (const auto& variant : table.variants) {
-    rows.push_back({variant_label(variant), row_cells(table, variant, latency_text)});
-  }
-  out += "\nlatency, ms (median of the runs' averages)\n\n" + render_grid(headers, rows);
+  out += "\nlatency, ms (median of the runs' averages)\n\n" +
+         render_grid(headers, grid_rows(table, latency_text));
   if (has_checkpoint(table)) {
-    rows.clear();
-    for (const auto& variant : table.variants) {
-      rows.push_back({variant_label(variant), row_cells(table, variant, checkpoint_text)});
-    }
-    out += "\ncheckpoint after the run, s (median)\n\n" + render_grid(headers, rows);
+    out += "\ncheckpoint after the run, s (median)\n\n" +
+           render_grid(headers, grid_rows(table, checkpoint_text));
   }
   if (has_p99(table)) {
-    rows.clear();
-    for (const auto& variant : table.variants) {
-      rows.push_back({variant_label(variant), row_cells(table, variant, p99_text)});
-    }
-    out += "\np99 latency, ms (median of the runs' p99)\n\n" + render_grid(headers, rows);
-  }
-
-  rows.clear();
-  for (const auto& variant : table.variants) {
-    rows.push_back({variant_label(variant), row_cells(table, variant, dominant_text)});
+    out += "\np99 latency, ms (median of the runs' p99)\n\n" +
+           render_grid(headers, grid_rows(table, p99_text));
   }
   // Names read better left-aligned; the share follows each name.
-  out += "\ndominant wait (share of non-idle samples)\n\n" + render_grid(headers, rows, false);
+  out += "\ndominant wait (share of non-idle samples)\n\n" +
+         render_grid(headers, grid_rows(table, dominant_text), false);
   out += text_composition(table);
   out += text_scalability(table);
 
