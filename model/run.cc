@@ -456,15 +456,17 @@ json to_json(const Run& run) {
   return document;
 }
 
-Run run_from_json(const json& j) {
-  Run run;
-  run.schema_version = j.at("schema_version").get<int>();
-  if (run.schema_version < kOldestReadableSchemaVersion ||
-      run.schema_version > kReportSchemaVersion) {
+static void check_schema_version(int version) {
+  if (version < kOldestReadableSchemaVersion || version > kReportSchemaVersion) {
     throw std::runtime_error(fmt::format("unsupported report schema version {} (expected {} to {})",
-                                         run.schema_version, kOldestReadableSchemaVersion,
+                                         version, kOldestReadableSchemaVersion,
                                          kReportSchemaVersion));
   }
+}
+
+Run run_from_json(const json& j) {
+  Run run;
+  check_schema_version(j.at("schema_version").get<int>());
   // Read as the current version: fields a version-1 document lacks take their defaults.
   run.schema_version = kReportSchemaVersion;
   run.id = j.at("id").get<std::string>();

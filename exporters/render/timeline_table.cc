@@ -33,12 +33,11 @@ void add_cpu_cells(std::vector<std::string>& cells, const TimelineRow& row) {
   cells.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
 }
 
-}  // namespace
-
-TimelineTable timeline_table(const model::Run& run, const std::vector<TimelineRow>& rows) {
-  TimelineTable table;
+// The columns: those of every run, then the throughput, tail and kernel columns the run has.
+std::vector<TimelineTable::Column> timeline_columns(const model::Run& run) {
+  std::vector<TimelineTable::Column> columns;
   auto add = [&](std::string name, size_t width) {
-    table.columns.push_back({name, name, true, false, width});
+    columns.push_back({name, name, true, false, width});
   };
   add("t s", 6);
   add("tps", 9);
@@ -50,25 +49,33 @@ TimelineTable timeline_table(const model::Run& run, const std::vector<TimelineRo
   if (extra.qps) add("qps", 9);
   if (!extra.percentile.empty()) add(extra.percentile, 8);
   // The tail per interval, when pgbench's transaction log was read.
-  const bool tails = run.latency.has_value();
-  if (tails) {
+  if (run.latency) {
     add("p99 ms", 8);
     add("max ms", 8);
   }
   // Client backends on a CPU and waiting for one, measured, when the server is on this host.
-  const bool kernel = !run.kernel.empty();
-  if (kernel) {
+  if (!run.kernel.empty()) {
     add("oncpu", 6);
     add("runq", 6);
   }
   for (const auto& wait_class : model::kTimelineClasses) {
-    table.columns.push_back({std::string(wait_class), std::string(wait_class), true, true, 6});
+    columns.push_back({std::string(wait_class), std::string(wait_class), true, true, 6});
   }
-  table.columns.push_back({"dominant wait", "dominant wait", false, false, 0});
+  columns.push_back({"dominant wait", "dominant wait", false, false, 0});
   for (const char* name : {"usr%", "sys%", "iow%", "idle%"}) add(name, 5);
-  table.columns.push_back({"lg", "lg cores", true, false, 5});
-  table.columns.push_back({"bg", "bg", false, false, 0});
+  columns.push_back({"lg", "lg cores", true, false, 5});
+  columns.push_back({"bg", "bg", false, false, 0});
+  return columns;
+}
 
+}  // namespace
+
+TimelineTable timeline_table(const model::Run& run, const std::vector<TimelineRow>& rows) {
+  TimelineTable table;
+  table.columns = timeline_columns(run);
+  const auto extra = throughput_columns(run);
+  const bool tails = run.latency.has_value();  // the tail per interval, from pgbench's log
+  const bool kernel = !run.kernel.empty();     // the server is on this host
   for (const auto& row : rows) {
     std::vector<std::string> cells = {format_seconds(row.start.count())};
     add_loadgen_cells(cells, row);
