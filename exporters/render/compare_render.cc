@@ -457,40 +457,61 @@ nlohmann::json functions_json(const Comparison& comparison) {
   return functions;
 }
 
+// One cell of the comparison: its tps, latencies and wait classes on both sides.
+nlohmann::json cell_json(const model::CompareCell& cell) {
+  using nlohmann::json;
+  json classes = json::array();
+  for (const auto& shift : cell.classes) {
+    classes.push_back(
+        {{"wait_class", shift.wait_class}, {"aas_a", shift.aas_a}, {"aas_b", shift.aas_b}});
+  }
+  json entry = {{"variant", cell.variant},
+                {"clients", cell.clients},
+                {"tps", metric_json(cell.tps)},
+                {"latency_a_ms", cell.latency_a.count()},
+                {"latency_b_ms", cell.latency_b.count()},
+                {"classes", std::move(classes)}};
+  if (!cell.p99_ms.a.empty() || !cell.p99_ms.b.empty()) entry["p99_ms"] = metric_json(cell.p99_ms);
+  return entry;
+}
+
+// One wait's move between the sides.
+nlohmann::json wait_move_json(const model::WaitMove& move) {
+  using nlohmann::json;
+  return {{"variant", move.variant},
+          {"clients", move.clients},
+          {"wait", move.wait},
+          {"aas_a", move.aas_a},
+          {"aas_b", move.aas_b},
+          {"stderr_a", optional_number(move.stderr_a)},
+          {"stderr_b", optional_number(move.stderr_b)},
+          {"delta", move.delta},
+          {"relative_pct", optional_number(move.relative_pct)},
+          {"significant", move.significant ? json(*move.significant) : json()}};
+}
+
+// One variant's fit on both sides and whether its figures differ.
+nlohmann::json scalability_shift_json(const model::ScalabilityShift& shift) {
+  return {{"variant", shift.variant},
+          {"sigma_a", usl_figure_json(shift.a.sigma)},
+          {"sigma_b", usl_figure_json(shift.b.sigma)},
+          {"sigma_differ", difference_json(shift.sigma)},
+          {"kappa_a", usl_figure_json(shift.a.kappa)},
+          {"kappa_b", usl_figure_json(shift.b.kappa)},
+          {"kappa_differ", difference_json(shift.kappa)},
+          {"peak_clients_a", usl_figure_json(shift.a.peak_clients)},
+          {"peak_clients_b", usl_figure_json(shift.b.peak_clients)},
+          {"peak_clients_differ", difference_json(shift.peak_clients)}};
+}
+
 }  // namespace
 
 std::string render_comparison_json(const Comparison& comparison) {
   using nlohmann::json;
   json cells = json::array();
-  for (const auto& cell : comparison.cells) {
-    json classes = json::array();
-    for (const auto& shift : cell.classes) {
-      classes.push_back(
-          {{"wait_class", shift.wait_class}, {"aas_a", shift.aas_a}, {"aas_b", shift.aas_b}});
-    }
-    json entry = {{"variant", cell.variant},
-                  {"clients", cell.clients},
-                  {"tps", metric_json(cell.tps)},
-                  {"latency_a_ms", cell.latency_a.count()},
-                  {"latency_b_ms", cell.latency_b.count()},
-                  {"classes", std::move(classes)}};
-    if (!cell.p99_ms.a.empty() || !cell.p99_ms.b.empty())
-      entry["p99_ms"] = metric_json(cell.p99_ms);
-    cells.push_back(std::move(entry));
-  }
+  for (const auto& cell : comparison.cells) cells.push_back(cell_json(cell));
   json waits = json::array();
-  for (const auto& move : comparison.waits) {
-    waits.push_back({{"variant", move.variant},
-                     {"clients", move.clients},
-                     {"wait", move.wait},
-                     {"aas_a", move.aas_a},
-                     {"aas_b", move.aas_b},
-                     {"stderr_a", optional_number(move.stderr_a)},
-                     {"stderr_b", optional_number(move.stderr_b)},
-                     {"delta", move.delta},
-                     {"relative_pct", optional_number(move.relative_pct)},
-                     {"significant", move.significant ? json(*move.significant) : json()}});
-  }
+  for (const auto& move : comparison.waits) waits.push_back(wait_move_json(move));
   json functions = functions_json(comparison);
   json document = {{"metric", to_string(comparison.metric)},
                    {"label_a", comparison.label_a},
@@ -506,18 +527,8 @@ std::string render_comparison_json(const Comparison& comparison) {
   // Only comparisons of matrices that both have a fit carry the key.
   if (!comparison.scalability.empty()) {
     json scalability = json::array();
-    for (const auto& shift : comparison.scalability) {
-      scalability.push_back({{"variant", shift.variant},
-                             {"sigma_a", usl_figure_json(shift.a.sigma)},
-                             {"sigma_b", usl_figure_json(shift.b.sigma)},
-                             {"sigma_differ", difference_json(shift.sigma)},
-                             {"kappa_a", usl_figure_json(shift.a.kappa)},
-                             {"kappa_b", usl_figure_json(shift.b.kappa)},
-                             {"kappa_differ", difference_json(shift.kappa)},
-                             {"peak_clients_a", usl_figure_json(shift.a.peak_clients)},
-                             {"peak_clients_b", usl_figure_json(shift.b.peak_clients)},
-                             {"peak_clients_differ", difference_json(shift.peak_clients)}});
-    }
+    for (const auto& shift : comparison.scalability)
+      scalability.push_back(scalability_shift_json(shift));
     document["scalability"] = std::move(scalability);
   }
   return base::json_text(document, 2) + "\n";
