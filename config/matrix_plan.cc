@@ -286,6 +286,38 @@ void refuse_workload_beside_scripts(const Document& doc, const MapReader& reader
   }
 }
 
+// duration, repeats, checkpoint, warmup: how long each run is, how often it runs, what comes
+// before each.
+void read_timing_keys(const Document& doc, const MapReader& reader, MatrixPlan& plan) {
+  if (const Value* duration = reader.find("duration")) {
+    plan.duration = read_duration(doc, *duration, 1, kMaxSecondsPerDay);
+  }
+  if (const Value* repeats = reader.find("repeats")) {
+    plan.repeats = static_cast<int>(read_integer(doc, *repeats, 1, 100));
+  }
+  if (const Value* checkpoint = reader.find("checkpoint")) {
+    plan.checkpoint = read_bool(doc, *checkpoint);
+  }
+  if (const Value* warmup = reader.find("warmup")) {
+    plan.warmup = read_duration(doc, *warmup, 0, kMaxSecondsPerDay);
+  }
+}
+
+// hz and source: how the runs are sampled.
+void read_sampler_keys(const Document& doc, const MapReader& reader, MatrixPlan& plan) {
+  const Value* hz = reader.find("hz");
+  if (hz) plan.hz = read_number(doc, *hz, kMinHz, kMaxHz);
+  if (const Value* source = reader.find("source")) {
+    plan.source =
+        *model::parse_sampler_source(read_choice(doc, *source, model::sampler_source_names()));
+    if (hz && plan.source == model::SamplerSource::kPgWaitSampling) {
+      fail_invalid(doc, *hz,
+                   "cannot be used with source pg_wait_sampling: the extension samples at its own "
+                   "pg_wait_sampling.profile_period");
+    }
+  }
+}
+
 }  // namespace
 
 bool fixed_work(const MatrixPlan& plan) {
@@ -335,34 +367,13 @@ MatrixPlan parse_matrix_plan(std::string_view yaml_text, std::string_view file_n
   }
   read_clients_keys(doc, reader, plan);
   if (const Value* jobs = reader.find("jobs")) plan.jobs = read_jobs(doc, *jobs);
-  if (const Value* duration = reader.find("duration")) {
-    plan.duration = read_duration(doc, *duration, 1, kMaxSecondsPerDay);
-  }
-  if (const Value* repeats = reader.find("repeats")) {
-    plan.repeats = static_cast<int>(read_integer(doc, *repeats, 1, 100));
-  }
+  read_timing_keys(doc, reader, plan);
   if (const Value* variants = reader.find("variants")) {
     plan.variants = read_variants(doc, *variants, !plan.target.empty());
   } else {
     plan.variants.push_back(Variant{"default", {}, "", {}, {}});
   }
-  if (const Value* checkpoint = reader.find("checkpoint")) {
-    plan.checkpoint = read_bool(doc, *checkpoint);
-  }
-  if (const Value* warmup = reader.find("warmup")) {
-    plan.warmup = read_duration(doc, *warmup, 0, kMaxSecondsPerDay);
-  }
-  const Value* hz = reader.find("hz");
-  if (hz) plan.hz = read_number(doc, *hz, kMinHz, kMaxHz);
-  if (const Value* source = reader.find("source")) {
-    plan.source =
-        *model::parse_sampler_source(read_choice(doc, *source, model::sampler_source_names()));
-    if (hz && plan.source == model::SamplerSource::kPgWaitSampling) {
-      fail_invalid(doc, *hz,
-                   "cannot be used with source pg_wait_sampling: the extension samples at its own "
-                   "pg_wait_sampling.profile_period");
-    }
-  }
+  read_sampler_keys(doc, reader, plan);
   if (const Value* args = reader.find("pgbench_args")) {
     plan.pgbench_args = read_plan_pgbench_args(doc, *args);
   }
