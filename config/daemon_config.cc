@@ -264,6 +264,38 @@ RunConfig read_run(const Document& doc, const Value& item,
   return run;
 }
 
+// loadgen_executables: command names or absolute paths (a relative path with a slash would
+// depend on the daemon's working directory).
+std::vector<std::string> read_loadgen_executables(const Document& doc, const Value& executables) {
+  auto names = read_string_list(doc, executables);
+  const std::vector<Value> items = read_list(doc, executables);
+  for (std::size_t index = 0; index < items.size(); ++index) {
+    const std::string& executable = names[index];
+    if (executable.find('/') != std::string::npos && !executable.starts_with('/')) {
+      fail_invalid(doc, items[index], "must be a command name or an absolute path");
+    }
+  }
+  return names;
+}
+
+// targets: at least one, each named once.
+std::vector<TargetConfig> read_targets(const Document& doc, const MapReader& reader) {
+  const Value* targets = reader.find("targets");
+  const std::vector<Value> target_items =
+      targets ? read_map_list(doc, *targets) : std::vector<Value>{};
+  if (target_items.empty()) {
+    doc.fail(targets ? (targets->node.IsNull() ? targets->key_mark : targets->node.Mark())
+                     : reader.mark(),
+             "at least one target is required");
+  }
+  std::vector<TargetConfig> targets_read;
+  std::set<std::string, std::less<>> target_names;
+  for (const Value& item : target_items) {
+    targets_read.push_back(read_target(doc, item, target_items.size(), target_names));
+  }
+  return targets_read;
+}
+
 }  // namespace
 
 bool is_loopback_listen(std::string_view listen) {
@@ -312,29 +344,9 @@ ValidatedConfig parse_config(std::string_view yaml_text, std::string_view file_n
     config.log_level = read_choice(doc, *log_level, base::log_level_names());
   }
   if (const Value* executables = reader.find("loadgen_executables")) {
-    config.loadgen_executables = read_string_list(doc, *executables);
-    const std::vector<Value> items = read_list(doc, *executables);
-    for (std::size_t index = 0; index < items.size(); ++index) {
-      // A relative path with a slash would depend on the daemon's working directory.
-      const std::string& executable = config.loadgen_executables[index];
-      if (executable.find('/') != std::string::npos && !executable.starts_with('/')) {
-        fail_invalid(doc, items[index], "must be a command name or an absolute path");
-      }
-    }
+    config.loadgen_executables = read_loadgen_executables(doc, *executables);
   }
-
-  const Value* targets = reader.find("targets");
-  const std::vector<Value> target_items =
-      targets ? read_map_list(doc, *targets) : std::vector<Value>{};
-  if (target_items.empty()) {
-    doc.fail(targets ? (targets->node.IsNull() ? targets->key_mark : targets->node.Mark())
-                     : reader.mark(),
-             "at least one target is required");
-  }
-  std::set<std::string, std::less<>> target_names;
-  for (const Value& item : target_items) {
-    config.targets.push_back(read_target(doc, item, target_items.size(), target_names));
-  }
+  config.targets = read_targets(doc, reader);
 
   if (const Value* runs = reader.find("runs")) {
     for (const Value& item : read_map_list(doc, *runs)) {
