@@ -141,6 +141,39 @@ int summary_int(std::string_view field, std::string_view value) {
   return *number;
 }
 
+// One of the summary's lines of the run's settings, counts and latency, read into `summary`;
+// false for any other line.
+bool read_summary_field(std::string_view value, model::LoadgenSummary& summary) {
+  if (consume_prefix(value, "transaction type: ")) {
+    summary.transaction_type = std::string(value);
+  } else if (consume_prefix(value, "scaling factor: ")) {
+    summary.scale = summary_number("scaling factor", value);
+  } else if (consume_prefix(value, "query mode: ")) {
+    summary.query_mode = std::string(value);
+  } else if (consume_prefix(value, "number of clients: ")) {
+    summary.clients = summary_int("number of clients", value);
+  } else if (consume_prefix(value, "number of threads: ")) {
+    summary.threads = summary_int("number of threads", value);
+  } else if (consume_prefix(value, "duration: ")) {
+    if (!consume_suffix(value, " s")) fail("invalid duration \"" + std::string(value) + "\"");
+    summary.duration = base::Seconds(summary_number("duration", value));
+  } else if (consume_prefix(value, "number of transactions actually processed: ")) {
+    summary.transactions = summary_count("number of transactions", value);
+  } else if (consume_prefix(value, "number of failed transactions: ")) {
+    summary.failed = summary_count("number of failed transactions", value);
+  } else if (consume_prefix(value, "latency average = ")) {
+    summary.latency_avg = base::Milliseconds(summary_number("latency average", value));
+  } else if (consume_prefix(value, "latency stddev = ")) {
+    summary.latency_stddev = base::Milliseconds(summary_number("latency stddev", value));
+  } else if (consume_prefix(value, "initial connection time = ")) {
+    summary.initial_connection_time =
+        base::Milliseconds(summary_number("initial connection time", value));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<model::LoadgenProgress> parse_progress_line(std::string_view line) {
@@ -191,31 +224,8 @@ model::LoadgenSummary parse_summary(std::string_view output) {
     // Per-script sections (" - latency average = ...") are indented, so matching fields at
     // the start of the line reads only the run's totals.
     std::string_view value = line;
-    if (consume_prefix(value, "transaction type: ")) {
-      summary.transaction_type = std::string(value);
-    } else if (consume_prefix(value, "scaling factor: ")) {
-      summary.scale = summary_number("scaling factor", value);
-    } else if (consume_prefix(value, "query mode: ")) {
-      summary.query_mode = std::string(value);
-    } else if (consume_prefix(value, "number of clients: ")) {
-      summary.clients = summary_int("number of clients", value);
-    } else if (consume_prefix(value, "number of threads: ")) {
-      summary.threads = summary_int("number of threads", value);
-    } else if (consume_prefix(value, "duration: ")) {
-      if (!consume_suffix(value, " s")) fail("invalid duration \"" + std::string(value) + "\"");
-      summary.duration = base::Seconds(summary_number("duration", value));
-    } else if (consume_prefix(value, "number of transactions actually processed: ")) {
-      summary.transactions = summary_count("number of transactions", value);
-    } else if (consume_prefix(value, "number of failed transactions: ")) {
-      summary.failed = summary_count("number of failed transactions", value);
-    } else if (consume_prefix(value, "latency average = ")) {
-      summary.latency_avg = base::Milliseconds(summary_number("latency average", value));
-    } else if (consume_prefix(value, "latency stddev = ")) {
-      summary.latency_stddev = base::Milliseconds(summary_number("latency stddev", value));
-    } else if (consume_prefix(value, "initial connection time = ")) {
-      summary.initial_connection_time =
-          base::Milliseconds(summary_number("initial connection time", value));
-    } else if (consume_prefix(value, "tps = ")) {
+    if (read_summary_field(value, summary)) return;
+    if (consume_prefix(value, "tps = ")) {
       const double tps = summary_number("tps", value);
       if (value.ends_with("(without initial connection time)") ||
           value.ends_with("(excluding connections establishing)")) {
