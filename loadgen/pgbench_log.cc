@@ -243,6 +243,50 @@ class TimelineBuilder {
   Counts run_;
 };
 
+// The log files' streams, each with its reader; a file that cannot be opened is an error of
+// the timeline's.
+std::vector<LogStream> open_streams(const std::vector<std::filesystem::path>& files,
+                                    const LatencyTimelineOptions& options,
+                                    model::LatencyTimeline& timeline) {
+  std::vector<LogStream> streams;
+  streams.reserve(files.size());
+  for (const auto& path : files) {
+    FileHandle file(std::fopen(path.c_str(), "rb"));
+    if (!file) {
+      timeline.errors.push_back(fmt::format("could not open file \"{}\": {}", path.string(),
+                                            std::generic_category().message(errno)));
+      continue;
+    }
+    auto reader =
+        std::make_unique<LineReader>(file.get(), std::max<std::size_t>(options.buffer_bytes, 256));
+    streams.push_back({path, std::move(file), std::move(reader), {}});
+  }
+  return streams;
+}
+
+// Moves a stream to its next transaction; false at its end. Lines are counted in the timeline.
+bool advance_stream(LogStream& stream, LogColumns columns, model::LatencyTimeline& timeline) {
+  std::string_view line;
+  while (true) {
+    const auto result = stream.reader->next(line);
+    if (result == LineReader::Result::end) break;
+    ++timeline.lines;
+    if (result == LineReader::Result::incomplete) {
+      ++timeline.unparsable_lines;
+      continue;
+    }
+    if (auto transaction = parse_log_line(line, columns)) {
+      stream.head = *transaction;
+      return true;
+    }
+    ++timeline.unparsable_lines;
+  }
+  if (stream.reader->failed()) {
+    timeline.errors.push_back(fmt::format("could not read file \"{}\"", stream.path.string()));
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<LoggedTransaction> parse_log_line(std::string_view line, LogColumns columns) {
@@ -387,41 +431,9 @@ model::LatencyTimeline read_latency_timeline(const std::vector<std::filesystem::
   TimelineBuilder builder(options);
   model::LatencyTimeline& timeline = builder.timeline();
 
-  std::vector<LogStream> streams;
-  streams.reserve(files.size());
-  for (const auto& path : files) {
-    FileHandle file(std::fopen(path.c_str(), "rb"));
-    if (!file) {
-      timeline.errors.push_back(fmt::format("could not open file \"{}\": {}", path.string(),
-                                            std::generic_category().message(errno)));
-      continue;
-    }
-    auto reader =
-        std::make_unique<LineReader>(file.get(), std::max<std::size_t>(options.buffer_bytes, 256));
-    streams.push_back({path, std::move(file), std::move(reader), {}});
-  }
-
-  // Moves a stream to its next transaction; false at its end.
-  const auto advance = [&](LogStream& stream) {
-    std::string_view line;
-    while (true) {
-      const auto result = stream.reader->next(line);
-      if (result == LineReader::Result::end) break;
-      ++timeline.lines;
-      if (result == LineReader::Result::incomplete) {
-        ++timeline.unparsable_lines;
-        continue;
-      }
-      if (auto transaction = parse_log_line(line, options.columns)) {
-        stream.head = *transaction;
-        return true;
-      }
-      ++timeline.unparsable_lines;
-    }
-    if (stream.reader->failed()) {
-      timeline.errors.push_back(fmt::format("could not read file \"{}\"", stream.path.string()));
-    }
-    return false;
+  std::vector<LogStream> streams = open_streams(files, options, timeline);
+  const auto next = [&](LogStream& stream) {
+    return advance_stream(stream, options.columns, timeline);
   };
 
   // k-way merge by end time: each thread writes its file in completion order.
@@ -432,13 +444,13 @@ model::LatencyTimeline read_latency_timeline(const std::vector<std::filesystem::
   };
   std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> queue(later);
   for (std::size_t index = 0; index < streams.size(); ++index) {
-    if (advance(streams[index])) queue.push(index);
+    if (next(streams[index])) queue.push(index);
   }
   while (!queue.empty()) {
     const std::size_t index = queue.top();
     queue.pop();
     builder.add(streams[index].head);
-    if (advance(streams[index])) queue.push(index);
+    if (next(streams[index])) queue.push(index);
   }
   return builder.finish();
 }
