@@ -347,65 +347,93 @@ std::string html_tables(const MatrixTable& table) {
   return html;
 }
 
-// One variant's throughput against clients on a linear axis: every run as a dot, the law's
-// fitted curve, and N* (when the data constrain it) as a dashed line.
-std::string svg_scalability_chart(const MatrixTable& table, const model::VariantScalability& result,
-                                  size_t variant_index) {
-  constexpr double kWidth = 560, kHeight = 300, kLeft = 64, kTop = 16;
-  constexpr double kPlotWidth = kWidth - kLeft - 20, kPlotHeight = kHeight - kTop - 44;
+// The scalability chart's frame: its size, clients to x and tps to y, with round ticks.
+struct UslScales {
+  static constexpr double kWidth = 560, kHeight = 300, kLeft = 64, kTop = 16;
+  static constexpr double kPlotWidth = kWidth - kLeft - 20, kPlotHeight = kHeight - kTop - 44;
+  static constexpr int kCurvePoints = 120;  // the fitted curve's points, evenly over clients
+  double x_max = 0, y_max = 0, x_step = 0, y_step = 0;
+  double x_of(double clients) const { return kLeft + kPlotWidth * clients / x_max; }
+  double y_of(double tps) const { return kTop + kPlotHeight * (1 - tps / y_max); }
+  double curve_clients(int step) const { return 1 + (x_max - 1) * step / kCurvePoints; }
+};
+
+// Room for every run's tps, the fitted curve and N*, rounded up to the ticks.
+UslScales usl_scales(const MatrixTable& table, const model::VariantScalability& result) {
   const auto& fit = result.fit;
-  const bool peak = fit.peak_clients.constrained;
-  double x_max = fit.max_clients;
-  if (peak) x_max = std::max(x_max, fit.peak_clients.value * 1.1);
-  double y_max = 0;
+  UslScales scales;
+  scales.x_max = fit.max_clients;
+  if (fit.peak_clients.constrained) {
+    scales.x_max = std::max(scales.x_max, fit.peak_clients.value * 1.1);
+  }
   for (const auto& cell : table.cells) {
-    if (cell.variant == result.variant && !cell.tps.empty()) y_max = std::max(y_max, cell.tps_max);
+    if (cell.variant == result.variant && !cell.tps.empty()) {
+      scales.y_max = std::max(scales.y_max, cell.tps_max);
+    }
   }
-  constexpr int kCurvePoints = 120;
-  for (int step = 0; step <= kCurvePoints; ++step) {
-    const double clients = 1 + (x_max - 1) * step / kCurvePoints;
-    y_max = std::max(y_max, model::usl_throughput(fit.parameters, clients));
+  for (int step = 0; step <= UslScales::kCurvePoints; ++step) {
+    scales.y_max =
+        std::max(scales.y_max, model::usl_throughput(fit.parameters, scales.curve_clients(step)));
   }
-  const double y_step = nice_step(y_max * 1.05, 5);
-  y_max = std::max(y_step, std::ceil(y_max * 1.05 / y_step) * y_step);
-  const double x_step = nice_step(x_max, 6);
-  x_max = std::ceil(x_max / x_step) * x_step;
-  auto x_of = [&](double clients) { return kLeft + kPlotWidth * clients / x_max; };
-  auto y_of = [&](double tps) { return kTop + kPlotHeight * (1 - tps / y_max); };
-  const char* colour = kVariantColours[variant_index % kVariantColours.size()];
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
-      "{1}\" role=\"img\" aria-label=\"tps by clients with the fitted scalability curve\" "
-      "class=\"usl\">\n",
-      kWidth, kHeight);
-  for (double tick = 0; tick <= y_max + y_step / 2; tick += y_step) {
+  scales.y_step = nice_step(scales.y_max * 1.05, 5);
+  scales.y_max =
+      std::max(scales.y_step, std::ceil(scales.y_max * 1.05 / scales.y_step) * scales.y_step);
+  scales.x_step = nice_step(scales.x_max, 6);
+  scales.x_max = std::ceil(scales.x_max / scales.x_step) * scales.x_step;
+  return scales;
+}
+
+// The chart's grid, ticks, axes and the clients label.
+std::string svg_usl_axes(const UslScales& scales) {
+  using S = UslScales;
+  std::string svg;
+  for (double tick = 0; tick <= scales.y_max + scales.y_step / 2; tick += scales.y_step) {
     svg += fmt::format(
         "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/>"
         "<text x=\"{3}\" y=\"{4:.1f}\" class=\"ytick\">{5}</text>\n",
-        kLeft, kLeft + kPlotWidth, y_of(tick), kLeft - 8, y_of(tick) + 4, format_axis(tick));
+        S::kLeft, S::kLeft + S::kPlotWidth, scales.y_of(tick), S::kLeft - 8, scales.y_of(tick) + 4,
+        format_axis(tick));
   }
-  for (double tick = 0; tick <= x_max + x_step / 2; tick += x_step) {
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"xtick\">{}</text>\n", x_of(tick),
-                       kTop + kPlotHeight + 18, format_axis(tick));
+  for (double tick = 0; tick <= scales.x_max + scales.x_step / 2; tick += scales.x_step) {
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"xtick\">{}</text>\n",
+                       scales.x_of(tick), S::kTop + S::kPlotHeight + 18, format_axis(tick));
   }
   svg += fmt::format(
       "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"axis\"/>"
       "<line x1=\"{0}\" x2=\"{3}\" y1=\"{2}\" y2=\"{2}\" class=\"axis\"/>\n"
       "<text x=\"{4:.1f}\" y=\"{5}\" class=\"label\">clients</text>\n",
-      kLeft, kTop, kTop + kPlotHeight, kLeft + kPlotWidth, kLeft + kPlotWidth / 2, kHeight - 6);
+      S::kLeft, S::kTop, S::kTop + S::kPlotHeight, S::kLeft + S::kPlotWidth,
+      S::kLeft + S::kPlotWidth / 2, S::kHeight - 6);
+  return svg;
+}
+
+// One variant's throughput against clients on a linear axis: every run as a dot, the law's
+// fitted curve, and N* (when the data constrain it) as a dashed line.
+std::string svg_scalability_chart(const MatrixTable& table, const model::VariantScalability& result,
+                                  size_t variant_index) {
+  using S = UslScales;
+  const auto& fit = result.fit;
+  const auto scales = usl_scales(table, result);
+  const char* colour = kVariantColours[variant_index % kVariantColours.size()];
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\" role=\"img\" aria-label=\"tps by clients with the fitted scalability curve\" "
+      "class=\"usl\">\n",
+      S::kWidth, S::kHeight);
+  svg += svg_usl_axes(scales);
   std::string curve;
-  for (int step = 0; step <= kCurvePoints; ++step) {
-    const double clients = 1 + (x_max - 1) * step / kCurvePoints;
-    curve += fmt::format("{}{:.1f},{:.1f} ", step == 0 ? "M" : "L", x_of(clients),
-                         y_of(model::usl_throughput(fit.parameters, clients)));
+  for (int step = 0; step <= S::kCurvePoints; ++step) {
+    const double clients = scales.curve_clients(step);
+    curve += fmt::format("{}{:.1f},{:.1f} ", step == 0 ? "M" : "L", scales.x_of(clients),
+                         scales.y_of(model::usl_throughput(fit.parameters, clients)));
   }
   svg += fmt::format("<path d=\"{}\" stroke=\"{}\" class=\"series fit\"/>\n", curve, colour);
-  if (peak) {
-    const double x = x_of(fit.peak_clients.value);
+  if (fit.peak_clients.constrained) {
+    const double x = scales.x_of(fit.peak_clients.value);
     svg += fmt::format(
         "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" class=\"peak\"/>"
         "<text x=\"{3:.1f}\" y=\"{4}\" class=\"peak-label\">N* {5:.0f}</text>\n",
-        x, kTop, kTop + kPlotHeight, x + 4, kTop + 12, fit.peak_clients.value);
+        x, S::kTop, S::kTop + S::kPlotHeight, x + 4, S::kTop + 12, fit.peak_clients.value);
   }
   for (const auto& cell : table.cells) {
     if (cell.variant != result.variant) continue;
@@ -413,7 +441,7 @@ std::string svg_scalability_chart(const MatrixTable& table, const model::Variant
       svg += fmt::format(
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\" class=\"run\"><title>{} "
           "clients: {:.0f} tps</title></circle>\n",
-          x_of(cell.clients), y_of(tps), colour, cell.clients, tps);
+          scales.x_of(cell.clients), scales.y_of(tps), colour, cell.clients, tps);
     }
   }
   return svg + "</svg>\n";
