@@ -200,45 +200,40 @@ base::Status TracePrograms::check_kernel() {
   return std::nullopt;
 }
 
-base::Expected<std::unique_ptr<TracePrograms>> TracePrograms::open(const TraceConfig& config) {
-  if (auto error = check_kernel()) return *error;
-  std::unique_ptr<TracePrograms> programs(new TracePrograms());
-  std::string log;
-  {
-    std::lock_guard lock(log_mutex);
-    log_into = &log;
-    const auto previous = libbpf_set_print(collect_log);
-    programs->skeleton_ = waits__open();
-    int error = programs->skeleton_ == nullptr ? errno : 0;
-    if (error == 0) {
-      auto* rodata = programs->skeleton_->rodata;
-      rodata->wait_pointer = config.wait_pointer;
-      rodata->wait_offset = config.wait_offset;
-      rodata->backend_type_at = config.backend_type_at;
-      rodata->status_pointer = config.status_pointer;
-      rodata->state_offset = config.state_offset;
-      rodata->query_offset = config.query_offset;
-      programs->wakeups_traced_ = !has_run_queue_clock();
-      rodata->wakeups_traced = programs->wakeups_traced_ ? 1 : 0;
-      bpf_program__set_autoload(programs->skeleton_->progs.on_wakeup, programs->wakeups_traced_);
-      // PGWAITPROF_FAULT_FAIL=trace-verifier (the fault tests): the switch program attached to
-      // sched_wakeup, whose one argument leaves the switch's others out of the context, as on a
-      // kernel whose sched_switch has no prev_state (before 5.18): the verifier refuses it.
-      if (base::fault_fails("trace-verifier")) {
-        error = -bpf_program__set_attach_target(programs->skeleton_->progs.on_switch, 0,
-                                                "sched_wakeup");
-      }
-      if (error == 0) error = -waits__load(programs->skeleton_);
+base::Status TracePrograms::load(const TraceConfig& config, std::string& log) {
+  std::lock_guard lock(log_mutex);
+  log_into = &log;
+  const auto previous = libbpf_set_print(collect_log);
+  skeleton_ = waits__open();
+  int error = skeleton_ == nullptr ? errno : 0;
+  if (error == 0) {
+    auto* rodata = skeleton_->rodata;
+    rodata->wait_pointer = config.wait_pointer;
+    rodata->wait_offset = config.wait_offset;
+    rodata->backend_type_at = config.backend_type_at;
+    rodata->status_pointer = config.status_pointer;
+    rodata->state_offset = config.state_offset;
+    rodata->query_offset = config.query_offset;
+    wakeups_traced_ = !has_run_queue_clock();
+    rodata->wakeups_traced = wakeups_traced_ ? 1 : 0;
+    bpf_program__set_autoload(skeleton_->progs.on_wakeup, wakeups_traced_);
+    // PGWAITPROF_FAULT_FAIL=trace-verifier (the fault tests): the switch program attached to
+    // sched_wakeup, whose one argument leaves the switch's others out of the context, as on a
+    // kernel whose sched_switch has no prev_state (before 5.18): the verifier refuses it.
+    if (base::fault_fails("trace-verifier")) {
+      error = -bpf_program__set_attach_target(skeleton_->progs.on_switch, 0, "sched_wakeup");
     }
-    libbpf_set_print(previous);
-    log_into = nullptr;
-    if (error != 0) return load_error(error, log);
+    if (error == 0) error = -waits__load(skeleton_);
   }
-  if (const int error = -waits__attach(programs->skeleton_); error != 0) {
-    return load_error(error, log);
-  }
-  programs->exits_ = ring_buffer__new(
-      bpf_map__fd(programs->skeleton_->maps.exits),
+  libbpf_set_print(previous);
+  log_into = nullptr;
+  if (error != 0) return load_error(error, log);
+  return std::nullopt;
+}
+
+base::Status TracePrograms::open_exits_ring() {
+  exits_ = ring_buffer__new(
+      bpf_map__fd(skeleton_->maps.exits),
       [](void* context, void* data, size_t size) {
         auto* into = static_cast<TracePrograms*>(context)->exits_into_;
         if (into != nullptr && size >= sizeof(trace_progress)) {
@@ -246,27 +241,44 @@ base::Expected<std::unique_ptr<TracePrograms>> TracePrograms::open(const TraceCo
         }
         return 0;
       },
-      programs.get(), nullptr);
-  if (programs->exits_ == nullptr) {
+      this, nullptr);
+  if (exits_ == nullptr) {
     return refused(
         fmt::format("could not open the ring of exited processes: {}", std::strerror(errno)));
   }
-  programs->sample_hz_ = std::clamp(config.sample_hz, 1, kMaxSampleHz);
+  return std::nullopt;
+}
+
+base::Status TracePrograms::attach_sampling(int sample_hz) {
+  sample_hz_ = std::clamp(sample_hz, 1, kMaxSampleHz);
   for (const int cpu : online_cpus()) {
-    const int fd = open_clock(cpu, programs->sample_hz_);
+    const int fd = open_clock(cpu, sample_hz_);
     if (fd < 0) {
       return refused(fmt::format("could not open the sampling perf event on CPU {}: {}", cpu,
                                  std::strerror(errno)));
     }
-    programs->perf_fds_.push_back(fd);
-    auto* link = bpf_program__attach_perf_event(programs->skeleton_->progs.on_sample, fd);
+    perf_fds_.push_back(fd);
+    auto* link = bpf_program__attach_perf_event(skeleton_->progs.on_sample, fd);
     if (link == nullptr) {
       return refused(fmt::format("could not attach the sampling program on CPU {}: {}", cpu,
                                  std::strerror(errno)));
     }
-    programs->perf_links_.push_back(link);
-    ++programs->cpus_;
+    perf_links_.push_back(link);
+    ++cpus_;
   }
+  return std::nullopt;
+}
+
+base::Expected<std::unique_ptr<TracePrograms>> TracePrograms::open(const TraceConfig& config) {
+  if (auto error = check_kernel()) return *error;
+  std::unique_ptr<TracePrograms> programs(new TracePrograms());
+  std::string log;
+  if (auto failed = programs->load(config, log)) return *failed;
+  if (const int error = -waits__attach(programs->skeleton_); error != 0) {
+    return load_error(error, log);
+  }
+  if (auto failed = programs->open_exits_ring()) return *failed;
+  if (auto failed = programs->attach_sampling(config.sample_hz)) return *failed;
   return programs;
 }
 

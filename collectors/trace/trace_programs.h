@@ -110,6 +110,11 @@ class TracePrograms {
 
  private:
   TracePrograms() = default;
+  // open()'s steps: the programs loaded with the server's addresses (libbpf's messages into
+  // `log`), the ring of exited processes, the on-CPU sampling program on every online CPU.
+  base::Status load(const TraceConfig& config, std::string& log);
+  base::Status open_exits_ring();
+  base::Status attach_sampling(int sample_hz);
   waits* skeleton_ = nullptr;
   ::ring_buffer* exits_ = nullptr;
   std::vector<trace_progress>* exits_into_ = nullptr;  // read_exits()'s, while it consumes
