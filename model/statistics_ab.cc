@@ -139,6 +139,19 @@ AbTest describe(const std::vector<double>& logs_a, const std::vector<double>& lo
   return test;
 }
 
+// Both sides' logs, and the test described (means, ratio) and named by its method.
+struct LogTest {
+  std::vector<double> logs_a, logs_b;
+  AbTest test;
+};
+LogTest begin_log_test(std::span<const double> a, std::span<const double> b,
+                       const AbTestOptions& options, std::string_view method) {
+  LogTest begun{logs_of(a, "A"), logs_of(b, "B"), {}};
+  begun.test = describe(begun.logs_a, begun.logs_b, options);
+  begun.test.method = fmt::format("{} on log ({} + {} repeats)", method, a.size(), b.size());
+  return begun;
+}
+
 }  // namespace
 
 // Unbiased integer in [0, bound) from a 64-bit engine, the same on every platform (unlike
@@ -166,10 +179,7 @@ double welch_satterthwaite_df(double variance_a, double df_a, double variance_b,
 
 AbTest welch_log_test(std::span<const double> a, std::span<const double> b,
                       const AbTestOptions& options) {
-  const std::vector<double> logs_a = logs_of(a, "A");
-  const std::vector<double> logs_b = logs_of(b, "B");
-  AbTest test = describe(logs_a, logs_b, options);
-  test.method = fmt::format("Welch t-test on log ({} + {} repeats)", a.size(), b.size());
+  auto [logs_a, logs_b, test] = begin_log_test(a, b, options, "Welch t-test");
   if (a.size() < 2 || b.size() < 2) return test;
 
   const double mean_a = sample_mean(logs_a);
@@ -338,10 +348,7 @@ std::pair<double, double> bootstrap_log_interval(const std::vector<double>& logs
 
 AbTest permutation_log_test(std::span<const double> a, std::span<const double> b,
                             const AbTestOptions& options) {
-  const std::vector<double> logs_a = logs_of(a, "A");
-  const std::vector<double> logs_b = logs_of(b, "B");
-  AbTest test = describe(logs_a, logs_b, options);
-  test.method = fmt::format("permutation test on log ({} + {} repeats)", a.size(), b.size());
+  auto [logs_a, logs_b, test] = begin_log_test(a, b, options, "permutation test");
   if (a.size() < 2 || b.size() < 2) return test;
   // One seeded engine for both, in this order: the same data give the same figures.
   std::mt19937_64 engine(0x5eed'0f'ab'7e57ULL);
