@@ -137,20 +137,18 @@ void text_timeline(TextWriter& out, const model::Run& run, const std::vector<Tim
   out.section("timeline (" + timeline_legend(run) + ")");
   auto table = timeline_table(run, rows);
   auto& columns = table.columns;
-  for (auto& row : table.rows) {
-    for (size_t column = 0; column < columns.size(); ++column) {
-      if (!columns[column].numeric) row.cells[column] = text_escape(row.cells[column]);
+  // A text column is escaped and as wide as its longest cell; the last (bg) is not padded.
+  for (size_t column = 0; column < columns.size(); ++column) {
+    if (columns[column].numeric) continue;
+    const bool padded = column + 1 < columns.size();
+    if (padded) columns[column].text_width = display_width(columns[column].name);
+    for (auto& row : table.rows) {
+      row.cells[column] = text_escape(row.cells[column]);
+      if (padded) {
+        columns[column].text_width =
+            std::max(columns[column].text_width, display_width(row.cells[column]));
+      }
     }
-  }
-  // The dominant wait's width is its longest name's; bg, the last column, is not padded.
-  const size_t dominant =
-      std::find_if(columns.begin(), columns.end(),
-                   [](const auto& column) { return column.name == "dominant wait"; }) -
-      columns.begin();
-  columns[dominant].text_width = display_width(columns[dominant].name);
-  for (const auto& row : table.rows) {
-    columns[dominant].text_width =
-        std::max(columns[dominant].text_width, display_width(row.cells[dominant]));
   }
   // Two spaces before the first column, the first wait class, and on each side of a text column.
   auto line = [&](const std::vector<std::string>& cells) {

@@ -18,7 +18,7 @@ struct TimelineTable {
     std::string title;        // the page's header, where it has the room to say more
     bool numeric = true;      // right-aligned; the others (the dominant wait, bg) are text
     bool wait_class = false;  // a wait class's AAS (the page draws its colour beside it)
-    size_t text_width = 0;    // the text report's width (a text column: its longest cell's)
+    size_t text_width = 0;    // the text report's width (a text column's: its longest cell's)
   };
   struct Row {
     std::vector<std::string> cells;  // one per column
