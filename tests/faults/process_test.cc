@@ -157,9 +157,7 @@ TEST_F(ProcessFaults, SamplerOutageMidRunIsRecorded) {
       {pgwaitprof_binary(), "run", test_conninfo(), "--no-daemon", "--hz", "100", "--source",
        "memory", "--data-dir", dir.string(), "--", "-c", "1", "-R", kModestRate, "-T", "8"},
       dir / "run.log");
-  ASSERT_TRUE(eventually(20s, [&] {
-    return run.log().find("progress: 2.0 s") != std::string::npos;
-  })) << run.log();
+  ASSERT_TRUE(eventually(20s, [&] { return progress_reached(run.log(), 2.0); })) << run.log();
   struct Reopen {
     ~Reopen() { psql_elsewhere("ALTER DATABASE postgres ALLOW_CONNECTIONS true"); }
   } reopen;

@@ -63,9 +63,7 @@ TEST_F(InputFaults, PasswordsLeaveTheCommandLineAndEveryOutput) {
        "--data-dir", (dir / "data").string(), "--", "-c", "1", "-R", kModestRate, "-T", "3"},
       dir / "run.log");
   // pgbench reports progress: the arguments have long been read.
-  ASSERT_TRUE(eventually(20s, [&] {
-    return run.log().find("progress: 1.0 s") != std::string::npos;
-  })) << run.log();
+  ASSERT_TRUE(eventually(20s, [&] { return progress_reached(run.log(), 1.0); })) << run.log();
   const auto command_line = cmdline_of(run.pid());
   EXPECT_NE(command_line.find("--results-dsn postgresql://bench:"), std::string::npos)
       << command_line;

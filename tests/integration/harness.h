@@ -209,6 +209,18 @@ void run_coroutine(Body body) {
   ASSERT_TRUE(finished);
 }
 
+// Whether pgbench's -P lines in `log` have reached `seconds` of its run: a line "progress: T s"
+// with T at least that. A loaded machine's pgbench prints the time it reports at (1.1 s, 2.1 s),
+// so a wait for the exact text "progress: 1.0 s" can miss every line.
+inline bool progress_reached(const std::string& log, double seconds) {
+  static const std::regex line(R"(progress: ([0-9]+(\.[0-9]+)?) s)");
+  for (auto match = std::sregex_iterator(log.begin(), log.end(), line);
+       match != std::sregex_iterator(); ++match) {
+    if (std::stod((*match)[1].str()) >= seconds) return true;
+  }
+  return false;
+}
+
 // Polls `check` every 50 ms until it is true or `timeout` passes.
 template <typename Check>
 bool eventually(std::chrono::milliseconds timeout, Check check) {

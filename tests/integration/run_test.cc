@@ -131,9 +131,7 @@ TEST_F(RunTest, InterruptedRunWritesAnInterruptedReport) {
   ChildProcess run({pgwaitprof_binary(), "run", test_conninfo(), "--source", "activity",
                     "--data-dir", data.string(), "--", "-c", "2", "-R", kModestRate, "-T", "60"},
                    data / "out.log");
-  ASSERT_TRUE(eventually(20s, [&] {
-    return run.log().find("progress: 2.0 s") != std::string::npos;
-  })) << run.log();
+  ASSERT_TRUE(eventually(20s, [&] { return progress_reached(run.log(), 2.0); })) << run.log();
   run.signal(SIGINT);
   const auto code = run.wait(15s);
   ASSERT_TRUE(code.has_value()) << run.log();
