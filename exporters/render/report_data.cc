@@ -73,8 +73,6 @@ nlohmann::json cpu_json(const model::CpuFigures& cpu) {
           {"stalls", std::move(stalls)}};
 }
 
-// What the text and HTML reports state with their errors, for readers of report.json: the
-// run's summary with the default options (model/summary.h; run_from_json ignores it).
 // One row of the summary's wait profile, with its traced durations and kernel split.
 nlohmann::json wait_row_json(const ProfileRow& row) {
   auto error = [&](double value) {
@@ -122,6 +120,8 @@ nlohmann::json kernel_check_json(const model::KernelCheck& check) {
       {"within", check.within()}};
 }
 
+// What the text and HTML reports state with their errors, for readers of report.json: the
+// run's summary with the default options (model/summary.h; run_from_json ignores it).
 nlohmann::json summary_json(const model::Summary& summary) {
   const ProfileTable& table = summary.profile;
   nlohmann::json waits = nlohmann::json::array();

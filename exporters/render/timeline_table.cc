@@ -33,8 +33,21 @@ void add_cpu_cells(std::vector<std::string>& cells, const TimelineRow& row) {
   cells.push_back(fmt::format("{:.2f}", row.cpu->loadgen_cores));
 }
 
-// The columns: those of every run, then the throughput, tail and kernel columns the run has.
-std::vector<TimelineTable::Column> timeline_columns(const model::Run& run) {
+// The columns only some runs have: the extra throughput columns, the tail per interval (when
+// pgbench's transaction log was read), and the client backends on a CPU and waiting for one
+// (measured, when the server is on this host).
+struct OptionalColumns {
+  ThroughputColumns extra;
+  bool tails = false;
+  bool kernel = false;
+};
+
+OptionalColumns optional_columns(const model::Run& run) {
+  return {throughput_columns(run), run.latency.has_value(), !run.kernel.empty()};
+}
+
+// The columns: those of every run, with the optional ones after the load generator's.
+std::vector<TimelineTable::Column> timeline_columns(const OptionalColumns& optional) {
   std::vector<TimelineTable::Column> columns;
   auto add = [&](std::string name, size_t width) {
     columns.push_back({name, name, true, false, width});
@@ -44,17 +57,15 @@ std::vector<TimelineTable::Column> timeline_columns(const model::Run& run) {
   add("lat ms", 8);
   add("stddev", 8);
   add("fail", 5);
-  const auto extra = throughput_columns(run);
+  const auto& extra = optional.extra;
   if (extra.server_tps) add("srv tps", 9);
   if (extra.qps) add("qps", 9);
   if (!extra.percentile.empty()) add(extra.percentile, 8);
-  // The tail per interval, when pgbench's transaction log was read.
-  if (run.latency) {
+  if (optional.tails) {
     add("p99 ms", 8);
     add("max ms", 8);
   }
-  // Client backends on a CPU and waiting for one, measured, when the server is on this host.
-  if (!run.kernel.empty()) {
+  if (optional.kernel) {
     add("oncpu", 6);
     add("runq", 6);
   }
@@ -72,10 +83,9 @@ std::vector<TimelineTable::Column> timeline_columns(const model::Run& run) {
 
 TimelineTable timeline_table(const model::Run& run, const std::vector<TimelineRow>& rows) {
   TimelineTable table;
-  table.columns = timeline_columns(run);
-  const auto extra = throughput_columns(run);
-  const bool tails = run.latency.has_value();  // the tail per interval, from pgbench's log
-  const bool kernel = !run.kernel.empty();     // the server is on this host
+  const auto optional = optional_columns(run);
+  table.columns = timeline_columns(optional);
+  const auto& extra = optional.extra;
   for (const auto& row : rows) {
     std::vector<std::string> cells = {format_seconds(row.start.count())};
     add_loadgen_cells(cells, row);
@@ -88,11 +98,11 @@ TimelineTable timeline_table(const model::Run& run, const std::vector<TimelineRo
                           ? number_or_dash(row.loadgen->latency_at_percentile->count(), 3)
                           : "-");
     }
-    if (tails) {
+    if (optional.tails) {
       cells.push_back(row.latency ? number_or_dash(row.latency->p99.count(), 3) : "-");
       cells.push_back(row.latency ? number_or_dash(row.latency->max.count(), 3) : "-");
     }
-    if (kernel) {
+    if (optional.kernel) {
       cells.push_back(row.oncpu_aas ? fmt::format("{:.2f}", *row.oncpu_aas) : "-");
       cells.push_back(row.runq_aas ? fmt::format("{:.2f}", *row.runq_aas) : "-");
     }
